@@ -1,0 +1,98 @@
+"""The command line as a user meets it: exit codes, messages, the JSON report's shape."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import TOPOLOGIES
+
+CONTRACT_COUNTERS = {
+    "rx_packets",
+    "rx_bytes",
+    "rx_dropped",
+    "xdp_drop",
+    "xdp_pass",
+    "xdp_tx",
+    "xdp_redirect",
+    "xdp_aborted",
+    "xdp_tx_errors",
+    "xdp_xmit",
+    "xdp_xmit_errors",
+    "tx_packets",
+    "tx_bytes",
+    "tx_dropped",
+}
+
+
+def xdptui(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "xdptui", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_check_accepts_every_shipped_topology():
+    for path in sorted(TOPOLOGIES.glob("*.yaml")):
+        res = xdptui("check", str(path))
+        assert res.returncode == 0, res.stderr
+        assert ": ok" in res.stdout
+
+
+def test_check_reports_every_error_with_file_line_col(tmp_path: Path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ncpus: 2\ndevices:\n  eth0: {type: nic, driver: ixgbee, queus: 2}\n")
+    res = xdptui("check", str(bad))
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 2
+    assert all(line.startswith(f"{bad}:4:") and ": error: " in line for line in lines)
+    assert "did you mean 'ixgbe'" in res.stderr and "did you mean 'queues'" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_timeline_commands_are_checked_by_check(tmp_path: Path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "name: x\ndevices:\n  eth0: {type: nic}\n"
+        "timeline:\n  - {at: 1ms, do: 'ip link sett dev eth0 up'}\n"
+    )
+    res = xdptui("check", str(bad))
+    assert res.returncode == 2
+    assert f"{bad}:5:" in res.stderr and "sett" in res.stderr
+
+
+def test_run_json_to_stdout_has_the_contract_shape():
+    res = xdptui("run", str(TOPOLOGIES / "dual_port.yaml"), "--duration", "5ms", "--json", "-")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data["report"] == 1 and data["sim_ns"] == 5_000_000 and data["seed"] == 7
+    eth0 = data["devices"]["eth0"]
+    assert set(eth0["counters"]) == CONTRACT_COUNTERS
+    assert eth0["xdp"] == {"program": "redirect", "mode": "native"}
+    assert {"queue", "cpu", "rx_packets", "rx_dropped", "ring_peak"} <= set(eth0["queues"][0])
+    assert {"ring", "cpus", "locked", "sent", "dropped"} <= set(eth0["xdp_tx_rings"][0])
+    assert set(data["tracepoints"]) == {"xdp_exception", "xdp_redirect_err", "xdp_devmap_xmit"}
+    down = [e for e in data["events"] if e["cmd"] == "ip link set dev eth1 down"]
+    assert down == [
+        {
+            "t_ns": 4_000_000,
+            "cmd": "ip link set dev eth1 down",
+            "ok": True,
+            "errno": None,
+            "reply": "",
+        }
+    ]
+    assert "dual-port" in res.stderr  # the summary goes to stderr with --json -
+
+
+def test_run_seed_override_and_bad_arguments():
+    res = xdptui(
+        "run", str(TOPOLOGIES / "line_rate.yaml"), "--duration", "1ms", "--seed", "5", "--json", "-"
+    )
+    assert json.loads(res.stdout)["seed"] == 5
+    res = xdptui("run", str(TOPOLOGIES / "line_rate.yaml"), "--duration", "10 parsecs")
+    assert res.returncode == 2 and "duration" in res.stderr and "Traceback" not in res.stderr
+    res = xdptui("run", "/nonexistent.yaml")
+    assert res.returncode == 2 and "/nonexistent.yaml:1:1: error:" in res.stderr

@@ -1,0 +1,91 @@
+"""veth pairs: a send on one end is RX on the peer; XDP frames need the receiving end's NAPI,
+which exists only while that end has an XDP program (veth_xdp_xmit, veth_set_xdp_features)."""
+
+from __future__ import annotations
+
+from conftest import counters, sim_of
+
+NIC_TO_VETH = """
+name: nic-veth
+cpus: 2
+devices:
+  eth0: {{type: nic, driver: ice, queues: 2, xdp: {{program: redirect, params: {{dev: veth0}}}}}}
+  veth0: {{type: veth, peer: veth1}}
+  veth1: {{type: veth, peer: veth0{peer_xdp}}}
+traffic:
+  - {{name: g, to: eth0, rate: 1Mpps, count: 2000}}
+"""
+
+
+def test_redirect_into_veth_needs_an_xdp_program_on_its_peer():
+    sim = sim_of(NIC_TO_VETH.format(peer_xdp=""))
+    sim.run_until(5_000_000)
+    errs = {(r.dev, r.err): r.count for r in sim.frame().tracepoints.xdp_redirect_err}
+    assert errs == {("eth0", "EOPNOTSUPP"): 2000}
+    assert counters(sim, "veth1")["rx_packets"] == 0
+
+
+def test_redirect_into_veth_runs_the_peer_program_on_the_same_cpu():
+    sim = sim_of(NIC_TO_VETH.format(peer_xdp=", xdp: xdp_drop"))
+    sim.run_until(5_000_000)
+    assert counters(sim, "veth0")["xdp_xmit"] == 2000
+    assert counters(sim, "veth0")["tx_packets"] == 2000
+    assert counters(sim, "veth1")["rx_packets"] == 2000
+    assert counters(sim, "veth1")["xdp_drop"] == 2000
+    m = sim.frame().tracepoints.xdp_devmap_xmit[0]
+    assert (m.from_dev, m.to_dev, m.sent, m.drops) == ("eth0", "veth0", 2000, 0)
+
+
+def test_stack_send_out_of_veth_arrives_on_the_peer():
+    sim = sim_of("""
+        name: stack
+        cpus: 2
+        devices:
+          veth0: {type: veth, peer: veth1}
+        traffic:
+          - {name: app, from: veth0, rate: 100Kpps, count: 500}
+    """)
+    sim.run_until(10_000_000)
+    assert counters(sim, "veth0")["tx_packets"] == 500
+    assert counters(sim, "veth1")["rx_packets"] == 500
+    assert counters(sim, "veth1")["xdp_pass"] == 0  # no program: straight up the stack
+
+
+def test_veth_xdp_tx_reaches_the_peer_only_while_it_has_a_program():
+    text = (
+        ROOT_VETH := """
+        name: bounce
+        cpus: 2
+        devices:
+          veth0: {type: veth, peer: veth1, xdp: xdp_drop}
+          veth1: {type: veth, peer: veth0, xdp: xdp_tx}
+        traffic:
+          - {name: app, from: veth0, rate: 100Kpps, count: 400}
+        timeline:
+          - {at: 2ms, do: "ip link set dev veth0 xdp off"}
+    """
+    )
+    assert ROOT_VETH
+    sim = sim_of(text)
+    sim.run_until(10_000_000)
+    c0, c1 = counters(sim, "veth0"), counters(sim, "veth1")
+    assert c1["xdp_tx"] == 400
+    # 100 Kpps: 200 frames before 2 ms bounce back and are dropped by veth0's program
+    assert c0["xdp_drop"] == 200
+    assert c1["xdp_tx_errors"] == 200
+    exc = {(x.dev, x.action): x.count for x in sim.frame().tracepoints.xdp_exception}
+    assert exc == {("veth1", "XDP_TX"): 200}
+
+
+def test_veth_peer_down_takes_carrier_away():
+    sim = sim_of("""
+        name: carrier
+        cpus: 1
+        devices:
+          veth0: {type: veth, peer: veth1}
+    """)
+    assert sim.frame().device("veth0").carrier
+    assert sim.submit("ip link set dev veth1 down").ok
+    assert not sim.frame().device("veth0").carrier
+    assert sim.submit("ip link set dev veth1 up").ok
+    assert sim.frame().device("veth0").carrier

@@ -1,0 +1,3 @@
+from xdptui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,104 @@
+"""``xdptui bench``: figures of how fast the simulator and the app run (never timed tests)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Generator
+from typing import Any
+
+import simpy
+
+from xdptui.model.topology import Topology
+from xdptui.model.units import format_duration, format_rate
+
+
+def simpy_baseline(seconds: float = 0.3) -> float:
+    """Raw SimPy timeout events per wall-second on this machine, for comparison."""
+    env = simpy.Environment()
+
+    def ticker() -> Generator[simpy.Event, Any, None]:
+        while True:
+            yield env.timeout(1)
+
+    env.process(ticker())
+    events = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        env.run(until=env.now + 10_000)
+        events += 10_000
+    return events / (time.perf_counter() - start)
+
+
+def bench_sim(topology: Topology, sim_ns: int, as_json: bool) -> int:
+    """Run ``topology`` headless for ``sim_ns`` and report frames per wall-second."""
+    from xdptui.sim.engine import Simulator
+
+    sim = Simulator(topology)
+    sim.advance(1)  # compile paths outside the timed part
+    cpu0 = time.process_time()
+    start = time.perf_counter()
+    sim.run_until(sim_ns)
+    wall = time.perf_counter() - start
+    cpu = time.process_time() - cpu0
+    frames = sum(src.emitted for src in sim.world.sources)
+    result: dict[str, Any] = {
+        "topology": topology.name,
+        "frames": frames,
+        "sim_ns": sim.now_ns,
+        "wall_s": round(wall, 6),
+        "cpu_s": round(cpu, 6),
+        "frames_per_wall_s": round(frames / wall if wall else 0.0, 1),
+        "realtime_factor": round((sim.now_ns / 1e9) / wall if wall else 0.0, 4),
+        "simpy_events_per_s": round(simpy_baseline(), 1),
+        "steps": sim.datapath.steps,
+    }
+    if as_json:
+        print(json.dumps(result))
+    else:
+        print(f"topology            {topology.name}")
+        print(f"simulated           {format_duration(sim.now_ns)} in {result['steps']} steps")
+        print(f"frames simulated    {frames:,}")
+        print(f"wall time           {wall:.3f} s (cpu {cpu:.3f} s)")
+        print(f"frames / wall-s     {format_rate(result['frames_per_wall_s'], 'fps')}")
+        print(f"real-time factor    {result['realtime_factor']:.3f}")
+        print(
+            f"simpy baseline      {format_rate(result['simpy_events_per_s'], ' events/s')}"
+            "  (raw timeouts, one per frame would cap the per-packet model here)"
+        )
+    return 0
+
+
+def bench_ui(path: str, seconds: float, as_json: bool) -> int:
+    """Run the app headless at its normal refresh with the simulation in real time."""
+    import asyncio
+
+    from xdptui.app import make_app
+
+    app = make_app(path)
+    result: dict[str, float] = {}
+
+    async def drive() -> None:
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause(0.5)
+            frames0 = app.frames_drawn
+            sim0 = app.sim.now_ns
+            t0 = time.perf_counter()
+            c0 = os.times()
+            await asyncio.sleep(seconds)
+            wall = time.perf_counter() - t0
+            c1 = os.times()
+            cpu = (c1.user - c0.user) + (c1.system - c0.system)
+            result["requested_fps"] = float(app.fps)
+            result["achieved_fps"] = round((app.frames_drawn - frames0) / wall, 2)
+            result["sim_realtime_factor"] = round(((app.sim.now_ns - sim0) / 1e9) / wall, 4)
+            result["cpu_share"] = round(cpu / wall, 4)
+
+    asyncio.run(drive())
+    if as_json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:<22}{value}")
+    return 0

@@ -1,0 +1,181 @@
+"""Command line: ``xdptui FILE``, ``xdptui check|run|bench|reproduce|serve ...``.
+
+Every failure is one clear line per problem on stderr and exit status 2 -- never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+from xdptui.model.units import UnitError, parse_duration_ns
+
+SUBCOMMANDS = ("check", "run", "bench", "reproduce", "serve", "app")
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def default_topology() -> str:
+    """``topologies/dual_port.yaml`` next to the checkout, else the copy in the package."""
+    for candidate in (
+        Path.cwd() / "topologies" / "dual_port.yaml",
+        PACKAGE_DIR.parent / "topologies" / "dual_port.yaml",
+        PACKAGE_DIR / "topologies" / "dual_port.yaml",
+    ):
+        if candidate.is_file():
+            return str(candidate)
+    return "topologies/dual_port.yaml"
+
+
+def fail(message: str) -> NoReturn:
+    print(message, file=sys.stderr)
+    raise SystemExit(2)
+
+
+def load(path: str):  # type: ignore[no-untyped-def]
+    """Load and validate a topology or exit 2 with ``FILE:LINE:COL: error:`` lines."""
+    from xdptui.commands import validate
+    from xdptui.topology_io import TopologyError, load_topology
+
+    try:
+        return load_topology(path, validate_command=validate)
+    except TopologyError as exc:
+        for diag in exc.diagnostics:
+            print(str(diag), file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _duration(text: str) -> int:
+    try:
+        return parse_duration_ns(text)
+    except UnitError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        fail(f"{self.prog}: error: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="xdptui", description="A live simulation of the Linux XDP data path.")
+    sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
+    app = sub.add_parser("app", help="open the app on a topology (the default)")
+    app.add_argument("file", nargs="?", default=None)
+    app.add_argument("--paused", action="store_true", help="start paused")
+    check = sub.add_parser("check", help="validate a topology file")
+    check.add_argument("file")
+    run = sub.add_parser("run", help="run headless and print a summary / JSON report")
+    run.add_argument("file")
+    run.add_argument("--duration", type=_duration, default=10_000_000, help="e.g. 10ms")
+    run.add_argument("--seed", type=int, default=None)
+    run.add_argument("--json", metavar="PATH|-", default=None)
+    run.add_argument(
+        "--poll-by-poll",
+        action="store_true",
+        help="step one NAPI poll at a time instead of aggregating",
+    )
+    bench = sub.add_parser("bench", help="benchmarks: bench sim FILE | bench ui FILE")
+    bench_sub = bench.add_subparsers(dest="what", parser_class=_Parser)
+    bsim = bench_sub.add_parser("sim", help="headless simulation speed")
+    bsim.add_argument("file")
+    bsim.add_argument("--sim-time", type=_duration, default=100_000_000)
+    bsim.add_argument("--json", action="store_true")
+    bui = bench_sub.add_parser("ui", help="the app's frame rate with the simulation in real time")
+    bui.add_argument("file")
+    bui.add_argument("--seconds", type=float, default=5.0)
+    bui.add_argument("--json", action="store_true")
+    rep = sub.add_parser("reproduce", help="the seeds' benchmark tables beside the simulator's")
+    rep.add_argument("which", nargs="?", default="all", choices=("bond", "devmap", "tun", "all"))
+    rep.add_argument("--json", action="store_true")
+    serve = sub.add_parser("serve", help="serve the app to browsers with textual-serve")
+    serve.add_argument("file", nargs="?", default=None)
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--host", default="localhost")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or (args_list[0] not in SUBCOMMANDS and not args_list[0].startswith("-")):
+        args_list = ["app", *args_list]
+    args = build_parser().parse_args(args_list)
+    try:
+        return _dispatch(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.cmd == "check":
+        topo = load(args.file)
+        print(
+            f"{args.file}: ok ({topo.name}: {len(topo.devices)} devices, "
+            f"{len(topo.traffic)} traffic sources, {len(topo.timeline)} timeline events)"
+        )
+        return 0
+    if args.cmd == "run":
+        return _run(args)
+    if args.cmd == "bench":
+        from xdptui import bench
+
+        if args.what == "sim":
+            return bench.bench_sim(load(args.file), args.sim_time, args.json)
+        if args.what == "ui":
+            return bench.bench_ui(args.file, args.seconds, args.json)
+        fail("xdptui bench: say what to measure: sim FILE or ui FILE")
+    if args.cmd == "reproduce":
+        from xdptui import reproduce
+
+        return reproduce.main(args.which, args.json)
+    if args.cmd == "serve":
+        return _serve(args.file or default_topology(), args.host, args.port)
+    path = getattr(args, "file", None) or default_topology()
+    topo = load(path)
+    from xdptui.app import make_app
+
+    app = make_app(path, topology=topo, paused=getattr(args, "paused", False))
+    app.run()
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from xdptui import report
+    from xdptui.sim.engine import Simulator
+
+    topo = load(args.file)
+    if args.seed is not None:
+        topo = dataclasses.replace(topo, seed=args.seed)
+    sim = Simulator(topo, poll_by_poll=args.poll_by_poll)
+    sim.run_until(args.duration)
+    data = report.build_report(sim)
+    text = report.summary(sim.frame())
+    if args.json == "-":
+        sys.stdout.write(report.dumps(data))
+        print(text, file=sys.stderr)
+    else:
+        if args.json:
+            try:
+                Path(args.json).write_text(report.dumps(data))
+            except OSError as exc:
+                fail(f"xdptui run: cannot write {args.json}: {exc.strerror}")
+        print(text)
+    return 0
+
+
+def _serve(path: str, host: str, port: int) -> int:
+    load(path)
+    try:
+        from textual_serve.server import Server
+    except ImportError:
+        fail("xdptui serve needs textual-serve: pip install -e '.[serve]'")
+    command = f"{sys.executable} -m xdptui {path}"
+    Server(command, host=host, port=port, title="xdptui").serve()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,322 @@
+"""The command language: iproute2 / bpftool / ethtool / pktgen lines -> command values.
+
+Only syntax is checked here (what the real tool's own parser rejects, with its wording);
+whether the kernel accepts a command is the engine's business. ``parse`` raises
+:class:`~xdptui.model.errors.UsageError` with a message naming the offending word.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from xdptui.model.commands import (
+    BondSetOptions,
+    Command,
+    LinkSetMaster,
+    LinkSetState,
+    LinkShow,
+    MapDelete,
+    MapShow,
+    MapUpdate,
+    Pktgen,
+    SetChannels,
+    SetRings,
+    ShowStats,
+    XdpSet,
+)
+from xdptui.model.errors import Errno, UsageError
+from xdptui.model.topology import BOND_MODES, XMIT_HASH_POLICIES
+from xdptui.model.units import UnitError, parse_rate
+
+XDP_KEYWORDS = ("xdp", "xdpgeneric", "xdpdrv", "xdpoffload")
+TOOLS = ("ip", "bpftool", "ethtool", "pktgen")
+INCOMPLETE = 'Command line is not complete. Try option "help"'
+
+COMMAND_HELP: tuple[tuple[str, str], ...] = (
+    (
+        "ip [-force] link set dev DEV xdp|xdpgeneric|xdpdrv|xdpoffload obj PROG [param K=V ...]",
+        "attach (or with -force replace) an XDP program",
+    ),
+    ("ip link set dev DEV xdp off", "detach the program (mode keyword picks the mode)"),
+    ("ip link set dev DEV up|down", "change the administrative state"),
+    ("ip link set dev DEV master BOND | nomaster", "enslave to / release from a bond"),
+    ("ip link set dev BOND type bond mode MODE [xmit_hash_policy POLICY]", "bond options"),
+    ("ip [-s] [-d] link show [dev DEV]", "show devices, XDP programs and statistics"),
+    ("bpftool map update name MAP key K value DEV [egress PROG]", "set a devmap entry"),
+    ("bpftool map delete name MAP key K", "delete a devmap entry"),
+    ("bpftool map show | dump name MAP", "list maps / a map's entries"),
+    ("ethtool -L DEV combined N", "number of channels (RX/TX queue pairs)"),
+    ("ethtool -G DEV rx N [tx N]", "ring sizes"),
+    ("ethtool -S DEV", "driver statistics"),
+    ("pktgen DEV rate R [size S] [flows F] | pktgen DEV stop", "retune traffic into DEV"),
+)
+
+
+def _int(word: str, what: str) -> int:
+    try:
+        return int(word, 0)
+    except ValueError:
+        raise UsageError(f'Error: argument "{word}" is wrong: {what} must be an integer') from None
+
+
+class _Words:
+    def __init__(self, words: list[str]) -> None:
+        self.words = words
+        self.i = 0
+
+    def more(self) -> bool:
+        return self.i < len(self.words)
+
+    def peek(self) -> str | None:
+        return self.words[self.i] if self.more() else None
+
+    def next(self) -> str:
+        if not self.more():
+            raise UsageError(INCOMPLETE)
+        word = self.words[self.i]
+        self.i += 1
+        return word
+
+
+def parse(line: str) -> Command:
+    """Parse one command line."""
+    try:
+        words = shlex.split(line, comments=True)
+    except ValueError as exc:
+        raise UsageError(f"Error: cannot parse command line: {exc}") from None
+    if not words:
+        raise UsageError("Error: empty command; try one of: " + ", ".join(TOOLS))
+    tool, rest = words[0], _Words(words[1:])
+    if tool == "ip":
+        return _parse_ip(rest)
+    if tool == "bpftool":
+        return _parse_bpftool(rest)
+    if tool == "ethtool":
+        return _parse_ethtool(rest)
+    if tool == "pktgen":
+        return _parse_pktgen(rest)
+    from xdptui.model.catalog import did_you_mean
+
+    raise UsageError(
+        f'Error: unknown command "{tool}"{did_you_mean(tool, TOOLS)}; '
+        f"xdptui speaks: {', '.join(TOOLS)} (type help)",
+        Errno.EINVAL,
+    )
+
+
+def validate(line: str) -> str | None:
+    """For the topology loader: None if ``line`` parses, else the message."""
+    try:
+        parse(line)
+    except UsageError as exc:
+        return str(exc)
+    return None
+
+
+def _parse_ip(w: _Words) -> Command:
+    force = stats = details = False
+    while (word := w.peek()) is not None and word.startswith("-"):
+        w.next()
+        if word == "-force":
+            force = True
+        elif word in ("-s", "-stats", "-statistics"):
+            stats = True
+        elif word in ("-d", "-details"):
+            details = True
+        else:
+            raise UsageError(f'Option "{word}" is unknown, try "ip -help".')
+    obj = w.next()
+    if obj not in ("link", "l"):
+        raise UsageError(f'Object "{obj}" is unknown, try "ip help". (xdptui models ip link)')
+    verb = w.next() if w.more() else "show"
+    if verb in ("show", "list", "sh", "ls"):
+        dev = None
+        if w.more():
+            word = w.next()
+            dev = w.next() if word == "dev" else word
+        return LinkShow(dev, stats, details)
+    if verb != "set":
+        raise UsageError(f'Command "{verb}" is unknown, try "ip link help".')
+    word = w.next()
+    dev = w.next() if word == "dev" else word
+    if not w.more():
+        raise UsageError(INCOMPLETE)
+    word = w.next()
+    if word in ("up", "down"):
+        _no_garbage(w, dev)
+        return LinkSetState(dev, word == "up")
+    if word == "master":
+        master = w.next()
+        _no_garbage(w, dev)
+        return LinkSetMaster(dev, master)
+    if word == "nomaster":
+        _no_garbage(w, dev)
+        return LinkSetMaster(dev, None)
+    if word in XDP_KEYWORDS:
+        return _parse_xdp(w, dev, word, force)
+    if word == "type":
+        kind = w.next()
+        if kind != "bond":
+            raise UsageError(f'Error: type "{kind}" can not be changed here (xdptui: bond only)')
+        return _parse_bond_opts(w, dev)
+    raise UsageError(f'Error: either "dev" is duplicate, or "{word}" is a garbage.')
+
+
+def _no_garbage(w: _Words, dev: str) -> None:
+    if w.more():
+        raise UsageError(f'Error: either "dev" is duplicate, or "{w.next()}" is a garbage.')
+
+
+def _parse_xdp(w: _Words, dev: str, keyword: str, force: bool) -> XdpSet:
+    """iproute2 ``ip/iplink_xdp.c: xdp_parse``."""
+    word = w.next()
+    if word in ("off", "none"):
+        _no_garbage(w, dev)
+        return XdpSet(dev, keyword, None, (), force)
+    if word not in ("obj", "object", "pinned", "fd"):
+        raise UsageError(f'Error: "{word}" is not a valid {keyword} argument; use obj PROG or off')
+    prog = w.next()
+    params: list[tuple[str, str]] = []
+    while w.more():
+        word = w.next()
+        if word in ("sec", "section", "program", "prog"):
+            w.next()  # the ELF section / program name: one program per "object" here
+        elif word == "param":
+            kv = w.next()
+            key, sep, value = kv.partition("=")
+            if not sep or not key:
+                raise UsageError(f'Error: param "{kv}" must be KEY=VALUE')
+            params.append((key, value))
+        elif word == "verbose":
+            continue
+        else:
+            raise UsageError(f'Error: either "dev" is duplicate, or "{word}" is a garbage.')
+    return XdpSet(dev, keyword, prog, tuple(params), force)
+
+
+def _parse_bond_opts(w: _Words, dev: str) -> BondSetOptions:
+    mode = policy = None
+    while w.more():
+        word = w.next()
+        if word == "mode":
+            mode = w.next()
+            if mode not in BOND_MODES and not (mode.isdigit() and int(mode) < len(BOND_MODES)):
+                raise UsageError(
+                    f'Error: invalid bond mode "{mode}"; valid: {", ".join(BOND_MODES)} (or 0-6)'
+                )
+            if mode.isdigit():
+                mode = BOND_MODES[int(mode)]
+        elif word == "xmit_hash_policy":
+            policy = w.next()
+            if policy not in XMIT_HASH_POLICIES:
+                raise UsageError(
+                    f'Error: invalid xmit_hash_policy "{policy}"; '
+                    f"valid: {', '.join(XMIT_HASH_POLICIES)}"
+                )
+        else:
+            raise UsageError(f'Error: either "dev" is duplicate, or "{word}" is a garbage.')
+    if mode is None and policy is None:
+        raise UsageError(INCOMPLETE)
+    return BondSetOptions(dev, mode, policy)
+
+
+def _parse_bpftool(w: _Words) -> Command:
+    obj = w.next()
+    if obj != "map":
+        raise UsageError(f"Error: unrecognized object '{obj}' (xdptui models bpftool map)")
+    verb = w.next() if w.more() else "show"
+    if verb in ("show", "list"):
+        name = _map_name(w) if w.more() else None
+        return MapShow(name, dump=False)
+    if verb == "dump":
+        return MapShow(_map_name(w), dump=True)
+    if verb in ("update", "delete"):
+        name = _map_name(w)
+        if w.next() != "key":
+            raise UsageError("Error: expected 'key'")
+        key = _int(w.next(), "key")
+        if verb == "delete":
+            if w.more():
+                raise UsageError(f"Error: unexpected '{w.next()}'")
+            return MapDelete(name, key)
+        if w.next() != "value":
+            raise UsageError("Error: expected 'value'")
+        dev = w.next()
+        egress = None
+        while w.more():
+            word = w.next()
+            if word == "egress":
+                egress = w.next()
+            else:
+                raise UsageError(f"Error: unexpected '{word}' (expected egress PROG)")
+        return MapUpdate(name, key, dev, egress)
+    raise UsageError(f"Error: unrecognized command '{verb}' (show, dump, update, delete)")
+
+
+def _map_name(w: _Words) -> str:
+    word = w.next()
+    if word != "name":
+        raise UsageError(f"Error: expected 'name MAP', got '{word}'")
+    return w.next()
+
+
+def _parse_ethtool(w: _Words) -> Command:
+    flag = w.next()
+    if flag in ("-L", "--set-channels"):
+        dev = w.next()
+        combined = None
+        while w.more():
+            word = w.next()
+            if word == "combined":
+                combined = _int(w.next(), "combined")
+            elif word in ("rx", "tx", "other"):
+                raise UsageError(f"ethtool: {word} channels: xdptui models combined channels only")
+            else:
+                raise UsageError(f'ethtool: bad command line argument(s): "{word}"')
+        if combined is None:
+            raise UsageError("ethtool: no channel parameters changed, aborting")
+        return SetChannels(dev, combined)
+    if flag in ("-G", "--set-ring"):
+        dev = w.next()
+        rx = tx = None
+        while w.more():
+            word = w.next()
+            if word == "rx":
+                rx = _int(w.next(), "rx")
+            elif word == "tx":
+                tx = _int(w.next(), "tx")
+            else:
+                raise UsageError(f'ethtool: bad command line argument(s): "{word}"')
+        if rx is None and tx is None:
+            raise UsageError("ethtool: no ring parameters changed, aborting")
+        return SetRings(dev, rx, tx)
+    if flag in ("-S", "--statistics"):
+        return ShowStats(w.next())
+    raise UsageError(f'ethtool: bad command line argument(s): "{flag}" (xdptui: -L, -G, -S)')
+
+
+def _parse_pktgen(w: _Words) -> Pktgen:
+    dev = w.next()
+    if w.peek() == "stop":
+        w.next()
+        return Pktgen(dev, stop=True)
+    rate = size = flows = None
+    while w.more():
+        word = w.next()
+        if word == "rate":
+            value = w.next()
+            try:
+                rate = parse_rate(value)
+            except UnitError as exc:
+                raise UsageError(f"pktgen: rate: {exc}") from None
+        elif word in ("size", "pkt_size"):
+            size = _int(w.next(), "size")
+            if not 60 <= size <= 9600:
+                raise UsageError("pktgen: size must be 60..9600 bytes")
+        elif word == "flows":
+            flows = _int(w.next(), "flows")
+        else:
+            raise UsageError(f'pktgen: unknown parameter "{word}" (rate, size, flows, stop)')
+    if rate is None and size is None and flows is None:
+        raise UsageError("pktgen: nothing to change (rate R [size S] [flows F] | stop)")
+    return Pktgen(dev, False, rate, size, flows)

@@ -1,0 +1,129 @@
+"""Parsed commands: the subset of iproute2, bpftool, ethtool and pktgen xdptui understands.
+
+``xdptui.commands.parse`` turns a line into one of these values; the engine applies it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdptui.model.units import Rate
+
+
+@dataclass(frozen=True)
+class XdpSet:
+    """``ip [-force] link set dev DEV {xdp|xdpgeneric|xdpdrv|xdpoffload} obj PROG | off``."""
+
+    dev: str
+    keyword: str  # xdp | xdpgeneric | xdpdrv | xdpoffload
+    prog: str | None  # None = off
+    params: tuple[tuple[str, str], ...] = ()
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class LinkSetState:
+    dev: str
+    up: bool
+
+
+@dataclass(frozen=True)
+class LinkSetMaster:
+    dev: str
+    master: str | None  # None = nomaster
+
+
+@dataclass(frozen=True)
+class BondSetOptions:
+    dev: str
+    mode: str | None = None
+    xmit_hash_policy: str | None = None
+
+
+@dataclass(frozen=True)
+class LinkShow:
+    dev: str | None = None
+    stats: bool = False
+    details: bool = False
+
+
+@dataclass(frozen=True)
+class MapUpdate:
+    map: str
+    key: int
+    dev: str
+    egress: str | None = None
+
+
+@dataclass(frozen=True)
+class MapDelete:
+    map: str
+    key: int
+
+
+@dataclass(frozen=True)
+class MapShow:
+    map: str | None = None
+    dump: bool = False
+
+
+@dataclass(frozen=True)
+class SetChannels:
+    """``ethtool -L DEV combined N``."""
+
+    dev: str
+    combined: int
+
+
+@dataclass(frozen=True)
+class SetRings:
+    """``ethtool -G DEV rx N [tx N]``."""
+
+    dev: str
+    rx: int | None = None
+    tx: int | None = None
+
+
+@dataclass(frozen=True)
+class ShowStats:
+    """``ethtool -S DEV``."""
+
+    dev: str
+
+
+@dataclass(frozen=True)
+class Pktgen:
+    """``pktgen DEV rate R [size S] [flows F]`` / ``pktgen DEV stop``: retune the source(s)
+    sending into (or out of) DEV."""
+
+    dev: str
+    stop: bool = False
+    rate: Rate | None = None
+    size: int | None = None
+    flows: int | None = None
+
+
+Command = (
+    XdpSet
+    | LinkSetState
+    | LinkSetMaster
+    | BondSetOptions
+    | LinkShow
+    | MapUpdate
+    | MapDelete
+    | MapShow
+    | SetChannels
+    | SetRings
+    | ShowStats
+    | Pktgen
+)
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a command answered: ``ok``, the errno name on failure, and the reply text as the
+    real tool would print it."""
+
+    ok: bool
+    errno: str | None
+    reply: str

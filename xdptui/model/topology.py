@@ -1,0 +1,203 @@
+"""The topology a simulation starts from: immutable values parsed from the v1 YAML.
+
+Device order is declaration order; ifindex = position + 2 (ifindex 1 is ``lo``), as a host that
+created the devices in that order would number them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from xdptui.model.units import LINE, Rate
+
+XdpMode = Literal["native", "generic", "offload"]
+BOND_MODES: tuple[str, ...] = (
+    "balance-rr",
+    "active-backup",
+    "balance-xor",
+    "broadcast",
+    "802.3ad",
+    "balance-tlb",
+    "balance-alb",
+)
+XMIT_HASH_POLICIES: tuple[str, ...] = (
+    "layer2",
+    "layer3+4",
+    "layer2+3",
+    "encap2+3",
+    "encap3+4",
+    "vlan+srcmac",
+)
+NIC_DRIVERS: tuple[str, ...] = ("ixgbe", "i40e", "ice", "mlx5", "generic")
+DEVICE_TYPES: tuple[str, ...] = ("nic", "veth", "bond", "tun")
+PROTOS: tuple[str, ...] = ("udp", "tcp", "icmp", "igmp")
+
+
+@dataclass(frozen=True)
+class Loc:
+    """Where a value came from, for ``FILE:LINE:COL`` messages (1-based)."""
+
+    file: str = "<input>"
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True)
+class XdpSpec:
+    """A program to attach at start: ``xdp: NAME`` or ``{program, mode, params}``.
+
+    ``mode`` None lets the kernel choose (``dev_xdp_mode``: native if the driver has ndo_bpf)."""
+
+    program: str
+    mode: XdpMode | None = None
+    params: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeviceSpec:
+    name: str
+    type: str
+    up: bool = True
+    mtu: int = 1500
+    xdp: XdpSpec | None = None
+    loc: Loc = field(default_factory=Loc, compare=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class NicSpec(DeviceSpec):
+    """A physical port. ``None`` fields take the driver profile's default."""
+
+    type: str = "nic"
+    driver: str = "ice"
+    speed_bps: int = 100_000_000_000
+    queues: int | None = None
+    ring: int | None = None
+    tx_ring: int | None = None
+    irq_cpus: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class VethSpec(DeviceSpec):
+    type: str = "veth"
+    peer: str
+    queues: int = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class BondSpec(DeviceSpec):
+    type: str = "bond"
+    mode: str = "balance-rr"
+    xmit_hash_policy: str = "layer2"
+    slaves: tuple[str, ...] = ()
+    miimon_ms: int = 100
+    primary: str | None = None
+    packets_per_slave: int = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class TunSpec(DeviceSpec):
+    type: str = "tun"
+    mode: Literal["tap", "tun"] = "tap"
+    queues: int = 1
+    tx_queue_len: int = 500
+    vnet_hdr: bool = True
+    reader: Rate | None = None
+    writer: Literal["write", "vhost"] = "write"
+
+
+@dataclass(frozen=True)
+class MapEntrySpec:
+    key: int
+    dev: str
+    egress: str | None = None
+    loc: Loc = field(default_factory=Loc, compare=False)
+
+
+@dataclass(frozen=True)
+class MapSpec:
+    name: str
+    type: Literal["devmap", "devmap_hash"]
+    max_entries: int
+    entries: tuple[MapEntrySpec, ...] = ()
+    loc: Loc = field(default_factory=Loc, compare=False)
+
+
+@dataclass(frozen=True)
+class Range:
+    """``first-last`` of a header field (MAC, IPv4 address or port) as integers, inclusive."""
+
+    first: int
+    last: int
+
+    @property
+    def span(self) -> int:
+        return self.last - self.first + 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrafficSpec:
+    """A pktgen-like source. Exactly one of ``to`` (arrives on that device) and ``from_`` (the
+    local stack sends out of that device) is set."""
+
+    name: str
+    to: str | None = None
+    from_: str | None = None
+    rate: Rate = LINE
+    count: int | None = None
+    start_ns: int = 0
+    sizes: tuple[int, ...] = (64,)
+    proto: str = "udp"
+    src_mac: Range = Range(0x001122334455, 0x001122334455)
+    dst_mac: Range = Range(0x002233445566, 0x002233445566)
+    src_ip: Range = Range(0xC6120001, 0xC6120001)  # 198.18.0.1
+    dst_ip: Range = Range(0x0A000001, 0x0A000001)  # 10.0.0.1
+    src_port: Range = Range(1024, 1024)
+    dst_port: Range = Range(80, 80)
+    vlan: int | None = None
+    flows: int = 1
+    random: bool = False
+    gso: float = 0.0
+    loc: Loc = field(default_factory=Loc, compare=False)
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    at_ns: int
+    do: str
+    loc: Loc = field(default_factory=Loc, compare=False)
+
+
+@dataclass(frozen=True)
+class LessonStep:
+    text: str
+    commands: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Lesson:
+    title: str
+    steps: tuple[LessonStep, ...] = ()
+
+
+@dataclass(frozen=True)
+class Topology:
+    name: str
+    description: str = ""
+    seed: int = 1
+    cpus: int = 4
+    devices: tuple[DeviceSpec, ...] = ()
+    maps: tuple[MapSpec, ...] = ()
+    traffic: tuple[TrafficSpec, ...] = ()
+    timeline: tuple[TimelineEntry, ...] = ()
+    lessons: tuple[Lesson, ...] = ()
+    source: str = "<input>"
+
+    def device(self, name: str) -> DeviceSpec:
+        for dev in self.devices:
+            if dev.name == name:
+                return dev
+        raise KeyError(name)

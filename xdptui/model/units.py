@@ -1,0 +1,104 @@
+"""Units for durations, rates, link speeds and sizes, as the topology and commands accept them.
+
+Durations: ``ns us ms s`` (a bare number is nanoseconds). Rates: ``pps Kpps Mpps Gpps`` or
+``bps Kbps Mbps Gbps``, or ``line``. Link speeds: ``10G 25G 40G 100G`` (or any ``bps`` unit).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+_NUM = r"(\d+(?:\.\d*)?|\.\d+)"
+_DUR = re.compile(rf"^\s*{_NUM}\s*(ns|us|µs|ms|s)?\s*$")
+_DUR_SCALE = {None: 1, "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+_RATE = re.compile(rf"^\s*{_NUM}\s*([KMG]?)(pps|bps)\s*$", re.IGNORECASE)
+_SPEED = re.compile(rf"^\s*{_NUM}\s*([KMGT]?)(bps)?\s*$", re.IGNORECASE)
+_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+
+
+class UnitError(ValueError):
+    """A value that is not a valid duration, rate or speed; the message says what would be."""
+
+
+def parse_duration_ns(value: object) -> int:
+    """``10ms`` -> 10_000_000. Integers are nanoseconds."""
+    if isinstance(value, bool):
+        raise UnitError(f"{value!r} is not a duration (use e.g. 500us, 2ms, 1s)")
+    if isinstance(value, int):
+        if value < 0:
+            raise UnitError("a duration can't be negative")
+        return value
+    if isinstance(value, float):
+        if value < 0:
+            raise UnitError("a duration can't be negative")
+        return round(value)
+    m = _DUR.match(str(value))
+    if not m:
+        raise UnitError(f"{value!r} is not a duration (use ns, us, ms or s, e.g. 500us, 2ms)")
+    return round(float(m.group(1)) * _DUR_SCALE[m.group(2)])
+
+
+@dataclass(frozen=True)
+class Rate:
+    """An offered rate: frames per second, bits per second, or the device's line rate."""
+
+    kind: Literal["pps", "bps", "line"]
+    value: float = 0.0
+
+    def __str__(self) -> str:
+        if self.kind == "line":
+            return "line"
+        return format_rate(self.value, self.kind)
+
+
+LINE = Rate("line")
+
+
+def parse_rate(value: object) -> Rate:
+    """``14.88Mpps`` / ``40Gbps`` / ``line``. A bare number is frames per second."""
+    if isinstance(value, bool):
+        raise UnitError(f"{value!r} is not a rate (use e.g. 14.88Mpps, 40Gbps or line)")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise UnitError("a rate can't be negative")
+        return Rate("pps", float(value))
+    text = str(value).strip()
+    if text.lower() == "line":
+        return LINE
+    m = _RATE.match(text)
+    if not m:
+        raise UnitError(f"{value!r} is not a rate (use pps, Kpps, Mpps, bps, Mbps, Gbps or line)")
+    scale = _PREFIX[m.group(2).lower()]
+    kind: Literal["pps", "bps"] = "pps" if m.group(3).lower() == "pps" else "bps"
+    return Rate(kind, float(m.group(1)) * scale)
+
+
+def parse_speed_bps(value: object) -> int:
+    """Link speed: ``100G`` -> 100_000_000_000; ``40Gbps`` works too; a bare number is Mb/s
+    (as ethtool prints speeds)."""
+    if isinstance(value, bool):
+        raise UnitError(f"{value!r} is not a link speed (use 10G, 25G, 40G, 100G)")
+    if isinstance(value, int | float):
+        return round(float(value) * 1e6)
+    m = _SPEED.match(str(value))
+    if not m or (not m.group(2) and not m.group(3)):
+        raise UnitError(f"{value!r} is not a link speed (use 1G, 10G, 25G, 40G, 100G or 200G)")
+    return round(float(m.group(1)) * _PREFIX[m.group(2).lower()])
+
+
+def format_rate(value: float, unit: str = "pps") -> str:
+    """12_500_000 -> ``12.5Mpps``."""
+    for prefix, scale in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.4g}{prefix}{unit}"
+    return f"{value:.4g}{unit}"
+
+
+def format_duration(ns: int) -> str:
+    """2_000_000 -> ``2ms``; keeps three significant digits."""
+    for unit, scale in (("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)):
+        if ns >= scale:
+            return f"{ns / scale:.4g}{unit}"
+    return f"{ns}ns"

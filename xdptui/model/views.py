@@ -1,0 +1,145 @@
+"""Immutable snapshots of the simulation, the only thing the UI reads.
+
+A :class:`Frame` is produced by ``Simulator.frame()``. It has ``eq=False`` and a sequence number
+(Textual compares reactive values with ``!=``); everything inside is small, frozen and hashable,
+so equal sub-views let widgets skip repaints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+Counters = tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class XdpView:
+    program: str
+    mode: str  # native | generic | offload
+    inherited_from: str | None = None  # a bond that pushed its program to this slave
+
+
+@dataclass(frozen=True)
+class QueueView:
+    """One RX queue: its descriptor ring and the CPU its interrupt is bound to."""
+
+    queue: int
+    cpu: int
+    ring_size: int
+    occupancy: int
+    peak: int
+    rx_packets: int
+    rx_dropped: int
+
+
+@dataclass(frozen=True)
+class TxRingView:
+    """One XDP TX ring and the CPUs that use it (shared rings take ``tx_lock``)."""
+
+    ring: int
+    cpus: tuple[int, ...]
+    locked: bool
+    size: int
+    occupancy: int
+    sent: int
+    dropped: int
+
+
+@dataclass(frozen=True)
+class DeviceView:
+    name: str
+    ifindex: int
+    type: str
+    driver: str | None
+    up: bool
+    carrier: bool
+    master: str | None
+    speed_bps: int
+    mtu: int
+    xdp: XdpView | None
+    counters: Counters
+    queues: tuple[QueueView, ...] = ()
+    xdp_tx_rings: tuple[TxRingView, ...] = ()
+    details: tuple[tuple[str, str], ...] = ()  # type-specific: mode, peer, slaves, ...
+
+    def counter(self, name: str) -> int:
+        for key, value in self.counters:
+            if key == name:
+                return value
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class CpuView:
+    """What one CPU serves: RX queues it polls and the XDP TX ring it uses on each device."""
+
+    cpu: int
+    busy: float  # NAPI busy share over the last interval, 0..1
+    polls: int
+    rx_queues: tuple[tuple[str, int], ...]  # (device, queue)
+    xdp_tx_rings: tuple[tuple[str, int, bool], ...]  # (device, ring, locked)
+
+
+@dataclass(frozen=True)
+class ExceptionView:
+    dev: str
+    action: str
+    count: int
+
+
+@dataclass(frozen=True)
+class RedirectErrView:
+    dev: str
+    err: str
+    count: int
+
+
+@dataclass(frozen=True)
+class DevmapXmitView:
+    from_dev: str
+    to_dev: str
+    sent: int
+    drops: int
+    err: int
+    flushes: int
+
+
+@dataclass(frozen=True)
+class TracepointsView:
+    xdp_exception: tuple[ExceptionView, ...] = ()
+    xdp_redirect_err: tuple[RedirectErrView, ...] = ()
+    xdp_devmap_xmit: tuple[DevmapXmitView, ...] = ()
+    xdp_redirect: int = 0  # successful redirects (xdp:xdp_redirect hits)
+
+
+@dataclass(frozen=True)
+class EventView:
+    t_ns: int
+    cmd: str
+    ok: bool
+    errno: str | None
+    reply: str
+    origin: str  # user | timeline | system
+
+
+@dataclass(frozen=True, eq=False)
+class Frame:
+    """Everything the screen shows at one simulated instant."""
+
+    seq: int
+    t_ns: int
+    name: str
+    description: str
+    seed: int
+    nr_cpus: int
+    devices: tuple[DeviceView, ...]
+    cpus: tuple[CpuView, ...]
+    tracepoints: TracepointsView
+    events: tuple[EventView, ...]
+    polls: int
+
+    def device(self, name: str) -> DeviceView:
+        for dev in self.devices:
+            if dev.name == name:
+                return dev
+        raise KeyError(name)

@@ -1,0 +1,1 @@
+"""The headless XDP data-path engine."""

@@ -1,0 +1,442 @@
+"""The control plane: commands applied to the simulated host, with the kernel's rules and errors.
+
+Each handler either changes the world completely or not at all (a refused command raises
+:class:`KernelError` before touching state) and returns the text the real tool prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from xdptui.model import commands as cmd
+from xdptui.model.catalog import PROGRAMS, did_you_mean, is_user_program, program_info
+from xdptui.model.errors import Errno, KernelError
+from xdptui.model.units import format_rate
+from xdptui.sim.datapath import make_context
+from xdptui.sim.netdev import COUNTERS, MODE_DRV, MODE_HW, MODE_SKB, Attachment, NetDev, Nic, Veth
+from xdptui.sim.programs import make_program
+from xdptui.sim.traffic import build_flow_table
+from xdptui.sim.world import (
+    World,
+    _concat_entries,
+    configure_nic_queues,
+    configure_xdp_rings,
+)
+
+KEYWORD_MODE = {"xdpgeneric": MODE_SKB, "xdpdrv": MODE_DRV, "xdpoffload": MODE_HW}
+SHOW_MODE = {MODE_DRV: "xdp", MODE_SKB: "xdpgeneric", MODE_HW: "xdpoffload"}
+
+
+class NotFound(KernelError):
+    """iproute2's ``Cannot find device "X"`` (the lookup fails before any netlink request)."""
+
+
+@dataclass
+class Control:
+    world: World
+    now: Callable[[], int]
+    schedule: Callable[[int, Callable[[], None]], None]
+    log: Callable[[str], None]
+    booting: bool = False  # topology programs are attached before the links come up
+
+    # ------------------------------------------------------------ dispatch
+
+    def apply(self, command: cmd.Command) -> str:
+        handler = getattr(self, "_" + type(command).__name__)
+        reply: str = handler(command)
+        return reply
+
+    def device(self, name: str) -> NetDev:
+        dev = self.world.devices.get(name)
+        if dev is None:
+            hint = did_you_mean(name, self.world.devices)
+            raise NotFound(Errno.ENODEV, f'Cannot find device "{name}"{hint}')
+        return dev
+
+    # ------------------------------------------------------------ XDP attach
+
+    def _XdpSet(self, c: cmd.XdpSet) -> str:
+        """``dev_change_xdp_fd`` -> ``dev_xdp_attach`` (net/core/dev.c), iproute2 adding
+        XDP_FLAGS_UPDATE_IF_NOEXIST unless ``-force``."""
+        dev = self.device(c.dev)
+        mode = KEYWORD_MODE.get(c.keyword) or (MODE_DRV if self.has_ndo_bpf(dev) else MODE_SKB)
+        if c.prog is None:
+            self.detach(dev, mode)
+            return ""
+        self.check_program(c.prog, c.params)
+        if dev.master is not None:
+            upper = self.world.devices.get(dev.master)
+            if upper is not None and upper.prog is not None:
+                raise KernelError(
+                    Errno.EEXIST, "Cannot attach when an upper device already has a program"
+                )
+        current = dev.xdp.get(mode)
+        if current is not None and not c.force:
+            raise KernelError(Errno.EBUSY, "XDP program already attached")
+        other = MODE_SKB if mode == MODE_DRV else MODE_DRV if mode == MODE_SKB else None
+        if other is not None and dev.xdp.get(other) is not None:
+            raise KernelError(
+                Errno.EEXIST, "Native and generic XDP can't be active at the same time"
+            )
+        if mode == MODE_HW:
+            # BPF_PROG_LOAD with prog_ifindex: no offload-capable driver here (only nfp is).
+            raise KernelError(
+                Errno.EINVAL,
+                "Device does not support XDP offload: program load with "
+                "prog_ifindex failed (only offload-capable NICs such as nfp take xdpoffload)",
+            )
+        if mode == MODE_DRV and not self.has_ndo_bpf(dev):
+            raise KernelError(
+                Errno.EOPNOTSUPP, "Underlying driver does not support XDP in native mode"
+            )
+        if mode == MODE_DRV and isinstance(dev, Nic):
+            assert dev.driver is not None
+            dev.driver.check_attach(self.world.nr_cpus)
+        params = self.resolve_params(c.prog, c.params)
+        prog = make_program(c.prog, params, self.world.next_prog_id, self.world.base_dir)
+        prog.run(make_context(self.world, dev, prog))  # the "verifier": refuse a bad program now
+        self.world.next_prog_id += 1
+        dev.xdp[mode] = Attachment(prog, mode)
+        if mode == MODE_DRV and isinstance(dev, Nic) and current is None:
+            if self.booting:
+                configure_xdp_rings(dev, self.world.nr_cpus)
+            else:
+                self.driver_reset(dev, "attach")
+        self.world.touch()
+        return ""
+
+    def detach(self, dev: NetDev, mode: str) -> None:
+        """``xdp off``: the mode comes from the keyword, else ``dev_xdp_mode`` picks native on a
+        device with ``ndo_bpf`` -- so a generic program needs ``xdpgeneric off``."""
+        if dev.xdp.get(mode) is None:
+            return
+        if dev.master is not None and dev.xdp[mode].inherited_from:
+            raise KernelError(
+                Errno.EEXIST, "Cannot attach when an upper device already has a program"
+            )
+        del dev.xdp[mode]
+        if mode == MODE_DRV and isinstance(dev, Nic):
+            self.driver_reset(dev, "detach")
+        self.world.touch()
+
+    def has_ndo_bpf(self, dev: NetDev) -> bool:
+        if isinstance(dev, Nic):
+            assert dev.driver is not None
+            return dev.driver.native_xdp
+        return isinstance(dev, Veth)
+
+    def driver_reset(self, nic: Nic, why: str) -> None:
+        """ixgbe ``need_reset`` (none<->some program): ``ixgbe_setup_tc`` re-allocates every
+        ring -- what was queued is lost and the link bounces. Program->program is hitless."""
+        assert nic.driver is not None
+        configure_xdp_rings(nic, self.world.nr_cpus)
+        if not nic.driver.reset_on_attach:
+            return
+        rx = nic.rx
+        if rx is not None:
+            lost_q = rx.ring.sum(axis=1)
+            rx.ring[:] = 0
+            rx.rx_dropped += lost_q
+            nic.add("rx_dropped", int(lost_q.sum()))
+        if nic.driver.reset_ns and nic.carrier:
+            nic.carrier = False
+            until = self.now() + nic.driver.reset_ns
+            nic.down_until_ns = until
+            self.log(f"{nic.name}: XDP program {why}: rings re-allocated, link down")
+
+            def carrier_back() -> None:
+                if nic.down_until_ns == until:
+                    nic.carrier = True
+                    self.world.touch()
+                    self.log(f"{nic.name}: link up after ring re-allocation")
+
+            self.schedule(until, carrier_back)
+
+    def check_program(self, name: str, params: tuple[tuple[str, str], ...]) -> None:
+        info = program_info(name)
+        if info is None:
+            if is_user_program(name):
+                return
+            names = [p.name for p in PROGRAMS]
+            raise KernelError(
+                Errno.ENOENT,
+                f'Couldn\'t load program "{name}": no such built-in program or '
+                f"file.py:function{did_you_mean(name, names)}; built-ins: {', '.join(names)}",
+            )
+        for key, _value in params:
+            if info.param(key) is None:
+                valid = ", ".join(p.name for p in info.params) or "none"
+                raise KernelError(
+                    Errno.EINVAL,
+                    f"{name}: unknown param '{key}'"
+                    f"{did_you_mean(key, [p.name for p in info.params])}; valid: {valid}",
+                )
+        given = dict(params)
+        for p in info.params:
+            if p.default is None and p.name not in given:
+                raise KernelError(Errno.EINVAL, f"{name}: needs param {p.name}=... ({p.help})")
+
+    def resolve_params(self, name: str, params: tuple[tuple[str, str], ...]) -> dict[str, str]:
+        """Turn ``dev=eth1`` into the ifindex the program's map/helper would hold."""
+        out = dict(params)
+        info = program_info(name)
+        if info is None:
+            return out
+        for p in info.params:
+            if p.name in out and p.kind == "int":
+                try:
+                    int(out[p.name], 0)
+                except ValueError:
+                    raise KernelError(
+                        Errno.EINVAL, f"{name}: param {p.name} must be an integer"
+                    ) from None
+            if p.kind == "dev" and p.name in out:
+                target = self.world.devices.get(out[p.name])
+                if target is None:
+                    hint = did_you_mean(out[p.name], self.world.devices)
+                    raise KernelError(Errno.ENODEV, f'Cannot find device "{out[p.name]}"{hint}')
+                out["ifindex"] = str(target.ifindex)
+        return out
+
+    # ------------------------------------------------------------ link
+
+    def _LinkSetState(self, c: cmd.LinkSetState) -> str:
+        """``dev_open`` / ``dev_close``: a NIC going down frees what its rings held."""
+        dev = self.device(c.dev)
+        if dev.admin_up == c.up:
+            return ""
+        dev.admin_up = c.up
+        if not c.up and dev.rx is not None:
+            lost = dev.rx.ring.sum(axis=1)
+            dev.rx.ring[:] = 0
+            dev.rx.rx_dropped += lost
+            dev.add("rx_dropped", int(lost.sum()))
+        if isinstance(dev, Nic) and not c.up and dev.tx is not None:
+            dev.tx.occ[:] = 0
+            dev.tx.occ_bytes[:] = 0.0
+        for other in self.world.devices.values():
+            if isinstance(other, Veth) and other.peer == dev.name:
+                other.carrier = c.up  # veth_open/veth_close toggle the peer's carrier
+        if isinstance(dev, Veth):
+            peer = self.world.devices.get(dev.peer)
+            dev.carrier = peer is not None and peer.admin_up
+        self.world.touch()
+        return ""
+
+    def _LinkSetMaster(self, c: cmd.LinkSetMaster) -> str:
+        self.device(c.dev)
+        if c.master is not None:
+            master = self.device(c.master)
+            raise KernelError(
+                Errno.EOPNOTSUPP, f"{master.name} is a {master.kind}, not a bond master"
+            )
+        return ""
+
+    def _BondSetOptions(self, c: cmd.BondSetOptions) -> str:
+        dev = self.device(c.dev)
+        raise KernelError(Errno.EOPNOTSUPP, f"{dev.name} is a {dev.kind}, not a bond")
+
+    def _LinkShow(self, c: cmd.LinkShow) -> str:
+        """``ip link show``: ``xdp`` (native), ``xdpgeneric`` or ``xdpmulti`` after the MTU,
+        then ``/id:N`` (iproute2 ``ip/iplink_xdp.c: xdp_dump``)."""
+        devs = [self.device(c.dev)] if c.dev else list(self.world.devices.values())
+        lines: list[str] = []
+        for dev in devs:
+            flags = ["BROADCAST", "MULTICAST"]
+            if dev.admin_up:
+                flags.append("UP")
+                if dev.running:
+                    flags.append("LOWER_UP")
+            name = f"{dev.name}@{dev.peer}" if isinstance(dev, Veth) else dev.name
+            own = {m: a for m, a in dev.xdp.items() if a.inherited_from is None}
+            xdp = ""
+            if len(own) > 1:
+                xdp = " xdpmulti"
+            elif own:
+                mode, att = next(iter(own.items()))
+                xdp = f" {SHOW_MODE[mode]}/id:{att.prog.prog_id}"
+            state = "UP" if dev.running else "DOWN"
+            master = f" master {dev.master}" if dev.master else ""
+            lines.append(
+                f"{dev.ifindex}: {name}: <{','.join(flags)}> mtu {dev.mtu}{xdp} qdisc mq"
+                f"{master} state {state} mode DEFAULT group default qlen 1000"
+            )
+            if c.details:
+                for mode, att in dev.xdp.items():
+                    src = f" (from {att.inherited_from})" if att.inherited_from else ""
+                    lines.append(
+                        f"    prog/{SHOW_MODE[mode].replace('xdp', 'xdp', 1)} id "
+                        f"{att.prog.prog_id} name {att.prog.name}{src}"
+                    )
+            if c.stats:
+                k = dev.counters
+                lines.append("    RX:  bytes packets errors dropped  missed   mcast")
+                lines.append(
+                    f"    {k['rx_bytes']:>10} {k['rx_packets']:>7} {0:>6} {k['rx_dropped']:>7}"
+                    f" {0:>7} {0:>7}"
+                )
+                lines.append("    TX:  bytes packets errors dropped carrier collsns")
+                lines.append(
+                    f"    {k['tx_bytes']:>10} {k['tx_packets']:>7} {0:>6} {k['tx_dropped']:>7}"
+                    f" {0:>7} {0:>7}"
+                )
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------ maps (devmap issue)
+
+    def _MapUpdate(self, c: cmd.MapUpdate) -> str:
+        raise KernelError(Errno.ENOENT, f"Error: get map by name failed: no map named '{c.map}'")
+
+    def _MapDelete(self, c: cmd.MapDelete) -> str:
+        raise KernelError(Errno.ENOENT, f"Error: get map by name failed: no map named '{c.map}'")
+
+    def _MapShow(self, c: cmd.MapShow) -> str:
+        if c.map is not None:
+            raise KernelError(
+                Errno.ENOENT, f"Error: get map by name failed: no map named '{c.map}'"
+            )
+        return ""
+
+    # ------------------------------------------------------------ ethtool
+
+    def _SetChannels(self, c: cmd.SetChannels) -> str:
+        """``ethtool -L``: the driver re-creates its queue vectors (rings start empty)."""
+        dev = self.device(c.dev)
+        if not isinstance(dev, Nic):
+            raise KernelError(Errno.EOPNOTSUPP, "Cannot get device channel parameters")
+        assert dev.driver is not None
+        limit = min(dev.driver.max_queues, self.world.nr_cpus)
+        if not 1 <= c.combined <= limit:
+            raise KernelError(
+                Errno.EINVAL,
+                f"Cannot set device channel parameters: Invalid argument "
+                f"(combined must be 1..{limit} on {dev.name})",
+            )
+        if c.combined == dev.queues:
+            return "combined unmodified, ignoring\nno channel parameters changed, aborting"
+        lost = dev.rx.ring.sum() if dev.rx is not None else 0
+        dev.add("rx_dropped", int(lost))
+        configure_nic_queues(dev, c.combined, self.world.nr_cpus, self.world.entries)
+        configure_xdp_rings(dev, self.world.nr_cpus)
+        self.world.touch()
+        return ""
+
+    def _SetRings(self, c: cmd.SetRings) -> str:
+        dev = self.device(c.dev)
+        if not isinstance(dev, Nic) or dev.rx is None:
+            raise KernelError(Errno.EOPNOTSUPP, "Cannot get device ring settings")
+        assert dev.driver is not None
+        for value in (c.rx, c.tx):
+            if value is not None and not 64 <= value <= dev.driver.rx_ring_max:
+                raise KernelError(
+                    Errno.EINVAL,
+                    f"Cannot set device ring parameters: Invalid argument "
+                    f"(64..{dev.driver.rx_ring_max} on {dev.name})",
+                )
+        if c.rx is not None:
+            lost = dev.rx.ring.sum(axis=1)
+            dev.rx.ring[:] = 0
+            dev.rx.rx_dropped += lost
+            dev.add("rx_dropped", int(lost.sum()))
+            dev.rx.size = c.rx
+            dev.rx.peak[:] = 0
+        if c.tx is not None:
+            dev.tx_ring_size = c.tx
+            configure_xdp_rings(dev, self.world.nr_cpus)
+        self.world.touch()
+        return ""
+
+    def _ShowStats(self, c: cmd.ShowStats) -> str:
+        dev = self.device(c.dev)
+        lines = ["NIC statistics:"]
+        lines += [f"     {k}: {dev.counters[k]}" for k in COUNTERS]
+        if dev.rx is not None:
+            for q in range(dev.rx.count):
+                lines.append(f"     rx_queue_{q}_packets: {int(dev.rx.rx_packets[q])}")
+                lines.append(f"     rx_queue_{q}_drops: {int(dev.rx.rx_dropped[q])}")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------ traffic
+
+    def _Pktgen(self, c: cmd.Pktgen) -> str:
+        self.device(c.dev)
+        sources = [s for s in self.world.sources if s.device == c.dev]
+        if not sources:
+            names = sorted({s.device for s in self.world.sources})
+            raise KernelError(
+                Errno.ENOENT,
+                f"pktgen: no traffic source sends to or from {c.dev}; "
+                f"sources use: {', '.join(names) or 'none'}",
+            )
+        now = self.now()
+        replies = []
+        rebuild = False
+        for src in sources:
+            src.emitted_at_origin = src.emitted
+            src.rate_origin_ns = max(now, src.start_ns)
+            if c.stop:
+                src.stopped = True
+                replies.append(f"{src.spec.name}: stopped after {src.emitted} frames")
+                continue
+            src.stopped = False
+            if c.rate is not None:
+                src.rate = c.rate
+            if c.size is not None or c.flows is not None:
+                from dataclasses import replace
+
+                spec = src.spec
+                if c.size is not None:
+                    spec = replace(spec, sizes=(c.size,))
+                if c.flows is not None:
+                    spec = replace(spec, flows=c.flows)
+                try:
+                    table = build_flow_table(spec, np.random.default_rng(self.world.topology.seed))
+                except ValueError as exc:
+                    raise KernelError(Errno.EINVAL, f"pktgen: {exc}") from None
+                src.spec = spec
+                src.table = table
+                rebuild = True
+            replies.append(f"{src.spec.name}: {src.rate} to {c.dev}")
+        if rebuild:
+            self._rebuild_entries()
+        self.world.touch()
+        return "\n".join(replies)
+
+    def _rebuild_entries(self) -> None:
+        """A source's flow table changed size: re-lay every per-entry array. Frames already in
+        rings stay in their queue (counted on the new table's first entry of their source)."""
+        w = self.world
+        old_offsets = [(s.offset, s) for s in w.sources]
+        old_len = len(w.entries)
+        offset = 0
+        mapping = np.zeros(old_len, dtype=np.int64)
+        bounds = [o for o, _ in old_offsets] + [old_len]
+        for i, src in enumerate(w.sources):
+            lo, hi = bounds[i], bounds[i + 1]
+            new_len = len(src.table)
+            mapping[lo:hi] = offset + (np.arange(hi - lo) % new_len)
+            src.offset = offset
+            offset += new_len
+        w.entries = _concat_entries([s.table for s in w.sources])
+        for dev in w.devices.values():
+            if dev.rx is None:
+                continue
+            new = np.zeros((dev.rx.count, len(w.entries)), dtype=np.int64)
+            for q in range(dev.rx.count):
+                np.add.at(new[q], mapping, dev.rx.ring[q])
+            dev.rx.ring = new
+            if isinstance(dev, Nic):
+                configure_queue_map(dev, w)
+
+
+def configure_queue_map(nic: Nic, world: World) -> None:
+    from xdptui.sim.hashing import rss_queue
+
+    nic.queue_of_entry = rss_queue(world.entries.rss_hash, nic.reta).astype(np.int64)
+
+
+def describe_rate(pps: float) -> str:
+    return format_rate(pps)

@@ -1,0 +1,839 @@
+"""One step of the XDP data path over all devices, as arithmetic on per-entry counts.
+
+A step of ``dt`` nanoseconds: sources emit (``frames_per_entry``), NICs admit frames into their
+RX rings (RSS), every CPU spends its ``dt`` on the NAPI instances bound to it (``napi_poll``,
+budget 64, round-robin between instances when saturated), the polled frames meet the program's
+verdict and follow it — ``XDP_TX`` onto the CPU's XDP TX ring, ``XDP_REDIRECT`` through the
+per-CPU bulk queue to the target's ``ndo_xdp_xmit`` (``bq_enqueue`` / ``bq_xmit_all``), a veth
+target's frames straight into its peer's NAPI on the same CPU — and TX rings drain onto the wire.
+
+Verdicts, redirect checks and per-frame costs are per flow-table entry and are compiled once per
+state epoch (``compile_paths``); a step costs a few NumPy operations whatever its length in
+frames, which is what lets a long step stand for many polls ("Fast and exact" in DESIGN.md).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from xdptui.model.errors import Errno
+from xdptui.sim import costs
+from xdptui.sim.netdev import MODE_DRV, MODE_SKB, NetDev, Nic, Veth
+from xdptui.sim.programs import (
+    XDP_ABORTED,
+    XDP_DROP,
+    XDP_PASS,
+    XDP_REDIRECT,
+    XDP_TX,
+    Program,
+    XdpContext,
+    action_name,
+)
+from xdptui.sim.splitting import share, split_rows
+from xdptui.sim.world import WIRE_OVERHEAD, Source, World
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+NAPI_BUDGET = 64  # NAPI_POLL_WEIGHT
+BULK = 16  # DEV_MAP_BULK_SIZE
+MAX_CHAIN = 6  # veth hops followed inline before a loop is cut
+RATE_TAU_NS = 20_000.0  # smoothing of per-queue arrival rates (sets frames per poll)
+
+
+@dataclass
+class Compiled:
+    """What a device's RX path does with each entry, fixed until the next state change."""
+
+    mode: str | None  # native | generic | None (no program: straight to the stack)
+    raw: IntArray  # the program's return code per entry
+    act: (
+        IntArray  # effective action: unknown codes become XDP_ABORTED (bpf_warn_invalid_xdp_action)
+    )
+    target: IntArray  # redirect target ifindex, -1 if none
+    err: IntArray  # errno of a failed redirect (0 = enqueued)
+    cost: FloatArray  # ns per frame on the polling CPU, including inline veth hops
+
+
+@dataclass
+class Tracepoints:
+    """Aggregated tracepoint hits (``include/trace/events/xdp.h``)."""
+
+    exception: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    redirect_err: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    redirect: int = 0
+    # (from, to) -> [sent, drops, err_flushes, flushes(float)]
+    devmap_xmit: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+
+    def xmit(self, src: str, dst: str) -> list[float]:
+        row = self.devmap_xmit.get((src, dst))
+        if row is None:
+            row = [0.0, 0.0, 0.0, 0.0]
+            self.devmap_xmit[(src, dst)] = row
+        return row
+
+
+@dataclass
+class TxClaim:
+    """Frames offered to one transmit ring in this step, resolved after all CPUs ran."""
+
+    kind: str  # tx (XDP_TX) | xmit (ndo_xdp_xmit) | stack (local TX) | gtx (generic XDP_TX)
+    dev: NetDev  # who offered them (for xmit: the redirecting device)
+    frames: int
+    wire_bytes: float
+    source: Source | None = None
+
+
+@dataclass
+class CpuState:
+    carry_ns: FloatArray
+    busy_ns: FloatArray
+    polls: IntArray
+
+
+def make_context(world: World, dev: NetDev, prog: Program) -> XdpContext:
+    """The rows ``prog`` runs on when attached to ``dev``: every entry of every source."""
+    e = world.entries
+    return XdpContext(
+        src_mac=e.src_mac,
+        dst_mac=e.dst_mac,
+        ethertype=e.ethertype,
+        src_ip=e.src_ip,
+        dst_ip=e.dst_ip,
+        proto=e.proto,
+        src_port=e.src_port,
+        dst_port=e.dst_port,
+        size=e.size,
+        ingress_ifindex=dev.ifindex,
+        params=prog.param_map,
+    )
+
+
+class Datapath:
+    """Moves frames through a :class:`World`. Owns compiled paths and tracepoint tallies."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.compiled: dict[str, Compiled] = {}
+        self.compiled_epoch = -1
+        self.tp = Tracepoints()
+        n = world.nr_cpus
+        self.cpu = CpuState(np.zeros(n), np.zeros(n), np.zeros(n, dtype=np.int64))
+        self.claims: dict[tuple[str, int], list[TxClaim]] = defaultdict(list)
+        self.steps = 0
+        self.polls_total = 0
+        self._pending_peer: dict[str, list[tuple[NetDev, IntArray]]] = {}
+
+    # ------------------------------------------------------------------ compile
+
+    def compile_paths(self) -> None:
+        """Run every attached program over all entries and resolve redirect checks."""
+        w = self.world
+        self.compiled = {}
+        for dev in w.devices.values():
+            self.compiled[dev.name] = self._compile_device(dev)
+        # Chain costs need every device's verdicts first.
+        for name in self.compiled:
+            self.compiled[name].cost = self._chain_cost(w.devices[name], 0)
+        self.compiled_epoch = w.epoch
+
+    def _compile_device(self, dev: NetDev) -> Compiled:
+        e = self.world.entries
+        n = len(e)
+        att = dev.prog
+        if att is None:
+            full = np.full(n, XDP_PASS, dtype=np.int64)
+            return Compiled(
+                None,
+                full,
+                full,
+                np.full(n, -1, dtype=np.int64),
+                np.zeros(n, dtype=np.int64),
+                np.zeros(n),
+            )
+        ctx = make_context(self.world, dev, att.prog)
+        raw = att.prog.run(ctx)
+        act = np.where((raw >= XDP_ABORTED) & (raw <= XDP_REDIRECT), raw, XDP_ABORTED)
+        target = np.where(act == XDP_REDIRECT, ctx.redirect_ifindex, -1)
+        err = self._redirect_errors(dev, act, target, att.mode)
+        return Compiled(att.mode, raw, act, target, err, np.zeros(n))
+
+    def _redirect_errors(self, dev: NetDev, act: IntArray, target: IntArray, mode: str) -> IntArray:
+        """``__xdp_do_redirect_frame`` / ``__xdp_enqueue`` checks in the kernel's order: no such
+        ifindex -> EINVAL; target lacks NDO_XMIT -> EOPNOTSUPP (native only); not IFF_UP ->
+        ENETDOWN; frame longer than mtu + ETH_HLEN + VLAN_HLEN -> EMSGSIZE (``xdp_ok_fwd_dev``)."""
+        w = self.world
+        err = np.zeros(len(act), dtype=np.int64)
+        redirect = act == XDP_REDIRECT
+        if not np.any(redirect):
+            return err
+        for ifindex in np.unique(target[redirect]):
+            rows = redirect & (target == ifindex)
+            tgt = w.by_ifindex.get(int(ifindex))
+            if tgt is None:
+                err[rows] = Errno.EINVAL
+                continue
+            if mode == MODE_DRV and not self.has_ndo_xmit(tgt):
+                err[rows] = Errno.EOPNOTSUPP
+                continue
+            if not tgt.admin_up:
+                err[rows] = Errno.ENETDOWN
+                continue
+            too_big = rows & (w.entries.size > tgt.mtu + 14 + 4)
+            err[too_big] = Errno.EMSGSIZE
+        return err
+
+    def has_ndo_xmit(self, dev: NetDev) -> bool:
+        """NETDEV_XDP_ACT_NDO_XMIT: ixgbe (and, UNVERIFIED, i40e/ice) only while a program is
+        attached (``xdp_features_set_redirect_target``); a veth while its peer has an XDP
+        program (``veth_set_xdp_features``)."""
+        if isinstance(dev, Nic):
+            assert dev.driver is not None
+            if not dev.driver.ndo_xdp_xmit:
+                return False
+            if dev.driver.ndo_xmit_needs_prog:
+                return dev.xdp.get(MODE_DRV) is not None
+            return True
+        if isinstance(dev, Veth):
+            peer = self.world.devices.get(dev.peer)
+            return peer is not None and peer.xdp.get(MODE_DRV) is not None
+        return False
+
+    def _dcost(self, dev: NetDev) -> costs.DriverCosts:
+        if isinstance(dev, Nic):
+            assert dev.driver is not None
+            return costs.COSTS[dev.driver.name]
+        return costs.COSTS["veth"]
+
+    def _chain_cost(self, dev: NetDev, depth: int) -> FloatArray:
+        """ns per frame for the CPU that polls ``dev``: its own verdict work plus, for frames it
+        sends into a veth, the peer's NAPI work (veth runs it on the sending CPU)."""
+        c = self.compiled[dev.name]
+        d = self._dcost(dev)
+        n = len(c.act)
+        if c.mode is None:
+            return np.full(n, d.rx_frame + d.build_skb + costs.STACK_RX)
+        att = dev.prog
+        assert att is not None
+        cost = np.full(n, d.rx_frame + att.prog.cost_ns)
+        generic = c.mode == MODE_SKB
+        if generic:
+            cost += d.generic_rx
+        act = c.act
+        cost[act == XDP_PASS] += (0.0 if generic else d.build_skb) + costs.STACK_RX
+        tx = act == XDP_TX
+        if generic:
+            cost[tx] += costs.GENERIC_TX
+        elif isinstance(dev, Veth):
+            cost[tx] += d.tx
+            peer = self.world.devices.get(dev.peer)
+            if peer is not None and depth < MAX_CHAIN and peer.name in self.compiled:
+                cost[tx] += self._chain_cost(peer, depth + 1)[tx]
+        else:
+            cost[tx] += d.tx + self._lock_cost(dev)
+        red = act == XDP_REDIRECT
+        if np.any(red):
+            ok = red & (c.err == 0)
+            cost[red & ~ok] += d.redirect
+            for ifindex in np.unique(c.target[ok]):
+                rows = ok & (c.target == ifindex)
+                tgt = self.world.by_ifindex[int(ifindex)]
+                if generic:
+                    cost[rows] += costs.GENERIC_REDIRECT
+                else:
+                    td = self._dcost(tgt)
+                    cost[rows] += d.redirect + td.xmit_frame + td.flush / BULK
+                    cost[rows] += self._lock_cost(tgt)
+                if isinstance(tgt, Veth) and depth < MAX_CHAIN:
+                    peer = self.world.devices.get(tgt.peer)
+                    if peer is not None and peer.name in self.compiled:
+                        cost[rows] += self._chain_cost(peer, depth + 1)[rows]
+        return cost
+
+    def _lock_cost(self, dev: NetDev) -> float:
+        """ixgbe with more than 64 CPUs: every XDP_TX / ndo_xdp_xmit takes the ring's
+        ``tx_lock`` (``ixgbe_xdp_locking_key``); sharing CPUs bounce its cache line."""
+        if isinstance(dev, Nic) and dev.xdp_locking:
+            sharers = max(1, -(-self.world.nr_cpus // max(1, dev.xdp_rings)))
+            return costs.LOCK_UNCONTENDED + costs.LOCK_PER_SHARER * (sharers - 1)
+        return 0.0
+
+    # ------------------------------------------------------------------ step
+
+    def step(self, t0: int, dt: int) -> None:
+        """Advance the data path from ``t0`` by ``dt`` ns."""
+        if dt <= 0:
+            return
+        w = self.world
+        if self.compiled_epoch != w.epoch:
+            self.compile_paths()
+        self.steps += 1
+        n_entries = len(w.entries)
+        arrivals: dict[str, IntArray] = {}
+        for src in w.sources:
+            self._emit(src, t0 + dt, arrivals, n_entries)
+        rows = self._admit(arrivals, dt)
+        self._serve(rows, dt)
+        self._drain_tx(dt)
+
+    def emitted_until(self, src: Source, t: int) -> int:
+        """Frames source ``src`` has emitted by time ``t`` (pktgen pacing, exact integers)."""
+        if src.stopped or t <= src.rate_origin_ns:
+            return src.emitted_at_origin if t > src.start_ns or src.emitted_at_origin else 0
+        pps = self.source_pps(src)
+        milli = round(pps * 1000)
+        n = src.emitted_at_origin + (milli * (t - src.rate_origin_ns)) // 10**12
+        if src.spec.count is not None:
+            n = min(n, src.spec.count)
+        return n
+
+    def source_pps(self, src: Source) -> float:
+        """Frames per second; frames arriving from the wire can't beat the port's line rate
+        (an offered rate above it is capped, as the sender's own port would cap it)."""
+        dev = self.world.devices.get(src.device)
+        line = None
+        if isinstance(dev, Nic) and dev.speed_bps:
+            line = dev.speed_bps / (8.0 * src.mean_wire_bytes())
+        if src.rate.kind == "pps":
+            pps = src.rate.value
+        elif src.rate.kind == "bps":
+            pps = src.rate.value / (8.0 * src.mean_wire_bytes())
+        else:
+            pps = line if line is not None else 10e9 / (8.0 * src.mean_wire_bytes())
+        return min(pps, line) if line is not None else pps
+
+    def _emit(self, src: Source, t1: int, arrivals: dict[str, IntArray], n_entries: int) -> None:
+        from xdptui.sim.traffic import frames_per_entry
+
+        n1 = self.emitted_until(src, t1)
+        if n1 <= src.emitted:
+            return
+        counts = np.zeros(n_entries, dtype=np.int64)
+        L = len(src.table)
+        counts[src.offset : src.offset + L] = frames_per_entry(src.emitted, n1, L)
+        src.emitted = n1
+        dev = self.world.devices.get(src.device)
+        if dev is None:
+            return
+        if src.local:
+            self._local_tx(src, dev, counts)
+            return
+        if not dev.running:
+            src.lost += int(counts.sum())
+            return
+        key = dev.name
+        if key in arrivals:
+            arrivals[key] += counts
+        else:
+            arrivals[key] = counts
+
+    def _local_tx(self, src: Source, dev: NetDev, counts: IntArray) -> None:
+        """A ``from: DEV`` source: the local stack sends out of DEV (a NIC: onto its TX queue;
+        a veth: ``veth_xmit`` into the peer's RX)."""
+        if not dev.running:
+            src.lost += int(counts.sum())
+            return
+        total = int(counts.sum())
+        if isinstance(dev, Nic):
+            wire = float(counts @ self.world.entries.wire_bytes)
+            self.claims[(dev.name, dev.xdp_rings)].append(TxClaim("stack", dev, total, wire, src))
+        elif isinstance(dev, Veth):
+            peer = self.world.devices.get(dev.peer)
+            if peer is None or not peer.running:
+                dev.add("tx_dropped", total)
+                return
+            self._pending_peer.setdefault(peer.name, []).append((dev, counts))
+
+    def _admit(self, arrivals: dict[str, IntArray], dt: int) -> list[tuple[NetDev, IntArray]]:
+        """Frames onto RX rings. A NIC spreads them by RSS (``queue = reta[hash % size]``) and
+        can receive at most its DMA limit; frames past it, like frames for a full ring, are
+        ``rx_dropped``. Returns (device, [Q, E] admitted arrivals) for every device with work."""
+        w = self.world
+        out: list[tuple[NetDev, IntArray]] = []
+        pending = self._pending_peer
+        self._pending_peer = {}
+        for dev in w.devices.values():
+            rx = dev.rx
+            if rx is None:
+                continue
+            arr = arrivals.get(dev.name)
+            local = pending.get(dev.name)
+            if arr is None and local is None and not rx.ring.any():
+                continue
+            mat = np.zeros_like(rx.ring)
+            if arr is not None and arr.any():
+                if isinstance(dev, Nic):
+                    np.add.at(mat, (dev.queue_of_entry, np.arange(len(arr))), arr)
+                    self._dma_limit(dev, mat, dt)
+                else:
+                    qsel = (w.entries.rss_hash % rx.count).astype(np.int64)
+                    np.add.at(mat, (qsel, np.arange(len(arr))), arr)
+            if local:
+                # veth_xmit -> veth_forward_skb into the peer's ring; what does not fit once
+                # the peer's NAPI has run is the sender's tx_dropped (see _serve).
+                qsel = (w.entries.rss_hash % rx.count).astype(np.int64)
+                for sender, counts in local:
+                    np.add.at(mat, (qsel, np.arange(len(counts))), counts)
+                    sender.add("tx_packets", int(counts.sum()))
+                    sender.add("tx_bytes", int(counts @ w.entries.size))
+            out.append((dev, mat))
+        return out
+
+    def _dma_limit(self, nic: Nic, mat: IntArray, dt: int) -> None:
+        assert nic.driver is not None and nic.rx is not None
+        limit = nic.driver.rx_pps_max
+        if limit is None:
+            return
+        cap = limit * dt / 1e9 - nic.driver.tx_dma_weight * nic.tx_frames_last * dt
+        cap = max(0.0, cap)
+        total = int(mat.sum())
+        if total <= cap + nic.rx_credit:
+            nic.rx_credit = 0.0
+            return
+        cap += nic.rx_credit
+        allowed = int(cap)
+        nic.rx_credit = cap - allowed
+        keep = split_rows(mat, share(allowed, mat.sum(axis=1).astype(np.float64)))
+        lost = mat - keep
+        lost_q = lost.sum(axis=1)
+        nic.rx.rx_dropped += lost_q
+        nic.add("rx_dropped", int(lost_q.sum()))
+        mat[:] = keep
+
+    # ------------------------------------------------------------------ NAPI
+
+    def _serve(self, work: list[tuple[NetDev, IntArray]], dt: int) -> None:
+        """Every CPU polls the NAPI instances bound to it for ``dt`` ns (``net_rx_action``)."""
+        if not work:
+            self.cpu.carry_ns[:] = 0.0
+            return
+        ncpu = self.world.nr_cpus
+        rows_dev: list[int] = []
+        demand_parts: list[IntArray] = []
+        lam_parts: list[FloatArray] = []
+        cost_parts: list[FloatArray] = []
+        cpu_parts: list[IntArray] = []
+        poll_cost: list[FloatArray] = []
+        for i, (dev, arr) in enumerate(work):
+            rx = dev.rx
+            assert rx is not None
+            demand = rx.ring + arr
+            demand_parts.append(demand)
+            # Arrival rate per queue, smoothed over RATE_TAU_NS so that a short step with
+            # no frame in it does not read as an idle queue.
+            alpha = 1.0 - np.exp(-dt / RATE_TAU_NS)
+            rx.rate += alpha * (arr.sum(axis=1) / dt - rx.rate)
+            lam_parts.append(rx.rate.copy())
+            c = self.compiled[dev.name].cost
+            dq = demand.sum(axis=1)
+            cost_parts.append(np.where(dq > 0, (demand @ c) / np.maximum(dq, 1), 0.0))
+            cpu_parts.append(rx.irq_cpu)
+            d = self._dcost(dev)
+            nt = len(np.unique(self.compiled[dev.name].target[self.compiled[dev.name].target >= 0]))
+            poll_cost.append(np.full(rx.count, d.poll + nt * d.flush))
+            rows_dev.extend([i] * rx.count)
+        D = np.concatenate([p.sum(axis=1) for p in demand_parts]).astype(np.float64)
+        lam = np.concatenate(lam_parts)
+        a = np.concatenate(cost_parts)
+        p = np.concatenate(poll_cost)
+        cpu = np.concatenate(cpu_parts)
+        budget = dt + self.cpu.carry_ns
+        # Light load: frames per poll follow the interrupt cycle, fpp = lam * (irq + p) / (1 - rho).
+        work_ns = D * a
+        rho = np.bincount(cpu, weights=lam * a, minlength=ncpu)
+        irq = np.array([self._irq_ns(work[i][0]) for i in rows_dev], dtype=np.float64)
+        fpp = np.clip(
+            lam * (irq + p) / np.maximum(1.0 - np.minimum(rho[cpu], 0.95), 0.05), 1.0, NAPI_BUDGET
+        )
+        light_polls = np.where(D > 0, D / fpp, 0.0)
+        need = np.bincount(cpu, weights=work_ns + light_polls * p, minlength=ncpu)
+        served = D.copy()
+        polls = light_polls
+        saturated = need > budget
+        if np.any(saturated):
+            eff = a + p / NAPI_BUDGET
+            for c_sat in np.flatnonzero(saturated):
+                rows = np.flatnonzero((cpu == c_sat) & (D > 0))
+                served[rows] = _water_fill(D[rows], eff[rows], float(budget[c_sat]))
+            sat_rows = saturated[cpu]
+            polls = np.where(sat_rows, served / NAPI_BUDGET, light_polls)
+        n_served = np.floor(served + 1e-9).astype(np.int64)
+        used = np.bincount(cpu, weights=n_served * a + polls * p, minlength=ncpu)
+        self.cpu.busy_ns += np.minimum(used, budget)
+        self.cpu.carry_ns = np.where(saturated, np.clip(budget - used, 0.0, None), 0.0)
+        start = 0
+        for (dev, _arr), demand in zip(work, demand_parts, strict=True):
+            rx = dev.rx
+            assert rx is not None
+            k = rx.count
+            take = n_served[start : start + k]
+            rpolls = polls[start : start + k]
+            start += k
+            processed = split_rows(demand, np.minimum(take, demand.sum(axis=1)), self.steps)
+            rest = demand - processed
+            over = np.maximum(rest.sum(axis=1) - rx.size, 0)
+            if over.any():
+                dropped = split_rows(rest, over, self.steps + 1)
+                rest -= dropped
+                sender = self.world.devices.get(dev.peer) if isinstance(dev, Veth) else None
+                if sender is not None:  # veth_xmit: ptr_ring full -> the sender's priv->dropped
+                    sender.add("tx_packets", -int(over.sum()))
+                    sender.add("tx_bytes", -int(dropped.sum(axis=0) @ self.world.entries.size))
+                    sender.add("tx_dropped", int(over.sum()))
+                else:
+                    rx.rx_dropped += over
+                    dev.add("rx_dropped", int(over.sum()))
+            rx.ring = rest
+            # The ring's high-water mark: what is left queued, or what one poll found waiting.
+            batch = np.where(rpolls > 0, np.ceil(take / np.maximum(rpolls, 1e-9)), 0)
+            batch = np.minimum(batch, rx.size).astype(np.int64)
+            np.maximum(rx.peak, np.maximum(rest.sum(axis=1), batch), out=rx.peak)
+            got = processed.sum(axis=1)
+            rx.rx_packets += got
+            acc = rx.poll_acc + rpolls
+            whole = np.floor(acc)
+            rx.poll_acc = acc - whole
+            polls_int = whole.astype(np.int64)
+            np.add.at(self.cpu.polls, rx.irq_cpu, polls_int)
+            self.polls_total += int(polls_int.sum())
+            self.deliver(dev, rx.irq_cpu, np.arange(k), processed, rpolls, 0)
+
+    def _irq_ns(self, dev: NetDev) -> float:
+        if isinstance(dev, Nic):
+            assert dev.driver is not None
+            return float(dev.driver.irq_ns)
+        return 1000.0  # veth: napi_schedule from the sender, no interrupt (UNVERIFIED latency)
+
+    # ------------------------------------------------------------------ verdicts
+
+    def deliver(
+        self,
+        dev: NetDev,
+        cpus: IntArray,
+        queues: IntArray,
+        counts: IntArray,
+        polls: FloatArray,
+        depth: int,
+    ) -> None:
+        """Apply ``dev``'s RX verdicts to frames polled on the rows' CPUs (``*_run_xdp``)."""
+        if not counts.any():
+            return
+        w = self.world
+        e = w.entries
+        c = self.compiled[dev.name]
+        per_entry = counts.sum(axis=0)
+        dev.add("rx_packets", int(per_entry.sum()))
+        dev.add("rx_bytes", int(per_entry @ e.size))
+        if c.mode is None:
+            return  # no program: up the stack
+        act = c.act
+        for code, counter in ((XDP_DROP, "xdp_drop"), (XDP_PASS, "xdp_pass")):
+            dev.add(counter, int(per_entry[act == code].sum()))
+        aborted = act == XDP_ABORTED
+        if np.any(aborted & (per_entry > 0)):
+            n_ab = int(per_entry[aborted].sum())
+            dev.add("xdp_aborted", n_ab)
+            for raw in np.unique(c.raw[aborted & (per_entry > 0)]):
+                hits = int(per_entry[aborted & (c.raw == raw)].sum())
+                self.tp.exception[(dev.name, action_name(int(raw)))] += hits
+        tx = act == XDP_TX
+        if np.any(tx & (per_entry > 0)):
+            self._xdp_tx(dev, c, cpus, queues, counts, tx, polls, depth)
+        red = act == XDP_REDIRECT
+        if np.any(red & (per_entry > 0)):
+            self._redirect(dev, c, cpus, counts, red, polls, depth)
+
+    def _xdp_tx(
+        self,
+        dev: NetDev,
+        c: Compiled,
+        cpus: IntArray,
+        queues: IntArray,
+        counts: IntArray,
+        mask: npt.NDArray[np.bool_],
+        polls: FloatArray,
+        depth: int,
+    ) -> None:
+        e = self.world.entries
+        sub = np.where(mask[None, :], counts, 0)
+        n_tx = int(sub.sum())
+        dev.add("xdp_tx", n_tx)
+        if c.mode == MODE_SKB:
+            # generic_xdp_tx: through the device's own TX queue (bypassing the qdisc).
+            if isinstance(dev, Nic):
+                wire = float(sub.sum(axis=0) @ e.wire_bytes)
+                self.claims[(dev.name, dev.xdp_rings)].append(TxClaim("gtx", dev, n_tx, wire))
+            return
+        if isinstance(dev, Veth):
+            # veth_xdp_tx -> veth_xdp_xmit on this device: frames land on the peer's ring.
+            peer = self.world.devices.get(dev.peer)
+            if peer is None or peer.xdp.get(MODE_DRV) is None or not peer.running:
+                dev.add("xdp_tx_errors", n_tx)
+                self.tp.exception[(dev.name, "XDP_TX")] += n_tx
+                return
+            dev.add("tx_packets", n_tx)
+            dev.add("tx_bytes", int(sub.sum(axis=0) @ e.size))
+            if depth < MAX_CHAIN:
+                self.deliver(peer, cpus, queues, sub, polls, depth + 1)
+            return
+        assert isinstance(dev, Nic)
+        per_row = sub.sum(axis=1)
+        wire_row = sub @ e.wire_bytes
+        for k in np.flatnonzero(per_row):
+            ring = self._tx_ring_for(dev, int(cpus[k]), int(queues[k]))
+            if ring is None:
+                dev.add("xdp_tx_errors", int(per_row[k]))
+                self.tp.exception[(dev.name, "XDP_TX")] += int(per_row[k])
+                continue
+            self.claims[(dev.name, ring)].append(
+                TxClaim("tx", dev, int(per_row[k]), float(wire_row[k]))
+            )
+
+    def _tx_ring_for(self, nic: Nic, cpu: int, queue: int) -> int | None:
+        """XDP_TX ring: ixgbe and ice use the polling CPU's ring (``ixgbe_determine_xdp_ring``);
+        i40e/mlx5 use the ring paired with the RX queue (UNVERIFIED for i40e)."""
+        assert nic.driver is not None
+        if nic.xdp_rings == 0:
+            return None
+        if nic.driver.tx_ring_rule == "per_queue_pair" and queue >= 0:
+            return queue % nic.xdp_rings
+        ring = int(nic.ring_of_cpu[cpu])
+        return ring if ring >= 0 else None
+
+    def _redirect(
+        self,
+        dev: NetDev,
+        c: Compiled,
+        cpus: IntArray,
+        counts: IntArray,
+        mask: npt.NDArray[np.bool_],
+        polls: FloatArray,
+        depth: int,
+    ) -> None:
+        """``xdp_do_redirect``: failures fire ``xdp_redirect_err`` and the driver drops with
+        ``xdp_exception`` (native); successes fire ``xdp_redirect`` and go into the per-CPU
+        bulk queue of the target, flushed every 16 frames and at the end of the poll."""
+        w = self.world
+        per_entry = counts.sum(axis=0)
+        dev.add("xdp_redirect", int(per_entry[mask].sum()))
+        bad = mask & (c.err != 0)
+        for err in np.unique(c.err[bad & (per_entry > 0)]):
+            hits = int(per_entry[bad & (c.err == err)].sum())
+            self.tp.redirect_err[(dev.name, Errno(int(err)).name)] += hits
+            if c.mode == MODE_DRV:
+                self.tp.exception[(dev.name, "XDP_REDIRECT")] += hits
+        ok = mask & (c.err == 0)
+        if not np.any(ok & (per_entry > 0)):
+            return
+        self.tp.redirect += int(per_entry[ok].sum())
+        for ifindex in np.unique(c.target[ok & (per_entry > 0)]):
+            tgt = w.by_ifindex[int(ifindex)]
+            sel = ok & (c.target == ifindex)
+            sub = np.where(sel[None, :], counts, 0)
+            per_row = sub.sum(axis=1)
+            if c.mode == MODE_SKB:
+                self._generic_xmit(dev, tgt, cpus, sub, polls, depth)
+                continue
+            row = self.tp.xmit(dev.name, tgt.name)
+            for k in np.flatnonzero(per_row):
+                n = int(per_row[k])
+                flushes = _flushes(n, float(polls[k]))
+                row[3] += flushes
+                self._ndo_xdp_xmit(
+                    dev, tgt, int(cpus[k]), sub[k], flushes, polls[k : k + 1], depth, row
+                )
+
+    def _ndo_xdp_xmit(
+        self,
+        src: NetDev,
+        tgt: NetDev,
+        cpu: int,
+        frames: IntArray,
+        flushes: float,
+        polls: FloatArray,
+        depth: int,
+        row: list[float],
+    ) -> None:
+        """``bq_xmit_all`` -> the target's ``ndo_xdp_xmit``: a NIC queues onto the CPU's XDP
+        ring (sent prefix, the rest refused and freed by devmap); a veth hands them to its
+        peer's NAPI on this CPU (``veth_xdp_xmit``)."""
+        e = self.world.entries
+        n = int(frames.sum())
+        if isinstance(tgt, Nic):
+            ring = int(tgt.ring_of_cpu[cpu]) if tgt.xdp_rings else -1
+            if ring < 0:
+                # i40e/mlx5 past the last queue pair, or no XDP rings: -ENXIO for the whole bulk.
+                tgt.add("xdp_xmit", n)
+                tgt.add("xdp_xmit_errors", n)
+                row[1] += n
+                row[2] += flushes
+                return
+            self.claims[(tgt.name, ring)].append(
+                TxClaim("xmit", src, n, float(frames @ e.wire_bytes))
+            )
+            return
+        if isinstance(tgt, Veth):
+            peer = self.world.devices.get(tgt.peer)
+            tgt.add("xdp_xmit", n)
+            if peer is None or not peer.running:
+                tgt.add("xdp_xmit_errors", n)
+                row[1] += n
+                row[2] += flushes
+                return
+            tgt.add("tx_packets", n)
+            tgt.add("tx_bytes", int(frames @ e.size))
+            row[0] += n
+            if depth < MAX_CHAIN:
+                self.deliver(
+                    peer, np.array([cpu]), np.array([-1]), frames[None, :], polls, depth + 1
+                )
+
+    def _generic_xmit(
+        self, src: NetDev, tgt: NetDev, cpus: IntArray, sub: IntArray, polls: FloatArray, depth: int
+    ) -> None:
+        """``xdp_do_generic_redirect``: the skb goes out at once through ``generic_xdp_tx``
+        (no bulk queue, no ``xdp_devmap_xmit``)."""
+        e = self.world.entries
+        n = int(sub.sum())
+        if isinstance(tgt, Nic):
+            wire = float(sub.sum(axis=0) @ e.wire_bytes)
+            self.claims[(tgt.name, tgt.xdp_rings)].append(TxClaim("gtx", tgt, n, wire))
+        elif isinstance(tgt, Veth):
+            peer = self.world.devices.get(tgt.peer)
+            if peer is None or not peer.running:
+                tgt.add("tx_dropped", n)
+                return
+            tgt.add("tx_packets", n)
+            tgt.add("tx_bytes", int(sub.sum(axis=0) @ e.size))
+            if depth < MAX_CHAIN:
+                self.deliver(peer, cpus, np.full(len(cpus), -1), sub, polls, depth + 1)
+
+    # ------------------------------------------------------------------ TX
+
+    def _drain_tx(self, dt: int) -> None:
+        """TX rings take what they have room for and drain at line rate (frame + 24 bytes of
+        FCS, preamble and gap), sharing the wire; refused frames are counted where the kernel
+        counts them (XDP_TX: ``xdp_tx_errors`` + ``xdp_exception``; ndo_xdp_xmit: devmap
+        ``drops``; stack: ``tx_dropped``)."""
+        claims = self.claims
+        self.claims = defaultdict(list)
+        for dev in self.world.devices.values():
+            if not isinstance(dev, Nic) or dev.tx is None:
+                continue
+            tx = dev.tx
+            nr = len(tx.occ)
+            inc = np.zeros(nr, dtype=np.int64)
+            inc_bytes = np.zeros(nr)
+            for r in range(nr):
+                for cl in claims.get((dev.name, r), ()):
+                    inc[r] += cl.frames
+                    inc_bytes[r] += cl.wire_bytes
+            if not inc.any() and not tx.occ.any():
+                dev.tx_frames_last = 0.0
+                continue
+            demand = tx.occ + inc
+            demand_bytes = tx.occ_bytes + inc_bytes
+            tot_f = int(demand.sum())
+            tot_b = float(demand_bytes.sum())
+            cap_b = cap_f = 0.0
+            if dev.running:
+                assert dev.driver is not None
+                cap_b = dev.speed_bps / 8.0 * dt / 1e9
+                cap_f = (
+                    dev.driver.tx_pps_max * dt / 1e9
+                    if dev.driver.tx_pps_max is not None
+                    else float("inf")
+                )
+            if tot_b <= cap_b and tot_f <= cap_f:
+                out = demand.copy()
+                tx.credit[:] = 0.0
+            else:
+                # The wire serves the rings round-robin by frame: each ring sends the same share
+                # of what it holds; fractions of a frame carry per ring into the next step.
+                frac = min(cap_b / tot_b if tot_b else 0.0, cap_f / tot_f if tot_f else 0.0)
+                want = demand * frac + tx.credit
+                out = np.minimum(np.floor(want + 1e-9).astype(np.int64), demand)
+                tx.credit = np.where(demand > out, want - out, 0.0)
+            out_bytes = np.where(demand > 0, demand_bytes * out / np.maximum(demand, 1), 0.0)
+            left = demand - out
+            left_bytes = demand_bytes - out_bytes
+            refused = np.maximum(left - tx.size, 0)
+            mean_left = np.where(left > 0, left_bytes / np.maximum(left, 1), 0.0)
+            tx.occ = left - refused
+            tx.occ_bytes = left_bytes - refused * mean_left
+            tx.sent += out
+            tx.dropped += refused
+            sent_frames = int(out.sum())
+            dev.add("tx_packets", sent_frames)
+            dev.add("tx_bytes", round(float(out_bytes.sum())) - WIRE_OVERHEAD * sent_frames)
+            dev.tx_frames_last = float(out[:-1].sum()) / dt  # XDP TX frames per ns
+            for r in range(nr):
+                self._settle(dev, claims.get((dev.name, r), []), int(refused[r]))
+
+    def _settle(self, ring_dev: Nic, claims: list[TxClaim], refused: int) -> None:
+        if not claims:
+            return
+        weights = np.array([cl.frames for cl in claims], dtype=np.float64)
+        lost = share(refused, weights) if refused else np.zeros(len(claims), dtype=np.int64)
+        for cl, n_lost in zip(claims, lost, strict=True):
+            n_lost = int(n_lost)
+            if cl.kind == "tx":
+                if n_lost:
+                    cl.dev.add("xdp_tx_errors", n_lost)
+                    self.tp.exception[(cl.dev.name, "XDP_TX")] += n_lost
+            elif cl.kind == "xmit":
+                ring_dev.add("xdp_xmit", cl.frames)
+                ring_dev.add("xdp_xmit_errors", n_lost)
+                row = self.tp.xmit(cl.dev.name, ring_dev.name)
+                row[0] += cl.frames - n_lost
+                row[1] += n_lost
+            elif cl.kind == "gtx":
+                if n_lost:
+                    ring_dev.add("tx_dropped", n_lost)
+                    self.tp.exception[(cl.dev.name, "XDP_TX")] += n_lost
+            else:
+                ring_dev.add("tx_dropped", n_lost)
+
+
+def _flushes(frames: int, polls: float) -> float:
+    """Bulk flushes for ``frames`` redirected to one target over ``polls`` polls: a full queue
+    of 16 is sent mid-poll, the rest at ``xdp_do_flush``."""
+    if frames <= 0:
+        return 0.0
+    if polls <= 0 or frames <= polls:
+        return float(frames)
+    per_poll = frames / polls
+    return polls * float(np.ceil(per_poll / BULK - 1e-9))
+
+
+def _water_fill(demand: FloatArray, cost: FloatArray, budget: float) -> FloatArray:
+    """NAPI round-robin on a saturated CPU: every instance gets up to the same number of
+    frames; find that level so the time spent equals ``budget``."""
+    if len(demand) == 1:
+        return np.minimum(demand, budget / cost)
+    order = np.argsort(demand, kind="stable")
+    d = demand[order]
+    cst = cost[order]
+    served = np.zeros_like(d)
+    remaining = budget
+    level_prev = 0.0
+    for i in range(len(d)):
+        rate = float(cst[i:].sum())  # ns per frame-level across the instances still active
+        need = (d[i] - level_prev) * rate
+        if need <= remaining:
+            remaining -= need
+            level_prev = float(d[i])
+            served[i] = d[i]
+        else:
+            level = level_prev + remaining / rate
+            served[i:] = level
+            break
+    else:
+        served[:] = d
+    out = np.empty_like(served)
+    out[order] = served
+    return out

@@ -1,0 +1,236 @@
+"""XDP programs as vectorised functions from a batch of flow-table rows to an action array.
+
+A program sees one row per flow-table entry: every frame of an entry carries the same headers,
+so a header-only verdict is computed once per entry and reused for every frame (DESIGN.md,
+"Batches, not packets"). User programs have the same signature:
+``def prog(ctx: XdpContext) -> numpy array of actions`` in ``path/to/file.py:prog``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from xdptui.model.catalog import is_user_program, program_info
+from xdptui.model.errors import Errno, KernelError
+from xdptui.sim import costs
+
+# include/uapi/linux/bpf.h: enum xdp_action
+XDP_ABORTED = 0
+XDP_DROP = 1
+XDP_PASS = 2
+XDP_TX = 3
+XDP_REDIRECT = 4
+ACTION_NAMES = ("XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX", "XDP_REDIRECT")
+BPF_F_BROADCAST = 1 << 3
+BPF_F_EXCLUDE_INGRESS = 1 << 4
+XDP_ACTION_MASK = XDP_ABORTED | XDP_DROP | XDP_PASS | XDP_TX  # low "fallback" bits
+
+IntArray = npt.NDArray[np.int64]
+
+
+def action_name(code: int) -> str:
+    """``__XDP_ACT_MAP``; codes above XDP_REDIRECT are what xdp-monitor buckets as XDP_UNKNOWN."""
+    return ACTION_NAMES[code] if 0 <= code < len(ACTION_NAMES) else "XDP_UNKNOWN"
+
+
+@dataclass(eq=False)
+class XdpContext:
+    """The rows a program runs on, plus what its helper calls recorded (``bpf_redirect_info``)."""
+
+    src_mac: npt.NDArray[np.uint64]
+    dst_mac: npt.NDArray[np.uint64]
+    ethertype: npt.NDArray[np.uint16]
+    src_ip: npt.NDArray[np.uint32]
+    dst_ip: npt.NDArray[np.uint32]
+    proto: npt.NDArray[np.uint8]
+    src_port: npt.NDArray[np.uint16]
+    dst_port: npt.NDArray[np.uint16]
+    size: IntArray
+    ingress_ifindex: int
+    params: Mapping[str, str] = field(default_factory=dict)
+    lookup_map: Callable[[str, int], int | None] | None = None
+    # Recorded by the helpers, per row: target ifindex (-1 none), map name and key.
+    redirect_ifindex: IntArray = field(init=False)
+    redirect_map_name: str | None = field(init=False, default=None)
+    redirect_broadcast_flags: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        self.redirect_ifindex = np.full(len(self.size), -1, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.size)
+
+    def full(self, action: int) -> IntArray:
+        return np.full(len(self), action, dtype=np.int64)
+
+    def redirect(self, ifindex: int | IntArray, flags: int = 0) -> IntArray:
+        """``bpf_redirect()`` in XDP (``net/core/filter.c``): flags must be 0, else the helper
+        returns XDP_ABORTED; the target is not checked until ``xdp_do_redirect``."""
+        if flags:
+            return self.full(XDP_ABORTED)
+        self.redirect_ifindex = np.broadcast_to(
+            np.asarray(ifindex, dtype=np.int64), (len(self),)
+        ).copy()
+        return self.full(XDP_REDIRECT)
+
+    def redirect_map(self, map_name: str, key: int | IntArray, flags: int = 0) -> IntArray:
+        """``bpf_redirect_map()`` (``__bpf_xdp_redirect_map``): a hit returns XDP_REDIRECT; a
+        miss returns the low action bits of flags (default XDP_ABORTED) with no tracepoint;
+        flags outside BROADCAST|EXCLUDE_INGRESS|action bits -> XDP_ABORTED."""
+        allowed = BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS | XDP_ACTION_MASK
+        if flags & ~allowed:
+            return self.full(XDP_ABORTED)
+        self.redirect_map_name = map_name
+        if flags & BPF_F_BROADCAST:
+            self.redirect_broadcast_flags = flags
+            return self.full(XDP_REDIRECT)
+        keys = np.broadcast_to(np.asarray(key, dtype=np.int64), (len(self),))
+        lookup = self.lookup_map
+        out = self.full(flags & XDP_ACTION_MASK)
+        for k in np.unique(keys):  # per distinct key, never per frame
+            target = lookup(map_name, int(k)) if lookup else None
+            if target is not None:
+                hit = keys == k
+                out[hit] = XDP_REDIRECT
+                self.redirect_ifindex[hit] = target
+        return out
+
+
+ProgramFunc = Callable[[XdpContext], IntArray]
+
+
+@dataclass(frozen=True)
+class Program:
+    """A loaded program: name as the user typed it, its function, its cost and parameters."""
+
+    name: str
+    func: ProgramFunc
+    cost_ns: float
+    params: tuple[tuple[str, str], ...] = ()
+    prog_id: int = 0
+
+    @property
+    def param_map(self) -> dict[str, str]:
+        return dict(self.params)
+
+    def run(self, ctx: XdpContext) -> IntArray:
+        """Run on every row; a user program's bad result is refused like the verifier would."""
+        try:
+            result = self.func(ctx)
+        except Exception as exc:  # a user program's bug must not take the simulator down
+            raise KernelError(Errno.EINVAL, f"program {self.name} raised {exc!r}") from exc
+        actions = np.asarray(result)
+        if actions.shape == ():
+            actions = np.full(len(ctx), int(actions), dtype=np.int64)
+        if actions.shape != (len(ctx),) or not np.issubdtype(actions.dtype, np.integer):
+            raise KernelError(
+                Errno.EINVAL,
+                f"program {self.name} must return one integer action per row, "
+                f"got shape {actions.shape} dtype {actions.dtype}",
+            )
+        return actions.astype(np.int64, copy=False)
+
+
+def _is_l4(ctx: XdpContext) -> npt.NDArray[np.bool_]:
+    l4: npt.NDArray[np.bool_] = (ctx.ethertype == 0x0800) & ((ctx.proto == 6) | (ctx.proto == 17))
+    return l4
+
+
+def _constant(action: int) -> ProgramFunc:
+    def prog(ctx: XdpContext) -> IntArray:
+        return ctx.full(action)
+
+    return prog
+
+
+def _redirect(ctx: XdpContext) -> IntArray:
+    return ctx.redirect(int(ctx.params["ifindex"]), int(ctx.params.get("flags", "0")))
+
+
+def _redirect_map(ctx: XdpContext) -> IntArray:
+    return ctx.redirect_map(
+        ctx.params["map"], int(ctx.params.get("key", "0")), int(ctx.params.get("flags", "0"))
+    )
+
+
+def _redirect_map_multi(ctx: XdpContext) -> IntArray:
+    flags = BPF_F_BROADCAST
+    if ctx.params.get("exclude_ingress", "1") in ("1", "true"):
+        flags |= BPF_F_EXCLUDE_INGRESS
+    return ctx.redirect_map(ctx.params["map"], 0, flags)
+
+
+def _l4lb(ctx: XdpContext) -> IntArray:
+    """Hairpin L4 LB: TCP/UDP is rewritten toward a backend and sent back out (XDP_TX)."""
+    return np.where(_is_l4(ctx), XDP_TX, XDP_PASS).astype(np.int64)
+
+
+def _drop_port(ctx: XdpContext) -> IntArray:
+    port = int(ctx.params.get("port", "9"))
+    hit = _is_l4(ctx) & (ctx.dst_port == port)
+    return np.where(hit, XDP_DROP, XDP_PASS).astype(np.int64)
+
+
+BUILTINS: dict[str, ProgramFunc] = {
+    "xdp_pass": _constant(XDP_PASS),
+    "xdp_drop": _constant(XDP_DROP),
+    "xdp_tx": _constant(XDP_TX),
+    "xdp_aborted": _constant(XDP_ABORTED),
+    "xdp1": _constant(XDP_DROP),  # samples/bpf/xdp1_kern.c: count per IP proto, XDP_DROP
+    "xdp2": _constant(XDP_TX),  # samples/bpf/xdp2_kern.c: swap MACs, XDP_TX
+    "redirect": _redirect,
+    "redirect_map": _redirect_map,
+    "redirect_map_multi": _redirect_map_multi,
+    "l4lb": _l4lb,
+    "drop_port": _drop_port,
+}
+
+
+def load_user_function(spec: str, base_dir: Path | None = None) -> ProgramFunc:
+    """Import ``path/to/file.py:function``; errors read like a failed ``ip link ... obj``."""
+    path_text, _, func_name = spec.rpartition(":")
+    path = Path(path_text)
+    if not path.is_absolute() and base_dir is not None and not path.exists():
+        path = base_dir / path
+    if not path.is_file():
+        raise KernelError(Errno.ENOENT, f"No such file: {path_text}")
+    module_spec = importlib.util.spec_from_file_location(f"xdptui_user_{path.stem}", path)
+    if module_spec is None or module_spec.loader is None:
+        raise KernelError(Errno.EINVAL, f"cannot load {path_text}")
+    module = importlib.util.module_from_spec(module_spec)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        raise KernelError(Errno.EINVAL, f"{path_text}: {exc!r}") from exc
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        raise KernelError(Errno.ENOENT, f"{path_text} has no function {func_name}()")
+    return func  # type: ignore[no-any-return]
+
+
+def make_program(
+    name: str, params: Mapping[str, str], prog_id: int, base_dir: Path | None = None
+) -> Program:
+    """Build a Program from a built-in name or a user ``file.py:function`` spec."""
+    if name in BUILTINS:
+        info = program_info(name)
+        assert info is not None
+        merged = {p.name: p.default for p in info.params if p.default is not None}
+        merged.update(params)
+        return Program(
+            name,
+            BUILTINS[name],
+            costs.PROGRAM_COST.get(name, 0.0),
+            tuple(sorted(merged.items())),
+            prog_id,
+        )
+    if is_user_program(name):
+        func = load_user_function(name, base_dir)
+        return Program(name, func, costs.USER_PROGRAM_COST, tuple(sorted(params.items())), prog_id)
+    raise KernelError(Errno.ENOENT, f"unknown program '{name}'")
