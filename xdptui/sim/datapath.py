@@ -79,13 +79,13 @@ class Tracepoints:
 
 @dataclass
 class TxClaim:
-    """Frames offered to one transmit ring in this step, resolved after all CPUs ran."""
+    """Frames offered to a device's transmit rings in this step (one slot per ring, the last
+    is the stack's queue), resolved after all CPUs ran."""
 
     kind: str  # tx (XDP_TX) | xmit (ndo_xdp_xmit) | stack (local TX) | gtx (generic XDP_TX)
     dev: NetDev  # who offered them (for xmit: the redirecting device)
-    frames: int
-    wire_bytes: float
-    source: Source | None = None
+    frames: IntArray
+    wire_bytes: FloatArray
 
 
 @dataclass
@@ -123,7 +123,7 @@ class Datapath:
         self.tp = Tracepoints()
         n = world.nr_cpus
         self.cpu = CpuState(np.zeros(n), np.zeros(n), np.zeros(n, dtype=np.int64))
-        self.claims: dict[tuple[str, int], list[TxClaim]] = defaultdict(list)
+        self.claims: dict[str, list[TxClaim]] = defaultdict(list)
         self.steps = 0
         self.polls_total = 0
         self._pending_peer: dict[str, list[tuple[NetDev, IntArray]]] = {}
@@ -340,7 +340,7 @@ class Datapath:
         total = int(counts.sum())
         if isinstance(dev, Nic):
             wire = float(counts @ self.world.entries.wire_bytes)
-            self.claims[(dev.name, dev.xdp_rings)].append(TxClaim("stack", dev, total, wire, src))
+            self._stack_claim("stack", dev, dev, total, wire)
         elif isinstance(dev, Veth):
             peer = self.world.devices.get(dev.peer)
             if peer is None or not peer.running:
@@ -566,7 +566,7 @@ class Datapath:
             # generic_xdp_tx: through the device's own TX queue (bypassing the qdisc).
             if isinstance(dev, Nic):
                 wire = float(sub.sum(axis=0) @ e.wire_bytes)
-                self.claims[(dev.name, dev.xdp_rings)].append(TxClaim("gtx", dev, n_tx, wire))
+                self._stack_claim("gtx", dev, dev, n_tx, wire)
             return
         if isinstance(dev, Veth):
             # veth_xdp_tx -> veth_xdp_xmit on this device: frames land on the peer's ring.
@@ -582,27 +582,26 @@ class Datapath:
             return
         assert isinstance(dev, Nic)
         per_row = sub.sum(axis=1)
-        wire_row = sub @ e.wire_bytes
-        for k in np.flatnonzero(per_row):
-            ring = self._tx_ring_for(dev, int(cpus[k]), int(queues[k]))
-            if ring is None:
-                dev.add("xdp_tx_errors", int(per_row[k]))
-                self.tp.exception[(dev.name, "XDP_TX")] += int(per_row[k])
-                continue
-            self.claims[(dev.name, ring)].append(
-                TxClaim("tx", dev, int(per_row[k]), float(wire_row[k]))
-            )
+        ring = self._tx_rings_for(dev, cpus, queues)
+        lost = int(per_row[ring < 0].sum())
+        if lost:
+            dev.add("xdp_tx_errors", lost)
+            self.tp.exception[(dev.name, "XDP_TX")] += lost
+        ok = ring >= 0
+        if np.any(ok):
+            self._claim("tx", dev, dev, ring[ok], per_row[ok], (sub @ e.wire_bytes)[ok])
 
-    def _tx_ring_for(self, nic: Nic, cpu: int, queue: int) -> int | None:
-        """XDP_TX ring: ixgbe and ice use the polling CPU's ring (``ixgbe_determine_xdp_ring``);
-        i40e/mlx5 use the ring paired with the RX queue (UNVERIFIED for i40e)."""
+    def _tx_rings_for(self, nic: Nic, cpus: IntArray, queues: IntArray) -> IntArray:
+        """XDP_TX ring per row (-1: none): ixgbe and ice use the polling CPU's ring
+        (``ixgbe_determine_xdp_ring``); i40e/mlx5 the ring paired with the RX queue
+        (UNVERIFIED for i40e)."""
         assert nic.driver is not None
         if nic.xdp_rings == 0:
-            return None
-        if nic.driver.tx_ring_rule == "per_queue_pair" and queue >= 0:
-            return queue % nic.xdp_rings
-        ring = int(nic.ring_of_cpu[cpu])
-        return ring if ring >= 0 else None
+            return np.full(len(cpus), -1, dtype=np.int64)
+        by_cpu: IntArray = nic.ring_of_cpu[cpus]
+        if nic.driver.tx_ring_rule == "per_queue_pair":
+            return np.where(queues >= 0, queues % nic.xdp_rings, by_cpu)
+        return by_cpu
 
     def _redirect(
         self,
@@ -639,57 +638,57 @@ class Datapath:
                 self._generic_xmit(dev, tgt, cpus, sub, polls, depth)
                 continue
             row = self.tp.xmit(dev.name, tgt.name)
-            for k in np.flatnonzero(per_row):
-                n = int(per_row[k])
-                flushes = _flushes(n, float(polls[k]))
-                row[3] += flushes
-                self._ndo_xdp_xmit(
-                    dev, tgt, int(cpus[k]), sub[k], flushes, polls[k : k + 1], depth, row
-                )
+            flushes = _flushes(per_row, polls)
+            row[3] += float(flushes.sum())
+            self._ndo_xdp_xmit(dev, tgt, cpus, sub, per_row, flushes, polls, depth, row)
 
     def _ndo_xdp_xmit(
         self,
         src: NetDev,
         tgt: NetDev,
-        cpu: int,
-        frames: IntArray,
-        flushes: float,
+        cpus: IntArray,
+        sub: IntArray,
+        per_row: IntArray,
+        flushes: FloatArray,
         polls: FloatArray,
         depth: int,
         row: list[float],
     ) -> None:
-        """``bq_xmit_all`` -> the target's ``ndo_xdp_xmit``: a NIC queues onto the CPU's XDP
-        ring (sent prefix, the rest refused and freed by devmap); a veth hands them to its
-        peer's NAPI on this CPU (``veth_xdp_xmit``)."""
+        """``bq_xmit_all`` -> the target's ``ndo_xdp_xmit``: a NIC queues onto the sending
+        CPU's XDP ring (sent prefix, the rest refused and freed by devmap); a veth hands them
+        to its peer's NAPI on the same CPU (``veth_xdp_xmit``)."""
         e = self.world.entries
-        n = int(frames.sum())
         if isinstance(tgt, Nic):
-            ring = int(tgt.ring_of_cpu[cpu]) if tgt.xdp_rings else -1
-            if ring < 0:
+            ring = (
+                tgt.ring_of_cpu[cpus] if tgt.xdp_rings else np.full(len(cpus), -1, dtype=np.int64)
+            )
+            none = (ring < 0) & (per_row > 0)
+            if np.any(none):
                 # i40e/mlx5 past the last queue pair, or no XDP rings: -ENXIO for the whole bulk.
+                n = int(per_row[none].sum())
                 tgt.add("xdp_xmit", n)
                 tgt.add("xdp_xmit_errors", n)
                 row[1] += n
-                row[2] += flushes
-                return
-            self.claims[(tgt.name, ring)].append(
-                TxClaim("xmit", src, n, float(frames @ e.wire_bytes))
-            )
+                row[2] += float(flushes[none].sum())
+            ok = (ring >= 0) & (per_row > 0)
+            if np.any(ok):
+                self._claim("xmit", tgt, src, ring[ok], per_row[ok], (sub @ e.wire_bytes)[ok])
             return
         if isinstance(tgt, Veth):
+            n = int(per_row.sum())
             peer = self.world.devices.get(tgt.peer)
             tgt.add("xdp_xmit", n)
             if peer is None or not peer.running:
                 tgt.add("xdp_xmit_errors", n)
                 row[1] += n
-                row[2] += flushes
+                row[2] += float(flushes.sum())
                 return
             tgt.add("tx_packets", n)
-            tgt.add("tx_bytes", int(frames @ e.size))
+            tgt.add("tx_bytes", int(sub.sum(axis=0) @ e.size))
             row[0] += n
             if depth < MAX_CHAIN:
                 self.deliver(
-                    peer, np.array([cpu]), np.array([-1]), frames[None, :], polls, depth + 1
+                    peer, cpus, np.full(len(cpus), -1, dtype=np.int64), sub, polls, depth + 1
                 )
 
     def _generic_xmit(
@@ -701,7 +700,7 @@ class Datapath:
         n = int(sub.sum())
         if isinstance(tgt, Nic):
             wire = float(sub.sum(axis=0) @ e.wire_bytes)
-            self.claims[(tgt.name, tgt.xdp_rings)].append(TxClaim("gtx", tgt, n, wire))
+            self._stack_claim("gtx", tgt, src, n, wire)
         elif isinstance(tgt, Veth):
             peer = self.world.devices.get(tgt.peer)
             if peer is None or not peer.running:
@@ -714,9 +713,35 @@ class Datapath:
 
     # ------------------------------------------------------------------ TX
 
+    def _claim(
+        self,
+        kind: str,
+        ring_dev: Nic,
+        src: NetDev,
+        ring: IntArray,
+        frames: IntArray,
+        wire: npt.NDArray[np.float64] | npt.NDArray[np.int64],
+    ) -> None:
+        """Offer ``frames[k]`` (``wire[k]`` bytes on the wire) to ``ring[k]`` of ``ring_dev``."""
+        assert ring_dev.tx is not None
+        nr = len(ring_dev.tx.occ)
+        per_ring = np.bincount(ring, weights=frames, minlength=nr).astype(np.int64)
+        per_bytes = np.bincount(ring, weights=wire, minlength=nr).astype(np.float64)
+        self.claims[ring_dev.name].append(TxClaim(kind, src, per_ring, per_bytes))
+
+    def _stack_claim(self, kind: str, ring_dev: Nic, src: NetDev, frames: int, wire: float) -> None:
+        self._claim(
+            kind,
+            ring_dev,
+            src,
+            np.array([ring_dev.xdp_rings]),
+            np.array([frames]),
+            np.array([wire]),
+        )
+
     def _drain_tx(self, dt: int) -> None:
-        """TX rings take what they have room for and drain at line rate (frame + 24 bytes of
-        FCS, preamble and gap), sharing the wire; refused frames are counted where the kernel
+        """TX rings take what they have room for and drain at line rate (frame + 20 bytes of
+        preamble and gap), sharing the wire; refused frames are counted where the kernel
         counts them (XDP_TX: ``xdp_tx_errors`` + ``xdp_exception``; ndo_xdp_xmit: devmap
         ``drops``; stack: ``tx_dropped``)."""
         claims = self.claims
@@ -725,16 +750,16 @@ class Datapath:
             if not isinstance(dev, Nic) or dev.tx is None:
                 continue
             tx = dev.tx
-            nr = len(tx.occ)
-            inc = np.zeros(nr, dtype=np.int64)
-            inc_bytes = np.zeros(nr)
-            for r in range(nr):
-                for cl in claims.get((dev.name, r), ()):
-                    inc[r] += cl.frames
-                    inc_bytes[r] += cl.wire_bytes
-            if not inc.any() and not tx.occ.any():
+            mine = claims.get(dev.name, [])
+            if mine:
+                inc = np.sum([cl.frames for cl in mine], axis=0)
+                inc_bytes = np.sum([cl.wire_bytes for cl in mine], axis=0)
+            elif not tx.occ.any():
                 dev.tx_frames_last = 0.0
                 continue
+            else:
+                inc = np.zeros(len(tx.occ), dtype=np.int64)
+                inc_bytes = np.zeros(len(tx.occ))
             demand = tx.occ + inc
             demand_bytes = tx.occ_bytes + inc_bytes
             tot_f = int(demand.sum())
@@ -771,25 +796,26 @@ class Datapath:
             dev.add("tx_packets", sent_frames)
             dev.add("tx_bytes", round(float(out_bytes.sum())) - WIRE_OVERHEAD * sent_frames)
             dev.tx_frames_last = float(out[:-1].sum()) / dt  # XDP TX frames per ns
-            for r in range(nr):
-                self._settle(dev, claims.get((dev.name, r), []), int(refused[r]))
+            if mine:
+                self._settle(dev, mine, refused)
 
-    def _settle(self, ring_dev: Nic, claims: list[TxClaim], refused: int) -> None:
-        if not claims:
-            return
-        weights = np.array([cl.frames for cl in claims], dtype=np.float64)
-        lost = share(refused, weights) if refused else np.zeros(len(claims), dtype=np.int64)
-        for cl, n_lost in zip(claims, lost, strict=True):
-            n_lost = int(n_lost)
+    def _settle(self, ring_dev: Nic, claims: list[TxClaim], refused: IntArray) -> None:
+        """Share each ring's refused frames among the claims that offered frames to it."""
+        offered = np.stack([cl.frames for cl in claims], axis=1)  # [R, C]
+        lost_rc = split_rows(offered, np.minimum(refused, offered.sum(axis=1)))
+        lost_c = lost_rc.sum(axis=0)
+        for cl, n_lost_np in zip(claims, lost_c, strict=True):
+            n_lost = int(n_lost_np)
+            frames = int(cl.frames.sum())
             if cl.kind == "tx":
                 if n_lost:
                     cl.dev.add("xdp_tx_errors", n_lost)
                     self.tp.exception[(cl.dev.name, "XDP_TX")] += n_lost
             elif cl.kind == "xmit":
-                ring_dev.add("xdp_xmit", cl.frames)
+                ring_dev.add("xdp_xmit", frames)
                 ring_dev.add("xdp_xmit_errors", n_lost)
                 row = self.tp.xmit(cl.dev.name, ring_dev.name)
-                row[0] += cl.frames - n_lost
+                row[0] += frames - n_lost
                 row[1] += n_lost
             elif cl.kind == "gtx":
                 if n_lost:
@@ -799,15 +825,14 @@ class Datapath:
                 ring_dev.add("tx_dropped", n_lost)
 
 
-def _flushes(frames: int, polls: float) -> float:
-    """Bulk flushes for ``frames`` redirected to one target over ``polls`` polls: a full queue
-    of 16 is sent mid-poll, the rest at ``xdp_do_flush``."""
-    if frames <= 0:
-        return 0.0
-    if polls <= 0 or frames <= polls:
-        return float(frames)
-    per_poll = frames / polls
-    return polls * float(np.ceil(per_poll / BULK - 1e-9))
+def _flushes(frames: IntArray, polls: FloatArray) -> FloatArray:
+    """Bulk flushes per row for ``frames`` redirected to one target over ``polls`` polls: a
+    full queue of 16 is sent mid-poll (``bq_enqueue``), the rest at ``xdp_do_flush``."""
+    f = frames.astype(np.float64)
+    per_poll = np.where(polls > 0, f / np.maximum(polls, 1e-12), f)
+    sparse = (polls <= 0) | (f <= polls)
+    out = np.where(sparse, f, polls * np.ceil(per_poll / BULK - 1e-9))
+    return np.where(frames > 0, out, 0.0)
 
 
 def _water_fill(demand: FloatArray, cost: FloatArray, budget: float) -> FloatArray:
