@@ -1,0 +1,93 @@
+"""The CPU map: per CPU, how busy NAPI keeps it, the RX queues it polls, the XDP TX rings it uses.
+
+``cpu3 [###...]  42%  eth0:q3  eth0:tx3 eth1:tx3🔒``
+
+A CPU polls the RX queues whose interrupts are bound to it (``napi_schedule`` on the CPU that
+took the IRQ; ``net_rx_action`` runs the polls with budget 64). Its XDP_TX and redirected frames go
+to the XDP TX ring the driver picks for the *current CPU* (``ixgbe_determine_xdp_ring``,
+``ice_xdp_locking_key``), not a ring paired with the RX queue; 🔒 marks a ring shared with other
+CPUs, which every transmit must lock. Busy is the share of the last interval spent in NAPI.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+from rich.cells import cell_len
+from textual.strip import Strip
+
+from widgets.lines import LinePanel, Part, strip
+from widgets.project import CpuMapView
+
+LOCK = "🔒"
+BUSY_BAR = 6
+
+
+class CpuMap(LinePanel[CpuMapView]):
+    """One line per CPU: busy share, RX queues polled, XDP TX rings used (🔒: shared ring)."""
+
+    DEFAULT_CSS = """
+    CpuMap {
+        & > .cpu-map--heading { text-style: bold; color: $foreground-muted; }
+        & > .cpu-map--cpu { text-style: bold; }
+        & > .cpu-map--busy { color: $success; }
+        & > .cpu-map--busy-high { color: $error; text-style: bold; }
+        & > .cpu-map--idle { color: $foreground-muted 50%; }
+        & > .cpu-map--dim { color: $foreground-muted; }
+        & > .cpu-map--rx { color: $accent; }
+        & > .cpu-map--tx { color: $secondary; }
+        & > .cpu-map--lock { color: $warning; }
+    }
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "cpu-map--heading",
+        "cpu-map--cpu",
+        "cpu-map--busy",
+        "cpu-map--busy-high",
+        "cpu-map--idle",
+        "cpu-map--dim",
+        "cpu-map--rx",
+        "cpu-map--tx",
+        "cpu-map--lock",
+    }
+
+    def build(self, view: CpuMapView, width: int) -> tuple[list[Strip], list[Strip]]:
+        s = self.style_of
+        if not view.rows:
+            return [], [strip([("no CPUs", s("cpu-map--dim"))])]
+        cpu_w = max(len(f"cpu{row.cpu}") for row in view.rows)
+        rx_texts = [" ".join(row.rx_queues) or "-" for row in view.rows]
+        rx_w = max(len("RX"), *(cell_len(t) for t in rx_texts))
+        heading = s("cpu-map--heading")
+        head = strip(
+            [
+                ("CPU".ljust(cpu_w), heading),
+                (" " + "BUSY".ljust(BUSY_BAR + 2 + 5), heading),
+                ("  " + "RX".ljust(rx_w), heading),
+                ("  XDP TX", heading),
+            ]
+        )
+        body: list[Strip] = []
+        for row, rx_text in zip(view.rows, rx_texts, strict=True):
+            filled = min(BUSY_BAR, math.ceil(row.busy * BUSY_BAR)) if row.busy > 0 else 0
+            busy_style = s("cpu-map--busy-high" if row.busy >= 0.9 else "cpu-map--busy")
+            parts: list[Part] = [
+                (f"cpu{row.cpu}".ljust(cpu_w), s("cpu-map--cpu")),
+                (" [", s("cpu-map--dim")),
+                ("#" * filled, busy_style),
+                ("." * (BUSY_BAR - filled), s("cpu-map--idle")),
+                ("]", s("cpu-map--dim")),
+                (f"{round(row.busy * 100):>4}%", busy_style),
+                ("  " + rx_text + " " * (rx_w - cell_len(rx_text)), s("cpu-map--rx")),
+                (" ", s("cpu-map--dim")),
+            ]
+            if not row.xdp_tx_rings:
+                parts.append((" -", s("cpu-map--dim")))
+            for ring, locked in row.xdp_tx_rings:
+                parts.append((" " + ring, s("cpu-map--tx")))
+                if locked:
+                    parts.append((LOCK, s("cpu-map--lock")))
+            body.append(strip(parts))
+        return [head], body

@@ -1,0 +1,126 @@
+"""The event log: every command (typed, from the timeline, or by the system) and its reply.
+
+``   2.001000ms ✓ $ ip link set dev eth1 down``: simulated time, ✓/✗, who issued it (``$`` typed,
+``@`` the topology's timeline, ``#`` the topology's own setup, ``!`` the system), the command, and
+the reply below it. Commands answer like the real tools (``RTNETLINK answers: ...``, ``Error: ...``)
+with the kernel's errno; a failed command shows its errno name. Newest at the bottom; events are
+appended as they arrive (the log tracks how many it has drawn) and it follows the end unless
+scrolled back."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.geometry import Size
+from textual.strip import Strip
+
+from widgets.format import format_sim_time
+from widgets.lines import LinePanel, strip
+from xdptui.model.views import EventView
+
+_TIME_W = 12
+ORIGIN_MARKS = {"user": "$", "timeline": "@", "topology": "#", "system": "!"}
+"""Who issued a command: typed, the timeline, the topology (programs attached at start), the app."""
+
+
+class EventLog(LinePanel[tuple[EventView, ...]]):
+    """Commands and replies from ``Frame.events``, oldest first."""
+
+    DEFAULT_CSS = """
+    EventLog {
+        & > .event-log--time { color: $foreground-muted; }
+        & > .event-log--origin { color: $secondary; }
+        & > .event-log--cmd { text-style: bold; }
+        & > .event-log--ok { color: $success; }
+        & > .event-log--error { color: $error; text-style: bold; }
+        & > .event-log--reply { }
+        & > .event-log--reply-error { color: $error; }
+        & > .event-log--dim { color: $foreground-muted; }
+    }
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "event-log--time",
+        "event-log--origin",
+        "event-log--cmd",
+        "event-log--ok",
+        "event-log--error",
+        "event-log--reply",
+        "event-log--reply-error",
+        "event-log--dim",
+    }
+
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._count = 0
+
+    def update_view(self, view: tuple[EventView, ...]) -> bool:
+        """Append the events past the ones already drawn (a shorter log starts over)."""
+        if self._view is not None and len(view) == self._count:
+            return False
+        full = self._view is None or self._count == 0 or len(view) < self._count
+        follow = self.scroll_offset.y >= self.max_scroll_y - 1
+        new = view[self._count :]
+        self._view = view
+        self._count = len(view)
+        if not self.is_mounted:
+            return True
+        if full:
+            self._rebuild()
+        else:
+            for event in new:
+                self._body += self._event_lines(event)
+            widest = max(self.virtual_size.width, *(line.cell_length for line in self._body))
+            self.virtual_size = Size(widest, len(self._body))
+            self.refresh()
+        if full or follow:
+            self.scroll_end(animate=False)
+        return True
+
+    def build(self, view: tuple[EventView, ...], width: int) -> tuple[list[Strip], list[Strip]]:
+        body: list[Strip] = []
+        if not view:
+            body.append(
+                strip([("no commands yet: press : to type one", self.style_of("event-log--dim"))])
+            )
+            return [], body
+        for event in view:
+            body += self._event_lines(event)
+        return [], body
+
+    def _event_lines(self, event: EventView) -> list[Strip]:
+        s = self.style_of
+        lines = [
+            strip(
+                [
+                    (format_sim_time(event.t_ns).rjust(_TIME_W), s("event-log--time")),
+                    (
+                        " ✓ " if event.ok else " ✗ ",
+                        s(f"event-log--{'ok' if event.ok else 'error'}"),
+                    ),
+                    (
+                        ORIGIN_MARKS.get(event.origin, f"{event.origin}:") + " ",
+                        s("event-log--origin"),
+                    ),
+                    (event.cmd, s("event-log--cmd")),
+                ]
+            )
+        ]
+        indent = " " * (_TIME_W + 3)
+        reply = event.reply.splitlines()
+        if not event.ok:
+            first = reply[0] if reply else ""
+            lines.append(
+                strip(
+                    [
+                        (indent + (event.errno or "error"), s("event-log--error")),
+                        ("  " + first, s("event-log--reply-error")),
+                    ]
+                )
+            )
+            reply = reply[1:]
+        style = s("event-log--reply" if event.ok else "event-log--reply-error")
+        lines += [strip([(indent + line, style)]) for line in reply]
+        return lines

@@ -1,0 +1,162 @@
+"""Ring occupancy gauges: every RX descriptor ring and every XDP TX ring, one line each.
+
+``eth0 q3 cpu3    [#####.....|...] 212/512 peak 480 drop 1.2K``
+
+An RX ring fills when frames arrive faster than NAPI on the queue's CPU (the CPU its interrupt is
+bound to, ``smp_affinity``) cleans them, 64 per poll (``napi_poll`` / ``ixgbe_clean_rx_irq``);
+when it is full the NIC drops (``rx_dropped``). ``|`` marks the peak since start. An XDP TX ring is
+picked by the driver's CPU->ring rule (``ixgbe_determine_xdp_ring``: the current CPU's ring, or
+``cpu % rings`` with ``tx_lock`` when there are fewer rings than CPUs; the lock is marked 🔒); a
+full TX ring refuses frames, counted as drops. One line-API widget draws all the gauges.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+from rich.cells import cell_len
+from rich.style import Style
+from textual.strip import Strip
+
+from widgets.format import format_count
+from widgets.lines import LinePanel, Part, strip
+from widgets.project import GaugeRow, RingsView
+
+LOCK = "🔒"
+MIN_BAR = 6
+COMPACT_BELOW = 10  # bar cells under which the tail drops its words
+MAX_BAR = 64
+
+
+def gauge_cells(occupancy: int, size: int, peak: int | None, width: int) -> tuple[int, int | None]:
+    """(filled cells, peak marker cell or None) for a ``width``-cell bar.
+
+    Any occupancy shows at least one cell, so a nearly empty ring is not drawn as an empty one.
+    """
+    if size <= 0 or width <= 0:
+        return 0, None
+    filled = min(width, math.ceil(occupancy * width / size)) if occupancy > 0 else 0
+    marker = None
+    if peak is not None and peak > 0:
+        marker = min(width, math.ceil(peak * width / size)) - 1
+    return filled, marker
+
+
+class RingsPanel(LinePanel[RingsView]):
+    """Occupancy, peak and drops of every RX ring and XDP TX ring (filtered by device focus)."""
+
+    DEFAULT_CSS = """
+    RingsPanel {
+        & > .rings-panel--label { }
+        & > .rings-panel--tx-label { color: $secondary; }
+        & > .rings-panel--lock { color: $warning; }
+        & > .rings-panel--fill { color: $success; }
+        & > .rings-panel--fill-warn { color: $warning; }
+        & > .rings-panel--fill-full { color: $error; text-style: bold; }
+        & > .rings-panel--empty { color: $foreground-muted 50%; }
+        & > .rings-panel--peak { color: $warning; text-style: bold; }
+        & > .rings-panel--bracket { color: $foreground-muted; }
+        & > .rings-panel--numbers { }
+        & > .rings-panel--dim { color: $foreground-muted; }
+        & > .rings-panel--drop { color: $error; text-style: bold; }
+    }
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "rings-panel--label",
+        "rings-panel--tx-label",
+        "rings-panel--lock",
+        "rings-panel--fill",
+        "rings-panel--fill-warn",
+        "rings-panel--fill-full",
+        "rings-panel--empty",
+        "rings-panel--peak",
+        "rings-panel--bracket",
+        "rings-panel--numbers",
+        "rings-panel--dim",
+        "rings-panel--drop",
+    }
+
+    def update_view(self, view: RingsView) -> bool:
+        changed = super().update_view(view)
+        title = f"Rings: {view.focus}" if view.focus else "Rings"
+        if changed and self.border_title != title:
+            self.border_title = title
+        return changed
+
+    def build(self, view: RingsView, width: int) -> tuple[list[Strip], list[Strip]]:
+        s = self.style_of
+        if not view.rows:
+            return [], [strip([("no rings", s("rings-panel--dim"))])]
+        labels = [row.label + (LOCK if row.locked else "") for row in view.rows]
+        label_w = max(cell_len(label) for label in labels)
+        sizes_w = max(len(str(row.size)) for row in view.rows)
+        fixed = label_w + 3  # " [" + "]"
+        tails = [_tail(row, sizes_w, compact=False) for row in view.rows]
+        tail_w = max(sum(len(text) for text, _ in tail) for tail in tails)
+        if width - fixed - tail_w < COMPACT_BELOW:
+            # Narrow panel: keep the bar, drop the words (the | marker still shows the peak).
+            tails = [_tail(row, sizes_w, compact=True) for row in view.rows]
+            tail_w = max(sum(len(text) for text, _ in tail) for tail in tails)
+        bar_w = max(MIN_BAR, min(MAX_BAR, width - fixed - tail_w - 1))
+
+        body: list[Strip] = []
+        for row, label, tail in zip(view.rows, labels, tails, strict=True):
+            label_style = s("rings-panel--tx-label" if row.kind == "tx" else "rings-panel--label")
+            parts: list[Part] = [(row.label, label_style)]
+            if row.locked:
+                parts.append((LOCK, s("rings-panel--lock")))
+            parts.append((" " * (label_w - cell_len(label)), label_style))
+            filled, marker = gauge_cells(row.occupancy, row.size, row.peak, bar_w)
+            share = row.occupancy / row.size if row.size else 0.0
+            fill_style = s(
+                "rings-panel--fill-full"
+                if share >= 0.9
+                else "rings-panel--fill-warn"
+                if share >= 0.5
+                else "rings-panel--fill"
+            )
+            parts.append((" [", s("rings-panel--bracket")))
+            parts += _bar(
+                filled, marker, bar_w, fill_style, s("rings-panel--empty"), s("rings-panel--peak")
+            )
+            parts.append(("]", s("rings-panel--bracket")))
+            for text, part in tail:
+                parts.append((text, s(part)))
+            body.append(strip(parts))
+        return [], body
+
+
+def _bar(
+    filled: int, marker: int | None, width: int, fill: Style, empty: Style, peak: Style
+) -> list[Part]:
+    """``#`` for descriptors in use, ``.`` for free ones, ``|`` at the peak."""
+    if marker is None or marker < 0:
+        return [("#" * filled, fill), ("." * (width - filled), empty)]
+    parts: list[Part] = []
+    if marker < filled:
+        parts += [("#" * marker, fill), ("|", peak), ("#" * (filled - marker - 1), fill)]
+        parts.append(("." * (width - filled), empty))
+    else:
+        parts += [("#" * filled, fill), ("." * (marker - filled), empty), ("|", peak)]
+        parts.append(("." * (width - marker - 1), empty))
+    return parts
+
+
+def _tail(row: GaugeRow, sizes_w: int, *, compact: bool) -> list[tuple[str, str]]:
+    """The numbers after the bar, as (text, component) pairs."""
+    tail: list[tuple[str, str]] = [
+        (f" {row.occupancy:>{sizes_w}}/{row.size:<{sizes_w}}", "rings-panel--numbers")
+    ]
+    if not compact:
+        if row.kind == "rx":
+            peak = row.peak if row.peak is not None else 0
+            tail.append((f" peak {peak:>{sizes_w}}", "rings-panel--dim"))
+        else:
+            tail.append((f" sent {format_count(row.sent or 0):>{sizes_w}}", "rings-panel--dim"))
+    tail.append((" drop " if not compact else " ✗", "rings-panel--dim"))
+    tail.append(
+        (format_count(row.dropped), "rings-panel--drop" if row.dropped else "rings-panel--numbers")
+    )
+    return tail
