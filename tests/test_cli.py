@@ -64,21 +64,25 @@ def test_timeline_commands_are_checked_by_check(tmp_path: Path):
 
 
 def test_run_json_to_stdout_has_the_contract_shape():
-    res = xdptui("run", str(TOPOLOGIES / "dual_port.yaml"), "--duration", "5ms", "--json", "-")
+    res = xdptui("run", str(TOPOLOGIES / "dual_port.yaml"), "--duration", "35ms", "--json", "-")
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
-    assert data["report"] == 1 and data["sim_ns"] == 5_000_000 and data["seed"] == 7
+    assert data["report"] == 1 and data["sim_ns"] == 35_000_000 and data["seed"] == 7
     eth0 = data["devices"]["eth0"]
     assert set(eth0["counters"]) == CONTRACT_COUNTERS
-    assert eth0["xdp"] == {"program": "redirect", "mode": "native"}
+    assert eth0["xdp"] == {"program": "l4lb", "mode": "native", "inherited_from": "bond0"}
+    assert eth0["master"] == "bond0"
+    bond = data["devices"]["bond0"]
+    assert (bond["mode"], bond["xmit_hash_policy"]) == ("802.3ad", "layer3+4")
+    assert bond["slaves"] == ["eth0", "eth1"] and bond["active_slave"] == "eth0"
     assert {"queue", "cpu", "rx_packets", "rx_dropped", "ring_peak"} <= set(eth0["queues"][0])
     assert {"ring", "cpus", "locked", "sent", "dropped"} <= set(eth0["xdp_tx_rings"][0])
     assert set(data["tracepoints"]) == {"xdp_exception", "xdp_redirect_err", "xdp_devmap_xmit"}
-    down = [e for e in data["events"] if e["cmd"] == "ip link set dev eth1 down"]
+    down = [e for e in data["events"] if e["cmd"] == "ip link set dev eth1 carrier off"]
     assert down == [
         {
-            "t_ns": 4_000_000,
-            "cmd": "ip link set dev eth1 down",
+            "t_ns": 30_000_000,
+            "cmd": "ip link set dev eth1 carrier off",
             "ok": True,
             "errno": None,
             "reply": "",

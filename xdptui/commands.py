@@ -12,6 +12,7 @@ import shlex
 from xdptui.model.commands import (
     BondSetOptions,
     Command,
+    LinkSetCarrier,
     LinkSetMaster,
     LinkSetState,
     LinkShow,
@@ -39,6 +40,7 @@ COMMAND_HELP: tuple[tuple[str, str], ...] = (
     ),
     ("ip link set dev DEV xdp off", "detach the program (mode keyword picks the mode)"),
     ("ip link set dev DEV up|down", "change the administrative state"),
+    ("ip link set dev DEV carrier on|off", "plug or pull the cable (carrier only)"),
     ("ip link set dev DEV master BOND | nomaster", "enslave to / release from a bond"),
     ("ip link set dev BOND type bond mode MODE [xmit_hash_policy POLICY]", "bond options"),
     ("ip [-s] [-d] link show [dev DEV]", "show devices, XDP programs and statistics"),
@@ -145,6 +147,12 @@ def _parse_ip(w: _Words) -> Command:
     if word in ("up", "down"):
         _no_garbage(w, dev)
         return LinkSetState(dev, word == "up")
+    if word == "carrier":
+        state = w.next()
+        if state not in ("on", "off"):
+            raise UsageError(f'Error: argument of "carrier" must be "on" or "off", not "{state}"')
+        _no_garbage(w, dev)
+        return LinkSetCarrier(dev, state == "on")
     if word == "master":
         master = w.next()
         _no_garbage(w, dev)

@@ -53,9 +53,14 @@ def build_report(sim: Simulator) -> dict[str, Any]:
             }
             for r in dev.xdp_tx_rings
         ]
-        for key, value in dev.details:
-            if key == "peer":
-                entry["peer"] = value
+        details = dict(dev.details)
+        if "peer" in details:
+            entry["peer"] = details["peer"]
+        if dev.type == "bond":
+            entry["mode"] = details["mode"]
+            entry["xmit_hash_policy"] = details["xmit_hash_policy"]
+            entry["slaves"] = details["slaves"].split()
+            entry["active_slave"] = details["active_slave"] or None
         devices[dev.name] = entry
     tp = frame.tracepoints
     return {

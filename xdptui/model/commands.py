@@ -28,6 +28,14 @@ class LinkSetState:
 
 
 @dataclass(frozen=True)
+class LinkSetCarrier:
+    """``ip link set dev DEV carrier on|off``: here, plugging or pulling the cable."""
+
+    dev: str
+    on: bool
+
+
+@dataclass(frozen=True)
 class LinkSetMaster:
     dev: str
     master: str | None  # None = nomaster
@@ -107,6 +115,7 @@ Command = (
     XdpSet
     | LinkSetState
     | LinkSetMaster
+    | LinkSetCarrier
     | BondSetOptions
     | LinkShow
     | MapUpdate

@@ -15,6 +15,8 @@ from xdptui.model import commands as cmd
 from xdptui.model.catalog import PROGRAMS, did_you_mean, is_user_program, program_info
 from xdptui.model.errors import Errno, KernelError
 from xdptui.model.units import format_rate
+from xdptui.sim.bond import Bond
+from xdptui.sim.bond_control import BondControl
 from xdptui.sim.datapath import make_context
 from xdptui.sim.netdev import COUNTERS, MODE_DRV, MODE_HW, MODE_SKB, Attachment, NetDev, Nic, Veth
 from xdptui.sim.programs import make_program
@@ -30,12 +32,16 @@ KEYWORD_MODE = {"xdpgeneric": MODE_SKB, "xdpdrv": MODE_DRV, "xdpoffload": MODE_H
 SHOW_MODE = {MODE_DRV: "xdp", MODE_SKB: "xdpgeneric", MODE_HW: "xdpoffload"}
 
 
-class NotFound(KernelError):
+class ToolError(KernelError):
+    """A failure the tool itself prints in its own words (ethtool's ``Cannot set ...``)."""
+
+
+class NotFound(ToolError):
     """iproute2's ``Cannot find device "X"`` (the lookup fails before any netlink request)."""
 
 
 @dataclass
-class Control:
+class Control(BondControl):
     world: World
     now: Callable[[], int]
     schedule: Callable[[int, Callable[[], None]], None]
@@ -74,6 +80,8 @@ class Control:
                     Errno.EEXIST, "Cannot attach when an upper device already has a program"
                 )
         current = dev.xdp.get(mode)
+        if current is not None and current.inherited_from:
+            current = None  # not in the slave's own xdp_state
         if current is not None and not c.force:
             raise KernelError(Errno.EBUSY, "XDP program already attached")
         other = MODE_SKB if mode == MODE_DRV else MODE_DRV if mode == MODE_SKB else None
@@ -98,6 +106,15 @@ class Control:
         params = self.resolve_params(c.prog, c.params)
         prog = make_program(c.prog, params, self.world.next_prog_id, self.world.base_dir)
         prog.run(make_context(self.world, dev, prog))  # the "verifier": refuse a bad program now
+        if isinstance(dev, Bond):
+            if mode != MODE_DRV:
+                raise KernelError(
+                    Errno.EOPNOTSUPP,
+                    "xdptui models XDP on a bond in native mode only (propagated to the slaves)",
+                )
+            self.bond_xdp_set(dev, prog)
+            self.world.next_prog_id += 1
+            return ""
         self.world.next_prog_id += 1
         dev.xdp[mode] = Attachment(prog, mode)
         if mode == MODE_DRV and isinstance(dev, Nic) and current is None:
@@ -113,10 +130,15 @@ class Control:
         device with ``ndo_bpf`` -- so a generic program needs ``xdpgeneric off``."""
         if dev.xdp.get(mode) is None:
             return
-        if dev.master is not None and dev.xdp[mode].inherited_from:
+        if dev.xdp[mode].inherited_from:
+            # The slave's xdp_state is empty (the bond propagated through ndo_bpf): nothing to
+            # detach, and dev_xdp_attach refuses because the upper device has a program.
             raise KernelError(
                 Errno.EEXIST, "Cannot attach when an upper device already has a program"
             )
+        if isinstance(dev, Bond):
+            self.bond_xdp_set(dev, None)
+            return
         del dev.xdp[mode]
         if mode == MODE_DRV and isinstance(dev, Nic):
             self.driver_reset(dev, "detach")
@@ -126,7 +148,7 @@ class Control:
         if isinstance(dev, Nic):
             assert dev.driver is not None
             return dev.driver.native_xdp
-        return isinstance(dev, Veth)
+        return isinstance(dev, Veth | Bond)
 
     def driver_reset(self, nic: Nic, why: str) -> None:
         """ixgbe ``need_reset`` (none<->some program): ``ixgbe_setup_tc`` re-allocates every
@@ -223,21 +245,47 @@ class Control:
         if isinstance(dev, Veth):
             peer = self.world.devices.get(dev.peer)
             dev.carrier = peer is not None and peer.admin_up
+        self.slave_event(dev)
         self.world.touch()
         return ""
 
     def _LinkSetMaster(self, c: cmd.LinkSetMaster) -> str:
-        self.device(c.dev)
-        if c.master is not None:
-            master = self.device(c.master)
-            raise KernelError(
-                Errno.EOPNOTSUPP, f"{master.name} is a {master.kind}, not a bond master"
-            )
+        """``do_set_master``: ``ndo_add_slave`` / ``ndo_del_slave`` of the master."""
+        dev = self.device(c.dev)
+        if c.master is None:
+            if dev.master is None:
+                return ""
+            bond = self.world.devices[dev.master]
+            assert isinstance(bond, Bond)
+            self.release(bond, dev)
+            return ""
+        master = self.device(c.master)
+        if not isinstance(master, Bond):
+            raise KernelError(Errno.EOPNOTSUPP, "")
+        if dev.master == master.name:
+            return ""
+        self.enslave(master, dev)
+        return ""
+
+    def _LinkSetCarrier(self, c: cmd.LinkSetCarrier) -> str:
+        dev = self.device(c.dev)
+        if dev.carrier == c.on:
+            return ""
+        dev.carrier = c.on
+        self.slave_event(dev)
+        self.world.touch()
         return ""
 
     def _BondSetOptions(self, c: cmd.BondSetOptions) -> str:
+        """``bond_changelink`` -> ``__bond_opt_set`` for each option given."""
         dev = self.device(c.dev)
-        raise KernelError(Errno.EOPNOTSUPP, f"{dev.name} is a {dev.kind}, not a bond")
+        if not isinstance(dev, Bond):
+            raise KernelError(Errno.EOPNOTSUPP, "")
+        if c.mode is not None:
+            self.set_mode(dev, c.mode)
+        if c.xmit_hash_policy is not None:
+            self.set_policy(dev, c.xmit_hash_policy)
+        return ""
 
     def _LinkShow(self, c: cmd.LinkShow) -> str:
         """``ip link show``: ``xdp`` (native), ``xdpgeneric`` or ``xdpmulti`` after the MTU,
@@ -306,11 +354,11 @@ class Control:
         """``ethtool -L``: the driver re-creates its queue vectors (rings start empty)."""
         dev = self.device(c.dev)
         if not isinstance(dev, Nic):
-            raise KernelError(Errno.EOPNOTSUPP, "Cannot get device channel parameters")
+            raise ToolError(Errno.EOPNOTSUPP, "Cannot get device channel parameters")
         assert dev.driver is not None
         limit = min(dev.driver.max_queues, self.world.nr_cpus)
         if not 1 <= c.combined <= limit:
-            raise KernelError(
+            raise ToolError(
                 Errno.EINVAL,
                 f"Cannot set device channel parameters: Invalid argument "
                 f"(combined must be 1..{limit} on {dev.name})",
@@ -327,11 +375,11 @@ class Control:
     def _SetRings(self, c: cmd.SetRings) -> str:
         dev = self.device(c.dev)
         if not isinstance(dev, Nic) or dev.rx is None:
-            raise KernelError(Errno.EOPNOTSUPP, "Cannot get device ring settings")
+            raise ToolError(Errno.EOPNOTSUPP, "Cannot get device ring settings")
         assert dev.driver is not None
         for value in (c.rx, c.tx):
             if value is not None and not 64 <= value <= dev.driver.rx_ring_max:
-                raise KernelError(
+                raise ToolError(
                     Errno.EINVAL,
                     f"Cannot set device ring parameters: Invalid argument "
                     f"(64..{dev.driver.rx_ring_max} on {dev.name})",

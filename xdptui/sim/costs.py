@@ -104,6 +104,8 @@ GENERIC_REDIRECT = 160.0  # xdp_do_generic_redirect: skb sent at once with gener
 GENERIC_TX = 140.0  # generic XDP_TX: generic_xdp_tx on the RX device
 LOCK_UNCONTENDED = 6.0  # spin_lock/unlock of an XDP ring's tx_lock (ixgbe > 64 CPUs)
 LOCK_PER_SHARER = 9.0  # extra cache-line bouncing per additional CPU sharing the ring
+MASTER_REDIRECT = 15.0  # xdp_master_redirect: slave lookup + hash + compare (UNVERIFIED estimate;
+# not fitted: the bond seed's bond rows are predictions from it)
 STACK_TX = 300.0  # a local stack send (from: DEV), charged to nobody: pktgen-like pacing
 
 # Extra ns per frame each built-in program spends beyond a trivial ``return XDP_*``.

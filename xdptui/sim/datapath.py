@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from xdptui.model.errors import Errno
 from xdptui.sim import costs
+from xdptui.sim.bond import Bond, BondLogic, bond_xdp_check
 from xdptui.sim.netdev import MODE_DRV, MODE_SKB, NetDev, Nic, Veth
 from xdptui.sim.programs import (
     XDP_ABORTED,
@@ -86,6 +87,7 @@ class TxClaim:
     dev: NetDev  # who offered them (for xmit: the redirecting device)
     frames: IntArray
     wire_bytes: FloatArray
+    row: list[float] | None = None  # the xdp_devmap_xmit tally an ndo_xdp_xmit claim feeds
 
 
 @dataclass
@@ -126,6 +128,7 @@ class Datapath:
         self.claims: dict[str, list[TxClaim]] = defaultdict(list)
         self.steps = 0
         self.polls_total = 0
+        self.master_key = False
         self._pending_peer: dict[str, list[tuple[NetDev, IntArray]]] = {}
 
     # ------------------------------------------------------------------ compile
@@ -134,7 +137,10 @@ class Datapath:
         """Run every attached program over all entries and resolve redirect checks."""
         w = self.world
         self.compiled = {}
+        self.master_key = any(isinstance(d, Bond) and d.bond_prog for d in w.devices.values())
         for dev in w.devices.values():
+            if isinstance(dev, Bond):
+                BondLogic(dev, w.devices).update_slave_arr()
             self.compiled[dev.name] = self._compile_device(dev)
         # Chain costs need every device's verdicts first.
         for name in self.compiled:
@@ -201,6 +207,12 @@ class Datapath:
         if isinstance(dev, Veth):
             peer = self.world.devices.get(dev.peer)
             return peer is not None and peer.xdp.get(MODE_DRV) is not None
+        if isinstance(dev, Bond):
+            # bond_xdp_set_features: the AND of the slaves' features (none without slaves or
+            # in a mode that can't run XDP).
+            if not dev.slaves or not bond_xdp_check(dev.mode, dev.xmit_hash_policy):
+                return False
+            return all(self.has_ndo_xmit(self.world.devices[s]) for s in dev.slaves)
         return False
 
     def _dcost(self, dev: NetDev) -> costs.DriverCosts:
@@ -235,6 +247,11 @@ class Datapath:
                 cost[tx] += self._chain_cost(peer, depth + 1)[tx]
         else:
             cost[tx] += d.tx + self._lock_cost(dev)
+        bond = self.master_of(dev)
+        if bond is not None and np.any(tx):
+            cost[tx] += costs.MASTER_REDIRECT + self._other_slave_share(dev, bond)[tx] * (
+                d.redirect + d.xmit_frame + d.flush / BULK - d.tx
+            )
         red = act == XDP_REDIRECT
         if np.any(red):
             ok = red & (c.err == 0)
@@ -253,6 +270,19 @@ class Datapath:
                     if peer is not None and peer.name in self.compiled:
                         cost[rows] += self._chain_cost(peer, depth + 1)[rows]
         return cost
+
+    def _other_slave_share(self, dev: NetDev, bond: Bond) -> FloatArray:
+        """Per entry, the share of this slave's XDP_TX the bond sends out of another slave."""
+        n = len(self.world.entries)
+        if bond.mode in ("balance-xor", "802.3ad"):
+            idx = BondLogic(bond, self.world.devices).hash_slaves(self.world.entries.headers, True)
+            mine = bond.slaves.index(dev.name) if dev.name in bond.slaves else -2
+            return np.where((idx >= 0) & (idx != mine), 1.0, 0.0)
+        if bond.mode == "active-backup":
+            other = bond.curr_active is not None and bond.curr_active != dev.name
+            return np.full(n, 1.0 if other else 0.0)
+        up = max(1, len(bond.slaves))
+        return np.full(n, (up - 1) / up)
 
     def _lock_cost(self, dev: NetDev) -> float:
         """ixgbe with more than 64 CPUs: every XDP_TX / ndo_xdp_xmit takes the ring's
@@ -347,6 +377,21 @@ class Datapath:
                 dev.add("tx_dropped", total)
                 return
             self._pending_peer.setdefault(peer.name, []).append((dev, counts))
+        elif isinstance(dev, Bond):
+            # bond_start_xmit: the mode's slave choice (round-robin shares the per-CPU counter
+            # with XDP); the local sender runs on CPU 0.
+            dev.add("tx_packets", total)
+            dev.add("tx_bytes", int(counts @ self.world.entries.size))
+            lg = BondLogic(dev, self.world.devices)
+            parts = lg.stack_split(
+                np.zeros(1, dtype=np.int64), counts[None, :], self.world.entries.headers
+            )
+            for slave_name, part in parts.items():
+                if slave_name is None:
+                    dev.add("tx_dropped", int(part.sum()))
+                    dev.add("tx_packets", -int(part.sum()))
+                    continue
+                self._local_tx(src, self.world.devices[slave_name], part[0])
 
     def _admit(self, arrivals: dict[str, IntArray], dt: int) -> list[tuple[NetDev, IntArray]]:
         """Frames onto RX rings. A NIC spreads them by RSS (``queue = reta[hash % size]``) and
@@ -529,10 +574,13 @@ class Datapath:
         dev.add("rx_packets", int(per_entry.sum()))
         dev.add("rx_bytes", int(per_entry @ e.size))
         if c.mode is None:
+            self._up_through_master(dev, per_entry)
             return  # no program: up the stack
         act = c.act
         for code, counter in ((XDP_DROP, "xdp_drop"), (XDP_PASS, "xdp_pass")):
             dev.add(counter, int(per_entry[act == code].sum()))
+        if np.any((act == XDP_PASS) & (per_entry > 0)):
+            self._up_through_master(dev, np.where(act == XDP_PASS, per_entry, 0))
         aborted = act == XDP_ABORTED
         if np.any(aborted & (per_entry > 0)):
             n_ab = int(per_entry[aborted].sum())
@@ -542,10 +590,73 @@ class Datapath:
                 self.tp.exception[(dev.name, action_name(int(raw)))] += hits
         tx = act == XDP_TX
         if np.any(tx & (per_entry > 0)):
-            self._xdp_tx(dev, c, cpus, queues, counts, tx, polls, depth)
+            bond = self.master_of(dev)
+            if bond is not None:
+                self._master_redirect(dev, bond, c, cpus, queues, counts, tx, polls, depth)
+            else:
+                self._xdp_tx(dev, c, cpus, queues, counts, tx, polls, depth)
         red = act == XDP_REDIRECT
         if np.any(red & (per_entry > 0)):
             self._redirect(dev, c, cpus, counts, red, polls, depth)
+
+    def master_of(self, dev: NetDev) -> Bond | None:
+        """The bond whose ``xdp_master_redirect`` takes this slave's XDP_TX: the static key
+        ``bpf_master_redirect_enabled_key`` is on while any bond has a program, and then every
+        bond slave's XDP_TX is rewritten (``bpf_prog_run_xdp``)."""
+        if dev.master is None or not self.master_key:
+            return None
+        bond = self.world.devices.get(dev.master)
+        return bond if isinstance(bond, Bond) else None
+
+    def _up_through_master(self, dev: NetDev, per_entry: IntArray) -> None:
+        """Frames the stack gets from a slave climb through its bond (``bond_handle_frame``);
+        in active-backup, frames on a backup slave are not delivered to the bond
+        (``bond_should_deliver_exact_match``)."""
+        name = dev.master
+        while name is not None:
+            bond = self.world.devices.get(name)
+            if not isinstance(bond, Bond):
+                return
+            if bond.mode == "active-backup" and bond.curr_active != dev.name:
+                return
+            bond.add("rx_packets", int(per_entry.sum()))
+            bond.add("rx_bytes", int(per_entry @ self.world.entries.size))
+            dev, name = bond, bond.master
+
+    def _master_redirect(
+        self,
+        dev: NetDev,
+        bond: Bond,
+        c: Compiled,
+        cpus: IntArray,
+        queues: IntArray,
+        counts: IntArray,
+        mask: npt.NDArray[np.bool_],
+        polls: FloatArray,
+        depth: int,
+    ) -> None:
+        """``xdp_master_redirect``: bond not up -> XDP_ABORTED; the bond's choice of slave is
+        the receiving one, or none -> XDP_TX here; another slave -> XDP_REDIRECT to it, as
+        ``bpf_redirect(slave ifindex, 0)`` would (counted as a redirect)."""
+        sub = np.where(mask[None, :], counts, 0)
+        if not bond.admin_up:
+            n = int(sub.sum())
+            dev.add("xdp_aborted", n)
+            self.tp.exception[(dev.name, "XDP_ABORTED")] += n
+            return
+        parts = BondLogic(bond, self.world.devices).xdp_split(cpus, sub, self.world.entries.headers)
+        all_entries = np.ones(sub.shape[1], dtype=bool)
+        for slave_name, part in parts.items():
+            if not part.any():
+                continue
+            if slave_name is None or slave_name == dev.name:
+                self._xdp_tx(dev, c, cpus, queues, part, all_entries, polls, depth)
+                continue
+            target = self.world.devices[slave_name]
+            dev.add("xdp_redirect", int(part.sum()))
+            self._redirect_to(
+                dev, target, cpus, part, polls, depth, c.mode or MODE_DRV, None, counts.sum(axis=1)
+            )
 
     def _xdp_tx(
         self,
@@ -628,19 +739,55 @@ class Datapath:
         ok = mask & (c.err == 0)
         if not np.any(ok & (per_entry > 0)):
             return
-        self.tp.redirect += int(per_entry[ok].sum())
         for ifindex in np.unique(c.target[ok & (per_entry > 0)]):
             tgt = w.by_ifindex[int(ifindex)]
             sel = ok & (c.target == ifindex)
             sub = np.where(sel[None, :], counts, 0)
-            per_row = sub.sum(axis=1)
-            if c.mode == MODE_SKB:
-                self._generic_xmit(dev, tgt, cpus, sub, polls, depth)
-                continue
-            row = self.tp.xmit(dev.name, tgt.name)
-            flushes = _flushes(per_row, polls)
-            row[3] += float(flushes.sum())
-            self._ndo_xdp_xmit(dev, tgt, cpus, sub, per_row, flushes, polls, depth, row)
+            self._redirect_to(
+                dev, tgt, cpus, sub, polls, depth, c.mode or MODE_DRV, c.err, counts.sum(axis=1)
+            )
+
+    def _redirect_to(
+        self,
+        dev: NetDev,
+        tgt: NetDev,
+        cpus: IntArray,
+        sub: IntArray,
+        polls: FloatArray,
+        depth: int,
+        mode: str,
+        err: IntArray | None,
+        batch: IntArray,
+    ) -> None:
+        """Frames the program (or the bond) redirected to ``tgt``: checked (unless ``err`` was
+        compiled already), then ``dev_xdp_enqueue`` into the bulk queue (native) or sent at
+        once (generic). ``batch`` is every frame the rows polled: it sets how many polls carry
+        at least one frame for this target."""
+        if err is None:
+            act = np.full(sub.shape[1], XDP_REDIRECT, dtype=np.int64)
+            target = np.full(sub.shape[1], tgt.ifindex, dtype=np.int64)
+            err = self._redirect_errors(dev, act, target, mode)
+            bad = err != 0
+            if np.any(bad & (sub.sum(axis=0) > 0)):
+                per_entry = sub.sum(axis=0)
+                for code in np.unique(err[bad & (per_entry > 0)]):
+                    hits = int(per_entry[bad & (err == code)].sum())
+                    self.tp.redirect_err[(dev.name, Errno(int(code)).name)] += hits
+                    if mode == MODE_DRV:
+                        self.tp.exception[(dev.name, "XDP_REDIRECT")] += hits
+                sub = np.where(bad[None, :], 0, sub)
+        n = int(sub.sum())
+        if n == 0:
+            return
+        self.tp.redirect += n
+        per_row = sub.sum(axis=1)
+        if mode == MODE_SKB:
+            self._generic_xmit(dev, tgt, cpus, sub, polls, depth)
+            return
+        row = self.tp.xmit(dev.name, tgt.name)
+        flushes = _flushes(per_row, polls, batch)
+        row[3] += float(flushes.sum())
+        self._ndo_xdp_xmit(dev, tgt, cpus, sub, per_row, flushes, polls, depth, row)
 
     def _ndo_xdp_xmit(
         self,
@@ -658,6 +805,9 @@ class Datapath:
         CPU's XDP ring (sent prefix, the rest refused and freed by devmap); a veth hands them
         to its peer's NAPI on the same CPU (``veth_xdp_xmit``)."""
         e = self.world.entries
+        if isinstance(tgt, Bond):
+            self._bond_xdp_xmit(src, tgt, cpus, sub, flushes, polls, depth, row)
+            return
         if isinstance(tgt, Nic):
             ring = (
                 tgt.ring_of_cpu[cpus] if tgt.xdp_rings else np.full(len(cpus), -1, dtype=np.int64)
@@ -672,7 +822,7 @@ class Datapath:
                 row[2] += float(flushes[none].sum())
             ok = (ring >= 0) & (per_row > 0)
             if np.any(ok):
-                self._claim("xmit", tgt, src, ring[ok], per_row[ok], (sub @ e.wire_bytes)[ok])
+                self._claim("xmit", tgt, src, ring[ok], per_row[ok], (sub @ e.wire_bytes)[ok], row)
             return
         if isinstance(tgt, Veth):
             n = int(per_row.sum())
@@ -690,6 +840,38 @@ class Datapath:
                 self.deliver(
                     peer, cpus, np.full(len(cpus), -1, dtype=np.int64), sub, polls, depth + 1
                 )
+
+    def _bond_xdp_xmit(
+        self,
+        src: NetDev,
+        bond: Bond,
+        cpus: IntArray,
+        sub: IntArray,
+        flushes: FloatArray,
+        polls: FloatArray,
+        depth: int,
+        row: list[float],
+    ) -> None:
+        """``bond_xdp_xmit``: a slave per frame (``bond_xdp_get_xmit_slave``), each handed to
+        that slave's ``ndo_xdp_xmit`` one frame at a time; no slave -> -ENXIO."""
+        parts = BondLogic(bond, self.world.devices).xdp_split(cpus, sub, self.world.entries.headers)
+        bond.add("tx_packets", int(sub.sum()))
+        bond.add("tx_bytes", int(sub.sum(axis=0) @ self.world.entries.size))
+        for slave_name, part in parts.items():
+            per_row = part.sum(axis=1)
+            if not per_row.any():
+                continue
+            if slave_name is None:
+                n = int(per_row.sum())
+                row[1] += n
+                row[2] += float(flushes.sum())
+                bond.add("tx_packets", -n)
+                continue
+            slave = self.world.devices[slave_name]
+            # one frame per call: every frame is its own "flush" toward the slave
+            self._ndo_xdp_xmit(
+                src, slave, cpus, part, per_row, per_row.astype(np.float64), polls, depth, row
+            )
 
     def _generic_xmit(
         self, src: NetDev, tgt: NetDev, cpus: IntArray, sub: IntArray, polls: FloatArray, depth: int
@@ -721,13 +903,14 @@ class Datapath:
         ring: IntArray,
         frames: IntArray,
         wire: npt.NDArray[np.float64] | npt.NDArray[np.int64],
+        row: list[float] | None = None,
     ) -> None:
         """Offer ``frames[k]`` (``wire[k]`` bytes on the wire) to ``ring[k]`` of ``ring_dev``."""
         assert ring_dev.tx is not None
         nr = len(ring_dev.tx.occ)
         per_ring = np.bincount(ring, weights=frames, minlength=nr).astype(np.int64)
         per_bytes = np.bincount(ring, weights=wire, minlength=nr).astype(np.float64)
-        self.claims[ring_dev.name].append(TxClaim(kind, src, per_ring, per_bytes))
+        self.claims[ring_dev.name].append(TxClaim(kind, src, per_ring, per_bytes, row))
 
     def _stack_claim(self, kind: str, ring_dev: Nic, src: NetDev, frames: int, wire: float) -> None:
         self._claim(
@@ -814,7 +997,7 @@ class Datapath:
             elif cl.kind == "xmit":
                 ring_dev.add("xdp_xmit", frames)
                 ring_dev.add("xdp_xmit_errors", n_lost)
-                row = self.tp.xmit(cl.dev.name, ring_dev.name)
+                row = cl.row if cl.row is not None else self.tp.xmit(cl.dev.name, ring_dev.name)
                 row[0] += frames - n_lost
                 row[1] += n_lost
             elif cl.kind == "gtx":
@@ -825,13 +1008,19 @@ class Datapath:
                 ring_dev.add("tx_dropped", n_lost)
 
 
-def _flushes(frames: IntArray, polls: FloatArray) -> FloatArray:
-    """Bulk flushes per row for ``frames`` redirected to one target over ``polls`` polls: a
-    full queue of 16 is sent mid-poll (``bq_enqueue``), the rest at ``xdp_do_flush``."""
+def _flushes(frames: IntArray, polls: FloatArray, batch: IntArray) -> FloatArray:
+    """Bulk flushes per row for ``frames`` redirected to one target out of ``batch`` frames
+    polled over ``polls`` polls: a poll of m frames, a share r of them to this target, flushes
+    when at least one is (1 - (1 - r)^m) and once more per full queue of 16 (``bq_enqueue``
+    sends a full queue mid-poll, ``xdp_do_flush`` the rest)."""
     f = frames.astype(np.float64)
-    per_poll = np.where(polls > 0, f / np.maximum(polls, 1e-12), f)
-    sparse = (polls <= 0) | (f <= polls)
-    out = np.where(sparse, f, polls * np.ceil(per_poll / BULK - 1e-9))
+    b = np.maximum(batch.astype(np.float64), f)
+    m = np.where(polls > 0, b / np.maximum(polls, 1e-12), 1.0)  # frames per poll
+    r = np.where(b > 0, f / np.maximum(b, 1e-12), 0.0)
+    hit = 1.0 - np.power(1.0 - np.minimum(r, 1.0), m)
+    extra = np.maximum(np.ceil(m * r / BULK - 1e-9) - 1.0, 0.0)
+    per_poll = polls * (hit + extra)
+    out = np.where((polls <= 0) | (m <= 1.0), f, np.minimum(per_poll, f))
     return np.where(frames > 0, out, 0.0)
 
 

@@ -57,6 +57,7 @@ class Simulator:
         self._last_busy = np.zeros(self.world.nr_cpus)
         self._last_polls = np.zeros(self.world.nr_cpus, dtype=np.int64)
         self.control.booting = True
+        self._boot_bonds()
         for spec in topology.devices:
             if spec.xdp is not None:
                 keyword = {"native": "xdpdrv", "generic": "xdpgeneric", "offload": "xdpoffload"}
@@ -74,6 +75,33 @@ class Simulator:
         self.control.booting = False
         for entry in topology.timeline:
             self.env.process(self._timeline(entry.at_ns, entry.do))
+
+    def _boot_bonds(self) -> None:
+        """Enslave the topology's slaves (as a boot script would, slaves still down) and start
+        each bond's MII monitor."""
+        from xdptui.model.topology import BondSpec
+        from xdptui.sim.bond import Bond
+
+        for spec in self.topology.devices:
+            if not isinstance(spec, BondSpec):
+                continue
+            bond = self.world.devices[spec.name]
+            assert isinstance(bond, Bond)
+            for name in spec.slaves:
+                slave = self.world.devices[name]
+                try:
+                    self.control.enslave(bond, slave)
+                except KernelError as exc:
+                    result = CommandResult(False, exc.errno.name, format_kernel_error(exc))
+                    self._record(f"ip link set dev {name} master {bond.name}", result, "topology")
+            if bond.miimon_ms > 0:
+                self.env.process(self._miimon(bond))
+
+    def _miimon(self, bond: Any) -> Generator[simpy.Event, Any, None]:
+        period = bond.miimon_ms * 1_000_000
+        while True:
+            yield self.env.timeout(period)
+            self.control.mii_monitor(bond)
 
     # ------------------------------------------------------------ time
 
@@ -195,13 +223,13 @@ class Simulator:
 def format_kernel_error(exc: KernelError) -> str:
     """iproute2 prints the extack as ``Error: MSG.`` and otherwise ``RTNETLINK answers:
     strerror``; lookups that fail in the tool itself print their own line."""
-    from xdptui.sim.control import NotFound
+    from xdptui.sim.control import ToolError
 
-    if isinstance(exc, NotFound):
+    if isinstance(exc, ToolError):
         return exc.extack
     if exc.extack:
         text = exc.extack
-        if text.startswith(("Error:", "Cannot", "pktgen", "ethtool")):
+        if text.startswith(("Error:", "pktgen", "ethtool")):
             return text
         return f"Error: {text}{'' if text.endswith('.') else '.'}"
     return f"RTNETLINK answers: {exc.errno.strerror}"

@@ -19,6 +19,7 @@ from xdptui.model.views import (
     TxRingView,
     XdpView,
 )
+from xdptui.sim.bond import Bond
 from xdptui.sim.netdev import COUNTERS, NetDev, Nic, Veth
 
 if TYPE_CHECKING:
@@ -67,6 +68,15 @@ def device_view(dev: NetDev) -> DeviceView:
             details.append(("xdp_locking", "on (cpu % rings, tx_lock)"))
     if isinstance(dev, Veth):
         details.append(("peer", dev.peer))
+    if isinstance(dev, Bond):
+        details += [
+            ("mode", dev.mode),
+            ("xmit_hash_policy", dev.xmit_hash_policy),
+            ("slaves", " ".join(dev.slaves)),
+            ("active_slave", dev.curr_active or ""),
+            ("usable_slaves", " ".join(dev.usable)),
+            ("miimon", str(dev.miimon_ms)),
+        ]
     return DeviceView(
         name=dev.name,
         ifindex=dev.ifindex,

@@ -13,10 +13,11 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.model.topology import NicSpec, Topology, TrafficSpec, VethSpec
+from xdptui.model.topology import BondSpec, NicSpec, Topology, TrafficSpec, VethSpec
 from xdptui.model.units import Rate
+from xdptui.sim.bond import Bond
 from xdptui.sim.drivers import DRIVERS
-from xdptui.sim.hashing import default_reta, rss_queue
+from xdptui.sim.hashing import FlowHeaders, default_reta, rss_queue
 from xdptui.sim.netdev import NetDev, Nic, RxQueues, TxRings, Veth
 from xdptui.sim.traffic import FlowTable, build_flow_table
 
@@ -69,6 +70,7 @@ class Entries:
     proto: npt.NDArray[np.uint8]
     src_port: npt.NDArray[np.uint16]
     dst_port: npt.NDArray[np.uint16]
+    headers: FlowHeaders
 
     def __len__(self) -> int:
         return len(self.size)
@@ -121,6 +123,18 @@ def _concat_entries(tables: list[FlowTable]) -> Entries:
         proto=cat("proto").astype(np.uint8),
         src_port=cat("src_port").astype(np.uint16),
         dst_port=cat("dst_port").astype(np.uint16),
+        headers=FlowHeaders.make(
+            src_mac=cat("src_mac").astype(np.uint64),
+            dst_mac=cat("dst_mac").astype(np.uint64),
+            src_ip=cat("src_ip").astype(np.uint32),
+            dst_ip=cat("dst_ip").astype(np.uint32),
+            ethertype=cat("ethertype").astype(np.uint16),
+            vlan=cat("vlan").astype(np.uint16),
+            proto=cat("proto").astype(np.uint8),
+            src_port=cat("src_port").astype(np.uint16),
+            dst_port=cat("dst_port").astype(np.uint16),
+            frag=np.zeros(len(sizes), dtype=bool),
+        ),
     )
 
 
@@ -226,6 +240,21 @@ def build_world(topology: Topology) -> World:
             irq = np.arange(dspec.queues, dtype=np.int64) % topology.cpus
             veth.rx = RxQueues.make(dspec.queues, VETH_RING_SIZE, irq, n_entries)
             devices[dspec.name] = veth
+        elif isinstance(dspec, BondSpec):
+            devices[dspec.name] = Bond(
+                name=dspec.name,
+                ifindex=ifindex,
+                kind="bond",
+                admin_up=dspec.up,
+                mtu=dspec.mtu,
+                speed_bps=0,
+                mode=dspec.mode,
+                xmit_hash_policy=dspec.xmit_hash_policy,
+                miimon_ms=dspec.miimon_ms,
+                primary=dspec.primary,
+                packets_per_slave=dspec.packets_per_slave,
+                rr_counter=np.zeros(topology.cpus, dtype=np.int64),
+            )
     world = World(
         topology=topology,
         nr_cpus=topology.cpus,
