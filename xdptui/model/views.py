@@ -143,3 +143,22 @@ class Frame:
             if dev.name == name:
                 return dev
         raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class TraceHop:
+    """One hop of a followed packet: when, where, and what happened there."""
+
+    t_ns: int
+    dev: str
+    stage: str  # wire | rx_ring | napi | xdp | tx_ring | bulk_queue | ndo_xdp_xmit | stack | drop
+    detail: str  # e.g. "queue 3 on cpu 3", "XDP_TX", "ENETDOWN: target down"
+
+
+@dataclass(frozen=True)
+class FlowInfo:
+    """A flow a user can pick to follow: source name, flow index, its 5-tuple in words."""
+
+    source: str
+    flow: int
+    label: str

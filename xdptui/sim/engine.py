@@ -19,7 +19,7 @@ from xdptui.commands import parse
 from xdptui.model.commands import CommandResult, XdpSet
 from xdptui.model.errors import KernelError, UsageError
 from xdptui.model.topology import Topology
-from xdptui.model.views import EventView, Frame
+from xdptui.model.views import EventView, FlowInfo, Frame, TraceHop
 from xdptui.sim.control import Control
 from xdptui.sim.datapath import NAPI_BUDGET, Datapath
 from xdptui.sim.snapshot import build_frame
@@ -203,6 +203,21 @@ class Simulator:
 
     def _log(self, text: str) -> None:
         self.events.append(EventView(self.now_ns, text, True, None, "", "system"))
+
+    # ------------------------------------------------------------ tracing
+
+    def flows(self, limit: int = 64) -> tuple[FlowInfo, ...]:
+        """Flows a user can follow (the first ``limit`` of each source)."""
+        from xdptui.sim.trace import list_flows
+
+        return list_flows(self, limit)
+
+    def trace(self, source: str, flow: int) -> tuple[TraceHop, ...]:
+        """Follow the next frame of ``flow`` of ``source`` through the data path as it is now,
+        with simulated timestamps (``xdptui.sim.trace``)."""
+        from xdptui.sim.trace import trace_frame
+
+        return trace_frame(self, source, flow)
 
     # ------------------------------------------------------------ snapshots
 
