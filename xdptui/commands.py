@@ -251,13 +251,18 @@ def _parse_bpftool(w: _Words) -> Command:
             raise UsageError("Error: expected 'value'")
         dev = w.next()
         egress = None
+        flags = 0
         while w.more():
             word = w.next()
             if word == "egress":
                 egress = w.next()
+            elif word in ("any", "noexist", "exist"):
+                flags = ("any", "noexist", "exist").index(word)
             else:
-                raise UsageError(f"Error: unexpected '{word}' (expected egress PROG)")
-        return MapUpdate(name, key, dev, egress)
+                raise UsageError(
+                    f"Error: unexpected '{word}' (expected egress PROG or any|noexist|exist)"
+                )
+        return MapUpdate(name, key, dev, egress, flags)
     raise UsageError(f"Error: unrecognized command '{verb}' (show, dump, update, delete)")
 
 

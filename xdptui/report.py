@@ -69,7 +69,14 @@ def build_report(sim: Simulator) -> dict[str, Any]:
         "seed": frame.seed,
         "sim_ns": frame.t_ns,
         "devices": devices,
-        "maps": {},
+        "maps": {
+            m.name: {
+                "type": m.type,
+                "max_entries": m.max_entries,
+                "entries": {str(e.key): {"dev": e.dev, "egress": e.egress} for e in m.entries},
+            }
+            for m in frame.maps
+        },
         "tracepoints": {
             "xdp_exception": [
                 {"dev": x.dev, "action": x.action, "count": x.count} for x in tp.xdp_exception

@@ -76,7 +76,7 @@ TOP_KEYS = (
 )
 COMMON_KEYS = ("type", "up", "mtu", "xdp")
 TYPE_KEYS: dict[str, tuple[str, ...]] = {
-    "nic": ("driver", "speed", "queues", "ring", "tx_ring", "irq_cpus"),
+    "nic": ("driver", "speed", "queues", "ring", "tx_ring", "irq_cpus", "card"),
     "veth": ("peer", "queues"),
     "bond": ("mode", "xmit_hash_policy", "slaves", "miimon", "primary", "packets_per_slave"),
     "tun": ("mode", "queues", "tx_queue_len", "vnet_hdr", "reader", "writer"),
@@ -691,6 +691,7 @@ class _Loader:
             ring=self.opt(fields, "ring", path, self.ring_size, None),
             tx_ring=self.opt(fields, "tx_ring", path, self.ring_size, None),
             irq_cpus=irq_cpus,
+            card=self.opt(fields, "card", path, self.text, None),
         )
 
     def driver(self, node: Node, path: str) -> str | None:

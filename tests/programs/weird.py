@@ -18,3 +18,8 @@ def redirect_nowhere(ctx):
 
 def wrong_shape(ctx):
     return np.zeros(3)
+
+
+def key_by_port_parity(ctx):
+    """bpf_redirect_map(tx_ports, src_port % 2, 0)."""
+    return ctx.redirect_map("tx_ports", ctx.src_port.astype("int64") % 2, 0)

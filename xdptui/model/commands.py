@@ -57,10 +57,13 @@ class LinkShow:
 
 @dataclass(frozen=True)
 class MapUpdate:
+    """``bpftool map update name MAP key K value DEV [egress PROG] [any|noexist|exist]``."""
+
     map: str
     key: int
     dev: str
     egress: str | None = None
+    flags: int = 0  # BPF_ANY 0, BPF_NOEXIST 1, BPF_EXIST 2
 
 
 @dataclass(frozen=True)

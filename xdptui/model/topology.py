@@ -78,6 +78,7 @@ class NicSpec(DeviceSpec):
     ring: int | None = None
     tx_ring: int | None = None
     irq_cpus: tuple[int, ...] | None = None
+    card: str | None = None  # ports with the same card share its PCIe/DMA budget
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -122,6 +122,34 @@ class EventView:
     origin: str  # user | timeline | system
 
 
+@dataclass(frozen=True)
+class MapEntryView:
+    key: int
+    dev: str
+    egress: str | None
+
+
+@dataclass(frozen=True)
+class MapView:
+    name: str
+    type: str  # devmap | devmap_hash
+    max_entries: int
+    entries: tuple[MapEntryView, ...]
+
+
+@dataclass(frozen=True)
+class BulkQueueView:
+    """One per-CPU devmap bulk queue (``xdp_dev_bulk_queue``, 16 frames) toward a device."""
+
+    cpu: int
+    from_dev: str
+    to_dev: str
+    frames: int  # enqueued so far
+    flushes: int
+    last_bulk: float  # mean frames per flush over the last step
+    program: str | None  # the egress program the last bulk ran
+
+
 @dataclass(frozen=True, eq=False)
 class Frame:
     """Everything the screen shows at one simulated instant."""
@@ -137,6 +165,8 @@ class Frame:
     tracepoints: TracepointsView
     events: tuple[EventView, ...]
     polls: int
+    maps: tuple[MapView, ...] = ()
+    bulk_queues: tuple[BulkQueueView, ...] = ()
 
     def device(self, name: str) -> DeviceView:
         for dev in self.devices:

@@ -12,12 +12,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from xdptui.model import commands as cmd
-from xdptui.model.catalog import PROGRAMS, did_you_mean, is_user_program, program_info
+from xdptui.model.catalog import (
+    DEVMAP_EGRESS_OK,
+    PROGRAMS,
+    did_you_mean,
+    is_user_program,
+    program_info,
+)
 from xdptui.model.errors import Errno, KernelError
 from xdptui.model.units import format_rate
 from xdptui.sim.bond import Bond
 from xdptui.sim.bond_control import BondControl
 from xdptui.sim.datapath import make_context
+from xdptui.sim.devmap import DevMap, DevmapEntry
 from xdptui.sim.netdev import COUNTERS, MODE_DRV, MODE_HW, MODE_SKB, Attachment, NetDev, Nic, Veth
 from xdptui.sim.programs import make_program
 from xdptui.sim.traffic import build_flow_table
@@ -333,20 +340,81 @@ class Control(BondControl):
                 )
         return "\n".join(lines)
 
-    # ------------------------------------------------------------ maps (devmap issue)
+    # ------------------------------------------------------------ maps
+
+    def devmap(self, name: str) -> DevMap:
+        m = self.world.maps.get(name)
+        if m is None:
+            hint = did_you_mean(name, self.world.maps)
+            raise ToolError(
+                Errno.ENOENT, f"Error: get map by name failed: No such file or directory{hint}"
+            )
+        return m
 
     def _MapUpdate(self, c: cmd.MapUpdate) -> str:
-        raise KernelError(Errno.ENOENT, f"Error: get map by name failed: no map named '{c.map}'")
+        """``bpftool map update``: the device name becomes its ifindex, an egress program must
+        be a BPF_XDP_DEVMAP program (``__dev_map_alloc_node``: EINVAL otherwise)."""
+        m = self.devmap(c.map)
+        dev = self.world.devices.get(c.dev)
+        if dev is None:
+            hint = did_you_mean(c.dev, self.world.devices)
+            raise ToolError(Errno.ENODEV, f'Error: invalid value: no device "{c.dev}"{hint}')
+        egress = None
+        if c.egress is not None:
+            if c.egress not in DEVMAP_EGRESS_OK and not is_user_program(c.egress):
+                valid = ", ".join(sorted(DEVMAP_EGRESS_OK))
+                raise KernelError(
+                    Errno.EINVAL,
+                    f"Error: update failed: Invalid argument ({c.egress} is not a "
+                    f"BPF_XDP_DEVMAP program; egress programs: {valid})",
+                )
+            egress = make_program(c.egress, {}, self.world.next_prog_id, self.world.base_dir)
+            egress.run(make_context(self.world, None, egress, egress=dev))
+            self.world.next_prog_id += 1
+        try:
+            m.update(c.key, DevmapEntry(dev.name, egress), c.flags)
+        except KernelError as exc:
+            raise ToolError(exc.errno, f"Error: update failed: {exc.errno.strerror}") from None
+        self.world.touch()
+        return ""
 
     def _MapDelete(self, c: cmd.MapDelete) -> str:
-        raise KernelError(Errno.ENOENT, f"Error: get map by name failed: no map named '{c.map}'")
+        m = self.devmap(c.map)
+        try:
+            m.delete(c.key)
+        except KernelError as exc:
+            raise ToolError(exc.errno, f"Error: delete failed: {exc.errno.strerror}") from None
+        self.world.touch()
+        return ""
 
     def _MapShow(self, c: cmd.MapShow) -> str:
-        if c.map is not None:
-            raise KernelError(
-                Errno.ENOENT, f"Error: get map by name failed: no map named '{c.map}'"
+        """``bpftool map show`` / ``dump`` (plain output, no BTF: hex bytes)."""
+        maps = [self.devmap(c.map)] if c.map else list(self.world.maps.values())
+        if not c.dump:
+            lines = []
+            for m in maps:
+                kind = "devmap" if m.type == "devmap" else "devmap_hash"
+                lines.append(f"{m.map_id}: {kind}  name {m.name}  flags 0x80")
+                lines.append(f"\tkey 4B  value 8B  max_entries {m.max_entries}  memlock 4096B")
+            return "\n".join(lines)
+        m = maps[0]
+        lines = []
+        for key, entry in m.walk():
+            dev = self.world.devices.get(entry.dev)
+            ifindex = dev.ifindex if dev is not None else 0
+            prog_id = entry.egress.prog_id if entry.egress is not None else 0
+            kb = " ".join(f"{b:02x}" for b in key.to_bytes(4, "little"))
+            vb = " ".join(
+                f"{b:02x}" for b in ifindex.to_bytes(4, "little") + prog_id.to_bytes(4, "little")
             )
-        return ""
+            egress = (
+                f"  ({entry.dev}, egress {entry.egress.name})"
+                if entry.egress
+                else (f"  ({entry.dev})")
+            )
+            lines.append(f"key: {kb}  value: {vb}{egress}")
+        lines.append(f"Found {len(lines)} element{'s' if len(lines) != 1 else ''}")
+        return "\n".join(lines)
 
     # ------------------------------------------------------------ ethtool
 

@@ -43,7 +43,7 @@ FloatArray = npt.NDArray[np.float64]
 NAPI_BUDGET = 64  # NAPI_POLL_WEIGHT
 BULK = 16  # DEV_MAP_BULK_SIZE
 MAX_CHAIN = 6  # veth hops followed inline before a loop is cut
-RATE_TAU_NS = 20_000.0  # smoothing of per-queue arrival rates (sets frames per poll)
+RATE_TAU_NS = 200_000.0  # smoothing of per-queue arrival rates (sets frames per poll)
 
 
 @dataclass
@@ -58,6 +58,19 @@ class Compiled:
     target: IntArray  # redirect target ifindex, -1 if none
     err: IntArray  # errno of a failed redirect (0 = enqueued)
     cost: FloatArray  # ns per frame on the polling CPU, including inline veth hops
+    map_name: str | None = None  # the devmap bpf_redirect_map used
+    key: IntArray | None = None  # its key per entry (-1: ifindex redirect)
+    broadcast: int = 0  # BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS flags, 0 = unicast
+
+
+@dataclass
+class BulkTally:
+    """One per-CPU bulk queue toward a device: frames through it, flushes, last bulk size."""
+
+    frames: int = 0
+    flushes: float = 0.0
+    last_bulk: float = 0.0
+    program: str = ""
 
 
 @dataclass
@@ -69,6 +82,7 @@ class Tracepoints:
     redirect: int = 0
     # (from, to) -> [sent, drops, err_flushes, flushes(float)]
     devmap_xmit: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    bulk: dict[tuple[int, str, str], BulkTally] = field(default_factory=dict)
 
     def xmit(self, src: str, dst: str) -> list[float]:
         row = self.devmap_xmit.get((src, dst))
@@ -97,9 +111,21 @@ class CpuState:
     polls: IntArray
 
 
-def make_context(world: World, dev: NetDev, prog: Program) -> XdpContext:
-    """The rows ``prog`` runs on when attached to ``dev``: every entry of every source."""
+def make_context(
+    world: World, dev: NetDev | None, prog: Program, egress: NetDev | None = None
+) -> XdpContext:
+    """The rows ``prog`` runs on when attached to ``dev`` (or, for a devmap egress program,
+    run on frames leaving ``egress``): every entry of every source."""
     e = world.entries
+
+    def lookup(name: str, key: int) -> int | None:
+        m = world.maps.get(name)
+        entry = m.lookup(key) if m is not None else None
+        if entry is None:
+            return None
+        target = world.devices.get(entry.dev)
+        return target.ifindex if target is not None else None
+
     return XdpContext(
         src_mac=e.src_mac,
         dst_mac=e.dst_mac,
@@ -110,8 +136,10 @@ def make_context(world: World, dev: NetDev, prog: Program) -> XdpContext:
         src_port=e.src_port,
         dst_port=e.dst_port,
         size=e.size,
-        ingress_ifindex=dev.ifindex,
+        ingress_ifindex=dev.ifindex if dev is not None else 0,
         params=prog.param_map,
+        lookup_map=lookup,
+        egress_ifindex=egress.ifindex if egress is not None else 0,
     )
 
 
@@ -129,6 +157,12 @@ class Datapath:
         self.steps = 0
         self.polls_total = 0
         self.master_key = False
+        self._card_credit: dict[str, float] = {}
+        self._card_ratio: dict[str, float] = {}
+        self._card_rx: dict[str, float] = {}
+        self._egress_cache: dict[tuple[int, str, str], IntArray] = {}
+        self._bq_rates: dict[tuple[str, str], FloatArray] = {}
+        self._dt = 1
         self._pending_peer: dict[str, list[tuple[NetDev, IntArray]]] = {}
 
     # ------------------------------------------------------------------ compile
@@ -137,6 +171,7 @@ class Datapath:
         """Run every attached program over all entries and resolve redirect checks."""
         w = self.world
         self.compiled = {}
+        self._egress_cache = {}
         self.master_key = any(isinstance(d, Bond) and d.bond_prog for d in w.devices.values())
         for dev in w.devices.values():
             if isinstance(dev, Bond):
@@ -165,8 +200,21 @@ class Datapath:
         raw = att.prog.run(ctx)
         act = np.where((raw >= XDP_ABORTED) & (raw <= XDP_REDIRECT), raw, XDP_ABORTED)
         target = np.where(act == XDP_REDIRECT, ctx.redirect_ifindex, -1)
-        err = self._redirect_errors(dev, act, target, att.mode)
-        return Compiled(att.mode, raw, act, target, err, np.zeros(n))
+        if ctx.redirect_broadcast_flags:
+            err = np.zeros(n, dtype=np.int64)  # broadcast skips invalid targets silently
+        else:
+            err = self._redirect_errors(dev, act, target, att.mode)
+        return Compiled(
+            att.mode,
+            raw,
+            act,
+            target,
+            err,
+            np.zeros(n),
+            ctx.redirect_map_name,
+            ctx.redirect_key,
+            ctx.redirect_broadcast_flags,
+        )
 
     def _redirect_errors(self, dev: NetDev, act: IntArray, target: IntArray, mode: str) -> IntArray:
         """``__xdp_do_redirect_frame`` / ``__xdp_enqueue`` checks in the kernel's order: no such
@@ -256,20 +304,51 @@ class Datapath:
         if np.any(red):
             ok = red & (c.err == 0)
             cost[red & ~ok] += d.redirect
+            dmap = self.world.maps.get(c.map_name) if c.map_name else None
+            if c.broadcast and dmap is not None:
+                # one clone (xdpf_clone) and one enqueue per destination
+                for _key, bentry in dmap.walk():
+                    tgt_b = self.world.devices.get(bentry.dev)
+                    if tgt_b is None or tgt_b is dev:
+                        continue
+                    cost[ok] += costs.CLONE + self._xmit_cost(d, tgt_b, generic, bentry.egress)
+                return cost
+            keys = c.key if c.key is not None else np.full(n, -1, dtype=np.int64)
             for ifindex in np.unique(c.target[ok]):
-                rows = ok & (c.target == ifindex)
                 tgt = self.world.by_ifindex[int(ifindex)]
-                if generic:
-                    cost[rows] += costs.GENERIC_REDIRECT
-                else:
-                    td = self._dcost(tgt)
-                    cost[rows] += d.redirect + td.xmit_frame + td.flush / BULK
-                    cost[rows] += self._lock_cost(tgt)
+                for key in np.unique(keys[ok & (c.target == ifindex)]):
+                    rows = ok & (c.target == ifindex) & (keys == key)
+                    entry = dmap.lookup(int(key)) if dmap is not None and key >= 0 else None
+                    prog = entry.egress if entry is not None else None
+                    cost[rows] += self._xmit_cost(d, tgt, generic, prog)
                 if isinstance(tgt, Veth) and depth < MAX_CHAIN:
+                    rows = ok & (c.target == ifindex)
                     peer = self.world.devices.get(tgt.peer)
                     if peer is not None and peer.name in self.compiled:
                         cost[rows] += self._chain_cost(peer, depth + 1)[rows]
         return cost
+
+    def _xmit_cost(
+        self, d: costs.DriverCosts, tgt: NetDev, generic: bool, egress: Program | None
+    ) -> float:
+        """One redirected frame from enqueue to the target's ring: the bulk queue, its share
+        of a flush, ``ndo_xdp_xmit``, and the devmap egress program where there is one (at
+        flush since the seed's patch, per frame at enqueue before it)."""
+        td = self._dcost(tgt)
+        if generic:
+            out = costs.GENERIC_REDIRECT + td.skb_xmit
+        else:
+            out = d.redirect + td.xmit_frame + td.flush / BULK + self._lock_cost(tgt)
+            if self.world.devmap_egress == "enqueue" and not generic:
+                out += costs.PRE_PATCH_DEVMAP
+        if egress is not None:
+            stage = (
+                costs.EGRESS_ENQUEUE
+                if self.world.devmap_egress == "enqueue"
+                else (costs.EGRESS_FLUSH)
+            )
+            out += egress.cost_ns + (costs.EGRESS_SKB if generic else stage)
+        return out
 
     def _other_slave_share(self, dev: NetDev, bond: Bond) -> FloatArray:
         """Per entry, the share of this slave's XDP_TX the bond sends out of another slave."""
@@ -302,6 +381,7 @@ class Datapath:
         if self.compiled_epoch != w.epoch:
             self.compile_paths()
         self.steps += 1
+        self._dt = dt
         n_entries = len(w.entries)
         arrivals: dict[str, IntArray] = {}
         for src in w.sources:
@@ -309,6 +389,7 @@ class Datapath:
         rows = self._admit(arrivals, dt)
         self._serve(rows, dt)
         self._drain_tx(dt)
+        self._update_card_ratios(dt)
 
     def emitted_until(self, src: Source, t: int) -> int:
         """Frames source ``src`` has emitted by time ``t`` (pktgen pacing, exact integers)."""
@@ -401,6 +482,7 @@ class Datapath:
         out: list[tuple[NetDev, IntArray]] = []
         pending = self._pending_peer
         self._pending_peer = {}
+        cards: dict[str, list[tuple[Nic, IntArray]]] = {}
         for dev in w.devices.values():
             rx = dev.rx
             if rx is None:
@@ -413,7 +495,7 @@ class Datapath:
             if arr is not None and arr.any():
                 if isinstance(dev, Nic):
                     np.add.at(mat, (dev.queue_of_entry, np.arange(len(arr))), arr)
-                    self._dma_limit(dev, mat, dt)
+                    cards.setdefault(dev.card, []).append((dev, mat))
                 else:
                     qsel = (w.entries.rss_hash % rx.count).astype(np.int64)
                     np.add.at(mat, (qsel, np.arange(len(arr))), arr)
@@ -426,28 +508,60 @@ class Datapath:
                     sender.add("tx_packets", int(counts.sum()))
                     sender.add("tx_bytes", int(counts @ w.entries.size))
             out.append((dev, mat))
+        for card, ports in cards.items():
+            self._dma_limit(card, ports, dt)
         return out
 
-    def _dma_limit(self, nic: Nic, mat: IntArray, dt: int) -> None:
-        assert nic.driver is not None and nic.rx is not None
-        limit = nic.driver.rx_pps_max
+    def _dma_limit(self, card: str, ports: list[tuple[Nic, IntArray]], dt: int) -> None:
+        """The card's DMA budget (``rx_pps_max`` received frames per second, fitted on E810),
+        shared by its ports; every frame it transmits costs ``tx_dma_weight`` received ones.
+        Receive and transmit settle together: with ``r`` transmitted per received frame (the
+        programs' mix, from the last step) the card takes B / (1 + k r), or B - k T when its
+        transmit limit T binds first. Frames past it are ``rx_dropped``."""
+        driver = ports[0][0].driver
+        assert driver is not None
+        limit = driver.rx_pps_max
         if limit is None:
             return
-        cap = limit * dt / 1e9 - nic.driver.tx_dma_weight * nic.tx_frames_last * dt
-        cap = max(0.0, cap)
-        total = int(mat.sum())
-        if total <= cap + nic.rx_credit:
-            nic.rx_credit = 0.0
+        k = driver.tx_dma_weight
+        nports = len(self._card_ports(card))
+        tx_cap = (driver.tx_pps_max or float("inf")) * nports
+        ratio = self._card_ratio.get(card, 0.0)
+        rate = limit / (1.0 + k * ratio)
+        if ratio * rate > tx_cap:
+            rate = max(0.0, limit - k * tx_cap)
+        cap = rate * dt / 1e9
+        credit = self._card_credit.get(card, 0.0)
+        totals = np.array([int(mat.sum()) for _, mat in ports], dtype=np.float64)
+        if totals.sum() <= cap + credit:
+            self._card_credit[card] = 0.0
+            self._card_rx[card] = float(totals.sum())
             return
-        cap += nic.rx_credit
+        cap += credit
         allowed = int(cap)
-        nic.rx_credit = cap - allowed
-        keep = split_rows(mat, share(allowed, mat.sum(axis=1).astype(np.float64)))
-        lost = mat - keep
-        lost_q = lost.sum(axis=1)
-        nic.rx.rx_dropped += lost_q
-        nic.add("rx_dropped", int(lost_q.sum()))
-        mat[:] = keep
+        self._card_credit[card] = cap - allowed
+        self._card_rx[card] = float(allowed)
+        for (nic, mat), port_allowed in zip(ports, share(allowed, totals), strict=True):
+            assert nic.rx is not None
+            keep = split_rows(mat, share(int(port_allowed), mat.sum(axis=1).astype(np.float64)))
+            lost_q = (mat - keep).sum(axis=1)
+            nic.rx.rx_dropped += lost_q
+            nic.add("rx_dropped", int(lost_q.sum()))
+            mat[:] = keep
+
+    def _update_card_ratios(self, dt: int) -> None:
+        """Frames offered for transmission per frame received, on each card, last step."""
+        tx: dict[str, float] = defaultdict(float)
+        for dev in self.world.devices.values():
+            if isinstance(dev, Nic):
+                tx[dev.card] += dev.tx_demand_last
+        for card, got in self._card_rx.items():
+            if got > 0:
+                self._card_ratio[card] = min(tx[card] / got, 4.0)
+        self._card_rx = {}
+
+    def _card_ports(self, card: str) -> list[Nic]:
+        return [d for d in self.world.devices.values() if isinstance(d, Nic) and d.card == card]
 
     # ------------------------------------------------------------------ NAPI
 
@@ -460,6 +574,7 @@ class Datapath:
         rows_dev: list[int] = []
         demand_parts: list[IntArray] = []
         lam_parts: list[FloatArray] = []
+        work_parts: list[FloatArray] = []
         cost_parts: list[FloatArray] = []
         cpu_parts: list[IntArray] = []
         poll_cost: list[FloatArray] = []
@@ -470,10 +585,13 @@ class Datapath:
             demand_parts.append(demand)
             # Arrival rate per queue, smoothed over RATE_TAU_NS so that a short step with
             # no frame in it does not read as an idle queue.
-            alpha = 1.0 - np.exp(-dt / RATE_TAU_NS)
+            alpha = _smoothing(dt, rx.age_ns)
+            rx.age_ns += dt
             rx.rate += alpha * (arr.sum(axis=1) / dt - rx.rate)
             lam_parts.append(rx.rate.copy())
             c = self.compiled[dev.name].cost
+            rx.work += alpha * ((arr @ c) / dt - rx.work)  # CPU ns per ns the arrivals bring
+            work_parts.append(rx.work.copy())
             dq = demand.sum(axis=1)
             cost_parts.append(np.where(dq > 0, (demand @ c) / np.maximum(dq, 1), 0.0))
             cpu_parts.append(rx.irq_cpu)
@@ -489,7 +607,7 @@ class Datapath:
         budget = dt + self.cpu.carry_ns
         # Light load: frames per poll follow the interrupt cycle, fpp = lam * (irq + p) / (1 - rho).
         work_ns = D * a
-        rho = np.bincount(cpu, weights=lam * a, minlength=ncpu)
+        rho = np.bincount(cpu, weights=np.concatenate(work_parts), minlength=ncpu)
         irq = np.array([self._irq_ns(work[i][0]) for i in rows_dev], dtype=np.float64)
         fpp = np.clip(
             lam * (irq + p) / np.maximum(1.0 - np.minimum(rho[cpu], 0.95), 0.05), 1.0, NAPI_BUDGET
@@ -497,15 +615,16 @@ class Datapath:
         light_polls = np.where(D > 0, D / fpp, 0.0)
         need = np.bincount(cpu, weights=work_ns + light_polls * p, minlength=ncpu)
         served = D.copy()
-        polls = light_polls
         saturated = need > budget
         if np.any(saturated):
             eff = a + p / NAPI_BUDGET
             for c_sat in np.flatnonzero(saturated):
                 rows = np.flatnonzero((cpu == c_sat) & (D > 0))
                 served[rows] = _water_fill(D[rows], eff[rows], float(budget[c_sat]))
-            sat_rows = saturated[cpu]
-            polls = np.where(sat_rows, served / NAPI_BUDGET, light_polls)
+        # How full the polls are follows the CPU's regime, not one short step's burst: a CPU
+        # whose smoothed load reaches its capacity polls full budgets of 64.
+        full = (rho[cpu] >= 0.95) | (saturated[cpu] & (served < D - 0.5) & (D >= NAPI_BUDGET))
+        polls = np.where(full, served / NAPI_BUDGET, served / fpp)
         n_served = np.floor(served + 1e-9).astype(np.int64)
         used = np.bincount(cpu, weights=n_served * a + polls * p, minlength=ncpu)
         self.cpu.busy_ns += np.minimum(used, budget)
@@ -655,7 +774,7 @@ class Datapath:
             target = self.world.devices[slave_name]
             dev.add("xdp_redirect", int(part.sum()))
             self._redirect_to(
-                dev, target, cpus, part, polls, depth, c.mode or MODE_DRV, None, counts.sum(axis=1)
+                dev, target, cpus, part, polls, depth, c.mode or MODE_DRV, counts.sum(axis=1)
             )
 
     def _xdp_tx(
@@ -726,7 +845,8 @@ class Datapath:
     ) -> None:
         """``xdp_do_redirect``: failures fire ``xdp_redirect_err`` and the driver drops with
         ``xdp_exception`` (native); successes fire ``xdp_redirect`` and go into the per-CPU
-        bulk queue of the target, flushed every 16 frames and at the end of the poll."""
+        bulk queue of the target device -- one queue per target, shared by every devmap entry
+        and ifindex redirect pointing at it -- flushed every 16 frames and at poll end."""
         w = self.world
         per_entry = counts.sum(axis=0)
         dev.add("xdp_redirect", int(per_entry[mask].sum()))
@@ -736,16 +856,74 @@ class Datapath:
             self.tp.redirect_err[(dev.name, Errno(int(err)).name)] += hits
             if c.mode == MODE_DRV:
                 self.tp.exception[(dev.name, "XDP_REDIRECT")] += hits
-        ok = mask & (c.err == 0)
-        if not np.any(ok & (per_entry > 0)):
+        ok = mask & (c.err == 0) & (per_entry > 0)
+        if not np.any(ok):
             return
-        for ifindex in np.unique(c.target[ok & (per_entry > 0)]):
-            tgt = w.by_ifindex[int(ifindex)]
-            sel = ok & (c.target == ifindex)
-            sub = np.where(sel[None, :], counts, 0)
-            self._redirect_to(
-                dev, tgt, cpus, sub, polls, depth, c.mode or MODE_DRV, c.err, counts.sum(axis=1)
-            )
+        mode = c.mode or MODE_DRV
+        batch = counts.sum(axis=1)
+        self.tp.redirect += int(per_entry[ok].sum())  # one xdp_redirect per input frame
+        by_target: dict[int, list[tuple[IntArray, Program | None]]] = defaultdict(list)
+        if c.broadcast:
+            self._broadcast(dev, c, counts, ok, by_target, mode)
+        else:
+            dmap = w.maps.get(c.map_name) if c.map_name else None
+            keys = c.key if c.key is not None else np.full(len(ok), -1, dtype=np.int64)
+            for ifindex in np.unique(c.target[ok]):
+                for key in np.unique(keys[ok & (c.target == ifindex)]):
+                    sel = ok & (c.target == ifindex) & (keys == key)
+                    entry = dmap.lookup(int(key)) if dmap is not None and key >= 0 else None
+                    prog = entry.egress if entry is not None else None
+                    by_target[int(ifindex)].append((np.where(sel[None, :], counts, 0), prog))
+        for ifindex, parts in by_target.items():
+            tgt = w.by_ifindex[ifindex]
+            self._enqueue(dev, tgt, cpus, parts, polls, depth, mode, batch)
+
+    def _broadcast(
+        self,
+        dev: NetDev,
+        c: Compiled,
+        counts: IntArray,
+        ok: npt.NDArray[np.bool_],
+        by_target: dict[int, list[tuple[IntArray, Program | None]]],
+        mode: str,
+    ) -> None:
+        """``dev_map_enqueue_multi``: a clone for every entry that passes ``is_valid_dst``
+        (invalid ones skipped silently), without the ingress device and -- with
+        BPF_F_EXCLUDE_INGRESS -- its upper devices (``get_upper_ifindexes``). Generic XDP
+        does not pre-filter: the first failing clone aborts the rest with its error."""
+        from xdptui.sim.programs import BPF_F_EXCLUDE_INGRESS
+
+        w = self.world
+        dmap = w.maps.get(c.map_name or "")
+        if dmap is None:
+            return
+        excluded = {dev.name}
+        if c.broadcast & BPF_F_EXCLUDE_INGRESS:
+            up = dev.master
+            while up is not None:
+                excluded.add(up)
+                upper = w.devices.get(up)
+                up = upper.master if upper is not None else None
+        else:
+            excluded = set()
+        for _key, entry in dmap.walk():
+            tgt = w.devices.get(entry.dev)
+            if tgt is None or tgt.name in excluded:
+                continue
+            fits = w.entries.size <= tgt.mtu + 14 + 4
+            if mode == MODE_DRV:
+                if not self.has_ndo_xmit(tgt) or not tgt.admin_up:
+                    continue
+                sel = ok & fits
+            else:
+                if not tgt.admin_up or not np.all(fits[ok]):
+                    err = Errno.ENETDOWN if not tgt.admin_up else Errno.EMSGSIZE
+                    n = int(counts.sum(axis=0)[ok].sum())
+                    self.tp.redirect_err[(dev.name, err.name)] += n
+                    return
+                sel = ok
+            if np.any(sel):
+                by_target[tgt.ifindex].append((np.where(sel[None, :], counts, 0), entry.egress))
 
     def _redirect_to(
         self,
@@ -756,38 +934,187 @@ class Datapath:
         polls: FloatArray,
         depth: int,
         mode: str,
-        err: IntArray | None,
         batch: IntArray,
     ) -> None:
-        """Frames the program (or the bond) redirected to ``tgt``: checked (unless ``err`` was
-        compiled already), then ``dev_xdp_enqueue`` into the bulk queue (native) or sent at
-        once (generic). ``batch`` is every frame the rows polled: it sets how many polls carry
-        at least one frame for this target."""
-        if err is None:
-            act = np.full(sub.shape[1], XDP_REDIRECT, dtype=np.int64)
-            target = np.full(sub.shape[1], tgt.ifindex, dtype=np.int64)
-            err = self._redirect_errors(dev, act, target, mode)
-            bad = err != 0
-            if np.any(bad & (sub.sum(axis=0) > 0)):
-                per_entry = sub.sum(axis=0)
-                for code in np.unique(err[bad & (per_entry > 0)]):
-                    hits = int(per_entry[bad & (err == code)].sum())
-                    self.tp.redirect_err[(dev.name, Errno(int(code)).name)] += hits
-                    if mode == MODE_DRV:
-                        self.tp.exception[(dev.name, "XDP_REDIRECT")] += hits
-                sub = np.where(bad[None, :], 0, sub)
-        n = int(sub.sum())
-        if n == 0:
+        """A redirect chosen outside the program (the bond's ``xdp_master_redirect``):
+        ``__xdp_enqueue``'s checks, then the bulk queue like any ifindex redirect."""
+        act = np.full(sub.shape[1], XDP_REDIRECT, dtype=np.int64)
+        target = np.full(sub.shape[1], tgt.ifindex, dtype=np.int64)
+        err = self._redirect_errors(dev, act, target, mode)
+        per_entry = sub.sum(axis=0)
+        bad = (err != 0) & (per_entry > 0)
+        for code in np.unique(err[bad]):
+            hits = int(per_entry[bad & (err == code)].sum())
+            self.tp.redirect_err[(dev.name, Errno(int(code)).name)] += hits
+            if mode == MODE_DRV:
+                self.tp.exception[(dev.name, "XDP_REDIRECT")] += hits
+        sub = np.where((err != 0)[None, :], 0, sub)
+        if not sub.any():
             return
-        self.tp.redirect += n
-        per_row = sub.sum(axis=1)
+        self.tp.redirect += int(sub.sum())
+        self._enqueue(dev, tgt, cpus, [(sub, None)], polls, depth, mode, batch)
+
+    def _enqueue(
+        self,
+        dev: NetDev,
+        tgt: NetDev,
+        cpus: IntArray,
+        parts: list[tuple[IntArray, Program | None]],
+        polls: FloatArray,
+        depth: int,
+        mode: str,
+        batch: IntArray,
+    ) -> None:
+        """``bq_enqueue`` then ``bq_xmit_all`` at the flush: the egress program of the entry
+        that enqueued first this cycle runs on the whole bulk (PASS sends, DROP frees, other
+        codes raise ``xdp_exception`` on the target and free), then ``ndo_xdp_xmit`` sends a
+        prefix and devmap frees the rest. ``batch`` is every frame the rows polled: it sets
+        how many polls carry at least one frame for this target. Generic XDP sends each skb
+        at once (``dev_map_generic_redirect``), the egress program per skb."""
+        sub = parts[0][0] if len(parts) == 1 else np.sum([p for p, _ in parts], axis=0)
         if mode == MODE_SKB:
-            self._generic_xmit(dev, tgt, cpus, sub, polls, depth)
+            kept = self._egress(tgt, parts, None, polls, dev, count_drops=False)
+            self._generic_xmit(dev, tgt, cpus, kept, polls, depth)
             return
+        per_row = sub.sum(axis=1)
         row = self.tp.xmit(dev.name, tgt.name)
-        flushes = _flushes(per_row, polls, batch)
+        flushes = self._smoothed_flushes(dev, tgt, cpus, per_row, polls, batch)
         row[3] += float(flushes.sum())
+        first = next((p.name for _, p in parts if p is not None), "")
+        for k in np.flatnonzero(per_row):
+            bq = self.tp.bulk.setdefault((int(cpus[k]), dev.name, tgt.name), BulkTally())
+            bq.frames += int(per_row[k])
+            bq.flushes += float(flushes[k])
+            bq.last_bulk = float(per_row[k]) / max(float(flushes[k]), 1e-9)
+            bq.program = first
+        if any(prog is not None for _, prog in parts):
+            before = int(sub.sum())
+            sub = self._egress(tgt, parts, flushes, polls, dev, count_drops=True)
+            row[1] += before - int(sub.sum()) if self.world.devmap_egress == "flush" else 0
+            per_row = sub.sum(axis=1)
+            if not per_row.any():
+                return
         self._ndo_xdp_xmit(dev, tgt, cpus, sub, per_row, flushes, polls, depth, row)
+
+    def _smoothed_flushes(
+        self,
+        dev: NetDev,
+        tgt: NetDev,
+        cpus: IntArray,
+        per_row: IntArray,
+        polls: FloatArray,
+        batch: IntArray,
+    ) -> FloatArray:
+        """Flushes of each row's bulk queue, from the share of its polls' frames that go to
+        ``tgt`` and the frames per poll -- both smoothed per CPU over RATE_TAU_NS, so that a
+        short step holding a frame or two does not decide how polls are filled."""
+        ncpu = self.world.nr_cpus
+        key = (dev.name, tgt.name)
+        state = self._bq_rates.get(key)
+        if state is None:
+            state = np.zeros((4, ncpu))  # frames to tgt, all frames, polls, age (ns)
+            self._bq_rates[key] = state
+        alpha_c = np.array([_smoothing(self._dt, age) for age in state[3]])
+        alpha = alpha_c
+        f = np.bincount(cpus, weights=per_row, minlength=ncpu)
+        b = np.bincount(cpus, weights=np.maximum(batch, per_row), minlength=ncpu)
+        p = np.bincount(cpus, weights=polls, minlength=ncpu)
+        active = b > 0
+        for i, x in enumerate((f, b, p)):
+            state[i] = np.where(active, state[i] + alpha * (x - state[i]), state[i])
+        state[3] = np.where(active, state[3] + self._dt, state[3])
+        sf, sb, sp = state[0][cpus], state[1][cpus], state[2][cpus]
+        r = np.where(sb > 0, sf / np.maximum(sb, 1e-12), 0.0)
+        m = np.where(sp > 0, sb / np.maximum(sp, 1e-12), 1.0)
+        return _flushes_from(per_row, polls, r, m)
+
+    def _egress(
+        self,
+        tgt: NetDev,
+        parts: list[tuple[IntArray, Program | None]],
+        flushes: FloatArray | None,
+        polls: FloatArray,
+        rx_dev: NetDev,
+        count_drops: bool,
+    ) -> IntArray:
+        """Run devmap egress programs; returns the frames they let through (XDP_PASS).
+
+        Since the seed's patch (``bq_xmit_all`` -> ``dev_map_bpf_prog_run``) the program of
+        the first enqueuer runs on the whole bulk: with parts carrying different programs a
+        poll's bulk takes the program of the part its first frame belongs to (pktgen frames
+        cycle through the entries, so that is a position p * m mod L of the row's cycle).
+        Before it (``world.devmap_egress == "enqueue"``) every frame met its own entry's
+        program at enqueue."""
+        progs = [prog for _, prog in parts]
+        if (
+            flushes is not None
+            and self.world.devmap_egress == "flush"
+            and len({id(p) for p in progs}) > 1
+        ):
+            parts = self._first_enqueuer(parts, polls)
+        kept: IntArray | None = None
+        for sub, prog in parts:
+            if prog is not None:
+                raw = self._egress_verdicts(prog, rx_dev, tgt)
+                per_entry = sub.sum(axis=0)
+                other = (raw != XDP_PASS) & (raw != XDP_DROP) & (per_entry > 0)
+                for code in np.unique(raw[other]):
+                    name = action_name(int(code))
+                    self.tp.exception[(tgt.name, name)] += int(per_entry[raw == code].sum())
+                sub = np.where((raw == XDP_PASS)[None, :], sub, 0)
+            kept = sub if kept is None else kept + sub
+        assert kept is not None
+        return kept
+
+    def _first_enqueuer(
+        self, parts: list[tuple[IntArray, Program | None]], polls: FloatArray
+    ) -> list[tuple[IntArray, Program | None]]:
+        """Re-deal the frames of one (CPU, target) bulk queue so each poll's whole bulk meets
+        the program of the part that enqueued first in that poll."""
+        total = np.sum([p for p, _ in parts], axis=0)
+        owner = np.full(total.shape[1], -1, dtype=np.int64)
+        for i, (p, _) in enumerate(parts):
+            owner[p.sum(axis=0) > 0] = i
+        shares = np.zeros((total.shape[0], len(parts)))
+        for k in range(total.shape[0]):
+            row = total[k]
+            entries = np.flatnonzero(row)
+            if not len(entries):
+                continue
+            m = row.sum() / polls[k] if polls[k] > 0 else 1.0
+            if m <= 1.0:  # every frame is its own bulk: each meets its own program
+                for i, (p, _) in enumerate(parts):
+                    shares[k, i] = p[k].sum() / row.sum()
+                continue
+            # Poll p starts at frame floor(p * m) of the row's cycle through its entries; a
+            # saturated queue polls exactly NAPI_BUDGET frames, so snap m to whole frames.
+            if abs(m - round(m)) < 0.02 * m:
+                m = float(round(m))
+            cycle = len(entries)
+            starts = np.floor(np.arange(min(64 * cycle, 4096)) * m).astype(np.int64) % cycle
+            first = owner[entries[starts]]
+            for i in range(len(parts)):
+                shares[k, i] = np.count_nonzero(first == i) / len(first)
+        out: list[tuple[IntArray, Program | None]] = []
+        remaining = total.copy()
+        left = total.sum(axis=1)
+        for i, (_, prog) in enumerate(parts):
+            want = np.floor(shares[:, i] * total.sum(axis=1) + 1e-9).astype(np.int64)
+            if i == len(parts) - 1:
+                want = left
+            part = split_rows(remaining, np.minimum(want, left))
+            remaining -= part
+            left -= part.sum(axis=1)
+            out.append((part, prog))
+        return out
+
+    def _egress_verdicts(self, prog: Program, rx_dev: NetDev, tgt: NetDev) -> IntArray:
+        key = (prog.prog_id, rx_dev.name, tgt.name)
+        cached = self._egress_cache.get(key)
+        if cached is None:
+            cached = prog.run(make_context(self.world, rx_dev, prog, egress=tgt))
+            self._egress_cache[key] = cached
+        return cached
 
     def _ndo_xdp_xmit(
         self,
@@ -939,6 +1266,7 @@ class Datapath:
                 inc_bytes = np.sum([cl.wire_bytes for cl in mine], axis=0)
             elif not tx.occ.any():
                 dev.tx_frames_last = 0.0
+                dev.tx_demand_last = 0.0
                 continue
             else:
                 inc = np.zeros(len(tx.occ), dtype=np.int64)
@@ -979,6 +1307,7 @@ class Datapath:
             dev.add("tx_packets", sent_frames)
             dev.add("tx_bytes", round(float(out_bytes.sum())) - WIRE_OVERHEAD * sent_frames)
             dev.tx_frames_last = float(out[:-1].sum()) / dt  # XDP TX frames per ns
+            dev.tx_demand_last = float(inc[:-1].sum())  # frames offered to the XDP rings
             if mine:
                 self._settle(dev, mine, refused)
 
@@ -1008,19 +1337,37 @@ class Datapath:
                 ring_dev.add("tx_dropped", n_lost)
 
 
+def _smoothing(dt: int, age_ns: float) -> float:
+    """Weight of a new observation: a running mean while the estimate is younger than
+    RATE_TAU_NS (so a first short step does not stand for the whole past), then an
+    exponential average over RATE_TAU_NS."""
+    if age_ns < RATE_TAU_NS:
+        return dt / (age_ns + dt)
+    return 1.0 - float(np.exp(-dt / RATE_TAU_NS))
+
+
 def _flushes(frames: IntArray, polls: FloatArray, batch: IntArray) -> FloatArray:
     """Bulk flushes per row for ``frames`` redirected to one target out of ``batch`` frames
-    polled over ``polls`` polls: a poll of m frames, a share r of them to this target, flushes
-    when at least one is (1 - (1 - r)^m) and once more per full queue of 16 (``bq_enqueue``
-    sends a full queue mid-poll, ``xdp_do_flush`` the rest)."""
+    polled over ``polls`` polls (see :func:`_flushes_from`)."""
     f = frames.astype(np.float64)
     b = np.maximum(batch.astype(np.float64), f)
-    m = np.where(polls > 0, b / np.maximum(polls, 1e-12), 1.0)  # frames per poll
+    m = np.where(polls > 0, b / np.maximum(polls, 1e-12), 1.0)
     r = np.where(b > 0, f / np.maximum(b, 1e-12), 0.0)
-    hit = 1.0 - np.power(1.0 - np.minimum(r, 1.0), m)
-    extra = np.maximum(np.ceil(m * r / BULK - 1e-9) - 1.0, 0.0)
-    per_poll = polls * (hit + extra)
-    out = np.where((polls <= 0) | (m <= 1.0), f, np.minimum(per_poll, f))
+    return _flushes_from(frames, polls, r, m)
+
+
+def _flushes_from(frames: IntArray, polls: FloatArray, r: FloatArray, m: FloatArray) -> FloatArray:
+    """A poll of m frames, a share r of them for this target, flushes when at least one is
+    (1 - (1 - r)^m) and once more per full queue of 16 (``bq_enqueue`` sends a full queue
+    mid-poll, ``xdp_do_flush`` the rest). Counted per frame for the target -- flushes per
+    poll over the r * m such frames a poll carries -- so a step holding only part of a poll
+    gets its share; never more flushes than frames."""
+    f = frames.astype(np.float64)
+    rc = np.clip(r, 0.0, 1.0)
+    hit = 1.0 - np.power(1.0 - rc, m)
+    extra = np.maximum(np.ceil(m * rc / BULK - 1e-9) - 1.0, 0.0)
+    per_frame = (hit + extra) / np.maximum(m * rc, 1e-12)
+    out = np.where(m <= 1.0, f, np.minimum(f * per_frame, f))
     return np.where(frames > 0, out, 0.0)
 
 

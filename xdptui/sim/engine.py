@@ -16,7 +16,7 @@ import numpy as np
 import simpy
 
 from xdptui.commands import parse
-from xdptui.model.commands import CommandResult, XdpSet
+from xdptui.model.commands import CommandResult, MapUpdate, XdpSet
 from xdptui.model.errors import KernelError, UsageError
 from xdptui.model.topology import Topology
 from xdptui.model.views import EventView, FlowInfo, Frame, TraceHop
@@ -42,10 +42,12 @@ class Simulator:
         *,
         max_step_ns: int = DEFAULT_STEP_NS,
         poll_by_poll: bool = False,
+        devmap_egress: str = "flush",
     ) -> None:
         self.topology = topology
         self.max_step_ns = POLL_STEP_NS if poll_by_poll else max_step_ns
         self.world = build_world(topology)
+        self.world.devmap_egress = devmap_egress
         self.datapath = Datapath(self.world)
         self.env = simpy.Environment()
         self.events: list[EventView] = []
@@ -58,6 +60,13 @@ class Simulator:
         self._last_polls = np.zeros(self.world.nr_cpus, dtype=np.int64)
         self.control.booting = True
         self._boot_bonds()
+        for mspec in topology.maps:
+            for mentry in mspec.entries:
+                line = f"bpftool map update name {mspec.name} key {mentry.key} value {mentry.dev}"
+                if mentry.egress:
+                    line += f" egress {mentry.egress}"
+                update = MapUpdate(mspec.name, mentry.key, mentry.dev, mentry.egress)
+                self._apply(line, update, "topology")
         for spec in topology.devices:
             if spec.xdp is not None:
                 keyword = {"native": "xdpdrv", "generic": "xdpgeneric", "offload": "xdpoffload"}

@@ -62,6 +62,8 @@ class RxQueues:
     rx_dropped: IntArray
     poll_acc: FloatArray  # fractional polls carried between steps
     rate: FloatArray  # smoothed arrival rate per queue, frames per ns
+    work: FloatArray  # smoothed CPU load the arrivals bring (ns of work per ns)
+    age_ns: float = 0.0  # how long rate and work have been observed
 
     @classmethod
     def make(cls, queues: int, size: int, irq_cpu: IntArray, entries: int) -> RxQueues:
@@ -74,6 +76,7 @@ class RxQueues:
             rx_dropped=np.zeros(queues, dtype=np.int64),
             poll_acc=np.zeros(queues, dtype=np.float64),
             rate=np.zeros(queues, dtype=np.float64),
+            work=np.zeros(queues, dtype=np.float64),
         )
 
     @property
@@ -161,8 +164,9 @@ class Nic(NetDev):
     xdp_locking: bool = False
     ring_of_cpu: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     tx: TxRings | None = None
-    rx_credit: float = 0.0  # fractional frames the NIC's DMA could still take (saturated)
-    tx_frames_last: float = 0.0  # XDP TX frames per ns in the last step (DMA share)
+    card: str = ""  # ports of one card share its DMA budget (rx_pps_max)
+    tx_frames_last: float = 0.0  # XDP TX frames per ns in the last step
+    tx_demand_last: float = 0.0  # frames offered to the XDP TX rings in the last step
 
 
 @dataclass

@@ -55,13 +55,16 @@ class XdpContext:
     ingress_ifindex: int
     params: Mapping[str, str] = field(default_factory=dict)
     lookup_map: Callable[[str, int], int | None] | None = None
+    egress_ifindex: int = 0  # devmap egress programs: the device the bulk goes out of
     # Recorded by the helpers, per row: target ifindex (-1 none), map name and key.
     redirect_ifindex: IntArray = field(init=False)
+    redirect_key: IntArray = field(init=False)
     redirect_map_name: str | None = field(init=False, default=None)
     redirect_broadcast_flags: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         self.redirect_ifindex = np.full(len(self.size), -1, dtype=np.int64)
+        self.redirect_key = np.full(len(self.size), -1, dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.size)
@@ -99,6 +102,7 @@ class XdpContext:
                 hit = keys == k
                 out[hit] = XDP_REDIRECT
                 self.redirect_ifindex[hit] = target
+                self.redirect_key[hit] = k
         return out
 
 

@@ -8,11 +8,14 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.model.views import (
+    BulkQueueView,
     CpuView,
     DeviceView,
     DevmapXmitView,
     ExceptionView,
     Frame,
+    MapEntryView,
+    MapView,
     QueueView,
     RedirectErrView,
     TracepointsView,
@@ -136,6 +139,22 @@ def build_frame(
     sim: Simulator, seq: int, busy: npt.NDArray[np.float64], polls: npt.NDArray[np.int64]
 ) -> Frame:
     w = sim.world
+    maps = tuple(
+        MapView(
+            m.name,
+            m.type,
+            m.max_entries,
+            tuple(
+                MapEntryView(k, e.dev, e.egress.name if e.egress is not None else None)
+                for k, e in m.walk()
+            ),
+        )
+        for m in w.maps.values()
+    )
+    bulk = tuple(
+        BulkQueueView(cpu, a, b, v.frames, round(v.flushes), v.last_bulk, v.program or None)
+        for (cpu, a, b), v in sorted(sim.datapath.tp.bulk.items())
+    )
     return Frame(
         seq=seq,
         t_ns=sim.now_ns,
@@ -148,4 +167,6 @@ def build_frame(
         tracepoints=tracepoints_view(sim),
         events=tuple(sim.events),
         polls=sim.datapath.polls_total,
+        maps=maps,
+        bulk_queues=bulk,
     )

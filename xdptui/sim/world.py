@@ -16,6 +16,7 @@ import numpy.typing as npt
 from xdptui.model.topology import BondSpec, NicSpec, Topology, TrafficSpec, VethSpec
 from xdptui.model.units import Rate
 from xdptui.sim.bond import Bond
+from xdptui.sim.devmap import DevMap
 from xdptui.sim.drivers import DRIVERS
 from xdptui.sim.hashing import FlowHeaders, default_reta, rss_queue
 from xdptui.sim.netdev import NetDev, Nic, RxQueues, TxRings, Veth
@@ -84,6 +85,8 @@ class World:
     sources: list[Source]
     entries: Entries
     base_dir: Path
+    maps: dict[str, DevMap] = field(default_factory=dict)
+    devmap_egress: str = "flush"  # flush (since the seed's patch) | enqueue (before it)
     epoch: int = 0  # bumped on every state change that can alter a verdict or a path
     next_prog_id: int = 1
     by_ifindex: dict[int, NetDev] = field(default_factory=dict)
@@ -218,6 +221,7 @@ def build_world(topology: Topology) -> World:
                 speed_bps=dspec.speed_bps,
                 driver=driver,
                 tx_ring_size=dspec.tx_ring or driver.tx_ring_default,
+                card=dspec.card or dspec.name,
             )
             queues = dspec.queues or min(topology.cpus, driver.max_queues)
             nic.rx = RxQueues.make(
@@ -264,6 +268,8 @@ def build_world(topology: Topology) -> World:
         base_dir=Path(topology.source).parent if topology.source != "<input>" else Path.cwd(),
     )
     world.by_ifindex = {d.ifindex: d for d in devices.values()}
+    for map_id, mspec in enumerate(topology.maps, start=1):
+        world.maps[mspec.name] = DevMap(mspec.name, mspec.type, mspec.max_entries, map_id)
     # veth carrier follows the peer being up (veth_open / netif_carrier_on of both ends).
     for dev in devices.values():
         if isinstance(dev, Veth):
