@@ -56,6 +56,12 @@ def build_report(sim: Simulator) -> dict[str, Any]:
         details = dict(dev.details)
         if "peer" in details:
             entry["peer"] = details["peer"]
+        if dev.type == "tun":
+            entry["mode"] = details["mode"]
+            entry["slow_path_reasons"] = {
+                k.split(".", 1)[1]: int(v) for k, v in details.items() if k.startswith("slow_path.")
+            }
+            entry["writes_throttled"] = int(details["writes_throttled"])
         if dev.type == "bond":
             entry["mode"] = details["mode"]
             entry["xmit_hash_policy"] = details["xmit_hash_policy"]

@@ -79,7 +79,18 @@ TYPE_KEYS: dict[str, tuple[str, ...]] = {
     "nic": ("driver", "speed", "queues", "ring", "tx_ring", "irq_cpus", "card"),
     "veth": ("peer", "queues"),
     "bond": ("mode", "xmit_hash_policy", "slaves", "miimon", "primary", "packets_per_slave"),
-    "tun": ("mode", "queues", "tx_queue_len", "vnet_hdr", "reader", "writer"),
+    "tun": (
+        "mode",
+        "queues",
+        "tx_queue_len",
+        "vnet_hdr",
+        "reader",
+        "writer",
+        "blocking",
+        "zerocopy",
+        "sndbuf",
+        "napi_frags",
+    ),
 }
 ALL_DEVICE_KEYS = tuple(dict.fromkeys(COMMON_KEYS + sum(TYPE_KEYS.values(), ())))
 XDP_KEYS = ("program", "mode", "params")
@@ -948,6 +959,10 @@ class _Loader:
                 fields, "reader", path, lambda n, p: self.rate(n, p, allow_line=False), None
             ),
             writer="vhost" if writer == "vhost" else "write",
+            blocking=self.opt(fields, "blocking", path, self.boolean, False),
+            zerocopy=self.opt(fields, "zerocopy", path, self.boolean, False),
+            sndbuf=self.opt(fields, "sndbuf", path, lambda n, p: self.integer(n, p, 1), None),
+            napi_frags=self.opt(fields, "napi_frags", path, self.boolean, False),
         )
 
     # xdp programs

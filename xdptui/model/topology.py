@@ -108,6 +108,10 @@ class TunSpec(DeviceSpec):
     vnet_hdr: bool = True
     reader: Rate | None = None
     writer: Literal["write", "vhost"] = "write"
+    blocking: bool = False  # blocking writes (no O_NONBLOCK): never tun_build_skb
+    zerocopy: bool = False  # vhost zerocopy: never tun_build_skb
+    sndbuf: int | None = None  # TUNSETSNDBUF; None = the default INT_MAX
+    napi_frags: bool = False  # IFF_NAPI_FRAGS
 
 
 @dataclass(frozen=True)

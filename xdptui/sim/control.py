@@ -28,6 +28,7 @@ from xdptui.sim.devmap import DevMap, DevmapEntry
 from xdptui.sim.netdev import COUNTERS, MODE_DRV, MODE_HW, MODE_SKB, Attachment, NetDev, Nic, Veth
 from xdptui.sim.programs import make_program
 from xdptui.sim.traffic import build_flow_table
+from xdptui.sim.tun import Tun
 from xdptui.sim.world import (
     World,
     _concat_entries,
@@ -152,9 +153,13 @@ class Control(BondControl):
         self.world.touch()
 
     def has_ndo_bpf(self, dev: NetDev) -> bool:
+        """Only TAP devices have ``ndo_bpf = tun_xdp`` (``tap_netdev_ops``); an L3 TUN does
+        not, so a plain attach falls back to generic and ``xdpdrv`` is refused."""
         if isinstance(dev, Nic):
             assert dev.driver is not None
             return dev.driver.native_xdp
+        if isinstance(dev, Tun):
+            return dev.mode == "tap"
         return isinstance(dev, Veth | Bond)
 
     def driver_reset(self, nic: Nic, why: str) -> None:

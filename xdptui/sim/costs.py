@@ -74,6 +74,7 @@ COSTS: dict[str, DriverCosts] = {
         flush=90.0,
         build_skb=45.0,
         generic_rx=95.0,
+        skb_xmit=503.0,  # fitted: tun seed, generic xdp_redirect from a tap to ixgbe
     ),
     "mlx5": DriverCosts(
         rx_frame=18.0,  # UNVERIFIED
@@ -109,6 +110,33 @@ COSTS: dict[str, DriverCosts] = {
         generic_rx=95.0,
         skb_xmit=282.4,  # fitted: generic i40e->veth 588 ns (veth_xmit + XDP on the skb)
     ),
+    # tun/tap: the writer's side of a write (syscall, copy_from_user, tun_get_user) is charged
+    # to the writer's CPU. Fitted on the tun seed (xdp1: 1.7 Mpps all-generic -> 2.3 Mpps with
+    # the fast path; xdp_redirect to ixgbe 0.8 -> 1.38 Mpps), split UNVERIFIED.
+    "tap": DriverCosts(
+        rx_frame=300.0,
+        drop=0.0,
+        tx=30.0,
+        redirect=22.0,
+        xmit_frame=40.0,  # tun_xdp_xmit: ptr_ring produce (UNVERIFIED)
+        poll=0.0,  # no NAPI: each write is its own "poll"
+        flush=0.0,
+        build_skb=60.0,
+        generic_rx=285.0,  # fitted: the slow path (skb alloc + do_xdp_generic)
+        skb_xmit=150.0,
+    ),
+    "tap-vhost": DriverCosts(
+        rx_frame=150.0,  # UNVERIFIED: vhost batches 64 buffers per tun_sendmsg
+        drop=0.0,
+        tx=30.0,
+        redirect=22.0,
+        xmit_frame=40.0,
+        poll=0.0,
+        flush=0.0,
+        build_skb=60.0,
+        generic_rx=285.0,
+        skb_xmit=150.0,
+    ),
 }
 
 # Driver-independent costs (ns per frame unless said otherwise).
@@ -117,6 +145,9 @@ GENERIC_REDIRECT = 160.0  # xdp_do_generic_redirect: skb sent at once with gener
 GENERIC_TX = 140.0  # generic XDP_TX: generic_xdp_tx on the RX device
 LOCK_UNCONTENDED = 6.0  # spin_lock/unlock of an XDP ring's tx_lock (ixgbe > 64 CPUs)
 LOCK_PER_SHARER = 9.0  # extra cache-line bouncing per additional CPU sharing the ring
+TUN_FAST = 132.0  # tun_build_skb: page frag + xdp_buff + running the program (fitted, tun seed)
+TUN_WRITE_FLUSH = 247.4  # xdp_do_flush after every single write: a bulk of one and its
+# doorbell (fitted: tun seed, xdp_redirect to ixgbe with the fast path)
 CLONE = 30.0  # xdpf_clone for a broadcast destination (UNVERIFIED)
 # Devmap egress programs (fitted on the devmap seed, see below): per frame on top of the
 # program's own cost.

@@ -14,6 +14,7 @@ frames, which is what lets a long step stand for many polls ("Fast and exact" in
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -23,7 +24,7 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno
 from xdptui.sim import costs
 from xdptui.sim.bond import Bond, BondLogic, bond_xdp_check
-from xdptui.sim.netdev import MODE_DRV, MODE_SKB, NetDev, Nic, Veth
+from xdptui.sim.netdev import MODE_DRV, MODE_SKB, NetDev, Nic, TxRings, Veth
 from xdptui.sim.programs import (
     XDP_ABORTED,
     XDP_DROP,
@@ -35,6 +36,7 @@ from xdptui.sim.programs import (
     action_name,
 )
 from xdptui.sim.splitting import share, split_rows
+from xdptui.sim.tun import VHOST_NET_BATCH, Tun
 from xdptui.sim.world import WIRE_OVERHEAD, Source, World
 
 IntArray = npt.NDArray[np.int64]
@@ -102,6 +104,7 @@ class TxClaim:
     frames: IntArray
     wire_bytes: FloatArray
     row: list[float] | None = None  # the xdp_devmap_xmit tally an ndo_xdp_xmit claim feeds
+    calls: float = 0.0  # ndo_xdp_xmit calls behind an xmit claim (tap: tx_dropped per call)
 
 
 @dataclass
@@ -255,6 +258,8 @@ class Datapath:
         if isinstance(dev, Veth):
             peer = self.world.devices.get(dev.peer)
             return peer is not None and peer.xdp.get(MODE_DRV) is not None
+        if isinstance(dev, Tun):
+            return dev.mode == "tap"  # tap_netdev_ops has ndo_xdp_xmit (tun_xdp_xmit)
         if isinstance(dev, Bond):
             # bond_xdp_set_features: the AND of the slaves' features (none without slaves or
             # in a mode that can't run XDP).
@@ -267,6 +272,8 @@ class Datapath:
         if isinstance(dev, Nic):
             assert dev.driver is not None
             return costs.COSTS[dev.driver.name]
+        if isinstance(dev, Tun):
+            return costs.COSTS["tap-vhost" if dev.writer == "vhost" else "tap"]
         return costs.COSTS["veth"]
 
     def _chain_cost(self, dev: NetDev, depth: int) -> FloatArray:
@@ -279,10 +286,27 @@ class Datapath:
             return np.full(n, d.rx_frame + d.build_skb + costs.STACK_RX)
         att = dev.prog
         assert att is not None
-        cost = np.full(n, d.rx_frame + att.prog.cost_ns)
-        generic = c.mode == MODE_SKB
+        if isinstance(dev, Tun) and c.mode == MODE_DRV:
+            e = self.world.entries
+            fast = dev.can_build_skb(e.size) & ~e.gso
+            native = self._chain_cost_mode(dev, c, depth, att.prog, False)
+            generic_c = self._chain_cost_mode(
+                dev, dataclasses.replace(c, mode=MODE_SKB), depth, att.prog, True
+            )
+            return np.where(fast, native + costs.TUN_FAST, generic_c)
+        return self._chain_cost_mode(dev, c, depth, att.prog, c.mode == MODE_SKB)
+
+    def _chain_cost_mode(
+        self, dev: NetDev, c: Compiled, depth: int, prog: Program, generic: bool
+    ) -> FloatArray:
+        d = self._dcost(dev)
+        n = len(c.act)
+        cost = np.full(n, d.rx_frame + prog.cost_ns)
         if generic:
             cost += d.generic_rx
+        if isinstance(dev, Tun) and not generic:
+            # single writes flush after every frame (bulk of one, a doorbell each)
+            cost[c.act == XDP_REDIRECT] += costs.TUN_WRITE_FLUSH if dev.writer == "write" else 0.0
         act = c.act
         cost[act == XDP_PASS] += (0.0 if generic else d.build_skb) + costs.STACK_RX
         tx = act == XDP_TX
@@ -319,8 +343,8 @@ class Datapath:
                 for key in np.unique(keys[ok & (c.target == ifindex)]):
                     rows = ok & (c.target == ifindex) & (keys == key)
                     entry = dmap.lookup(int(key)) if dmap is not None and key >= 0 else None
-                    prog = entry.egress if entry is not None else None
-                    cost[rows] += self._xmit_cost(d, tgt, generic, prog)
+                    egress = entry.egress if entry is not None else None
+                    cost[rows] += self._xmit_cost(d, tgt, generic, egress)
                 if isinstance(tgt, Veth) and depth < MAX_CHAIN:
                     rows = ok & (c.target == ifindex)
                     peer = self.world.devices.get(tgt.peer)
@@ -644,7 +668,9 @@ class Datapath:
                 dropped = split_rows(rest, over, self.steps + 1)
                 rest -= dropped
                 sender = self.world.devices.get(dev.peer) if isinstance(dev, Veth) else None
-                if sender is not None:  # veth_xmit: ptr_ring full -> the sender's priv->dropped
+                if isinstance(dev, Tun):  # the writer waits: nothing is lost, it writes slower
+                    dev.throttled += int(over.sum())
+                elif sender is not None:  # veth_xmit: ptr_ring full -> the sender's priv->dropped
                     sender.add("tx_packets", -int(over.sum()))
                     sender.add("tx_bytes", -int(dropped.sum(axis=0) @ self.world.entries.size))
                     sender.add("tx_dropped", int(over.sum()))
@@ -667,6 +693,8 @@ class Datapath:
             self.deliver(dev, rx.irq_cpu, np.arange(k), processed, rpolls, 0)
 
     def _irq_ns(self, dev: NetDev) -> float:
+        if isinstance(dev, Tun):
+            return 0.0
         if isinstance(dev, Nic):
             assert dev.driver is not None
             return float(dev.driver.irq_ns)
@@ -695,9 +723,65 @@ class Datapath:
         if c.mode is None:
             self._up_through_master(dev, per_entry)
             return  # no program: up the stack
+        if isinstance(dev, Tun):
+            self._deliver_tun(dev, c, cpus, queues, counts, polls, depth)
+            return
+        self._verdicts(dev, c, cpus, queues, counts, polls, depth)
+
+    def _deliver_tun(
+        self,
+        dev: Tun,
+        c: Compiled,
+        cpus: IntArray,
+        queues: IntArray,
+        counts: IntArray,
+        polls: FloatArray,
+        depth: int,
+    ) -> None:
+        """A write from userspace (``tun_get_user``): the fast path runs the program on the
+        page (``tun_build_skb`` -> ``tun_xdp_act``) when ``tun_can_build_skb`` holds and the
+        frame is not GSO; everything else builds the skb and runs it as generic XDP
+        (``do_xdp_generic``). The single-write path flushes redirects after every write,
+        vhost's batched path (``tun_xdp_one``) once per batch."""
+        e = self.world.entries
+        fast = (
+            dev.can_build_skb(e.size) & ~e.gso
+            if c.mode == MODE_DRV
+            else np.zeros(len(e.size), dtype=bool)
+        )
+        per_entry = counts.sum(axis=0)
+        n_fast = int(per_entry[fast].sum())
+        dev.add("xdp_fast_path", n_fast)
+        dev.add("xdp_generic_path", int(per_entry.sum()) - n_fast)
+        for reason, mask in dev.slow_reason(e.size, e.gso):
+            dev.slow_reasons[reason] += int(per_entry[mask & ~fast].sum())
+        batch = VHOST_NET_BATCH if dev.writer == "vhost" else 1
+        writes = counts.sum(axis=1).astype(np.float64) / batch  # one flush per write / batch
+        if n_fast:
+            sub = np.where(fast[None, :], counts, 0)
+            self._verdicts(dev, c, cpus, queues, sub, writes, depth)
+        if n_fast < int(per_entry.sum()):
+            slow = dataclasses.replace(c, mode=MODE_SKB)
+            sub = np.where(fast[None, :], 0, counts)
+            self._verdicts(dev, slow, cpus, queues, sub, writes, depth)
+
+    def _verdicts(
+        self,
+        dev: NetDev,
+        c: Compiled,
+        cpus: IntArray,
+        queues: IntArray,
+        counts: IntArray,
+        polls: FloatArray,
+        depth: int,
+    ) -> None:
+        """The program's verdicts for frames it ran on (``*_run_xdp``)."""
+        per_entry = counts.sum(axis=0)
         act = c.act
         for code, counter in ((XDP_DROP, "xdp_drop"), (XDP_PASS, "xdp_pass")):
             dev.add(counter, int(per_entry[act == code].sum()))
+        if isinstance(dev, Tun) and c.mode == MODE_DRV:  # tun_xdp_act: DROP/ABORTED count
+            dev.add("rx_dropped", int(per_entry[(act == XDP_DROP) | (act == XDP_ABORTED)].sum()))
         if np.any((act == XDP_PASS) & (per_entry > 0)):
             self._up_through_master(dev, np.where(act == XDP_PASS, per_entry, 0))
         aborted = act == XDP_ABORTED
@@ -792,6 +876,11 @@ class Datapath:
         sub = np.where(mask[None, :], counts, 0)
         n_tx = int(sub.sum())
         dev.add("xdp_tx", n_tx)
+        if isinstance(dev, Tun):
+            # tun_xdp_tx -> tun_xdp_xmit on this tap (fast path) or generic_xdp_tx ->
+            # tun_net_xmit (slow path): back toward userspace on queue cpu % numqueues.
+            self._tap_claim("tx" if c.mode == MODE_DRV else "gtx", dev, dev, cpus, sub)
+            return
         if c.mode == MODE_SKB:
             # generic_xdp_tx: through the device's own TX queue (bypassing the qdisc).
             if isinstance(dev, Nic):
@@ -854,7 +943,8 @@ class Datapath:
         for err in np.unique(c.err[bad & (per_entry > 0)]):
             hits = int(per_entry[bad & (c.err == err)].sum())
             self.tp.redirect_err[(dev.name, Errno(int(err)).name)] += hits
-            if c.mode == MODE_DRV:
+            # drivers drop with xdp_exception; tun_xdp_act only returns the error
+            if c.mode == MODE_DRV and not isinstance(dev, Tun):
                 self.tp.exception[(dev.name, "XDP_REDIRECT")] += hits
         ok = mask & (c.err == 0) & (per_entry > 0)
         if not np.any(ok):
@@ -1135,6 +1225,18 @@ class Datapath:
         if isinstance(tgt, Bond):
             self._bond_xdp_xmit(src, tgt, cpus, sub, flushes, polls, depth, row)
             return
+        if isinstance(tgt, Tun):
+            # tun_xdp_xmit: no attached queue -> -ENXIO for the whole bulk; else queue
+            # smp_processor_id() % numqueues, pushed until its ring is full.
+            n = int(per_row.sum())
+            if not tgt.attached:
+                tgt.add("xdp_xmit", n)
+                tgt.add("xdp_xmit_errors", n)
+                row[1] += n
+                row[2] += float(flushes.sum())
+                return
+            self._tap_claim("xmit", tgt, src, cpus, sub, row, float(flushes.sum()))
+            return
         if isinstance(tgt, Nic):
             ring = (
                 tgt.ring_of_cpu[cpus] if tgt.xdp_rings else np.full(len(cpus), -1, dtype=np.int64)
@@ -1207,6 +1309,9 @@ class Datapath:
         (no bulk queue, no ``xdp_devmap_xmit``)."""
         e = self.world.entries
         n = int(sub.sum())
+        if isinstance(tgt, Tun):
+            self._tap_claim("gtx", tgt, src, cpus, sub)
+            return
         if isinstance(tgt, Nic):
             wire = float(sub.sum(axis=0) @ e.wire_bytes)
             self._stack_claim("gtx", tgt, src, n, wire)
@@ -1222,10 +1327,30 @@ class Datapath:
 
     # ------------------------------------------------------------------ TX
 
+    def _tap_claim(
+        self,
+        kind: str,
+        tap: Tun,
+        src: NetDev,
+        cpus: IntArray,
+        sub: IntArray,
+        row: list[float] | None = None,
+        calls: float = 0.0,
+    ) -> None:
+        """Frames toward a tap's userspace: queue ``smp_processor_id() % numqueues``."""
+        per_row = sub.sum(axis=1)
+        ok = per_row > 0
+        if not np.any(ok):
+            return
+        queue = cpus % tap.queues
+        wire = (sub @ self.world.entries.wire_bytes)[ok]
+        self._claim(kind, tap, src, queue[ok], per_row[ok], wire, row)
+        self.claims[tap.name][-1].calls = calls
+
     def _claim(
         self,
         kind: str,
-        ring_dev: Nic,
+        ring_dev: Nic | Tun,
         src: NetDev,
         ring: IntArray,
         frames: IntArray,
@@ -1257,7 +1382,7 @@ class Datapath:
         claims = self.claims
         self.claims = defaultdict(list)
         for dev in self.world.devices.values():
-            if not isinstance(dev, Nic) or dev.tx is None:
+            if not isinstance(dev, Nic | Tun) or dev.tx is None:
                 continue
             tx = dev.tx
             mine = claims.get(dev.name, [])
@@ -1265,14 +1390,18 @@ class Datapath:
                 inc = np.sum([cl.frames for cl in mine], axis=0)
                 inc_bytes = np.sum([cl.wire_bytes for cl in mine], axis=0)
             elif not tx.occ.any():
-                dev.tx_frames_last = 0.0
-                dev.tx_demand_last = 0.0
+                if isinstance(dev, Nic):
+                    dev.tx_frames_last = 0.0
+                    dev.tx_demand_last = 0.0
                 continue
             else:
                 inc = np.zeros(len(tx.occ), dtype=np.int64)
                 inc_bytes = np.zeros(len(tx.occ))
             demand = tx.occ + inc
             demand_bytes = tx.occ_bytes + inc_bytes
+            if isinstance(dev, Tun):
+                self._drain_tap(dev, tx, demand, demand_bytes, mine, dt)
+                continue
             tot_f = int(demand.sum())
             tot_b = float(demand_bytes.sum())
             cap_b = cap_f = 0.0
@@ -1311,7 +1440,37 @@ class Datapath:
             if mine:
                 self._settle(dev, mine, refused)
 
-    def _settle(self, ring_dev: Nic, claims: list[TxClaim], refused: IntArray) -> None:
+    def _drain_tap(
+        self,
+        tap: Tun,
+        tx: TxRings,
+        demand: IntArray,
+        demand_bytes: FloatArray,
+        claims: list[TxClaim],
+        dt: int,
+    ) -> None:
+        """The reader (a VM's vhost, a program) takes frames off each queue's ring at its rate
+        (``tun_do_read``); what the rings of ``tx_queue_len`` can't hold is refused."""
+        cap = (tap.reader_pps or 0.0) / tap.queues * dt / 1e9
+        want = np.minimum(demand.astype(np.float64), cap + tx.credit)
+        out = np.floor(want + 1e-9).astype(np.int64)
+        tx.credit = np.where(demand > out, np.minimum(want - out + (cap - want).clip(0), 1.0), 0.0)
+        out_bytes = np.where(demand > 0, demand_bytes * out / np.maximum(demand, 1), 0.0)
+        left = demand - out
+        refused = np.maximum(left - tx.size, 0)
+        left_bytes = demand_bytes - out_bytes
+        mean_left = np.where(left > 0, left_bytes / np.maximum(left, 1), 0.0)
+        tx.occ = left - refused
+        tx.occ_bytes = left_bytes - refused * mean_left
+        tx.sent += out
+        tx.dropped += refused
+        sent = int(out.sum())
+        tap.add("tx_packets", sent)
+        tap.add("tx_bytes", round(float(out_bytes.sum())) - WIRE_OVERHEAD * sent)
+        if claims:
+            self._settle(tap, claims, refused)
+
+    def _settle(self, ring_dev: Nic | Tun, claims: list[TxClaim], refused: IntArray) -> None:
         """Share each ring's refused frames among the claims that offered frames to it."""
         offered = np.stack([cl.frames for cl in claims], axis=1)  # [R, C]
         lost_rc = split_rows(offered, np.minimum(refused, offered.sum(axis=1)))
@@ -1322,17 +1481,24 @@ class Datapath:
             if cl.kind == "tx":
                 if n_lost:
                     cl.dev.add("xdp_tx_errors", n_lost)
-                    self.tp.exception[(cl.dev.name, "XDP_TX")] += n_lost
+                    if isinstance(ring_dev, Tun):  # tun_xdp_xmit: one call per frame
+                        ring_dev.add("tx_dropped", n_lost)
+                    else:
+                        self.tp.exception[(cl.dev.name, "XDP_TX")] += n_lost
             elif cl.kind == "xmit":
                 ring_dev.add("xdp_xmit", frames)
                 ring_dev.add("xdp_xmit_errors", n_lost)
                 row = cl.row if cl.row is not None else self.tp.xmit(cl.dev.name, ring_dev.name)
                 row[0] += frames - n_lost
+                if isinstance(ring_dev, Tun) and n_lost:
+                    # tun_xdp_xmit: dev->tx_dropped++ once per call that met a full ring
+                    ring_dev.add("tx_dropped", max(1, min(n_lost, round(cl.calls))))
                 row[1] += n_lost
             elif cl.kind == "gtx":
                 if n_lost:
                     ring_dev.add("tx_dropped", n_lost)
-                    self.tp.exception[(cl.dev.name, "XDP_TX")] += n_lost
+                    if not isinstance(ring_dev, Tun):
+                        self.tp.exception[(cl.dev.name, "XDP_TX")] += n_lost
             else:
                 ring_dev.add("tx_dropped", n_lost)
 

@@ -24,6 +24,7 @@ from xdptui.model.views import (
 )
 from xdptui.sim.bond import Bond
 from xdptui.sim.netdev import COUNTERS, NetDev, Nic, Veth
+from xdptui.sim.tun import Tun
 
 if TYPE_CHECKING:
     from xdptui.sim.engine import Simulator
@@ -71,6 +72,28 @@ def device_view(dev: NetDev) -> DeviceView:
             details.append(("xdp_locking", "on (cpu % rings, tx_lock)"))
     if isinstance(dev, Veth):
         details.append(("peer", dev.peer))
+    if isinstance(dev, Tun) and dev.tx is not None:
+        tx = dev.tx
+        rings = tuple(
+            TxRingView(
+                ring=q,
+                cpus=(),
+                locked=False,
+                size=int(tx.size[q]),
+                occupancy=int(tx.occ[q]),
+                sent=int(tx.sent[q]),
+                dropped=int(tx.dropped[q]),
+            )
+            for q in range(dev.queues)
+        )
+        details += [
+            ("mode", dev.mode),
+            ("writer", dev.writer),
+            ("reader", f"{dev.reader_pps:g}pps" if dev.reader_pps is not None else "none"),
+            ("tx_queue_len", str(dev.tx_queue_len)),
+            ("writes_throttled", str(dev.throttled)),
+        ]
+        details += [(f"slow_path.{k}", str(v)) for k, v in dev.slow_reasons.items()]
     if isinstance(dev, Bond):
         details += [
             ("mode", dev.mode),
@@ -91,7 +114,8 @@ def device_view(dev: NetDev) -> DeviceView:
         speed_bps=dev.speed_bps,
         mtu=dev.mtu,
         xdp=xdp,
-        counters=tuple((k, dev.counters[k]) for k in COUNTERS),
+        counters=tuple((k, dev.counters[k]) for k in COUNTERS)
+        + tuple((k, v) for k, v in dev.counters.items() if k not in COUNTERS),
         queues=queues,
         xdp_tx_rings=rings,
         details=tuple(details),

@@ -40,7 +40,11 @@ MAX_TABLE_ENTRIES = 65536
 """The largest flow table (``lcm(flows, len(sizes))``) a source may need."""
 
 GSO_STEP = 0.618033988749895
-"""The golden-ratio step of the GSO assignment: entry j is GSO iff ``frac(j * GSO_STEP) < gso``."""
+"""(Kept for compatibility; the GSO assignment is now the exact even spread below.)"""
+
+GSO_GRAIN = 20
+"""With a GSO share strictly between 0 and 1 the table length is a multiple of this, so the
+share is realised to 5 %: entry j is GSO iff ``floor((j+1)*gso) > floor(j*gso)``."""
 
 PROTO_NUMBERS: dict[str, int] = {
     "udp": IPPROTO_UDP,
@@ -107,7 +111,8 @@ def build_flow_table(spec: TrafficSpec, rng: np.random.Generator) -> FlowTable:
     * IPv4 only: ethertype 0x0800, IP protocol from :data:`PROTO_NUMBERS`; ICMP flows are echo
       requests whose identifier is the ``src_port`` value. ``vlan`` is ``spec.vlan or 0``. No
       fragments.
-    * GSO: entry ``j`` is a GSO super-frame iff ``frac(j * 0.618033988749895) < spec.gso``. The
+    * GSO: entry ``j`` is a GSO super-frame iff ``floor((j+1)*gso) > floor(j*gso)`` (an exact,
+      evenly spread share; the table is stretched to a multiple of 20 entries for it). The
       golden-ratio sequence is low-discrepancy, so any window of consecutive entries carries
       close to the requested share, without randomness. The share is realised only as well as
       the table length allows: it is ``count / L`` (with ``L = 1`` the single entry is GSO
@@ -125,6 +130,8 @@ def build_flow_table(spec: TrafficSpec, rng: np.random.Generator) -> FlowTable:
             f"(one of {', '.join(PROTO_NUMBERS)})"
         )
     entries = math.lcm(flows, n_sizes)
+    if 0.0 < spec.gso < 1.0:
+        entries = math.lcm(entries, GSO_GRAIN)  # room for the share at 5 % granularity
     if entries > MAX_TABLE_ENTRIES:
         raise ValueError(
             f"traffic {spec.name!r}: {flows} flows with {n_sizes} sizes need "
@@ -159,7 +166,8 @@ def build_flow_table(spec: TrafficSpec, rng: np.random.Generator) -> FlowTable:
     j = np.arange(entries, dtype=np.int64)
     flow_of = j % flows
     sizes = np.asarray(spec.sizes, dtype=np.int64)[j % n_sizes]
-    gso = ((j * GSO_STEP) % 1.0) < spec.gso
+    # Evenly spread, exact share: entry j is GSO when floor((j + 1) * gso) steps up.
+    gso = np.floor((j + 1) * spec.gso + 1e-9) > np.floor(j * spec.gso + 1e-9)
     return FlowTable(
         headers=per_flow.take(flow_of),
         size=sizes,

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.model.topology import BondSpec, NicSpec, Topology, TrafficSpec, VethSpec
+from xdptui.model.topology import BondSpec, NicSpec, Topology, TrafficSpec, TunSpec, VethSpec
 from xdptui.model.units import Rate
 from xdptui.sim.bond import Bond
 from xdptui.sim.devmap import DevMap
@@ -21,6 +21,7 @@ from xdptui.sim.drivers import DRIVERS
 from xdptui.sim.hashing import FlowHeaders, default_reta, rss_queue
 from xdptui.sim.netdev import NetDev, Nic, RxQueues, TxRings, Veth
 from xdptui.sim.traffic import FlowTable, build_flow_table
+from xdptui.sim.tun import Tun
 
 IntArray = npt.NDArray[np.int64]
 
@@ -244,6 +245,33 @@ def build_world(topology: Topology) -> World:
             irq = np.arange(dspec.queues, dtype=np.int64) % topology.cpus
             veth.rx = RxQueues.make(dspec.queues, VETH_RING_SIZE, irq, n_entries)
             devices[dspec.name] = veth
+        elif isinstance(dspec, TunSpec):
+            tun = Tun(
+                name=dspec.name,
+                ifindex=ifindex,
+                kind="tun",
+                admin_up=dspec.up,
+                mtu=dspec.mtu,
+                speed_bps=0,
+                mode=dspec.mode,
+                queues=dspec.queues,
+                tx_queue_len=dspec.tx_queue_len,
+                vnet_hdr=dspec.vnet_hdr,
+                reader_pps=dspec.reader.value if dspec.reader is not None else None,
+                writer=dspec.writer,
+                blocking=dspec.blocking,
+                zerocopy=dspec.zerocopy,
+                sndbuf_default=dspec.sndbuf is None,
+                napi_frags=dspec.napi_frags,
+                tx=TxRings.make([dspec.tx_queue_len] * dspec.queues),
+            )
+            tun.counters.update({"xdp_fast_path": 0, "xdp_generic_path": 0})
+            # A writer thread per queue; the one-slot "ring" stands for the write in progress.
+            irq = np.arange(dspec.queues, dtype=np.int64) % topology.cpus
+            batch = 64 if dspec.writer == "vhost" else 1
+            tun.rx = RxQueues.make(dspec.queues, batch, irq, n_entries)
+            tun.carrier = dspec.reader is not None  # tun_attach: carrier on with a queue
+            devices[dspec.name] = tun
         elif isinstance(dspec, BondSpec):
             devices[dspec.name] = Bond(
                 name=dspec.name,

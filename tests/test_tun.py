@@ -1,0 +1,180 @@
+"""tun/tap with XDP (drivers/net/tun.c, seed tun-xdp.txt): which writes take the fast path,
+the verdicts on both paths, XDP_TX back to userspace, redirects out of and into a tap."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import counters, sim_of
+
+TAP = """
+name: tap
+cpus: 2
+devices:
+  tap0: {{type: tun, mode: {mode}, queues: {queues}, reader: {reader}{opts}, xdp: {prog}}}
+  eth0: {{type: nic, driver: ixgbe, speed: 10G, queues: 1, xdp: xdp_pass}}
+traffic:
+  - {{name: vm, to: tap0, rate: {rate}, count: 1000, flows: 4{traffic}}}
+"""
+
+
+def tap(
+    prog: str = "xdp1",
+    mode: str = "tap",
+    opts: str = "",
+    traffic: str = "",
+    reader: str = "10Mpps",
+    queues: int = 1,
+    rate: str = "1Mpps",
+):  # type: ignore[no-untyped-def]
+    sim = sim_of(
+        TAP.format(
+            prog=prog,
+            mode=mode,
+            opts=opts,
+            traffic=traffic,
+            reader=reader,
+            queues=queues,
+            rate=rate,
+        )
+    )
+    sim.run_until(10_000_000)
+    return sim
+
+
+def paths(sim) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    c = counters(sim, "tap0")
+    return c["xdp_fast_path"], c["xdp_generic_path"]
+
+
+def reasons(sim) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    d = dict(sim.frame().device("tap0").details)
+    return {
+        k.split(".", 1)[1]: int(v) for k, v in d.items() if k.startswith("slow_path.") and v != "0"
+    }
+
+
+def test_small_nonblocking_writes_take_the_fast_path():
+    sim = tap()
+    assert paths(sim) == (1000, 0)
+    c = counters(sim, "tap0")
+    assert c["xdp_drop"] == 1000 and c["rx_dropped"] == 1000  # tun_xdp_act: rx_dropped++
+
+
+@pytest.mark.parametrize(
+    ("opts", "traffic", "reason"),
+    [
+        ("", ", gso: 1.0", "gso"),
+        ("", ", size: 3500", "too big"),
+        (", blocking: true", "", "blocking"),
+        (", zerocopy: true", "", "zerocopy"),
+        (", sndbuf: 212992", "", "sndbuf"),
+        (", napi_frags: true", "", "napi frags"),
+    ],
+)
+def test_each_tun_can_build_skb_condition_sends_writes_to_the_slow_path(
+    opts: str, traffic: str, reason: str
+):
+    sim = tap(opts=opts, traffic=traffic)
+    assert paths(sim) == (0, 1000)
+    assert reasons(sim) == {reason: 1000}
+    c = counters(sim, "tap0")
+    # generic XDP drops the skb: xdp_drop, but not tun's rx_dropped
+    assert c["xdp_drop"] == 1000 and c["rx_dropped"] == 0
+
+
+def test_a_page_fits_frames_up_to_about_3_4_kb():
+    # SKB_DATA_ALIGN(len + 12 vnet + 64 pad + 256 headroom) + 320 <= 4096
+    assert paths(tap(traffic=", size: 3392")) == (1000, 0)
+    assert paths(tap(traffic=", size: 3456")) == (0, 1000)
+
+
+def test_gso_share_splits_the_paths():
+    fast, slow = paths(tap(traffic=", gso: 0.25"))
+    assert (fast, slow) == (750, 250)
+
+
+def test_l3_tun_has_no_native_xdp():
+    sim = tap(mode="tun", prog="xdp_drop")
+    assert sim.frame().device("tap0").xdp.mode == "generic"  # type: ignore[union-attr]
+    assert reasons(sim) == {"tun (L3)": 1000}
+    res = sim.submit("ip link set dev tap0 xdpgeneric off")
+    assert res.ok
+    res = sim.submit("ip link set dev tap0 xdpdrv obj xdp_drop")
+    assert res.errno == "EOPNOTSUPP"
+    assert res.reply == "Error: Underlying driver does not support XDP in native mode."
+
+
+def test_xdp_tx_goes_back_to_userspace_on_queue_cpu_mod_numqueues():
+    sim = tap(prog="xdp_tx", queues=2)
+    c = counters(sim, "tap0")
+    assert c["xdp_tx"] == 1000 and c["tx_packets"] == 1000
+    rings = sim.frame().device("tap0").xdp_tx_rings
+    # queue q's writer runs on CPU q % 2, so its XDP_TX lands on ring (q % 2) % 2 = q
+    assert [r.sent for r in rings] == [q.rx_packets for q in sim.frame().device("tap0").queues]
+
+
+def test_xdp_tx_into_a_full_tap_ring_counts_tx_dropped():
+    # 1000 frames written in 1 ms, bounced by XDP_TX; a 100-slot ring and a 50 Kpps reader
+    # take 100 + 50 of them; every other tun_xdp_xmit call (one frame each) meets a full ring.
+    sim = tap(prog="xdp_tx", reader="50Kpps", opts=", tx_queue_len: 100")
+    c = counters(sim, "tap0")
+    assert c["tx_packets"] in (150, 151)  # the reader's last fraction of a frame
+    assert c["tx_dropped"] == c["xdp_tx_errors"] == 1000 - c["tx_packets"]
+
+
+def test_redirect_from_a_tap_flushes_after_every_write():
+    sim = tap(prog="{program: redirect, params: {dev: eth0}}")
+    m = sim.frame().tracepoints.xdp_devmap_xmit[0]
+    assert (m.from_dev, m.to_dev, m.sent, m.flushes) == ("tap0", "eth0", 1000, 1000)
+    assert counters(sim, "eth0")["tx_packets"] == 1000
+
+
+def test_vhost_batches_one_flush_per_batch():
+    sim = tap(prog="{program: redirect, params: {dev: eth0}}", opts=", writer: vhost", rate="2Mpps")
+    m = sim.frame().tracepoints.xdp_devmap_xmit[0]
+    assert m.sent == 1000 and m.flushes < 1000 / 8
+
+
+def test_redirect_error_from_the_fast_path_only_fires_redirect_err():
+    sim = tap(prog="{program: redirect, params: {dev: eth0}}")
+    sim.submit("ip link set dev eth0 down")
+    before = counters(sim, "tap0")["rx_dropped"]
+    sim.run_until(12_000_000)
+    assert sim.frame().tracepoints.xdp_exception == ()
+    assert counters(sim, "tap0")["rx_dropped"] == before
+
+
+def test_frames_redirected_into_a_tap_overflow_its_ring():
+    sim = sim_of("""
+        name: into tap
+        cpus: 1
+        devices:
+          eth0: {type: nic, driver: ice, queues: 1, xdp: {program: redirect, params: {dev: tap0}}}
+          tap0: {type: tun, mode: tap, queues: 1, tx_queue_len: 500, reader: 1Mpps}
+        traffic:
+          - {name: g, to: eth0, rate: 3Mpps, count: 30000}
+    """)
+    sim.run_until(10_000_000)
+    m = sim.frame().tracepoints.xdp_devmap_xmit[0]
+    c = counters(sim, "tap0")
+    ring = sim.frame().device("tap0").xdp_tx_rings[0]
+    assert c["tx_packets"] == 10_000  # the reader's 1 Mpps for 10 ms
+    assert m.sent + m.drops == 30_000 and m.drops == c["xdp_xmit_errors"]
+    assert m.sent == c["tx_packets"] + ring.occupancy
+    # tx_dropped: once per ndo_xdp_xmit call that met a full ring, not per refused frame
+    assert 0 < c["tx_dropped"] <= m.flushes < m.drops
+
+
+def test_redirect_into_a_tap_without_a_reader_is_enxio():
+    sim = sim_of("""
+        name: no reader
+        cpus: 1
+        devices:
+          eth0: {type: nic, driver: ice, queues: 1, xdp: {program: redirect, params: {dev: tap0}}}
+          tap0: {type: tun, mode: tap}
+        traffic:
+          - {name: g, to: eth0, rate: 1Mpps, count: 100}
+    """)
+    sim.run_until(5_000_000)
+    m = sim.frame().tracepoints.xdp_devmap_xmit[0]
+    assert (m.sent, m.drops) == (0, 100) and m.err > 0
