@@ -1,0 +1,48 @@
+"""Following a packet: the hops it takes through the data path as the simulator is now."""
+
+from __future__ import annotations
+
+from conftest import TOPOLOGIES
+
+from xdptui.sim.engine import Simulator
+from xdptui.topology_io import load_topology
+
+
+def sim_at(name: str, t: int = 1_000_000) -> Simulator:
+    sim = Simulator(load_topology(TOPOLOGIES / f"{name}.yaml"))
+    sim.run_until(t)
+    return sim
+
+
+def test_flows_are_listed_with_their_five_tuple():
+    flows = sim_at("dual_port").flows(2)
+    assert flows[0].label == "clients-a #0: udp 198.18.0.1:1024 -> 10.0.0.1:80"
+    assert [f.source for f in flows] == ["clients-a", "clients-a", "clients-b", "clients-b"]
+
+
+def test_trace_follows_xdp_tx_through_the_bond_hash_to_a_slave():
+    sim = sim_at("dual_port")
+    hops = sim.trace("clients-a", 1)
+    stages = [h.stage for h in hops]
+    assert stages[:3] == ["wire", "rx_ring", "napi"]
+    assert any("xdp_master_redirect" in h.detail for h in hops)
+    assert hops[-1].stage == "wire"
+    times = [h.t_ns for h in hops]
+    assert times == sorted(times) and times[0] >= sim.now_ns
+
+
+def test_trace_shows_a_redirect_failure_with_its_errno():
+    sim = sim_at("redirect_errors", 12_000_000)  # key 0 -> eth2 without a program
+    hops = sim.trace("mix", 0)
+    assert hops[-1].stage == "drop" and "EOPNOTSUPP" in hops[-1].detail
+
+
+def test_trace_of_a_tap_write_names_the_path():
+    hops = sim_at("tun_vm").trace("vm", 0)
+    assert any("tun_build_skb (fast path)" in h.detail for h in hops)
+
+
+def test_trace_rejects_unknown_flows():
+    sim = sim_at("line_rate")
+    assert sim.trace("nope", 0)[0].detail == "no such traffic source"
+    assert "flow must be" in sim.trace("pktgen", 5000)[0].detail
