@@ -45,7 +45,7 @@ class Bond(NetDev):
     link: dict[str, bool] = field(default_factory=dict)  # slave->link == BOND_LINK_UP
     usable: list[str] = field(default_factory=list)  # bond->usable_slaves (hash modes)
     rr_counter: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    last_slave_tx: dict[str, int] = field(default_factory=dict)
+    hash_cache: dict[tuple[object, ...], IntArray] = field(default_factory=dict, compare=False)
 
     @property
     def bond_prog(self) -> bool:
@@ -109,15 +109,23 @@ class BondLogic:
 
     def hash_slaves(self, headers: FlowHeaders, xdp: bool) -> IntArray:
         """Per entry, the index into ``bond.slaves`` that ``usable_slaves[hash % count]``
-        picks, -1 when no slave is usable (``bond_xdp_xmit_3ad_xor_slave_get``)."""
+        picks, -1 when no slave is usable (``bond_xdp_xmit_3ad_xor_slave_get``). The hash is
+        a per-flow constant: cached until the policy, the array or the flow table change."""
         b = self.bond
         n = len(headers)
         if not b.usable:
             return np.full(n, -1, dtype=np.int64)
+        key = (b.xmit_hash_policy, tuple(b.slaves), tuple(b.usable), xdp, id(headers), n)
+        cached = b.hash_cache.get(key)
+        if cached is not None:
+            return cached
         vlan = None if xdp else headers.vlan
         h = bond_xmit_hash(b.xmit_hash_policy, headers, vlan).astype(np.int64)
         usable_idx = np.array([b.slaves.index(s) for s in b.usable], dtype=np.int64)
         picked: IntArray = usable_idx[h % len(usable_idx)]
+        if len(b.hash_cache) > 16:
+            b.hash_cache.clear()
+        b.hash_cache[key] = picked
         return picked
 
     def rr_split(

@@ -164,6 +164,7 @@ class Datapath:
         self._card_ratio: dict[str, float] = {}
         self._card_rx: dict[str, float] = {}
         self._egress_cache: dict[tuple[int, str, str], IntArray] = {}
+        self._err_cache: dict[tuple[str, str, str], IntArray] = {}
         self._bq_rates: dict[tuple[str, str], FloatArray] = {}
         self._dt = 1
         self._pending_peer: dict[str, list[tuple[NetDev, IntArray]]] = {}
@@ -175,6 +176,7 @@ class Datapath:
         w = self.world
         self.compiled = {}
         self._egress_cache = {}
+        self._err_cache = {}
         self.master_key = any(isinstance(d, Bond) and d.bond_prog for d in w.devices.values())
         for dev in w.devices.values():
             if isinstance(dev, Bond):
@@ -1028,9 +1030,13 @@ class Datapath:
     ) -> None:
         """A redirect chosen outside the program (the bond's ``xdp_master_redirect``):
         ``__xdp_enqueue``'s checks, then the bulk queue like any ifindex redirect."""
-        act = np.full(sub.shape[1], XDP_REDIRECT, dtype=np.int64)
-        target = np.full(sub.shape[1], tgt.ifindex, dtype=np.int64)
-        err = self._redirect_errors(dev, act, target, mode)
+        key = (dev.name, tgt.name, mode)
+        err = self._err_cache.get(key)
+        if err is None:
+            act = np.full(sub.shape[1], XDP_REDIRECT, dtype=np.int64)
+            target = np.full(sub.shape[1], tgt.ifindex, dtype=np.int64)
+            err = self._redirect_errors(dev, act, target, mode)
+            self._err_cache[key] = err
         per_entry = sub.sum(axis=0)
         bad = (err != 0) & (per_entry > 0)
         for code in np.unique(err[bad]):
@@ -1104,8 +1110,10 @@ class Datapath:
         if state is None:
             state = np.zeros((4, ncpu))  # frames to tgt, all frames, polls, age (ns)
             self._bq_rates[key] = state
-        alpha_c = np.array([_smoothing(self._dt, age) for age in state[3]])
-        alpha = alpha_c
+        age = state[3]
+        alpha = np.where(
+            age < RATE_TAU_NS, self._dt / (age + self._dt), 1.0 - np.exp(-self._dt / RATE_TAU_NS)
+        )
         f = np.bincount(cpus, weights=per_row, minlength=ncpu)
         b = np.bincount(cpus, weights=np.maximum(batch, per_row), minlength=ncpu)
         p = np.bincount(cpus, weights=polls, minlength=ncpu)

@@ -27,7 +27,7 @@ from xdptui.sim.world import build_world
 
 __all__ = ["DEFAULT_STEP_NS", "CommandResult", "Simulator"]
 
-DEFAULT_STEP_NS = 2_000_000  # the longest aggregated step when nothing is scheduled sooner
+DEFAULT_STEP_NS = 10_000_000  # the longest aggregated step when nothing is scheduled sooner
 POLL_STEP_NS = 1_000  # poll-by-poll mode: about one full 64-frame poll on a fast port
 SETTLE_STEP_NS = 1_000  # after any change, steps restart this short and double while steady
 
