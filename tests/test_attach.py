@@ -134,3 +134,21 @@ def test_ip_link_show_prints_xdp_mode_and_id():
     out = sim.submit("ip link show").reply.splitlines()
     assert " xdp/id:1 " in out[0]
     assert " xdpgeneric/id:2 " in out[1]
+
+
+def test_mtu_changes_and_the_xdp_buffer_limit():
+    sim = sim_of(HOST)
+    assert sim.submit("ip link set dev eth0 mtu 9000").ok
+    res = sim.submit("ip link set dev eth0 xdp obj xdp_drop")
+    assert (res.errno, res.reply) == ("EINVAL", "Error: MTU too large for XDP.")
+    assert sim.submit("ip link set dev eth0 mtu 1500").ok
+    assert sim.submit("ip link set dev eth0 xdp obj xdp_drop").ok
+    res = sim.submit("ip link set dev eth0 mtu 9000")
+    assert res.errno == "EINVAL" and sim.frame().device("eth0").mtu == 1500
+
+
+def test_ring_sizes_round_up_to_the_driver_multiple():
+    sim = sim_of(HOST)
+    res = sim.submit("ethtool -G eth0 rx 100")
+    assert res.ok and res.reply == "Requested Rx descriptor count rounded up to 128"
+    assert sim.frame().device("eth0").queues[0].ring_size == 128

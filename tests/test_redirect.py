@@ -63,7 +63,7 @@ def test_redirect_frame_longer_than_target_mtu_is_emsgsize():
         name: mtu
         cpus: 2
         devices:
-          eth0: {type: nic, driver: ice, queues: 2, mtu: 9000,
+          eth0: {type: nic, driver: ice, queues: 2,
                  xdp: {program: redirect, params: {dev: eth1}}}
           eth1: {type: nic, driver: ice, mtu: 1000, xdp: xdp_pass}
         traffic:

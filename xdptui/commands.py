@@ -14,6 +14,7 @@ from xdptui.model.commands import (
     Command,
     LinkSetCarrier,
     LinkSetMaster,
+    LinkSetMtu,
     LinkSetState,
     LinkShow,
     MapDelete,
@@ -41,6 +42,7 @@ COMMAND_HELP: tuple[tuple[str, str], ...] = (
     ("ip link set dev DEV xdp off", "detach the program (mode keyword picks the mode)"),
     ("ip link set dev DEV up|down", "change the administrative state"),
     ("ip link set dev DEV carrier on|off", "plug or pull the cable (carrier only)"),
+    ("ip link set dev DEV mtu N", "change the MTU"),
     ("ip link set dev DEV master BOND | nomaster", "enslave to / release from a bond"),
     ("ip link set dev BOND type bond mode MODE [xmit_hash_policy POLICY]", "bond options"),
     ("ip [-s] [-d] link show [dev DEV]", "show devices, XDP programs and statistics"),
@@ -147,6 +149,10 @@ def _parse_ip(w: _Words) -> Command:
     if word in ("up", "down"):
         _no_garbage(w, dev)
         return LinkSetState(dev, word == "up")
+    if word == "mtu":
+        mtu = _int(w.next(), "mtu")
+        _no_garbage(w, dev)
+        return LinkSetMtu(dev, mtu)
     if word == "carrier":
         state = w.next()
         if state not in ("on", "off"):

@@ -28,6 +28,12 @@ class LinkSetState:
 
 
 @dataclass(frozen=True)
+class LinkSetMtu:
+    dev: str
+    mtu: int
+
+
+@dataclass(frozen=True)
 class LinkSetCarrier:
     """``ip link set dev DEV carrier on|off``: here, plugging or pulling the cable."""
 
@@ -119,6 +125,7 @@ Command = (
     | LinkSetState
     | LinkSetMaster
     | LinkSetCarrier
+    | LinkSetMtu
     | BondSetOptions
     | LinkShow
     | MapUpdate

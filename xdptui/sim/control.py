@@ -36,6 +36,7 @@ from xdptui.sim.world import (
     configure_xdp_rings,
 )
 
+XDP_MAX_MTU = 3046  # one 4 KiB page less headroom and skb_shared_info (UNVERIFIED per driver)
 KEYWORD_MODE = {"xdpgeneric": MODE_SKB, "xdpdrv": MODE_DRV, "xdpoffload": MODE_HW}
 SHOW_MODE = {MODE_DRV: "xdp", MODE_SKB: "xdpgeneric", MODE_HW: "xdpoffload"}
 
@@ -111,6 +112,8 @@ class Control(BondControl):
         if mode == MODE_DRV and isinstance(dev, Nic):
             assert dev.driver is not None
             dev.driver.check_attach(self.world.nr_cpus)
+            if dev.mtu > XDP_MAX_MTU:  # ixgbe_xdp_setup / ice_xdp_setup_prog: one buffer
+                raise KernelError(Errno.EINVAL, "MTU too large for XDP")
         params = self.resolve_params(c.prog, c.params)
         prog = make_program(c.prog, params, self.world.next_prog_id, self.world.base_dir)
         prog.run(make_context(self.world, dev, prog))  # the "verifier": refuse a bad program now
@@ -277,6 +280,22 @@ class Control(BondControl):
         if dev.master == master.name:
             return ""
         self.enslave(master, dev)
+        return ""
+
+    def _LinkSetMtu(self, c: cmd.LinkSetMtu) -> str:
+        """``dev_set_mtu``: 68..max_mtu; with a native program the drivers refuse an MTU whose
+        frames no longer fit one XDP buffer (``ixgbe_change_mtu``, ``ice_change_mtu``:
+        3046 is the usual single-buffer limit, UNVERIFIED per driver)."""
+        dev = self.device(c.dev)
+        if not 68 <= c.mtu <= 9702:
+            raise KernelError(
+                Errno.EINVAL,
+                "mtu greater than device maximum" if c.mtu > 68 else "mtu less than device minimum",
+            )
+        if isinstance(dev, Nic) and dev.xdp.get(MODE_DRV) is not None and c.mtu > XDP_MAX_MTU:
+            raise KernelError(Errno.EINVAL, "MTU too large for XDP")
+        dev.mtu = c.mtu
+        self.world.touch()
         return ""
 
     def _LinkSetCarrier(self, c: cmd.LinkSetCarrier) -> str:
@@ -457,6 +476,15 @@ class Control(BondControl):
                     f"Cannot set device ring parameters: Invalid argument "
                     f"(64..{dev.driver.rx_ring_max} on {dev.name})",
                 )
+        notes = []
+        multiple = 8 if dev.driver.name == "ixgbe" else 32  # IXGBE_REQ_*_MULTIPLE / ICE_REQ_DESC_*
+        rx = -(-c.rx // multiple) * multiple if c.rx is not None else None
+        tx = -(-c.tx // multiple) * multiple if c.tx is not None else None
+        if rx is not None and rx != c.rx:
+            notes.append(f"Requested Rx descriptor count rounded up to {rx}")
+        if tx is not None and tx != c.tx:
+            notes.append(f"Requested Tx descriptor count rounded up to {tx}")
+        c = cmd.SetRings(c.dev, rx, tx)
         if c.rx is not None:
             lost = dev.rx.ring.sum(axis=1)
             dev.rx.ring[:] = 0
@@ -468,7 +496,7 @@ class Control(BondControl):
             dev.tx_ring_size = c.tx
             configure_xdp_rings(dev, self.world.nr_cpus)
         self.world.touch()
-        return ""
+        return "\n".join(notes)
 
     def _ShowStats(self, c: cmd.ShowStats) -> str:
         dev = self.device(c.dev)
