@@ -152,3 +152,18 @@ def test_ring_sizes_round_up_to_the_driver_multiple():
     res = sim.submit("ethtool -G eth0 rx 100")
     assert res.ok and res.reply == "Requested Rx descriptor count rounded up to 128"
     assert sim.frame().device("eth0").queues[0].ring_size == 128
+
+
+def test_pktgen_retunes_rate_size_and_flows_live():
+    sim = sim_of(HOST.replace("rate: 1Mpps}", "rate: 1Mpps, flows: 4}"))
+    sim.run_until(1_000_000)
+    res = sim.submit("pktgen eth0 rate 2Mpps size 128 flows 16")
+    assert res.ok and "g: 2Mpps to eth0" in res.reply
+    before = dict(sim.world.devices["eth0"].counters)
+    sim.run_until(2_000_000)
+    after = sim.world.devices["eth0"].counters
+    assert after["rx_packets"] - before["rx_packets"] == 2000
+    assert after["rx_bytes"] - before["rx_bytes"] == 2000 * 128
+    assert sim.submit("pktgen eth0 stop").ok
+    sim.run_until(3_000_000)
+    assert sim.world.devices["eth0"].counters["rx_packets"] == after["rx_packets"]

@@ -20,11 +20,11 @@ from xdptui.model.catalog import (
     program_info,
 )
 from xdptui.model.errors import Errno, KernelError
-from xdptui.model.units import format_rate
 from xdptui.sim.bond import Bond
 from xdptui.sim.bond_control import BondControl
 from xdptui.sim.datapath import make_context
 from xdptui.sim.devmap import DevMap, DevmapEntry
+from xdptui.sim.hashing import rss_queue
 from xdptui.sim.netdev import COUNTERS, MODE_DRV, MODE_HW, MODE_SKB, Attachment, NetDev, Nic, Veth
 from xdptui.sim.programs import make_program
 from xdptui.sim.traffic import build_flow_table
@@ -541,8 +541,10 @@ class Control(BondControl):
                     spec = replace(spec, sizes=(c.size,))
                 if c.flows is not None:
                     spec = replace(spec, flows=c.flows)
+                index = self.world.sources.index(src)
+                seq = np.random.SeedSequence(self.world.topology.seed).spawn(index + 1)[index]
                 try:
-                    table = build_flow_table(spec, np.random.default_rng(self.world.topology.seed))
+                    table = build_flow_table(spec, np.random.default_rng(seq))
                 except ValueError as exc:
                     raise KernelError(Errno.EINVAL, f"pktgen: {exc}") from None
                 src.spec = spec
@@ -578,14 +580,4 @@ class Control(BondControl):
                 np.add.at(new[q], mapping, dev.rx.ring[q])
             dev.rx.ring = new
             if isinstance(dev, Nic):
-                configure_queue_map(dev, w)
-
-
-def configure_queue_map(nic: Nic, world: World) -> None:
-    from xdptui.sim.hashing import rss_queue
-
-    nic.queue_of_entry = rss_queue(world.entries.rss_hash, nic.reta).astype(np.int64)
-
-
-def describe_rate(pps: float) -> str:
-    return format_rate(pps)
+                dev.queue_of_entry = rss_queue(w.entries.rss_hash, dev.reta).astype(np.int64)

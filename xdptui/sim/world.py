@@ -9,11 +9,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.model.topology import BondSpec, NicSpec, Topology, TrafficSpec, TunSpec, VethSpec
+from xdptui.model.topology import (
+    BondSpec,
+    DeviceSpec,
+    NicSpec,
+    Topology,
+    TrafficSpec,
+    TunSpec,
+    VethSpec,
+)
 from xdptui.model.units import Rate
 from xdptui.sim.bond import Bond
 from xdptui.sim.devmap import DevMap
@@ -189,6 +198,17 @@ def configure_xdp_rings(nic: Nic, nr_cpus: int) -> None:
     nic.tx = tx
 
 
+def _common(spec: DeviceSpec, ifindex: int) -> dict[str, Any]:
+    """The ``struct net_device`` fields every device type takes from its spec."""
+    return {
+        "name": spec.name,
+        "ifindex": ifindex,
+        "kind": spec.type,
+        "admin_up": spec.up,
+        "mtu": spec.mtu,
+    }
+
+
 def build_world(topology: Topology) -> World:
     """Create devices, sources and entry arrays. Only nic and veth are built here; other
     device types are modelled in their own modules as they arrive."""
@@ -214,11 +234,7 @@ def build_world(topology: Topology) -> World:
         if isinstance(dspec, NicSpec):
             driver = DRIVERS[dspec.driver]
             nic = Nic(
-                name=dspec.name,
-                ifindex=ifindex,
-                kind="nic",
-                admin_up=dspec.up,
-                mtu=dspec.mtu,
+                **_common(dspec, ifindex),
                 speed_bps=dspec.speed_bps,
                 driver=driver,
                 tx_ring_size=dspec.tx_ring or driver.tx_ring_default,
@@ -233,11 +249,7 @@ def build_world(topology: Topology) -> World:
             devices[dspec.name] = nic
         elif isinstance(dspec, VethSpec):
             veth = Veth(
-                name=dspec.name,
-                ifindex=ifindex,
-                kind="veth",
-                admin_up=dspec.up,
-                mtu=dspec.mtu,
+                **_common(dspec, ifindex),
                 speed_bps=0,
                 peer=dspec.peer,
                 queues=dspec.queues,
@@ -247,11 +259,7 @@ def build_world(topology: Topology) -> World:
             devices[dspec.name] = veth
         elif isinstance(dspec, TunSpec):
             tun = Tun(
-                name=dspec.name,
-                ifindex=ifindex,
-                kind="tun",
-                admin_up=dspec.up,
-                mtu=dspec.mtu,
+                **_common(dspec, ifindex),
                 speed_bps=0,
                 mode=dspec.mode,
                 queues=dspec.queues,
@@ -274,11 +282,7 @@ def build_world(topology: Topology) -> World:
             devices[dspec.name] = tun
         elif isinstance(dspec, BondSpec):
             devices[dspec.name] = Bond(
-                name=dspec.name,
-                ifindex=ifindex,
-                kind="bond",
-                admin_up=dspec.up,
-                mtu=dspec.mtu,
+                **_common(dspec, ifindex),
                 speed_bps=0,
                 mode=dspec.mode,
                 xmit_hash_policy=dspec.xmit_hash_policy,
