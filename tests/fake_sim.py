@@ -18,9 +18,11 @@ from xdptui.model.views import (
     DevmapXmitView,
     EventView,
     ExceptionView,
+    FlowInfo,
     Frame,
     QueueView,
     RedirectErrView,
+    TraceHop,
     TracepointsView,
     TxRingView,
     XdpView,
@@ -75,6 +77,7 @@ class FakeSim:
         self.events: list[EventView] = []
         self.eth1_up = True
         self.on_advance = on_advance
+        self.traced: list[tuple[str, int]] = []
 
     # --- the interface --------------------------------------------------------------------
 
@@ -117,6 +120,24 @@ class FakeSim:
             )
         )
         return result
+
+    def flows(self, limit: int = 64) -> tuple[FlowInfo, ...]:
+        return tuple(
+            FlowInfo("gen0", i, f"gen0 flow {i}: 198.18.0.{i + 1} -> 10.0.0.1") for i in range(3)
+        )
+
+    def trace(self, source: str, flow: int) -> tuple[TraceHop, ...]:
+        """eth0 queue 3, cpu 3, xdp_tx turned into a redirect to eth1 by the bond."""
+        self.traced.append((source, flow))
+        t = self.now_ns
+        return (
+            TraceHop(t, "eth0", "wire", f"{source} flow {flow} arrives"),
+            TraceHop(t + 120, "eth0", "rx_ring", "queue 3 on cpu 3"),
+            TraceHop(t + 300, "eth0", "xdp", "XDP_TX -> xdp_master_redirect: eth1"),
+            TraceHop(t + 310, "eth0", "bulk_queue", "cpu 3 bq to eth1"),
+            TraceHop(t + 900, "eth1", "ndo_xdp_xmit", "XDP TX ring 3"),
+            TraceHop(t + 1500, "eth1", "tx_ring", "on the wire"),
+        )
 
     def frame(self) -> Frame:
         self.seq += 1

@@ -2,23 +2,66 @@
 
 Enter posts Textual's ``Input.Submitted`` (the app hands the text to the simulator and closes
 the line); Escape posts :class:`CommandLine.Cancelled`. Up/down walk the commands entered so far.
+Tab completes the word being typed (keywords, devices, maps, programs) from the ``complete``
+callable the app gives it: a single candidate is taken, several are narrowed to their common
+prefix, and pressing Tab again cycles through them. The first candidate shows as ghost text
+(→ takes it); every change posts :class:`CommandLine.Candidates` for the hint line above.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
+from textual import on
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.suggester import Suggester
 from textual.widgets import Input
 
 PLACEHOLDER = (
     "ip link set dev eth1 down | ip -force link set dev eth0 xdp obj xdp_drop | ethtool -L"
 )
 
+Completer = Callable[[str], tuple[int, tuple[str, ...]]]
+"""line -> (where the word being completed starts, candidates for it)."""
+
+
+def apply_candidate(line: str, start: int, candidate: str) -> str:
+    """``line`` with the word from ``start`` replaced (a space after whole words)."""
+    tail = "" if candidate.endswith("=") else " "
+    return line[:start] + candidate + tail
+
+
+def common_prefix(words: tuple[str, ...]) -> str:
+    if not words:
+        return ""
+    first, last = min(words), max(words)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return first[:n]
+
+
+class _Ghost(Suggester):
+    """The first completion candidate as Input ghost text."""
+
+    def __init__(self, complete: Completer) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self._complete = complete
+
+    async def get_suggestion(self, value: str) -> str | None:
+        if not value:
+            return None
+        start, candidates = self._complete(value)
+        if not candidates:
+            return None
+        return apply_candidate(value, start, candidates[0]).rstrip(" ") or None
+
 
 class CommandLine(Input):
-    """A compact Input with command history; shown on ``:``, hidden after Enter or Escape."""
+    """A compact Input with history and completion; shown on ``:``, hidden after Enter/Escape."""
 
     DEFAULT_CSS = """
     CommandLine {
@@ -38,15 +81,44 @@ class CommandLine(Input):
         ),
         Binding("up", "history(-1)", "Previous", show=False, id="command-line-previous"),
         Binding("down", "history(1)", "Next", show=False, id="command-line-next"),
+        Binding(
+            "tab",
+            "complete",
+            "Complete",
+            id="command-line-complete",
+            tooltip="Complete the word: keywords, devices, maps, programs",
+        ),
     ]
 
     class Cancelled(Message):
         """Escape: close the command line."""
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(placeholder=PLACEHOLDER, compact=True, id=id, classes=classes)
+    @dataclass
+    class Candidates(Message):
+        """What may come next at the cursor (for the hint line)."""
+
+        candidates: tuple[str, ...]
+        line: str
+
+    def __init__(
+        self,
+        *,
+        complete: Completer | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(
+            placeholder=PLACEHOLDER,
+            compact=True,
+            suggester=_Ghost(complete) if complete is not None else None,
+            id=id,
+            classes=classes,
+        )
+        self._complete = complete
         self._history: list[str] = []
         self._cursor = 0
+        self._cycle: tuple[int, tuple[str, ...], int] | None = None  # start, candidates, index
+        self._expected: str | None = None  # the value Tab set (its Changed keeps the cycle)
 
     @property
     def history(self) -> tuple[str, ...]:
@@ -67,3 +139,45 @@ class CommandLine(Input):
         self._cursor = max(0, min(len(self._history), self._cursor + delta))
         self.value = self._history[self._cursor] if self._cursor < len(self._history) else ""
         self.cursor_position = len(self.value)
+
+    def candidates(self) -> tuple[int, tuple[str, ...]]:
+        """(start, candidates) for the text before the cursor."""
+        if self._complete is None:
+            return len(self.value), ()
+        return self._complete(self.value[: self.cursor_position])
+
+    def action_complete(self) -> None:
+        """Tab: take the only candidate, narrow to the common prefix, or cycle."""
+        if self._cycle is not None:
+            start, candidates, index = self._cycle
+            index = (index + 1) % len(candidates)
+            self._set(apply_candidate(self.value, start, candidates[index]).rstrip(" "))
+            self._cycle = (start, candidates, index)
+            return
+        start, candidates = self.candidates()
+        if not candidates:
+            return
+        if len(candidates) == 1:
+            self._set(apply_candidate(self.value[: self.cursor_position], start, candidates[0]))
+            return
+        prefix = common_prefix(candidates)
+        typed = self.value[start : self.cursor_position]
+        if len(prefix) > len(typed):
+            self._set(self.value[:start] + prefix)
+            return
+        self._set(apply_candidate(self.value, start, candidates[0]).rstrip(" "))
+        self._cycle = (start, candidates, 0)
+
+    def _set(self, value: str) -> None:
+        self._expected = value
+        self.value = value
+        self.cursor_position = len(value)
+
+    @on(Input.Changed)
+    def _changed(self, event: Input.Changed) -> None:
+        if event.value != self._expected:
+            self._cycle = None
+        if self._complete is None:
+            return
+        _, candidates = self._complete(event.value)
+        self.post_message(self.Candidates(candidates, event.value))

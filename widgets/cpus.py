@@ -7,6 +7,7 @@ took the IRQ; ``net_rx_action`` runs the polls with budget 64). Its XDP_TX and r
 to the XDP TX ring the driver picks for the *current CPU* (``ixgbe_determine_xdp_ring``,
 ``ice_xdp_locking_key``), not a ring paired with the RX queue; 🔒 marks a ring shared with other
 CPUs, which every transmit must lock. Busy is the share of the last interval spent in NAPI.
+``bq→eth1`` is this CPU's devmap bulk queue towards eth1 (``bq_enqueue``: one per CPU and target).
 """
 
 from __future__ import annotations
@@ -27,6 +28,17 @@ BUSY_BAR = 6
 class CpuMap(LinePanel[CpuMapView]):
     """One line per CPU: busy share, RX queues polled, XDP TX rings used (🔒: shared ring)."""
 
+    HELP = """\
+## CPUs
+
+One line per CPU: the share of the last interval NAPI kept it busy, the RX queues whose
+interrupts are bound to it (`napi_schedule` on the CPU that took the IRQ; `net_rx_action` runs
+the polls, budget 64), the XDP TX ring it uses on each device — chosen for the *current CPU*
+(`ixgbe_determine_xdp_ring`, `ice_xdp_locking_key`), not paired with the RX queue; 🔒 marks a
+ring shared with other CPUs, which every transmit must lock (`tx_lock`) — and its devmap bulk
+queues (`bq→eth1`: `this_cpu_ptr(dev->xdp_bulkq)`, one per CPU and target).
+"""
+
     DEFAULT_CSS = """
     CpuMap {
         & > .cpu-map--heading { text-style: bold; color: $foreground-muted; }
@@ -36,8 +48,9 @@ class CpuMap(LinePanel[CpuMapView]):
         & > .cpu-map--idle { color: $foreground-muted 50%; }
         & > .cpu-map--dim { color: $foreground-muted; }
         & > .cpu-map--rx { color: $accent; }
-        & > .cpu-map--tx { color: $secondary; }
+        & > .cpu-map--tx { color: $text-secondary; }
         & > .cpu-map--lock { color: $warning; }
+        & > .cpu-map--bq { color: $accent; }
     }
     """
 
@@ -51,6 +64,7 @@ class CpuMap(LinePanel[CpuMapView]):
         "cpu-map--rx",
         "cpu-map--tx",
         "cpu-map--lock",
+        "cpu-map--bq",
     }
 
     def build(self, view: CpuMapView, width: int) -> tuple[list[Strip], list[Strip]]:
@@ -66,7 +80,7 @@ class CpuMap(LinePanel[CpuMapView]):
                 ("CPU".ljust(cpu_w), heading),
                 (" " + "BUSY".ljust(BUSY_BAR + 2 + 5), heading),
                 ("  " + "RX".ljust(rx_w), heading),
-                ("  XDP TX", heading),
+                ("  XDP TX · bulk queues", heading),
             ]
         )
         body: list[Strip] = []
@@ -89,5 +103,7 @@ class CpuMap(LinePanel[CpuMapView]):
                 parts.append((" " + ring, s("cpu-map--tx")))
                 if locked:
                     parts.append((LOCK, s("cpu-map--lock")))
+            for bq in row.bulk_queues:
+                parts.append((" " + bq, s("cpu-map--bq")))
             body.append(strip(parts))
         return [head], body

@@ -11,16 +11,15 @@ the ring-full loss. Clicking a row posts :class:`DevicesTable.DeviceClicked`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.style import Style
 from textual import events
-from textual.message import Message
 from textual.strip import Strip
 
 from widgets.format import format_count, format_pps
 from widgets.lines import LinePanel, Part, strip
+from widgets.messages import DeviceClicked as _DeviceClicked
 from widgets.project import DeviceRow, DevicesView
 
 _GAP = "  "
@@ -30,13 +29,25 @@ _IDENT_HEADINGS = ("DEV", "TYPE", "LINK", "XDP")
 class DevicesTable(LinePanel[DevicesView]):
     """Every device with its link state, XDP attachment and counter rates/totals."""
 
+    HELP = """\
+## Devices
+
+One two-line row per net device: name, type/driver, link (`up`, `down` = not IFF_UP,
+`no-carrier`), the XDP program and its mode (native = the driver's `ndo_bpf`, generic =
+`do_xdp_generic` on the skb; `dev_xdp_attach` decides which), and the main counters as rates
+(line one) and totals (line two). A slave running the program its bond pushed down
+(`bond_xdp_set` -> `dev_xdp_propagate`) is marked `⇐ from bond0`. An XDP_TX that the bond
+turned into a redirect (`xdp_master_redirect`) counts as REDIR, as in the kernel. Click a row
+to focus that device everywhere.
+"""
+
     DEFAULT_CSS = """
     DevicesTable {
         height: auto;
         & > .devices-table--heading { text-style: bold; color: $foreground-muted; }
         & > .devices-table--name { text-style: bold; }
         & > .devices-table--kind { }
-        & > .devices-table--master { color: $secondary; }
+        & > .devices-table--master { color: $text-secondary; }
         & > .devices-table--up { color: $success; }
         & > .devices-table--down { color: $error; text-style: bold; }
         & > .devices-table--no-carrier { color: $warning; }
@@ -65,11 +76,8 @@ class DevicesTable(LinePanel[DevicesView]):
         "devices-table--focused",
     }
 
-    @dataclass
-    class DeviceClicked(Message):
+    class DeviceClicked(_DeviceClicked):
         """A device row was clicked; the app toggles its focus."""
-
-        device: str
 
     def __init__(
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None

@@ -18,18 +18,36 @@ from widgets.format import format_sim_time
 from widgets.lines import LinePanel, strip
 from xdptui.model.views import EventView
 
-_TIME_W = 12
-ORIGIN_MARKS = {"user": "$", "timeline": "@", "topology": "#", "system": "!"}
-"""Who issued a command: typed, the timeline, the topology (programs attached at start), the app."""
+_TIME_W = 14
+ORIGIN_MARKS = {
+    "user": "$",
+    "timeline": "@",
+    "topology": "#",
+    "system": "!",
+    "plan": "»",
+    "lesson": "§",
+}
+"""Who issued a command: typed (or a key's action), the timeline, the topology (programs attached
+at start), the kernel (log lines), a legal-sequence plan, a lesson step."""
 
 
 class EventLog(LinePanel[tuple[EventView, ...]]):
     """Commands and replies from ``Frame.events``, oldest first."""
 
+    HELP = """\
+## Event log
+
+Every command with its reply, newest at the bottom: `$` typed or issued by a key, `@` the
+topology's timeline, `#` the topology's own setup, `!` the kernel's log lines (bond
+enslave/failover, link changes), `»` a legal-sequence plan, `§` a lesson step. A refused
+command shows ✗, the errno name and the reply the real tool prints (`RTNETLINK answers: ...`,
+`Error: <extack>`).
+"""
+
     DEFAULT_CSS = """
     EventLog {
         & > .event-log--time { color: $foreground-muted; }
-        & > .event-log--origin { color: $secondary; }
+        & > .event-log--origin { color: $text-secondary; }
         & > .event-log--cmd { text-style: bold; }
         & > .event-log--ok { color: $success; }
         & > .event-log--error { color: $error; text-style: bold; }

@@ -33,7 +33,7 @@ class SimHeader(Widget):
         color: $foreground;
         & > .sim-header--name { text-style: bold; color: $accent; }
         & > .sim-header--time { text-style: bold; }
-        & > .sim-header--speed { color: $secondary; }
+        & > .sim-header--speed { color: $text-secondary; }
         & > .sim-header--paused { background: $warning; color: $background; text-style: bold; }
         & > .sim-header--behind { background: $error; color: $background; text-style: bold; }
         & > .sim-header--dim { color: $foreground-muted; }

@@ -94,6 +94,10 @@ class LinePanel(ScrollView, Generic[ViewT]):
     def _rebuild(self) -> None:
         if self._view is None or not self.is_mounted:
             return
+        if not all(node.display for node in self.ancestors_with_self):
+            # In a hidden tab: draw when it is shown and gets its size (on_resize).
+            self._built_width = -1
+            return
         old_head, old_body = self._head, self._body
         width = self.size.width
         head, body = self.build(self._view, width)

@@ -10,10 +10,22 @@ reactive values with ``!=``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
+from widgets import explain
+from widgets.crosswalk import CountersView, project_counters
+from widgets.explain import Explanation
 from widgets.format import format_cpus
+from widgets.history import RateHistory, SparklinesView, project_sparklines
+from widgets.project_bond import BondView, PlanRow, project_bond
+from widgets.project_lesson import LessonView, Outcome, project_lesson
+from widgets.project_paths import FollowView, PathsView, project_paths
+from xdptui.model.topology import Lesson
 from xdptui.model.views import DeviceView, EventView, Frame
+
+DEV_MAP_BULK_SIZE = 16
+"""Frames a devmap bulk queue holds before ``bq_enqueue`` flushes it early (kernel/bpf/devmap.c)."""
 
 NS_PER_S = 1_000_000_000
 
@@ -69,17 +81,20 @@ class DevicesView:
 
 @dataclass(frozen=True)
 class GaugeRow:
-    """One ring drawn as a gauge: an RX descriptor ring or an XDP TX ring."""
+    """One ring drawn as a gauge: an RX descriptor ring, an XDP TX ring, a tap's ring, or a
+    devmap bulk queue (``kind == "bq"``: its average fill per flush out of 16)."""
 
     device: str
-    kind: str  # "rx" | "tx"
-    label: str  # "eth0 q3 cpu3" / "eth0 tx3 cpu3,19"
+    kind: str  # "rx" | "tx" | "tap" | "bq"
+    label: str  # "eth0 q3 cpu3" / "eth0 tx3 cpu3,19" / "bq eth0→eth1"
     size: int
     occupancy: int
     peak: int | None  # RX rings only
     dropped: int
-    sent: int | None  # XDP TX rings only
+    sent: int | None  # XDP TX rings and bulk queues
     locked: bool  # XDP TX ring shared by several CPUs (takes tx_lock)
+    target: str | None = None  # bulk queues: the device they flush into
+    average: float | None = None  # bulk queues: frames per flush
 
 
 @dataclass(frozen=True)
@@ -94,6 +109,7 @@ class CpuRow:
     busy: float  # 0..1
     rx_queues: tuple[str, ...]  # "eth0:q3"
     xdp_tx_rings: tuple[tuple[str, bool], ...]  # ("eth0:tx3", locked)
+    bulk_queues: tuple[str, ...] = ()  # "bq→eth1": this CPU's devmap bulk queue per target
 
 
 @dataclass(frozen=True)
@@ -108,6 +124,7 @@ class RingDropRow:
     cpu: int
     dropped: int
     per_s: float | None
+    explanation: Explanation = explain.NONE
 
 
 @dataclass(frozen=True)
@@ -118,6 +135,7 @@ class CountRow:
     key: str
     count: int
     per_s: float | None
+    explanation: Explanation = explain.NONE
 
 
 @dataclass(frozen=True)
@@ -130,6 +148,18 @@ class DevmapRow:
     flushes: int
     bulk_avg: float | None  # (sent + drops) / flushes, xdp-monitor's bulk-avg
     sent_per_s: float | None
+    drops_per_s: float | None = None
+    err_per_s: float | None = None
+    explanation: Explanation = explain.NONE
+
+
+@dataclass(frozen=True)
+class DropsSummary:
+    """xdp-monitor's summary line: redirects, errors and drops, devmap transmits per second."""
+
+    redirect_per_s: float | None
+    err_drop_per_s: float | None
+    xmit_per_s: float | None
 
 
 @dataclass(frozen=True)
@@ -138,6 +168,23 @@ class DropsView:
     xdp_exception: tuple[CountRow, ...] = ()
     xdp_redirect_err: tuple[CountRow, ...] = ()
     devmap_xmit: tuple[DevmapRow, ...] = ()
+    summary: DropsSummary | None = None
+
+
+@dataclass(frozen=True)
+class PanelState:
+    """What the app adds to the frames: the focused device, a followed packet, a running plan,
+    the lesson position and the rate history."""
+
+    focus: str | None = None
+    follow: FollowView | None = None
+    plan_title: str = ""
+    plan: tuple[PlanRow, ...] = ()
+    lessons: tuple[Lesson, ...] = ()
+    lesson: int = 0
+    step: int = 0
+    outcomes: tuple[Outcome, ...] | None = None
+    history: RateHistory = field(default_factory=RateHistory)
 
 
 @dataclass(frozen=True)
@@ -147,6 +194,91 @@ class DashboardViews:
     cpus: CpuMapView
     drops: DropsView
     events: tuple[EventView, ...]
+    paths: PathsView
+    sparklines: SparklinesView
+    counters: CountersView
+    bond: BondView
+    lesson: LessonView
+
+
+class Projection:
+    """The views of one frame, each computed on first use.
+
+    The screen asks only for the panels it shows, so a hidden tab costs nothing; every view is
+    the same value :func:`project` would give.
+    """
+
+    def __init__(self, prev: Frame | None, frame: Frame, state: PanelState | None = None) -> None:
+        state = state or PanelState()
+        if state.focus is not None and all(dev.name != state.focus for dev in frame.devices):
+            state = replace(state, focus=None)
+        self.prev = prev
+        self.frame = frame
+        self.state = state
+        self.dt = frame.t_ns - prev.t_ns if prev is not None else 0
+
+    @cached_property
+    def devices(self) -> DevicesView:
+        return _devices(self.prev, self.frame, self.dt, self.state.focus)
+
+    @cached_property
+    def rings(self) -> RingsView:
+        return _rings(self.frame, self.state.focus)
+
+    @cached_property
+    def cpus(self) -> CpuMapView:
+        return _cpus(self.frame)
+
+    @cached_property
+    def drops(self) -> DropsView:
+        return _drops(self.prev, self.frame, self.dt)
+
+    @property
+    def events(self) -> tuple[EventView, ...]:
+        return self.frame.events
+
+    @cached_property
+    def paths(self) -> PathsView:
+        return project_paths(
+            self.prev, self.frame, focus=self.state.focus, follow=self.state.follow
+        )
+
+    @cached_property
+    def sparklines(self) -> SparklinesView:
+        return project_sparklines(self.state.history, self.frame, focus=self.state.focus)
+
+    @cached_property
+    def counters(self) -> CountersView:
+        return project_counters(self.prev, self.frame, focus=self.state.focus)
+
+    @cached_property
+    def bond(self) -> BondView:
+        return project_bond(
+            self.prev,
+            self.frame,
+            focus=self.state.focus,
+            plan_title=self.state.plan_title,
+            plan=self.state.plan,
+        )
+
+    @cached_property
+    def lesson(self) -> LessonView:
+        st = self.state
+        return project_lesson(st.lessons, st.lesson, st.step, st.outcomes)
+
+    def all(self) -> DashboardViews:
+        return DashboardViews(
+            devices=self.devices,
+            rings=self.rings,
+            cpus=self.cpus,
+            drops=self.drops,
+            events=self.events,
+            paths=self.paths,
+            sparklines=self.sparklines,
+            counters=self.counters,
+            bond=self.bond,
+            lesson=self.lesson,
+        )
 
 
 def header_view(
@@ -173,22 +305,23 @@ def rate(prev: int | None, now: int, dt_ns: int) -> float | None:
     return max(now - prev, 0) * NS_PER_S / dt_ns
 
 
-def project(prev: Frame | None, frame: Frame, *, focus: str | None = None) -> DashboardViews:
+def project(
+    prev: Frame | None,
+    frame: Frame,
+    *,
+    focus: str | None = None,
+    state: PanelState | None = None,
+) -> DashboardViews:
     """All panel views for ``frame``; rates against ``prev`` (an earlier frame, or None).
 
-    ``focus`` names a device clicked in the devices table: the rings panel then shows only it
-    and its bond slaves. An unknown name is ignored.
+    ``focus`` names a device clicked in a panel: the rings panel then shows only it and its
+    bond slaves, the counters only it, the bond panel puts its bond first. An unknown name is
+    ignored. ``state`` carries the rest of what the app adds (``focus`` overrides its focus).
     """
-    dt = frame.t_ns - prev.t_ns if prev is not None else 0
-    if focus is not None and all(dev.name != focus for dev in frame.devices):
-        focus = None
-    return DashboardViews(
-        devices=_devices(prev, frame, dt, focus),
-        rings=_rings(frame, focus),
-        cpus=_cpus(frame),
-        drops=_drops(prev, frame, dt),
-        events=frame.events,
-    )
+    state = state or PanelState()
+    if focus is not None:
+        state = replace(state, focus=focus)
+    return Projection(prev, frame, state).all()
 
 
 def _prev_device(prev: Frame | None, name: str) -> DeviceView | None:
@@ -240,14 +373,16 @@ def _devices(prev: Frame | None, frame: Frame, dt: int, focus: str | None) -> De
 
 def _rings(frame: Frame, focus: str | None) -> RingsView:
     rows: list[GaugeRow] = []
+    shown: set[str] = set()
     for dev in frame.devices:
         if focus is not None and dev.name != focus and dev.master != focus:
             continue
+        shown.add(dev.name)
         for q in dev.queues:
             rows.append(
                 GaugeRow(
                     device=dev.name,
-                    kind="rx",
+                    kind="tap" if dev.type == "tun" else "rx",
                     label=f"{dev.name} q{q.queue} cpu{q.cpu}",
                     size=q.ring_size,
                     occupancy=q.occupancy,
@@ -271,10 +406,32 @@ def _rings(frame: Frame, focus: str | None) -> RingsView:
                     locked=ring.locked,
                 )
             )
+    for bq in frame.bulk_queues:
+        if focus is not None and bq.from_dev not in shown and bq.to_dev not in shown:
+            continue
+        egress = f" ⇢{bq.program}" if bq.program else ""
+        rows.append(
+            GaugeRow(
+                device=bq.from_dev,
+                kind="bq",
+                label=f"bq cpu{bq.cpu} {bq.from_dev}→{bq.to_dev}{egress}",
+                size=DEV_MAP_BULK_SIZE,
+                occupancy=min(DEV_MAP_BULK_SIZE, round(bq.last_bulk)),
+                peak=None,
+                dropped=0,
+                sent=bq.frames,
+                locked=False,
+                target=bq.to_dev,
+                average=bq.last_bulk,
+            )
+        )
     return RingsView(rows=tuple(rows), focus=focus)
 
 
 def _cpus(frame: Frame) -> CpuMapView:
+    bulk: dict[int, list[str]] = {}
+    for bq in frame.bulk_queues:
+        bulk.setdefault(bq.cpu, []).append(f"bq→{bq.to_dev}")
     rows = tuple(
         CpuRow(
             cpu=cpu.cpu,
@@ -283,6 +440,8 @@ def _cpus(frame: Frame) -> CpuMapView:
             xdp_tx_rings=tuple(
                 (f"{dev}:tx{ring}", locked) for dev, ring, locked in cpu.xdp_tx_rings
             ),
+            # bq_enqueue uses this_cpu_ptr(dev->xdp_bulkq): one bulk queue per CPU and target.
+            bulk_queues=tuple(dict.fromkeys(bulk.get(cpu.cpu, ()))),
         )
         for cpu in frame.cpus
     )
@@ -303,6 +462,7 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
                         cpu=q.cpu,
                         dropped=q.rx_dropped,
                         per_s=rate(prev_q.get(q.queue), q.rx_dropped, dt),
+                        explanation=explain.ring_full(dev.name, q.queue, q.cpu),
                     )
                 )
 
@@ -310,20 +470,39 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
     old = prev.tracepoints if prev is not None else None
     old_exc = {(e.dev, e.action): e.count for e in old.xdp_exception} if old else {}
     old_err = {(e.dev, e.err): e.count for e in old.xdp_redirect_err} if old else {}
-    old_dmx = {(d.from_dev, d.to_dev): d.sent for d in old.xdp_devmap_xmit} if old else {}
-    return DropsView(
-        ring_full=tuple(ring_full),
-        xdp_exception=tuple(
-            CountRow(e.dev, e.action, e.count, rate(old_exc.get((e.dev, e.action)), e.count, dt))
-            for e in tp.xdp_exception
-            if e.count
-        ),
-        xdp_redirect_err=tuple(
-            CountRow(e.dev, e.err, e.count, rate(old_err.get((e.dev, e.err)), e.count, dt))
-            for e in tp.xdp_redirect_err
-            if e.count
-        ),
-        devmap_xmit=tuple(
+    old_dmx = (
+        {(d.from_dev, d.to_dev): (d.sent, d.drops, d.err) for d in old.xdp_devmap_xmit}
+        if old
+        else {}
+    )
+    peers = {dev.name: dict(dev.details).get("peer") for dev in frame.devices if dev.type == "veth"}
+    exceptions = tuple(
+        CountRow(
+            e.dev,
+            e.action,
+            e.count,
+            rate(old_exc.get((e.dev, e.action)), e.count, dt),
+            explain.exception(e.action, e.dev, peers.get(e.dev)),
+        )
+        for e in tp.xdp_exception
+        if e.count
+    )
+    redirect_errors = tuple(
+        CountRow(
+            e.dev,
+            e.err,
+            e.count,
+            rate(old_err.get((e.dev, e.err)), e.count, dt),
+            explain.redirect_err(e.err),
+        )
+        for e in tp.xdp_redirect_err
+        if e.count
+    )
+    devmap: list[DevmapRow] = []
+    for d in tp.xdp_devmap_xmit:
+        was = old_dmx.get((d.from_dev, d.to_dev))
+        bulk = (d.sent + d.drops) / d.flushes if d.flushes else None
+        devmap.append(
             DevmapRow(
                 from_dev=d.from_dev,
                 to_dev=d.to_dev,
@@ -331,9 +510,45 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
                 drops=d.drops,
                 err=d.err,
                 flushes=d.flushes,
-                bulk_avg=(d.sent + d.drops) / d.flushes if d.flushes else None,
-                sent_per_s=rate(old_dmx.get((d.from_dev, d.to_dev)), d.sent, dt),
+                bulk_avg=bulk,
+                sent_per_s=rate(was[0] if was else None, d.sent, dt),
+                drops_per_s=rate(was[1] if was else None, d.drops, dt),
+                err_per_s=rate(was[2] if was else None, d.err, dt),
+                explanation=explain.devmap_xmit(d.from_dev, d.to_dev, d.drops, d.err, bulk),
             )
-            for d in tp.xdp_devmap_xmit
+        )
+    return DropsView(
+        ring_full=tuple(ring_full),
+        xdp_exception=exceptions,
+        xdp_redirect_err=redirect_errors,
+        devmap_xmit=tuple(devmap),
+        summary=_summary(prev, frame, dt),
+    )
+
+
+def _err_drop_total(frame: Frame) -> int:
+    tp = frame.tracepoints
+    ring = sum(q.rx_dropped for dev in frame.devices for q in dev.queues)
+    return (
+        ring
+        + sum(e.count for e in tp.xdp_exception)
+        + sum(e.count for e in tp.xdp_redirect_err)
+        + sum(d.drops for d in tp.xdp_devmap_xmit)
+    )
+
+
+def _summary(prev: Frame | None, frame: Frame, dt: int) -> DropsSummary:
+    """xdp-monitor's ``Summary`` line: ``xdp:xdp_redirect`` hits, every error and drop the
+    panel lists, and frames ``bq_xmit_all`` sent (``xdp:xdp_devmap_xmit``), per second."""
+    tp = frame.tracepoints
+    old = prev.tracepoints if prev is not None else None
+    xmit = sum(d.sent for d in tp.xdp_devmap_xmit)
+    return DropsSummary(
+        redirect_per_s=rate(old.xdp_redirect if old else None, tp.xdp_redirect, dt),
+        err_drop_per_s=rate(
+            _err_drop_total(prev) if prev is not None else None, _err_drop_total(frame), dt
+        ),
+        xmit_per_s=rate(
+            sum(d.sent for d in old.xdp_devmap_xmit) if old is not None else None, xmit, dt
         ),
     )

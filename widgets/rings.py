@@ -7,7 +7,12 @@ bound to, ``smp_affinity``) cleans them, 64 per poll (``napi_poll`` / ``ixgbe_cl
 when it is full the NIC drops (``rx_dropped``). ``|`` marks the peak since start. An XDP TX ring is
 picked by the driver's CPU->ring rule (``ixgbe_determine_xdp_ring``: the current CPU's ring, or
 ``cpu % rings`` with ``tx_lock`` when there are fewer rings than CPUs; the lock is marked 🔒); a
-full TX ring refuses frames, counted as drops. One line-API widget draws all the gauges.
+full TX ring refuses frames, counted as drops. A tap's rings (``tap``) hold frames for the
+userspace reader. A devmap bulk queue (``bq cpu3 eth0→eth1``, one per CPU and target) is drawn
+as its mean fill per flush over the last step out of 16 (``DEV_MAP_BULK_SIZE``): ``bq_enqueue``
+adds redirected frames and ``bq_xmit_all`` empties it at the end of every NAPI poll, so between
+polls it is always empty; ``⇢prog`` names the egress program its last bulk ran.
+One line-API widget draws all the gauges.
 """
 
 from __future__ import annotations
@@ -46,10 +51,31 @@ def gauge_cells(occupancy: int, size: int, peak: int | None, width: int) -> tupl
 class RingsPanel(LinePanel[RingsView]):
     """Occupancy, peak and drops of every RX ring and XDP TX ring (filtered by device focus)."""
 
+    HELP = """\
+## Rings
+
+One gauge per ring, `#` descriptors in use, `|` the peak since start:
+
+* **RX rings** (`eth0 q3 cpu3`): RSS (`reta[hash % size]`) picks the queue; NAPI on the CPU
+  the queue's IRQ is bound to (`napi_poll`, budget 64, the driver's `*_clean_rx_irq`) frees
+  descriptors; a full ring drops (`rx_dropped`).
+* **XDP TX rings** (`eth0 tx3 cpu3`): the driver picks one by the *current CPU*
+  (`ixgbe_determine_xdp_ring`: `smp_processor_id()`, or `cpu % rings` under `tx_lock` when
+  there are fewer rings than CPUs — 🔒); they drain at line rate; a full ring refuses.
+* **tap rings**: frames waiting for the userspace reader (`tun_net_xmit`, `tun_xdp_xmit`).
+* **devmap bulk queues** (`bq cpu3 eth0→eth1`): per CPU and target
+  (`this_cpu_ptr(dev->xdp_bulkq)`), filled by `bq_enqueue` and flushed into the target's
+  `ndo_xdp_xmit` by `bq_xmit_all` at the end of each poll (`xdp_do_flush`), after the
+  entry's egress program ran on the whole bulk; drawn as the mean frames per flush out of 16.
+
+Click a device (Paths or Devices tab) to show only its rings.
+"""
+
     DEFAULT_CSS = """
     RingsPanel {
         & > .rings-panel--label { }
-        & > .rings-panel--tx-label { color: $secondary; }
+        & > .rings-panel--tx-label { color: $text-secondary; }
+        & > .rings-panel--bq-label { color: $accent; }
         & > .rings-panel--lock { color: $warning; }
         & > .rings-panel--fill { color: $success; }
         & > .rings-panel--fill-warn { color: $warning; }
@@ -66,6 +92,7 @@ class RingsPanel(LinePanel[RingsView]):
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "rings-panel--label",
         "rings-panel--tx-label",
+        "rings-panel--bq-label",
         "rings-panel--lock",
         "rings-panel--fill",
         "rings-panel--fill-warn",
@@ -103,7 +130,11 @@ class RingsPanel(LinePanel[RingsView]):
 
         body: list[Strip] = []
         for row, label, tail in zip(view.rows, labels, tails, strict=True):
-            label_style = s("rings-panel--tx-label" if row.kind == "tx" else "rings-panel--label")
+            label_style = s(
+                {"tx": "rings-panel--tx-label", "bq": "rings-panel--bq-label"}.get(
+                    row.kind, "rings-panel--label"
+                )
+            )
             parts: list[Part] = [(row.label, label_style)]
             if row.locked:
                 parts.append((LOCK, s("rings-panel--lock")))
@@ -146,6 +177,21 @@ def _bar(
 
 def _tail(row: GaugeRow, sizes_w: int, *, compact: bool) -> list[tuple[str, str]]:
     """The numbers after the bar, as (text, component) pairs."""
+    if row.kind == "bq":
+        average = f"{row.average:.1f}" if row.average is not None else "-"
+        bq: list[tuple[str, str]] = [
+            (f" {average:>{sizes_w}}/{row.size:<{sizes_w}}", "rings-panel--numbers")
+        ]
+        if not compact:
+            bq.append((f" per flush, sent {format_count(row.sent or 0)}", "rings-panel--dim"))
+        bq.append((" drop " if not compact else " ✗", "rings-panel--dim"))
+        bq.append(
+            (
+                format_count(row.dropped),
+                "rings-panel--drop" if row.dropped else "rings-panel--numbers",
+            )
+        )
+        return bq
     tail: list[tuple[str, str]] = [
         (f" {row.occupancy:>{sizes_w}}/{row.size:<{sizes_w}}", "rings-panel--numbers")
     ]

@@ -1,52 +1,76 @@
 """The Textual app: the only code that knows both the simulator and the widgets.
 
 ``XdpApp`` owns a simulator (anything with the :class:`SimulatorLike` interface), paces it from a
-timer, projects each new frame into views (``widgets.project``) and hands them to the screen. Keys,
-footer entries and command-palette entries all come from one table, :data:`APP_COMMANDS`.
+frame timer, projects each new frame into views (``widgets.project``) and hands them to the
+screen. Keys, footer entries, command-palette entries and the help page's key list all come from
+one table, :data:`~xdptui.app_commands.APP_COMMANDS`. Every action ends as a command line sent to
+the simulator (``xdptui.actions``, ``xdptui.plans``), so the event log shows it as if typed.
 
-Pacing: every ``1/fps`` s the timer asks the :class:`Pacer` to advance the simulation by
-``speed * real elapsed`` simulated ns, in chunks sized from the measured cost of earlier chunks,
-stopping when the tick's wall-clock budget (half a frame period) is spent. What could not be done
-is dropped, not owed, so the app never freezes input; the header then shows the achieved real-time
-factor (``RTF 0.42``).
+Pacing: every ``1/fps`` s the frame timer asks the :class:`~xdptui.pacing.Pacer` to advance the
+simulation by ``speed * real elapsed`` simulated ns, stopping when the tick's wall-clock budget
+(half a frame period) is spent. What could not be done is dropped, not owed, so the app never
+freezes input; the header then shows the achieved real-time factor (``RTF 0.42``). The timer is
+re-armed after each frame for the next deadline, so a frame that runs a little late does not
+cost the next one (Textual's interval timers skip a tick that is late).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import ClassVar, Protocol
 
 from textual import on
 from textual.app import App, SystemCommand
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Input
 
 from widgets.command_line import CommandLine
-from widgets.devices import DevicesTable
-from widgets.project import header_view, project
-from xdptui.model.topology import Topology
-from xdptui.model.views import Frame
+from widgets.history import RateHistory, push_history
+from widgets.messages import DeviceClicked
+from widgets.project import PanelState, Projection, header_view
+from widgets.project_bond import PlanRow
+from widgets.project_lesson import Outcome
+from widgets.project_paths import FollowView
+from xdptui import actions
+from xdptui.app_commands import APP_COMMANDS, AppCommand
+from xdptui.completion import CompletionContext, complete
+from xdptui.model.catalog import PROGRAMS, is_user_program
+from xdptui.model.topology import Lesson, Topology
+from xdptui.model.views import DeviceView, FlowInfo, Frame, TraceHop
+from xdptui.pacing import BEHIND, REAL_TIME, SPEEDS, Pacer
+from xdptui.plans import PlanRunner, bond_mode_change_plan, bond_mode_command
+from xdptui.screens.dialogs import (
+    BondModeScreen,
+    DirectAttempt,
+    HelpScreen,
+    PickScreen,
+    ProgramChoice,
+    ProgramScreen,
+    TrafficChoice,
+    TrafficScreen,
+)
 from xdptui.screens.main import MainScreen
 
-SPEEDS: tuple[int, ...] = (
-    1_000,
-    10_000,
-    100_000,
-    1_000_000,
-    10_000_000,
-    100_000_000,
-    1_000_000_000,
-)
-"""Clock speeds in simulated ns per real second, slow motion (1 µs/s) to real time (1 s/s)."""
+__all__ = [
+    "APP_COMMANDS",
+    "BEHIND",
+    "REAL_TIME",
+    "SPEEDS",
+    "AppCommand",
+    "Pacer",
+    "SimulatorLike",
+    "XdpApp",
+    "make_app",
+]
 
-REAL_TIME = SPEEDS[-1]
-BEHIND = 0.95  # below this share of the requested speed the header shows the RTF
+
+MIN_DELAY_S = 0.001
 
 
 class CommandResultLike(Protocol):
@@ -69,171 +93,8 @@ class SimulatorLike(Protocol):
     def step_poll(self) -> None: ...
     def submit(self, cmd: str, origin: str = "user") -> CommandResultLike: ...
     def frame(self) -> Frame: ...
-
-
-@dataclass(frozen=True)
-class AppCommand:
-    """One user command: its key binding, footer label and palette entry in one place."""
-
-    id: str
-    key: str
-    action: str
-    description: str
-    title: str
-    help: str
-    key_display: str | None = None
-
-    def binding(self) -> Binding:
-        return Binding(
-            self.key,
-            self.action,
-            self.description,
-            key_display=self.key_display,
-            tooltip=self.help,
-            id=self.id,
-        )
-
-
-APP_COMMANDS: tuple[AppCommand, ...] = (
-    AppCommand(
-        "toggle-pause",
-        "space",
-        "toggle_pause",
-        "Run/Pause",
-        "Pause / resume",
-        "Stop or restart the simulated clock",
-        key_display="space",
-    ),
-    AppCommand(
-        "step",
-        "full_stop",
-        "step",
-        "Step",
-        "Step one NAPI poll",
-        "Advance the simulation by one NAPI poll (pauses first)",
-        key_display=".",
-    ),
-    AppCommand(
-        "slower",
-        "minus",
-        "slower",
-        "Slower",
-        "Slower",
-        "Divide the clock speed by ten (down to 1 µs of simulated time per second)",
-        key_display="-",
-    ),
-    AppCommand(
-        "faster",
-        "plus,equals_sign",
-        "faster",
-        "Faster",
-        "Faster",
-        "Multiply the clock speed by ten (up to real time)",
-        key_display="+",
-    ),
-    AppCommand(
-        "command-line",
-        "colon",
-        "command_line",
-        "Command",
-        "Command line",
-        "Type an ip / bpftool / ethtool / pktgen command for the simulator",
-        key_display=":",
-    ),
-    AppCommand("quit", "q", "quit", "Quit", "Quit", "Quit xdptui"),
-)
-
-
-class Pacer:
-    """Turns real elapsed time into bounded simulation work.
-
-    ``tick`` advances the simulator by ``speed * elapsed`` (elapsed capped at ``MAX_STALL_S`` so a
-    stall is not made up in one go), in chunks whose size is re-estimated from the cost of the
-    previous ones so that one chunk takes about a quarter of the budget. It stops at the budget;
-    the shortfall is dropped. ``behind`` and ``rtf`` report what was achieved recently.
-    """
-
-    MAX_STALL_S = 0.25
-    MIN_CHUNK_NS = 1_000
-    MAX_CHUNK_NS = 1_000_000_000
-    FIRST_CHUNK_NS = 100_000
-    DECAY = 0.8  # weight of the past in the achieved-speed average (per tick)
-
-    def __init__(self, clock: Callable[[], float], fps: float, budget_share: float = 0.5) -> None:
-        self._clock = clock
-        self.budget_s = budget_share / fps
-        self._last: float | None = None
-        self._carry = 0.0
-        self._chunk_ns = self.FIRST_CHUNK_NS
-        self._cost_s_per_ns: float | None = None
-        self._done = 0.0
-        self._wanted = 0.0
-        self._speed = REAL_TIME
-
-    def reset(self) -> None:
-        """Start measuring from now (on resume or a speed change); forget the lag."""
-        self._last = self._clock()
-        self._carry = 0.0
-        self._done = self._wanted = 0.0
-
-    @property
-    def achieved(self) -> float:
-        """Recent share of the requested speed actually simulated (1.0 = keeping up)."""
-        return self._done / self._wanted if self._wanted > 0 else 1.0
-
-    @property
-    def behind(self) -> bool:
-        return self.achieved < BEHIND
-
-    @property
-    def rtf(self) -> float:
-        """Recent simulated time per real time."""
-        return self.achieved * self._speed / REAL_TIME
-
-    def tick(self, sim: SimulatorLike, speed_ns_per_s: int) -> int:
-        """Advance ``sim`` for the real time since the last tick; returns simulated ns done."""
-        now = self._clock()
-        if self._last is None:
-            self.reset()
-            return 0
-        if speed_ns_per_s != self._speed:
-            self._speed = speed_ns_per_s
-            self._done = self._wanted = 0.0
-        real = max(0.0, now - self._last)
-        self._last = now
-        wanted = speed_ns_per_s * real
-        target = speed_ns_per_s * min(real, self.MAX_STALL_S) + self._carry
-        want = int(target)
-        self._carry = target - want
-        done = self._advance(sim, want, now + self.budget_s)
-        if done < want:
-            self._carry = 0.0
-        if wanted > 0:
-            self._done = self._done * self.DECAY + done
-            self._wanted = self._wanted * self.DECAY + wanted
-        return done
-
-    def _advance(self, sim: SimulatorLike, want: int, deadline: float) -> int:
-        done = 0
-        while done < want:
-            chunk = min(want - done, self._chunk_ns)
-            start = self._clock()
-            sim.advance(chunk)
-            end = self._clock()
-            done += chunk
-            spent = end - start
-            if spent > 0:
-                per_ns = spent / chunk
-                cost = self._cost_s_per_ns
-                cost = per_ns if cost is None else 0.7 * cost + 0.3 * per_ns
-                self._cost_s_per_ns = cost
-                self._chunk_ns = int(self.budget_s / 4 / cost)
-            elif chunk == self._chunk_ns:
-                self._chunk_ns *= 2  # too cheap to measure: take bigger bites
-            self._chunk_ns = max(self.MIN_CHUNK_NS, min(self.MAX_CHUNK_NS, self._chunk_ns))
-            if end >= deadline:
-                break
-        return done
+    def flows(self, limit: int = 64) -> tuple[FlowInfo, ...]: ...
+    def trace(self, source: str, flow: int) -> tuple[TraceHop, ...]: ...
 
 
 class XdpApp(App[None]):
@@ -242,10 +103,11 @@ class XdpApp(App[None]):
     Args:
         sim: the simulator (``xdptui.sim.engine.Simulator`` or a test double).
         title: the terminal title (default: the topology name).
-        fps: frames per second of the pacing timer.
+        fps: frames per second of the frame timer.
         paused: start with the clock stopped (tests do).
         speed_ns_per_s: one of :data:`SPEEDS`; real time by default.
         clock: the real clock the pacing measures (``time.perf_counter``; tests inject one).
+        topology: where lessons, map names and the traffic editor's defaults come from.
     """
 
     CSS_PATH = "app.tcss"
@@ -257,7 +119,7 @@ class XdpApp(App[None]):
     speed_index: reactive[int] = reactive(len(SPEEDS) - 1, init=False, bindings=True)
     """Index into :data:`SPEEDS`."""
     focus_device: reactive[str | None] = reactive(None, init=False)
-    """The device whose rings the rings panel shows (None: all)."""
+    """The device the panels focus on (None: all)."""
 
     def __init__(
         self,
@@ -268,6 +130,7 @@ class XdpApp(App[None]):
         paused: bool = False,
         speed_ns_per_s: int = REAL_TIME,
         clock: Callable[[], float] = time.perf_counter,
+        topology: Topology | None = None,
     ) -> None:
         if fps <= 0:
             raise ValueError("fps must be positive")
@@ -276,6 +139,7 @@ class XdpApp(App[None]):
         super().__init__()
         self.sim = sim
         self.fps = fps
+        self.topology = topology
         self._title = title
         self.set_reactive(XdpApp.paused, paused)
         self.set_reactive(XdpApp.speed_index, SPEEDS.index(speed_ns_per_s))
@@ -283,9 +147,23 @@ class XdpApp(App[None]):
         self._frame: Frame | None = None
         self._prev: Frame | None = None
         self._timer: Timer | None = None
-        self._main = MainScreen()
+        self._deadline: float | None = None
+        self._history = RateHistory()
+        self._follow: FlowInfo | None = None
+        self._follow_view: FollowView | None = None
+        self.plan: PlanRunner | None = None
+        """The legal-sequence plan being run (or the last one), one command per tick."""
+        self.lessons: tuple[Lesson, ...] = topology.lessons if topology is not None else ()
+        self.lesson = 0
+        self.step = 0
+        self._outcomes: dict[tuple[int, int], tuple[Outcome, ...]] = {}
+        self._user_programs: list[str] = []
+        self._pktgen: dict[str, tuple[str, str, str, str]] = {}
+        self._main = MainScreen(complete=self._complete)
         self.frames_drawn = 0
         """New frames handed to the screen so far (``xdptui bench ui`` reads it)."""
+        self.last_frame_at = 0.0
+        """``time.perf_counter()`` when the newest frame was handed to the screen."""
 
     # --- state -------------------------------------------------------------------------------
 
@@ -302,12 +180,17 @@ class XdpApp(App[None]):
     def main_screen(self) -> MainScreen:
         return self._main
 
+    @property
+    def following(self) -> FollowView | None:
+        """The followed packet's hops, if one is followed."""
+        return self._follow_view
+
     def get_default_screen(self) -> Screen[None]:
         return self._main
 
     def on_mount(self) -> None:
-        self._timer = self.set_interval(1 / self.fps, self.tick, pause=self.paused)
         self._pacer.reset()
+        self._arm()
         self.refresh_frame()
         if self._title is not None:
             self.title = self._title
@@ -316,11 +199,36 @@ class XdpApp(App[None]):
 
     # --- pacing ------------------------------------------------------------------------------
 
+    def _arm(self) -> None:
+        """Schedule the next frame at its deadline.
+
+        A frame that ran late is followed at once by the next (each still bounded by the
+        pacer's budget, and each a separate timer task, so input is handled in between); after
+        a stall longer than ``Pacer.MAX_STALL_S`` the deadlines start again from now.
+        """
+        if self.paused or self._timer is not None:
+            return
+        period = 1 / self.fps
+        now = time.perf_counter()
+        if self._deadline is None or now - self._deadline > Pacer.MAX_STALL_S:
+            self._deadline = now + period
+        # Never 0: Textual's timer divides by its interval.
+        self._timer = self.set_timer(max(MIN_DELAY_S, self._deadline - now), self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        if self._deadline is not None:
+            self._deadline += 1 / self.fps
+        self.tick()
+        self._arm()
+
     def tick(self) -> None:
-        """One timer tick: advance the simulation for the real time elapsed, then redraw."""
+        """One frame: advance the simulation for the real time elapsed, then redraw."""
         if self.paused:
             return
-        self._pacer.tick(self.sim, self.speed_ns_per_s)
+        done = self._pacer.tick(self.sim, self.speed_ns_per_s)
+        if done > 0:
+            self._run_plan_step()
         self.refresh_frame()
 
     def refresh_frame(self) -> None:
@@ -331,14 +239,38 @@ class XdpApp(App[None]):
                 # Rates compare frames at different instants; a frame at the same instant
                 # (a command while paused) keeps the previous base.
                 self._prev = self._frame
+                self._history = push_history(self._history, self._prev, frame)
             self._frame = frame
             self._show_views()
             self.frames_drawn += 1
+            self.last_frame_at = time.perf_counter()
         self._show_header()
 
+    def panel_state(self) -> PanelState:
+        """What the app adds to the frame for the panels."""
+        lesson_outcomes = self._outcomes.get((self.lesson, self.step))
+        return PanelState(
+            focus=self.focus_device,
+            follow=self._follow_view,
+            plan_title=self.plan.summary() if self.plan is not None else "",
+            plan=self._plan_rows(),
+            lessons=self.lessons,
+            lesson=self.lesson,
+            step=self.step,
+            outcomes=lesson_outcomes,
+            history=self._history,
+        )
+
+    def projection(self) -> Projection | None:
+        """The views of the newest frame under the app's state."""
+        if self._frame is None:
+            return None
+        return Projection(self._prev, self._frame, self.panel_state())
+
     def _show_views(self) -> None:
-        if self._frame is not None:
-            self._main.show(project(self._prev, self._frame, focus=self.focus_device))
+        views = self.projection()
+        if views is not None:
+            self._main.show(views)
 
     def _show_header(self) -> None:
         if self._frame is None:
@@ -351,12 +283,15 @@ class XdpApp(App[None]):
         )
 
     def watch_paused(self, paused: bool) -> None:
-        if self._timer is not None:
-            if paused:
-                self._timer.pause()
-            else:
-                self._pacer.reset()
-                self._timer.resume()
+        if paused:
+            if self._timer is not None:
+                self._timer.stop()
+                self._timer = None
+        else:
+            self._pacer.reset()
+            self._deadline = None
+            if self.is_running:
+                self._arm()
         self._show_header()
 
     def watch_speed_index(self) -> None:
@@ -366,7 +301,7 @@ class XdpApp(App[None]):
     def watch_focus_device(self) -> None:
         self._show_views()
 
-    # --- actions -----------------------------------------------------------------------------
+    # --- clock actions -----------------------------------------------------------------------
 
     def action_toggle_pause(self) -> None:
         self.paused = not self.paused
@@ -374,6 +309,7 @@ class XdpApp(App[None]):
     def action_step(self) -> None:
         self.paused = True
         self.sim.step_poll()
+        self._run_plan_step()
         self.refresh_frame()
 
     def action_faster(self) -> None:
@@ -382,21 +318,76 @@ class XdpApp(App[None]):
     def action_slower(self) -> None:
         self.speed_index = max(self.speed_index - 1, 0)
 
-    def action_command_line(self) -> None:
-        self._main.open_command_line()
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "faster" and self.speed_index == len(SPEEDS) - 1:
             return None  # shown, greyed out
         if action == "slower" and self.speed_index == 0:
             return None
+        if action in ("lesson_step", "lesson_run", "lessons") and not self.lessons:
+            return None
         return True
 
-    def submit_command(self, text: str) -> CommandResultLike:
+    # --- commands ----------------------------------------------------------------------------
+
+    def action_command_line(self) -> None:
+        self._main.open_command_line()
+
+    def submit_command(self, text: str, origin: str = "user") -> CommandResultLike:
         """Send ``text`` to the simulator and redraw (its reply lands in the event log)."""
-        result = self.sim.submit(text, origin="user")
+        result = self.sim.submit(text, origin=origin)
+        program = _program_of(text)
+        known = program in self._user_programs
+        if result.ok and program is not None and is_user_program(program) and not known:
+            self._user_programs.append(program)  # the program picker offers it from now on
+        if text.startswith("pktgen ") and result.ok:
+            self._remember_pktgen(text)
+        if self._follow is not None:
+            self._retrace()
         self.refresh_frame()
         return result
+
+    def _remember_pktgen(self, text: str) -> None:
+        words = text.split()
+        if len(words) < 3:
+            return
+        dev = words[1]
+        values = dict(zip(words[2::2], words[3::2], strict=False))
+        old = self._pktgen.get(dev, self._traffic_defaults().get(dev, ("", "", "", "")))
+        self._pktgen[dev] = (
+            values.get("rate", old[0]),
+            values.get("size", old[1]),
+            values.get("flows", old[2]),
+            values.get("gso", old[3]),
+        )
+
+    def _complete(self, line: str) -> tuple[int, tuple[str, ...]]:
+        answer = complete(line, self.completion_context())
+        return answer.start, answer.candidates
+
+    def completion_context(self) -> CompletionContext:
+        """Names the command line completes: devices and bonds of the newest frame, the
+        topology's maps and traffic devices, built-in and user programs."""
+        devices = tuple(dev.name for dev in self._frame.devices) if self._frame else ()
+        bonds = (
+            tuple(d.name for d in self._frame.devices if d.type == "bond") if self._frame else ()
+        )
+        topo = self.topology
+        maps = tuple(
+            dict.fromkeys(
+                [
+                    *(m.name for m in (self._frame.maps if self._frame else ())),
+                    *(m.name for m in (topo.maps if topo is not None else ())),
+                ]
+            )
+        )
+        traffic = tuple(self._traffic_devices())
+        return CompletionContext(
+            devices=devices,
+            bonds=bonds,
+            maps=maps,
+            programs=(*(p.name for p in PROGRAMS), *self._user_programs),
+            traffic_devices=traffic,
+        )
 
     @on(Input.Submitted, "#command-line")
     def _command_submitted(self, event: Input.Submitted) -> None:
@@ -411,9 +402,338 @@ class XdpApp(App[None]):
     def _command_cancelled(self) -> None:
         self._main.close_command_line()
 
-    @on(DevicesTable.DeviceClicked)
-    def _device_clicked(self, event: DevicesTable.DeviceClicked) -> None:
+    # --- focus and mouse ---------------------------------------------------------------------
+
+    @on(DeviceClicked)
+    def _device_clicked(self, event: DeviceClicked) -> None:
         self.focus_device = None if self.focus_device == event.device else event.device
+
+    def action_unfocus(self) -> None:
+        self.focus_device = None
+        self._follow = None
+        self._follow_view = None
+        self._show_views()
+
+    def action_show_tab(self, tab: str) -> None:
+        self._main.show_tab(tab)
+
+    # --- device actions ----------------------------------------------------------------------
+
+    def _device(self, name: str) -> DeviceView | None:
+        if self._frame is None:
+            return None
+        for dev in self._frame.devices:
+            if dev.name == name:
+                return dev
+        return None
+
+    def _with_device(
+        self,
+        candidates: Sequence[DeviceView],
+        title: str,
+        then: Callable[[DeviceView], object],
+        empty: str,
+    ) -> None:
+        """Run ``then`` on the focused device if it qualifies, the only candidate, or a pick."""
+        if not candidates:
+            self.notify(empty, severity="warning")
+            return
+        by_name = {dev.name: dev for dev in candidates}
+        if self.focus_device in by_name:
+            then(by_name[self.focus_device])
+            return
+        if len(candidates) == 1:
+            then(candidates[0])
+            return
+
+        def picked(name: object) -> None:
+            if isinstance(name, str) and name in by_name:
+                then(by_name[name])
+
+        items = [(dev.name, _device_label(dev)) for dev in candidates]
+        self.push_screen(PickScreen(title, items), picked)
+
+    def action_attach(self) -> None:
+        frame = self._frame
+        if frame is None:
+            return
+
+        def chosen(dev: DeviceView) -> None:
+            def done(choice: object) -> None:
+                if isinstance(choice, ProgramChoice) and choice.program:
+                    self.submit_command(
+                        actions.attach_command(dev.name, choice.program, choice.params)
+                    )
+
+            self.push_screen(
+                ProgramScreen(f"Attach a program to {dev.name}", self._user_programs), done
+            )
+
+        self._with_device(
+            actions.attachable(frame),
+            "Attach a program to which device?",
+            chosen,
+            "every device has a program: s swaps one, d detaches one",
+        )
+
+    def action_swap(self) -> None:
+        frame = self._frame
+        if frame is None:
+            return
+
+        def chosen(dev: DeviceView) -> None:
+            current = f" ({dev.xdp.program} {dev.xdp.mode})" if dev.xdp else ""
+
+            def done(choice: object) -> None:
+                if isinstance(choice, ProgramChoice) and choice.program:
+                    self.submit_command(actions.swap_command(dev, choice.program, choice.params))
+
+            self.push_screen(
+                ProgramScreen(f"Swap {dev.name}'s program{current} for", self._user_programs),
+                done,
+            )
+
+        self._with_device(
+            actions.with_program(frame),
+            "Swap the program of which device?",
+            chosen,
+            "no device has a program of its own: a attaches one",
+        )
+
+    def action_detach(self) -> None:
+        frame = self._frame
+        if frame is None:
+            return
+        self._with_device(
+            actions.with_program(frame),
+            "Detach the program of which device?",
+            lambda dev: self.submit_command(actions.detach_command(dev)),
+            "no device has a program of its own",
+        )
+
+    def action_link(self) -> None:
+        frame = self._frame
+        if frame is None:
+            return
+        self._with_device(
+            frame.devices,
+            "Take which device up or down?",
+            lambda dev: self.submit_command(actions.link_command(dev)),
+            "no devices",
+        )
+
+    # --- traffic -----------------------------------------------------------------------------
+
+    def _traffic_devices(self) -> list[str]:
+        topo = self.topology
+        if topo is None:
+            return []
+        return list(dict.fromkeys(t.to or t.from_ or "" for t in topo.traffic if t.to or t.from_))
+
+    def _traffic_defaults(self) -> dict[str, tuple[str, str, str, str]]:
+        topo = self.topology
+        out: dict[str, tuple[str, str, str, str]] = {}
+        if topo is None:
+            return out
+        for t in topo.traffic:
+            dev = t.to or t.from_
+            if dev and dev not in out:
+                out[dev] = (str(t.rate), str(t.sizes[0]), str(t.flows), f"{t.gso:g}")
+        return out
+
+    def action_traffic(self) -> None:
+        devices = self._traffic_devices()
+        if not devices:
+            self.notify("this topology has no traffic sources", severity="warning")
+            return
+        if self.focus_device in devices:
+            devices.remove(self.focus_device)
+            devices.insert(0, self.focus_device)
+        defaults = {**self._traffic_defaults(), **self._pktgen}
+
+        def done(choice: object) -> None:
+            if isinstance(choice, TrafficChoice):
+                self.submit_command(
+                    actions.pktgen_command(
+                        choice.dev, choice.rate, choice.size, choice.flows, choice.gso
+                    )
+                )
+
+        self.push_screen(TrafficScreen(devices, defaults, gso_supported()), done)
+
+    # --- bond mode ---------------------------------------------------------------------------
+
+    def action_bond_mode(self) -> None:
+        frame = self._frame
+        if frame is None:
+            return
+        bonds = [dev for dev in frame.devices if dev.type == "bond"]
+        focus = self._device(self.focus_device) if self.focus_device else None
+        if focus is not None and focus.master is not None:
+            self.focus_device = focus.master
+
+        def chosen(bond: DeviceView) -> None:
+            info = dict(bond.details)
+            screen = BondModeScreen(
+                bond.name,
+                info.get("mode", ""),
+                info.get("xmit_hash_policy", ""),
+                partial(self.try_bond_mode, bond.name),
+            )
+            self.push_screen(screen, self._plan_chosen)
+
+        self._with_device(bonds, "Change which bond?", chosen, "no bond in this topology")
+
+    def try_bond_mode(self, bond: str, mode: str, policy: str | None) -> DirectAttempt:
+        """Submit the direct mode command; on a refusal, plan the legal sequence from the
+        frame as it is now."""
+        frame = self.sim.frame() if self._frame is None else self._frame
+        current = dict(frame.device(bond).details).get("mode")
+        command = bond_mode_command(bond, None if mode == current else mode, policy)
+        plan = bond_mode_change_plan(frame, bond, mode, policy)
+        result = self.submit_command(command)
+        return DirectAttempt(command, result.ok, result.errno, result.reply, plan)
+
+    def _plan_chosen(self, plan: object) -> None:
+        if isinstance(plan, tuple) and plan and all(isinstance(c, str) for c in plan):
+            self.start_plan("legal sequence", tuple(str(c) for c in plan))
+
+    def start_plan(self, title: str, commands: tuple[str, ...]) -> None:
+        """Run ``commands`` one per tick (one per ``.`` while paused)."""
+        self.plan = PlanRunner(title, commands)
+        self._main.show_tab("bond")
+        if self.paused:
+            self.notify(f"{title}: paused, press . to run one command or space to run", timeout=10)
+        self._show_views()
+
+    def _run_plan_step(self) -> None:
+        plan = self.plan
+        if plan is None or plan.done:
+            return
+        command = plan.next_command()
+        assert command is not None
+        result = self.submit_command(command, origin="plan")
+        plan.record(result.ok, result.errno, result.reply)
+        if plan.done:
+            severity = "warning" if plan.stopped else "information"
+            self.notify(plan.summary(), severity=severity, timeout=10)
+
+    def _plan_rows(self) -> tuple[PlanRow, ...]:
+        plan = self.plan
+        if plan is None:
+            return ()
+        rows: list[PlanRow] = []
+        for i, command in enumerate(plan.commands):
+            if i < len(plan.results):
+                step = plan.results[i]
+                rows.append(
+                    PlanRow(
+                        command,
+                        "done" if step.ok else "failed",
+                        step.reply if not step.ok else "",
+                    )
+                )
+            elif i == len(plan.results) and not plan.done:
+                rows.append(PlanRow(command, "next"))
+            else:
+                rows.append(PlanRow(command, "pending"))
+        return tuple(rows)
+
+    # --- follow a packet ---------------------------------------------------------------------
+
+    def action_follow(self) -> None:
+        flows = self.sim.flows()
+        if not flows:
+            self.notify("no traffic source to follow", severity="warning")
+            return
+        by_id = {f"{f.source}:{f.flow}": f for f in flows}
+
+        def picked(key: object) -> None:
+            if isinstance(key, str) and key in by_id:
+                self.follow(by_id[key])
+
+        self.push_screen(
+            PickScreen(
+                "Follow the next frame of which flow?",
+                list((key, flow.label) for key, flow in by_id.items()),
+                "its hops show on the Paths tab with simulated timestamps (escape stops)",
+            ),
+            picked,
+        )
+
+    def follow(self, flow: FlowInfo) -> None:
+        """Follow ``flow``'s next frame: its hops from ``sim.trace`` go to the paths panel."""
+        self._follow = flow
+        self._retrace()
+        self._main.show_tab("paths")
+        self._show_views()
+
+    def _retrace(self) -> None:
+        flow = self._follow
+        if flow is None:
+            return
+        hops = self.sim.trace(flow.source, flow.flow)
+        self._follow_view = FollowView(flow.label, hops)
+
+    # --- lessons -----------------------------------------------------------------------------
+
+    def action_lesson_step(self, delta: int) -> None:
+        if not self.lessons:
+            return
+        steps = len(self.lessons[self.lesson].steps)
+        self.step = max(0, min(steps - 1, self.step + delta)) if steps else 0
+        self._show_views()
+
+    def action_lesson_run(self) -> None:
+        """Submit the shown step's commands, in order, as if typed (origin ``lesson``)."""
+        if not self.lessons or not self.lessons[self.lesson].steps:
+            return
+        shown = self.lessons[self.lesson].steps[self.step]
+        outcomes: list[Outcome] = []
+        for command in shown.commands:
+            result = self.submit_command(command, origin="lesson")
+            outcomes.append((command, result.ok, result.errno, result.reply))
+        self._outcomes[(self.lesson, self.step)] = tuple(outcomes)
+        self._show_views()
+
+    def action_lessons(self) -> None:
+        if not self.lessons:
+            return
+
+        def picked(key: object) -> None:
+            if isinstance(key, str) and key.isdigit():
+                self.lesson = int(key)
+                self.step = 0
+                self._main.show_tab("lesson")
+                self._show_views()
+
+        items = [
+            (str(i), f"{lesson.title}  ({len(lesson.steps)} steps)")
+            for i, lesson in enumerate(self.lessons)
+        ]
+        self.push_screen(PickScreen("Which lesson?", items), picked)
+
+    # --- help and the palette ----------------------------------------------------------------
+
+    def help_markdown(self) -> str:
+        """The focused panel's help (or the visible tab's panels'), then every key."""
+        focused = self.focused
+        panels: list[Widget] = []
+        shown = self._main.panels_of(self._main.active_tab)
+        if focused is not None and (focused in shown or focused is self._main.event_log):
+            panels = [focused]
+        else:
+            panels = [*shown, self._main.event_log]
+        parts = [str(getattr(type(panel), "HELP", "") or "") for panel in panels]
+        keys = ["## Keys", "", "| key | action | |", "| --- | --- | --- |"]
+        for command in APP_COMMANDS:
+            key = command.key_display or command.key.split(",")[0]
+            keys.append(f"| `{key}` | {command.title} | {command.help} |")
+        keys += ["", "`ctrl+p` opens the command palette: every action above, by name."]
+        return "\n\n".join([*parts, "\n".join(keys)])
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.help_markdown()))
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         for command in APP_COMMANDS:
@@ -426,18 +746,50 @@ class XdpApp(App[None]):
                 yield system_command
 
 
+def _program_of(command: str) -> str | None:
+    """The ``obj PROG`` of an ``ip link set ... xdp obj PROG`` line."""
+    words = command.split()
+    if "obj" in words[:-1]:
+        return words[words.index("obj") + 1]
+    return None
+
+
+def _device_label(dev: DeviceView) -> str:
+    kind = f"{dev.type}/{dev.driver}" if dev.driver else dev.type
+    xdp = f"  xdp {dev.xdp.program} {dev.xdp.mode}" if dev.xdp else ""
+    state = "down" if not dev.up else "up" if dev.carrier else "no-carrier"
+    return f"{dev.name:<10} {kind:<10} {state}{xdp}"
+
+
+def gso_supported() -> bool:
+    """Whether the command language takes ``pktgen DEV gso G`` (the traffic editor's GSO field)."""
+    from xdptui.commands import validate
+
+    return validate("pktgen eth0 gso 0.5") is None
+
+
 def make_app(
     path: str, *, topology: Topology | None = None, paused: bool = False, fps: float = 30.0
 ) -> XdpApp:
     """The app on the topology in ``path`` with a real simulator (the CLI and snapshots use it).
 
     ``topology``: the already loaded and validated topology of ``path`` (the CLI passes it, so
-    the file is read once).
+    the file is read once). The simulator takes steps as long as a frame at real time: the app
+    takes a frame at least that often, and every command, timeline event and link change still
+    ends a step early (the engine stops at every scheduled event).
     """
-    from xdptui.sim.engine import Simulator
+    from xdptui.sim.engine import DEFAULT_STEP_NS, Simulator
 
     if topology is None:
+        from xdptui.commands import validate
         from xdptui.topology_io import load_topology
 
-        topology = load_topology(path)
-    return XdpApp(Simulator(topology), title=f"xdptui: {topology.name}", fps=fps, paused=paused)
+        topology = load_topology(path, validate_command=validate)
+    max_step = max(DEFAULT_STEP_NS, int(1e9 / fps))
+    return XdpApp(
+        Simulator(topology, max_step_ns=max_step),
+        title=f"xdptui: {topology.name}",
+        fps=fps,
+        paused=paused,
+        topology=topology,
+    )

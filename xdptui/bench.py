@@ -71,7 +71,12 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool) -> int:
 
 
 def bench_ui(path: str, seconds: float, as_json: bool) -> int:
-    """Run the app headless at its normal refresh with the simulation in real time."""
+    """Run the app headless at its normal refresh with the simulation at real time.
+
+    After a one-second warm-up, measures between the first and the last frame drawn in a
+    ``seconds`` window: frames per second, simulated time per real time, and the CPU time the
+    process used over the window per wall second (``os.times``: user + system).
+    """
     import asyncio
 
     from xdptui.app import make_app
@@ -79,21 +84,28 @@ def bench_ui(path: str, seconds: float, as_json: bool) -> int:
     app = make_app(path)
     result: dict[str, float] = {}
 
+    async def first_frame_after(count: int) -> None:
+        while app.frames_drawn <= count:
+            await asyncio.sleep(0.001)
+
     async def drive() -> None:
         async with app.run_test(size=(160, 50)) as pilot:
-            await pilot.pause(0.5)
-            frames0 = app.frames_drawn
-            sim0 = app.sim.now_ns
-            t0 = time.perf_counter()
+            await pilot.pause(1.0)
+            await first_frame_after(app.frames_drawn)
+            frames0, wall0, sim0 = app.frames_drawn, app.last_frame_at, app.sim.now_ns
             c0 = os.times()
+            t0 = time.perf_counter()
             await asyncio.sleep(seconds)
-            wall = time.perf_counter() - t0
+            await first_frame_after(app.frames_drawn)
+            frames1, wall1, sim1 = app.frames_drawn, app.last_frame_at, app.sim.now_ns
             c1 = os.times()
+            t1 = time.perf_counter()
+            wall = wall1 - wall0
             cpu = (c1.user - c0.user) + (c1.system - c0.system)
             result["requested_fps"] = float(app.fps)
-            result["achieved_fps"] = round((app.frames_drawn - frames0) / wall, 2)
-            result["sim_realtime_factor"] = round(((app.sim.now_ns - sim0) / 1e9) / wall, 4)
-            result["cpu_share"] = round(cpu / wall, 4)
+            result["achieved_fps"] = round((frames1 - frames0) / wall, 2)
+            result["sim_realtime_factor"] = round(((sim1 - sim0) / 1e9) / wall, 4)
+            result["cpu_share"] = round(cpu / (t1 - t0), 4)
 
     asyncio.run(drive())
     if as_json:

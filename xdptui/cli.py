@@ -172,7 +172,10 @@ def _serve(path: str, host: str, port: int) -> int:
         from textual_serve.server import Server
     except ImportError:
         fail("xdptui serve needs textual-serve: pip install -e '.[serve]'")
-    command = f"{sys.executable} -m xdptui {path}"
+    import shlex
+
+    # Each browser gets its own app process running this command (textual-serve).
+    command = f"{shlex.quote(sys.executable)} -m xdptui {shlex.quote(path)}"
     Server(command, host=host, port=port, title="xdptui").serve()
     return 0
 

@@ -1,81 +1,206 @@
-"""The first screen: header, devices table, rings, CPU map, drops, event log, command line.
+"""The dashboard: header, tabs of panels, the event log, the footer and the command line.
 
-The screen only lays the panels out and passes views down; the app owns the simulator, the clock
-and the projection. Panels are created once and fed new views: nothing is recomposed per frame.
+Tabs (keys 1-6): Paths (topology boxes and arrows, sparklines), Devices (table and counters
+crosswalk), Rings & CPUs, Drops, Bond, Lesson. The event log stays under every tab so each
+command's reply is always in sight. The screen only lays the panels out and passes views down:
+it hands a :class:`~widgets.project.Projection` to the panels of the visible tab (the others get
+theirs when their tab opens), so hidden panels cost nothing. Nothing is recomposed per frame.
 """
 
 from __future__ import annotations
 
+from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widget import Widget
+from textual.widgets import Footer, Static, TabbedContent, TabPane
 
-from widgets.command_line import CommandLine
+from widgets.bond import BondPanel
+from widgets.command_line import CommandLine, Completer
+from widgets.counters import CountersPanel
 from widgets.cpus import CpuMap
 from widgets.devices import DevicesTable
 from widgets.drops import DropsPanel
 from widgets.events import EventLog
 from widgets.header import SimHeader
-from widgets.project import DashboardViews, HeaderView
+from widgets.lesson import LessonBar, LessonPanel
+from widgets.paths import PathsPanel
+from widgets.project import HeaderView, Projection
 from widgets.rings import RingsPanel
+from widgets.sparklines import SparklinesPanel
+from xdptui.app_commands import TABS
+
+HINT = "tab completes · ↑↓ history · enter runs · esc closes"
 
 
 class MainScreen(Screen[None]):
     """The live dashboard of one simulation."""
 
-    def __init__(self) -> None:
+    def __init__(self, complete: Completer | None = None) -> None:
         super().__init__(id="main")
         self.sim_header = SimHeader(id="header")
+        self.paths_panel = PathsPanel(id="paths")
+        self.sparklines = SparklinesPanel(id="sparklines")
         self.devices_table = DevicesTable(id="devices")
+        self.counters_panel = CountersPanel(id="counters")
         self.rings_panel = RingsPanel(id="rings")
         self.cpu_map = CpuMap(id="cpus")
         self.drops_panel = DropsPanel(id="drops")
+        self.bond_panel = BondPanel(id="bond")
+        self.lesson_panel = LessonPanel(id="lesson")
+        self.lesson_bar = LessonBar(id="lesson-bar")
         self.event_log = EventLog(id="events")
-        self.command_line = CommandLine(id="command-line")
+        self.command_hint = Static(HINT, id="command-hint", markup=False)
+        self.command_line = CommandLine(id="command-line", complete=complete)
+        self._projection: Projection | None = None
+        self._active = "paths"
+        self._tabs: TabbedContent | None = None
 
     def compose(self) -> ComposeResult:
+        labels = dict(TABS)
         yield self.sim_header
-        yield self.devices_table
-        with Horizontal(id="middle"):
-            yield self.rings_panel
-            yield self.cpu_map
-        with Horizontal(id="bottom"):
-            yield self.drops_panel
-            yield self.event_log
+        yield self.lesson_bar
+        self._tabs = TabbedContent(initial="tab-paths", id="tabs")
+        with self._tabs:
+            with TabPane(f"1 {labels['paths']}", id="tab-paths"):
+                yield self.paths_panel
+                yield self.sparklines
+            with TabPane(f"2 {labels['devices']}", id="tab-devices"):
+                yield self.devices_table
+                yield self.counters_panel
+            with TabPane(f"3 {labels['rings']}", id="tab-rings"), Horizontal(id="middle"):
+                yield self.rings_panel
+                yield self.cpu_map
+            with TabPane(f"4 {labels['drops']}", id="tab-drops"):
+                yield self.drops_panel
+            with TabPane(f"5 {labels['bond']}", id="tab-bond"):
+                yield self.bond_panel
+            with TabPane(f"6 {labels['lesson']}", id="tab-lesson"):
+                yield self.lesson_panel
+        yield self.event_log
         yield Footer()
-        yield self.command_line
+        with Vertical(id="command-bar"):
+            yield self.command_hint
+            yield self.command_line
 
     def on_mount(self) -> None:
-        self.devices_table.border_title = "Devices"
-        self.devices_table.border_subtitle = "click a device to focus its rings"
-        self.rings_panel.border_title = "Rings"
-        self.cpu_map.border_title = "CPUs"
-        self.drops_panel.border_title = "Drops"
-        self.event_log.border_title = "Events"
-        self.event_log.border_subtitle = "$ typed  @ timeline  # topology  ! system"
+        self.command_line.display = False
+        titles: dict[Widget, tuple[str, str]] = {
+            self.paths_panel: ("Topology and paths", "click a device to focus it"),
+            self.sparklines: ("Rates", ""),
+            self.devices_table: ("Devices", "click a device to focus it"),
+            self.counters_panel: ("Counters: simulator ↔ kernel", ""),
+            self.rings_panel: ("Rings", ""),
+            self.cpu_map: ("CPUs", ""),
+            self.drops_panel: ("Drops and errors", "↑↓ select a row"),
+            self.bond_panel: ("Bond", "b: change mode"),
+            self.lesson_panel: ("Lesson", "n next · p previous · r run"),
+            self.event_log: (
+                "Events",
+                "$ typed  @ timeline  # topology  ! kernel  » plan  § lesson",
+            ),
+        }
+        for widget, (title, subtitle) in titles.items():
+            widget.border_title = title
+            widget.border_subtitle = subtitle
         self.event_log.update_view(())
 
-    def show(self, views: DashboardViews) -> None:
-        """Hand each panel its view (panels with an equal view do not repaint)."""
-        self.devices_table.update_view(views.devices)
-        self.rings_panel.update_view(views.rings)
-        self.cpu_map.update_view(views.cpus)
-        self.drops_panel.update_view(views.drops)
+    def on_resize(self) -> None:
+        # Layout states as classes (app.tcss): a short terminal gives the tabs more rows.
+        self.set_class(self.size.height < 32, "-short")
+
+    # --- tabs --------------------------------------------------------------------------------
+
+    @property
+    def active_tab(self) -> str:
+        """``paths``, ``devices``, ``rings``, ``drops``, ``bond`` or ``lesson``."""
+        return self._active
+
+    def show_tab(self, tab: str) -> None:
+        if self._tabs is None or not self._tabs.is_mounted:
+            return
+        focused = self.focused
+        if focused is not None and focused is not self.command_line:
+            # A focused panel in the old tab would pull TabbedContent back to it.
+            self.set_focus(None)
+        self._tabs.active = f"tab-{tab}"
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self._active = (event.pane.id or "tab-paths").removeprefix("tab-")
+        if self._projection is not None:
+            self.show(self._projection)
+
+    def panels_of(self, tab: str) -> tuple[Widget, ...]:
+        """The panels shown on ``tab``, in reading order."""
+        panels: dict[str, tuple[Widget, ...]] = {
+            "paths": (self.paths_panel, self.sparklines),
+            "devices": (self.devices_table, self.counters_panel),
+            "rings": (self.rings_panel, self.cpu_map),
+            "drops": (self.drops_panel,),
+            "bond": (self.bond_panel,),
+            "lesson": (self.lesson_panel,),
+        }
+        return panels[tab]
+
+    # --- views -------------------------------------------------------------------------------
+
+    def show(self, views: Projection) -> None:
+        """Hand the visible panels their views (a panel with an equal view does not repaint)."""
+        self._projection = views
+        tab = self._active
+        if tab == "paths":
+            self.paths_panel.update_view(views.paths)
+            self.sparklines.update_view(views.sparklines)
+        elif tab == "devices":
+            self.devices_table.update_view(views.devices)
+            self.counters_panel.update_view(views.counters)
+        elif tab == "rings":
+            self.rings_panel.update_view(views.rings)
+            self.cpu_map.update_view(views.cpus)
+        elif tab == "drops":
+            self.drops_panel.update_view(views.drops)
+        elif tab == "bond":
+            self.bond_panel.update_view(views.bond)
+        elif tab == "lesson":
+            self.lesson_panel.update_view(views.lesson)
+        lesson = views.lesson
+        self.lesson_bar.display = lesson.lesson >= 0 and tab != "lesson"
+        if self.lesson_bar.display:
+            self.lesson_bar.update_view(lesson)
         self.event_log.update_view(views.events)
 
     def show_header(self, view: HeaderView) -> None:
         self.sim_header.update_view(view)
 
+    # --- the command line --------------------------------------------------------------------
+
     @property
     def command_line_open(self) -> bool:
         return self.has_class("-command")
 
-    def open_command_line(self) -> None:
+    def open_command_line(self, text: str = "") -> None:
         self.add_class("-command")
+        self.command_line.display = True
+        self.command_hint.update(HINT)
+        self.command_line.value = text
+        self.command_line.cursor_position = len(text)
         self.command_line.focus()
 
     def close_command_line(self) -> None:
         self.command_line.value = ""
+        self.command_line.display = False
         self.remove_class("-command")
         self.set_focus(None)
+
+    @on(CommandLine.Candidates)
+    def _candidates(self, event: CommandLine.Candidates) -> None:
+        if not event.line:
+            self.command_hint.update(HINT)
+        elif event.candidates:
+            shown = "  ".join(event.candidates[:12])
+            more = f"  (+{len(event.candidates) - 12})" if len(event.candidates) > 12 else ""
+            self.command_hint.update(f"tab: {shown}{more}")
+        else:
+            self.command_hint.update("enter runs it")

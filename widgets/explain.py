@@ -1,0 +1,132 @@
+"""One-line causes and fixes for every kind of drop the drops panel lists.
+
+Each function takes what the row knows (device, queue, CPU, action, errno, from->to) and says why
+the kernel dropped the frames there and what an operator would change. Pure: the projection puts
+the explanation into the row's view, the panel shows the selected one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Explanation:
+    cause: str
+    fix: str
+
+
+NONE = Explanation("", "")
+
+
+def ring_full(dev: str, queue: int, cpu: int) -> Explanation:
+    """``rx_dropped``: the NIC found no free descriptor in the RX ring."""
+    return Explanation(
+        f"frames reach {dev} queue {queue} faster than NAPI on cpu{cpu} frees descriptors "
+        "(napi_poll cleans up to 64 per poll): the ring is full and the NIC drops",
+        f"spread flows over more queues (ethtool -L {dev} combined N), a deeper ring "
+        f"(ethtool -G {dev} rx 4096), a cheaper program, or an idle CPU for the IRQ",
+    )
+
+
+_EXCEPTIONS: dict[str, Explanation] = {
+    "XDP_ABORTED": Explanation(
+        "the program returned XDP_ABORTED (or a code bpf_warn_invalid_xdp_action rejects); "
+        "the driver drops the frame and fires xdp:xdp_exception",
+        "fix the program's error path, or replace it: ip -force link set dev DEV xdp obj xdp_pass",
+    ),
+    "XDP_TX": Explanation(
+        "XDP_TX could not be queued: the XDP TX ring was full, the port is down, or (veth) "
+        "the peer runs no XDP program to take the frame (veth_xdp_xmit: -ENXIO)",
+        "veth: attach a program to the peer (ip link set dev PEER xdp obj xdp_pass); NIC: a "
+        "bigger TX ring (ethtool -G DEV tx N) or less TX load",
+    ),
+    "XDP_REDIRECT": Explanation(
+        "xdp_do_redirect failed in the driver; xdp:xdp_redirect_err names the errno",
+        "see the redirect_err rows for the reason",
+    ),
+}
+
+
+def exception(action: str, dev: str = "", peer: str | None = None) -> Explanation:
+    """``xdp:xdp_exception`` with ``act``: the driver could not carry out the verdict.
+
+    On a veth (``peer`` given) an XDP_TX failure is the peer's missing program.
+    """
+    if action == "XDP_TX" and peer:
+        return Explanation(
+            f"{dev}'s XDP_TX goes to {peer} through veth_xdp_xmit, which refuses it (-ENXIO) "
+            f"while {peer} runs no XDP program: the frame is dropped",
+            f"attach a program to {peer}: ip link set dev {peer} xdp obj xdp_pass",
+        )
+    return _EXCEPTIONS.get(
+        action,
+        Explanation(
+            f"the program returned {action}, which is no XDP action: "
+            "bpf_warn_invalid_xdp_action treats it as XDP_ABORTED",
+            "return one of XDP_ABORTED, XDP_DROP, XDP_PASS, XDP_TX, XDP_REDIRECT",
+        ),
+    )
+
+
+_REDIRECT_ERRORS: dict[str, Explanation] = {
+    "ENETDOWN": Explanation(
+        "the redirect target is down (__xdp_enqueue / xdp_ok_fwd_dev check IFF_UP)",
+        "bring it up (ip link set dev TARGET up) or redirect elsewhere",
+    ),
+    "EOPNOTSUPP": Explanation(
+        "the target has no ndo_xdp_xmit now: ixgbe, i40e and ice only while they run a "
+        "program, a veth only while its peer runs one (NETDEV_XDP_ACT_NDO_XMIT)",
+        "attach a program to the target: ip link set dev TARGET xdp obj xdp_pass",
+    ),
+    "EMSGSIZE": Explanation(
+        "the frame is longer than the target's MTU allows (xdp_ok_fwd_dev)",
+        "raise the target's MTU or send smaller frames",
+    ),
+    "EINVAL": Explanation(
+        "no device has the ifindex the program redirects to, or the flags are invalid",
+        "check the program's target (param dev=NAME)",
+    ),
+    "ENXIO": Explanation(
+        "the devmap has no entry at the key the program looked up",
+        "bpftool map update name MAP key K value DEV",
+    ),
+    "ENOENT": Explanation(
+        "the devmap has no entry at the key the program looked up",
+        "bpftool map update name MAP key K value DEV",
+    ),
+}
+
+
+def redirect_err(errno: str) -> Explanation:
+    """``xdp:xdp_redirect_err`` with ``err``: the redirect was refused before queueing."""
+    return _REDIRECT_ERRORS.get(
+        errno,
+        Explanation(f"the kernel refused the redirect with {errno}", "see the event log"),
+    )
+
+
+def devmap_xmit(
+    from_dev: str, to_dev: str, drops: int, err: int, bulk: float | None
+) -> Explanation:
+    """``xdp:xdp_devmap_xmit``: one hit per bulk flush (``bq_xmit_all``) from one device to one
+    target."""
+    if err:
+        return Explanation(
+            f"{to_dev}'s ndo_xdp_xmit returned an error for whole bulks (drv_err): it was "
+            "down or lost its XDP support while frames were queued",
+            f"keep {to_dev} up with a program attached while {from_dev} redirects to it",
+        )
+    if drops:
+        return Explanation(
+            f"{to_dev}'s ndo_xdp_xmit took fewer frames than the bulk queue held (its XDP TX "
+            "ring was full); bq_xmit_all counts the rest as drops and frees them",
+            f"more TX ring room on {to_dev} (ethtool -G {to_dev} tx N), less load, or spread it",
+        )
+    avg = f"{bulk:.1f}" if bulk is not None else "-"
+    return Explanation(
+        f"bq_enqueue holds redirected frames per CPU, up to 16 (DEV_MAP_BULK_SIZE); "
+        f"xdp_do_flush sends them at the end of each NAPI poll: bulk-avg {avg} frames per "
+        "flush",
+        "nothing to fix: a low bulk-avg means light polls, 16 a saturated CPU",
+    )

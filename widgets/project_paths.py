@@ -1,0 +1,429 @@
+"""The topology and redirect-paths view: every device as a box, every path frames take as an arrow.
+
+Devmaps get a box listing their entries (key -> device, egress program). A device box holds,
+in the order a frame meets them: the way in (``wire`` -> the RX ring for a
+port, the peer for a veth, userspace writes for a tap) with the ring-full loss at that hop; one
+arrow per verdict of the attached program that has ever fired (``XDP_TX`` to the device's own XDP
+TX ring, ``XDP_REDIRECT`` to each target through the per-CPU bulk queue and the target's
+``ndo_xdp_xmit``, ``XDP_PASS`` to the stack, ``XDP_DROP`` / ``XDP_ABORTED``); and the way out
+(``tx_packets`` onto the wire, to the veth peer or to the tap's reader). Each arrow carries its
+rate (a counter delta over simulated time) and its weight (how thick to draw it); losses hang
+off the hop where the kernel counts them. A bond's box holds its slaves' boxes; a veth pair
+shares one box.
+
+Which kernel code decides the paths: the driver's RX loop runs the program (``ice_run_xdp``,
+``ixgbe_run_xdp``, ``veth_xdp_rcv_one``, ``tun_xdp_act``); ``xdp_do_redirect`` ->
+``__xdp_enqueue`` / ``bq_enqueue`` queues redirects, ``bq_xmit_all`` flushes them into the
+target's ``ndo_xdp_xmit`` (``xdp:xdp_devmap_xmit``); a bond slave's XDP_TX becomes
+``xdp_master_redirect`` -> ``bond_xdp_get_xmit_slave``.
+
+Pure: frames in, frozen views out (no Textual, no engine).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from widgets.format import format_pps
+from xdptui.model.views import DeviceView, Frame, TraceHop
+
+NS_PER_S = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Frames lost at a hop: what the kernel calls it, its rate and its total."""
+
+    what: str
+    rate: float | None
+    total: int
+
+
+@dataclass(frozen=True)
+class Arrow:
+    """One path out of a hop."""
+
+    label: str  # "wire", "XDP_TX", "XDP_REDIRECT", "TX"
+    target: str  # where the frames go, in words
+    target_dev: str | None  # the device they reach, if any (click to focus)
+    rate: float | None  # frames per second, None without a previous frame
+    total: int
+    weight: int  # 0 idle, 1 trickle, 2 flowing, 3 heavy: the arrow's thickness
+    note: str = ""
+    losses: tuple[Loss, ...] = ()
+    terminal: bool = False  # the path ends here on purpose (XDP_DROP, stack)
+
+
+@dataclass(frozen=True)
+class DeviceBox:
+    """One device (or a veth pair: ``kind == "veth pair"``, the ends as children)."""
+
+    name: str
+    kind: str  # "nic/ice 100G", "bond", "veth", "tun/tap", "veth pair"
+    state: str  # "up", "down", "no-carrier"; "" for a group
+    program: str  # "l4lb native ⇐ bond0", "" without a program
+    inbound: Arrow | None = None
+    verdicts: tuple[Arrow, ...] = ()
+    outbound: Arrow | None = None
+    children: tuple[DeviceBox, ...] = ()
+    notes: tuple[str, ...] = ()
+    on_path: bool = False  # the followed packet passes through this device
+
+
+@dataclass(frozen=True)
+class FollowView:
+    """A followed packet: which one, and its hops with simulated timestamps."""
+
+    label: str
+    hops: tuple[TraceHop, ...]
+
+
+@dataclass(frozen=True)
+class PathsView:
+    boxes: tuple[DeviceBox, ...]
+    focus: str | None = None
+    follow: FollowView | None = None
+
+
+def weight_of(rate: float | None) -> int:
+    """Arrow thickness from a rate: idle, under 100 Kpps, under 5 Mpps, more."""
+    if not rate:
+        return 0
+    if rate < 100_000:
+        return 1
+    if rate < 5_000_000:
+        return 2
+    return 3
+
+
+def _rate(prev: int | None, now: int, dt_ns: int) -> float | None:
+    if prev is None or dt_ns <= 0:
+        return None
+    return max(now - prev, 0) * NS_PER_S / dt_ns
+
+
+def _speed(bps: int) -> str:
+    if bps >= 1_000_000_000 and bps % 1_000_000_000 == 0:
+        return f"{bps // 1_000_000_000}G"
+    if bps >= 1_000_000:
+        return f"{bps / 1_000_000:g}M"
+    return f"{bps}"
+
+
+def _state(dev: DeviceView) -> str:
+    return "down" if not dev.up else "up" if dev.carrier else "no-carrier"
+
+
+class _Deltas:
+    """Counter values of the previous frame, looked up by device and name."""
+
+    def __init__(self, prev: Frame | None, frame: Frame) -> None:
+        self.dt = frame.t_ns - prev.t_ns if prev is not None else 0
+        self.before: dict[str, dict[str, int]] = (
+            {dev.name: dict(dev.counters) for dev in prev.devices} if prev is not None else {}
+        )
+        old = prev.tracepoints if prev is not None else None
+        self.devmap: dict[tuple[str, str], tuple[int, int, int]] = (
+            {(d.from_dev, d.to_dev): (d.sent, d.drops, d.flushes) for d in old.xdp_devmap_xmit}
+            if old is not None
+            else {}
+        )
+        self.redirect_err: dict[tuple[str, str], int] = (
+            {(e.dev, e.err): e.count for e in old.xdp_redirect_err} if old is not None else {}
+        )
+        self.exception: dict[tuple[str, str], int] = (
+            {(e.dev, e.action): e.count for e in old.xdp_exception} if old is not None else {}
+        )
+
+    def counter(self, dev: str, name: str, now: int) -> float | None:
+        before = self.before.get(dev)
+        return _rate(None if before is None else before.get(name), now, self.dt)
+
+    def of(self, value: int | None, now: int) -> float | None:
+        return _rate(value, now, self.dt)
+
+
+def project_paths(
+    prev: Frame | None,
+    frame: Frame,
+    *,
+    focus: str | None = None,
+    follow: FollowView | None = None,
+) -> PathsView:
+    """The boxes and arrows for ``frame``, rates against ``prev``."""
+    deltas = _Deltas(prev, frame)
+    devices = {dev.name: dev for dev in frame.devices}
+    on_path = {hop.dev for hop in follow.hops} if follow is not None else set()
+    boxes: list[DeviceBox] = []
+    grouped: set[str] = set()
+    for dev in frame.devices:
+        if dev.name in grouped or (dev.master is not None and dev.master in devices):
+            continue
+        peer = dict(dev.details).get("peer")
+        if dev.type == "veth" and peer in devices and devices[peer].master is None:
+            grouped |= {dev.name, peer}
+            ends = (
+                _box(dev, frame, deltas, devices, on_path),
+                _box(devices[peer], frame, deltas, devices, on_path),
+            )
+            boxes.append(
+                DeviceBox(
+                    name=f"{dev.name} ⇄ {peer}",
+                    kind="veth pair",
+                    state="",
+                    program="",
+                    children=ends,
+                    on_path=any(end.on_path for end in ends),
+                )
+            )
+            continue
+        boxes.append(_box(dev, frame, deltas, devices, on_path))
+    for devmap in frame.maps:
+        notes = tuple(
+            f"key {e.key} → {e.dev}" + (f"  egress {e.egress}" if e.egress else "")
+            for e in devmap.entries
+        )
+        boxes.append(
+            DeviceBox(
+                name=devmap.name,
+                kind=f"{devmap.type} {len(devmap.entries)}/{devmap.max_entries} entries",
+                state="",
+                program="",
+                notes=notes or ("empty",),
+            )
+        )
+    return PathsView(boxes=tuple(boxes), focus=focus, follow=follow)
+
+
+class _Counters:
+    """One device's counters with their rates: arrows and losses read from them."""
+
+    def __init__(self, dev: DeviceView, deltas: _Deltas) -> None:
+        self.dev = dev
+        self.values = dict(dev.counters)
+        self.deltas = deltas
+
+    def get(self, name: str) -> int:
+        return self.values.get(name, 0)
+
+    def rate(self, name: str) -> float | None:
+        return self.deltas.counter(self.dev.name, name, self.get(name))
+
+    def arrow(
+        self,
+        label: str,
+        counter: str,
+        target: str,
+        target_dev: str | None = None,
+        *,
+        note: str = "",
+        losses: tuple[Loss, ...] = (),
+        terminal: bool = False,
+    ) -> Arrow:
+        r = self.rate(counter)
+        return Arrow(
+            label, target, target_dev, r, self.get(counter), weight_of(r), note, losses, terminal
+        )
+
+    def loss(self, what: str, counter: str) -> tuple[Loss, ...]:
+        """The loss counted in ``counter``, if it ever happened."""
+        total = self.get(counter)
+        if not total:
+            return ()
+        return (Loss(what, self.rate(counter), total),)
+
+    def xmit_note(self) -> str:
+        """Frames other devices handed to this one's ``ndo_xdp_xmit``, part of its TX."""
+        if not self.get("xdp_xmit"):
+            return ""
+        return f"incl. ndo_xdp_xmit {format_pps(self.rate('xdp_xmit'))}"
+
+
+def _box(
+    dev: DeviceView,
+    frame: Frame,
+    deltas: _Deltas,
+    devices: dict[str, DeviceView],
+    on_path: set[str],
+) -> DeviceBox:
+    c = _Counters(dev, deltas)
+    details = dict(dev.details)
+    kind = f"{dev.type}/{dev.driver}" if dev.driver else dev.type
+    if dev.type == "nic":
+        kind += f" {_speed(dev.speed_bps)}"
+    program = ""
+    if dev.xdp is not None:
+        program = f"{dev.xdp.program} {dev.xdp.mode}"
+        if dev.xdp.inherited_from:
+            program += f" ⇐ {dev.xdp.inherited_from}"
+
+    inbound: Arrow | None = None
+    outbound: Arrow | None = None
+    notes: list[str] = []
+    children: tuple[DeviceBox, ...] = ()
+    ring_full = c.loss("ring full (rx_dropped)", "rx_dropped")
+    xmit_losses = c.loss("ndo_xdp_xmit refused (xdp_xmit_errors)", "xdp_xmit_errors")
+    if dev.type == "nic":
+        queues = f"RX q0-{len(dev.queues) - 1}" if len(dev.queues) > 1 else "RX q0"
+        inbound = c.arrow("wire", "rx_packets", queues, losses=ring_full)
+        outbound = c.arrow(
+            "TX",
+            "tx_packets",
+            "wire",
+            note=c.xmit_note(),
+            losses=xmit_losses + c.loss("tx_dropped", "tx_dropped"),
+        )
+    elif dev.type == "veth":
+        peer = details.get("peer", "peer")
+        inbound = c.arrow(f"{peer} TX", "rx_packets", "RX", peer, losses=ring_full)
+        outbound = c.arrow(
+            "TX",
+            "tx_packets",
+            f"{peer} RX",
+            peer,
+            note=c.xmit_note(),
+            losses=xmit_losses + c.loss("tx_dropped", "tx_dropped"),
+        )
+    elif dev.type == "tun":
+        dropped = c.loss("dropped (rx_dropped)", "rx_dropped")
+        inbound = c.arrow("userspace write", "rx_packets", "tun_get_user", losses=dropped)
+        if "xdp_fast_path" in c.values or "xdp_generic_path" in c.values:
+            notes.append(
+                f"fast path (tun_build_skb) {format_pps(c.rate('xdp_fast_path'))} · "
+                f"generic path (do_xdp_generic) {format_pps(c.rate('xdp_generic_path'))}"
+            )
+        outbound = c.arrow(
+            "TX",
+            "tx_packets",
+            "reader (tun_do_read)",
+            note=c.xmit_note(),
+            losses=c.loss("ring full (tx_dropped)", "tx_dropped"),
+        )
+    elif dev.type == "bond":
+        mode = details.get("mode", "?")
+        policy = details.get("xmit_hash_policy", "")
+        active = details.get("active_slave", "")
+        usable = details.get("usable_slaves", "")
+        notes.append(f"mode {mode}" + (f" · xmit_hash_policy {policy}" if policy else ""))
+        notes.append(f"active {active or '-'} · usable {usable or 'none'}")
+        # The bond's own RX/TX only carry skbs (XDP_PASS up, the stack's TX down): drawn once
+        # they ever carried any.
+        if c.get("rx_packets"):
+            inbound = c.arrow("slaves", "rx_packets", "stack (delivered up)", terminal=True)
+        if c.get("tx_packets"):
+            outbound = c.arrow("stack", "tx_packets", "slaves (bond_start_xmit)")
+        children = tuple(
+            _box(devices[name], frame, deltas, devices, on_path)
+            for name in details.get("slaves", "").split()
+            if name in devices
+        )
+
+    verdicts = _verdicts(c, frame, deltas, devices) if dev.queues else ()
+    return DeviceBox(
+        name=dev.name,
+        kind=kind,
+        state=_state(dev),
+        program=program,
+        inbound=inbound,
+        verdicts=verdicts,
+        outbound=outbound,
+        children=children,
+        notes=tuple(notes),
+        on_path=dev.name in on_path or any(child.on_path for child in children),
+    )
+
+
+def _verdicts(
+    c: _Counters, frame: Frame, deltas: _Deltas, devices: dict[str, DeviceView]
+) -> tuple[Arrow, ...]:
+    dev = c.dev
+    tp = frame.tracepoints
+    out: list[Arrow] = []
+    if c.get("xdp_tx") or c.get("xdp_tx_errors"):
+        peer = dict(dev.details).get("peer")
+        if dev.type == "veth" and peer:
+            # veth_xdp_tx -> veth_xdp_xmit: the frame goes into the peer's NAPI ring, which
+            # only exists while the peer runs a program of its own.
+            target, target_dev, why = f"{peer} RX (veth_xdp_xmit)", peer, "peer refused"
+        elif dev.type == "tun":
+            target, target_dev, why = "reader (tun_xdp_xmit)", dev.name, "ring full"
+        else:
+            target, target_dev, why = f"{dev.name} XDP TX ring", dev.name, "TX ring full"
+        out.append(
+            c.arrow(
+                "XDP_TX",
+                "xdp_tx",
+                target,
+                target_dev,
+                losses=c.loss(f"{why} (xdp_tx_errors)", "xdp_tx_errors"),
+            )
+        )
+    targets = [d for d in tp.xdp_devmap_xmit if d.from_dev == dev.name]
+    errors = [e for e in tp.xdp_redirect_err if e.dev == dev.name and e.count]
+    if c.get("xdp_redirect") or targets or errors:
+        for d in targets:
+            old = deltas.devmap.get((d.from_dev, d.to_dev))
+            r = deltas.of(old[0] if old else None, d.sent)
+            drop_r = deltas.of(old[1] if old else None, d.drops)
+            bond = _shared_master(dev, devices.get(d.to_dev))
+            via = f"via {bond} xdp_master_redirect · " if bond else ""
+            bulk = (d.sent + d.drops) / d.flushes if d.flushes else None
+            egress = sorted(
+                {
+                    bq.program
+                    for bq in frame.bulk_queues
+                    if bq.from_dev == dev.name and bq.to_dev == d.to_dev and bq.program
+                }
+            )
+            note = via + (f"bulk-avg {bulk:.1f}" if bulk is not None else "")
+            if egress:
+                note += f" · egress {', '.join(egress)} (runs on the bulk at flush)"
+            losses: tuple[Loss, ...] = (
+                (Loss("ndo_xdp_xmit refused (devmap_xmit drops)", drop_r, d.drops),)
+                if d.drops
+                else ()
+            )
+            out.append(
+                Arrow(
+                    "XDP_REDIRECT",
+                    f"{d.to_dev} bq → ndo_xdp_xmit",
+                    d.to_dev,
+                    r,
+                    d.sent,
+                    weight_of(r),
+                    note,
+                    losses,
+                )
+            )
+        if errors or not targets:
+            refused = tuple(
+                Loss(
+                    f"{e.err} (xdp_redirect_err)",
+                    deltas.of(deltas.redirect_err.get((e.dev, e.err)), e.count),
+                    e.count,
+                )
+                for e in errors
+            )
+            target = "refused" if errors and not targets else "redirect target"
+            out.append(c.arrow("XDP_REDIRECT", "xdp_redirect", target, losses=refused))
+    if c.get("xdp_pass"):
+        out.append(c.arrow("XDP_PASS", "xdp_pass", "stack (netif_receive_skb)", terminal=True))
+    if c.get("xdp_drop"):
+        out.append(c.arrow("XDP_DROP", "xdp_drop", "dropped by the program", terminal=True))
+    if c.get("xdp_aborted"):
+        out.append(
+            c.arrow(
+                "XDP_ABORTED",
+                "xdp_aborted",
+                "dropped",
+                losses=c.loss("xdp_exception", "xdp_aborted"),
+                terminal=True,
+            )
+        )
+    return tuple(out)
+
+
+def _shared_master(dev: DeviceView, target: DeviceView | None) -> str | None:
+    if target is None or dev.master is None or dev.master != target.master:
+        return None
+    return dev.master

@@ -1,0 +1,222 @@
+"""Every user action in one table: its key, footer label, palette entry and help text.
+
+The app's ``BINDINGS``, its command-palette entries (``get_system_commands``) and the keys
+listed by ``?`` are all made from :data:`APP_COMMANDS`, so the three never drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class AppCommand:
+    """One user command: its key binding, footer label and palette entry in one place."""
+
+    id: str
+    key: str
+    action: str
+    description: str
+    title: str
+    help: str
+    key_display: str | None = None
+    show: bool = True
+
+    def binding(self) -> Binding:
+        return Binding(
+            self.key,
+            self.action,
+            self.description,
+            show=self.show,
+            key_display=self.key_display,
+            tooltip=self.help,
+            id=self.id,
+        )
+
+
+TABS: tuple[tuple[str, str], ...] = (
+    ("paths", "Paths"),
+    ("devices", "Devices"),
+    ("rings", "Rings & CPUs"),
+    ("drops", "Drops"),
+    ("bond", "Bond"),
+    ("lesson", "Lesson"),
+)
+"""(id, label) of the main screen's tabs, in key order 1..6."""
+
+
+APP_COMMANDS: tuple[AppCommand, ...] = (
+    AppCommand(
+        "toggle-pause",
+        "space",
+        "toggle_pause",
+        "Run/Pause",
+        "Pause / resume",
+        "Stop or restart the simulated clock",
+        key_display="space",
+    ),
+    AppCommand(
+        "step",
+        "full_stop",
+        "step",
+        "Step",
+        "Step one NAPI poll",
+        "Advance the simulation by one NAPI poll (pauses first); runs a plan's next command",
+        key_display=".",
+    ),
+    AppCommand(
+        "slower",
+        "minus",
+        "slower",
+        "Slower",
+        "Slower",
+        "Divide the clock speed by ten (down to 1 µs of simulated time per second)",
+        key_display="-",
+    ),
+    AppCommand(
+        "faster",
+        "plus,equals_sign",
+        "faster",
+        "Faster",
+        "Faster",
+        "Multiply the clock speed by ten (up to real time)",
+        key_display="+",
+    ),
+    AppCommand(
+        "command-line",
+        "colon",
+        "command_line",
+        "Command",
+        "Command line",
+        "Type an ip / bpftool / ethtool / pktgen command (tab completes, up/down: history)",
+        key_display=":",
+    ),
+    AppCommand(
+        "attach",
+        "a",
+        "attach",
+        "Attach",
+        "Attach a program…",
+        "Attach an XDP program to the focused device: pick a built-in or user program "
+        "(ip link set dev DEV xdp obj PROG)",
+    ),
+    AppCommand(
+        "swap",
+        "s",
+        "swap",
+        "Swap",
+        "Swap the program…",
+        "Replace a device's program in place, without a gap (ip -force link set dev DEV xdp "
+        "obj PROG)",
+    ),
+    AppCommand(
+        "detach",
+        "d",
+        "detach",
+        "Detach",
+        "Detach the program",
+        "Remove a device's program (ip link set dev DEV xdp off)",
+    ),
+    AppCommand(
+        "bond-mode",
+        "b",
+        "bond_mode",
+        "Bond",
+        "Change bond mode / policy…",
+        "Pick a bond mode and hash policy: the direct command first, then the legal "
+        "sequence step by step if the kernel refuses",
+    ),
+    AppCommand(
+        "link",
+        "l",
+        "link",
+        "Link",
+        "Link up / down…",
+        "Toggle a device's administrative state (ip link set dev DEV up|down)",
+    ),
+    AppCommand(
+        "traffic",
+        "t",
+        "traffic",
+        "Traffic",
+        "Edit traffic…",
+        "Change a source's rate, frame size and flows (pktgen DEV rate R size S flows F)",
+    ),
+    AppCommand(
+        "follow",
+        "f",
+        "follow",
+        "Follow",
+        "Follow a packet…",
+        "Pick a flow and follow its next frame hop by hop with simulated timestamps",
+    ),
+    AppCommand(
+        "help",
+        "question_mark",
+        "help",
+        "Help",
+        "Help for this panel",
+        "What the panel shows and which kernel code decides it, and every key",
+        key_display="?",
+    ),
+    AppCommand(
+        "lesson-next",
+        "n",
+        "lesson_step(1)",
+        "Next step",
+        "Lesson: next step",
+        "Show the lesson's next step",
+        show=False,
+    ),
+    AppCommand(
+        "lesson-previous",
+        "p",
+        "lesson_step(-1)",
+        "Previous step",
+        "Lesson: previous step",
+        "Show the lesson's previous step",
+        show=False,
+    ),
+    AppCommand(
+        "lesson-run",
+        "r",
+        "lesson_run",
+        "Run step",
+        "Lesson: run this step",
+        "Submit the shown step's commands, exactly as if typed",
+        show=False,
+    ),
+    AppCommand(
+        "lessons",
+        "L",
+        "lessons",
+        "Lessons",
+        "Lesson: choose a lesson…",
+        "Pick one of the topology's lessons",
+        show=False,
+    ),
+    AppCommand(
+        "unfocus",
+        "escape",
+        "unfocus",
+        "Clear",
+        "Clear focus and stop following",
+        "Show every device again and stop following a packet",
+        show=False,
+    ),
+    *(
+        AppCommand(
+            f"tab-{tab}",
+            str(i),
+            f"show_tab('{tab}')",
+            label,
+            f"Show the {label} tab",
+            f"Switch to the {label} tab",
+            show=False,
+        )
+        for i, (tab, label) in enumerate(TABS, start=1)
+    ),
+    AppCommand("quit", "q", "quit", "Quit", "Quit", "Quit xdptui"),
+)
