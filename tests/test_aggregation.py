@@ -45,9 +45,10 @@ def assert_close(a: dict[str, int], b: dict[str, int]) -> None:
     "source",
     [SATURATED, str(TOPOLOGIES / "dual_port.yaml"), str(TOPOLOGIES / "veth_pair.yaml")],
 )
-def test_aggregated_and_poll_by_poll_runs_agree(source: str):
+@pytest.mark.parametrize("step_ns", [10_000_000, 33_000_000])  # headless / the app's frame
+def test_aggregated_and_poll_by_poll_runs_agree(source: str, step_ns: int):
     t = load_topology(source) if source.endswith(".yaml") else topo(source)
-    fast = Simulator(t)
+    fast = Simulator(t, max_step_ns=step_ns)
     slow = Simulator(t, poll_by_poll=True)
     fast.run_until(3_000_000)
     slow.run_until(3_000_000)

@@ -178,3 +178,28 @@ def test_redirect_into_a_tap_without_a_reader_is_enxio():
     sim.run_until(5_000_000)
     m = sim.frame().tracepoints.xdp_devmap_xmit[0]
     assert (m.sent, m.drops) == (0, 100) and m.err > 0
+
+
+def test_pktgen_gso_share_moves_writes_to_the_generic_path():
+    sim = sim_of("""
+        name: gso live
+        cpus: 1
+        devices:
+          tap0: {type: tun, mode: tap, reader: 1Mpps, xdp: xdp1}
+        traffic:
+          - {name: vm, to: tap0, rate: 1Mpps, flows: 4}
+    """)
+    sim.run_until(2_000_000)
+    assert paths(sim) == (2000, 0)
+    assert sim.submit("pktgen tap0 gso 0.5").ok
+    sim.run_until(4_000_000)
+    assert paths(sim) == (3000, 1000)
+
+
+def test_verdicts_are_tallied_per_path():
+    sim = tap(traffic=", gso: 0.25")
+    details = dict(sim.frame().device("tap0").details)
+    assert (details["verdicts.fast.XDP_DROP"], details["verdicts.generic.XDP_DROP"]) == (
+        "750",
+        "250",
+    )

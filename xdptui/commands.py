@@ -52,7 +52,7 @@ COMMAND_HELP: tuple[tuple[str, str], ...] = (
     ("ethtool -L DEV combined N", "number of channels (RX/TX queue pairs)"),
     ("ethtool -G DEV rx N [tx N]", "ring sizes"),
     ("ethtool -S DEV", "driver statistics"),
-    ("pktgen DEV rate R [size S] [flows F] | pktgen DEV stop", "retune traffic into DEV"),
+    ("pktgen DEV rate R [size S] [flows F] [gso G] | pktgen DEV stop", "retune traffic into DEV"),
 )
 
 
@@ -320,6 +320,7 @@ def _parse_pktgen(w: _Words) -> Pktgen:
         w.next()
         return Pktgen(dev, stop=True)
     rate = size = flows = None
+    gso: float | None = None
     while w.more():
         word = w.next()
         if word == "rate":
@@ -334,8 +335,16 @@ def _parse_pktgen(w: _Words) -> Pktgen:
                 raise UsageError("pktgen: size must be 60..9600 bytes")
         elif word == "flows":
             flows = _int(w.next(), "flows")
+        elif word == "gso":
+            value = w.next()
+            try:
+                gso = float(value)
+            except ValueError:
+                raise UsageError(f'pktgen: gso must be a share 0..1, not "{value}"') from None
+            if not 0.0 <= gso <= 1.0:
+                raise UsageError("pktgen: gso must be a share 0..1")
         else:
-            raise UsageError(f'pktgen: unknown parameter "{word}" (rate, size, flows, stop)')
-    if rate is None and size is None and flows is None:
-        raise UsageError("pktgen: nothing to change (rate R [size S] [flows F] | stop)")
-    return Pktgen(dev, False, rate, size, flows)
+            raise UsageError(f'pktgen: unknown parameter "{word}" (rate, size, flows, gso, stop)')
+    if rate is None and size is None and flows is None and gso is None:
+        raise UsageError("pktgen: nothing to change (rate R [size S] [flows F] [gso G] | stop)")
+    return Pktgen(dev, False, rate, size, flows, gso)

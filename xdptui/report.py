@@ -62,6 +62,9 @@ def build_report(sim: Simulator) -> dict[str, Any]:
                 k.split(".", 1)[1]: int(v) for k, v in details.items() if k.startswith("slow_path.")
             }
             entry["writes_throttled"] = int(details["writes_throttled"])
+            entry["verdicts_by_path"] = {
+                k.split(".", 1)[1]: int(v) for k, v in details.items() if k.startswith("verdicts.")
+            }
         if dev.type == "bond":
             entry["mode"] = details["mode"]
             entry["xmit_hash_policy"] = details["xmit_hash_policy"]

@@ -118,6 +118,7 @@ class Pktgen:
     rate: Rate | None = None
     size: int | None = None
     flows: int | None = None
+    gso: float | None = None
 
 
 Command = (

@@ -17,6 +17,7 @@ class XdpView:
     program: str
     mode: str  # native | generic | offload
     inherited_from: str | None = None  # a bond that pushed its program to this slave
+    params: tuple[tuple[str, str], ...] = ()  # as given with `param K=V` (resolved extras left out)
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,23 @@ class BulkQueueView:
     program: str | None  # the egress program the last bulk ran
 
 
+@dataclass(frozen=True)
+class SourceView:
+    """A traffic source as it runs now (``pktgen`` retunes it)."""
+
+    name: str
+    device: str
+    local: bool  # from: (the local stack sends) rather than to: (arrives from the wire)
+    rate: str  # as set: "20Mpps", "40Gbps", "line"
+    pps: float  # what that is in frames per second, after the port's line-rate cap
+    sizes: tuple[int, ...]
+    flows: int
+    gso: float
+    emitted: int
+    lost: int  # offered while the target was down
+    stopped: bool
+
+
 @dataclass(frozen=True, eq=False)
 class Frame:
     """Everything the screen shows at one simulated instant."""
@@ -167,6 +185,7 @@ class Frame:
     polls: int
     maps: tuple[MapView, ...] = ()
     bulk_queues: tuple[BulkQueueView, ...] = ()
+    sources: tuple[SourceView, ...] = ()
 
     def device(self, name: str) -> DeviceView:
         for dev in self.devices:

@@ -533,7 +533,7 @@ class Control(BondControl):
             src.stopped = False
             if c.rate is not None:
                 src.rate = c.rate
-            if c.size is not None or c.flows is not None:
+            if c.size is not None or c.flows is not None or c.gso is not None:
                 from dataclasses import replace
 
                 spec = src.spec
@@ -541,6 +541,8 @@ class Control(BondControl):
                     spec = replace(spec, sizes=(c.size,))
                 if c.flows is not None:
                     spec = replace(spec, flows=c.flows)
+                if c.gso is not None:
+                    spec = replace(spec, gso=c.gso)
                 index = self.world.sources.index(src)
                 seq = np.random.SeedSequence(self.world.topology.seed).spawn(index + 1)[index]
                 try:

@@ -759,13 +759,18 @@ class Datapath:
             dev.slow_reasons[reason] += int(per_entry[mask & ~fast].sum())
         batch = VHOST_NET_BATCH if dev.writer == "vhost" else 1
         writes = counts.sum(axis=1).astype(np.float64) / batch  # one flush per write / batch
-        if n_fast:
-            sub = np.where(fast[None, :], counts, 0)
-            self._verdicts(dev, c, cpus, queues, sub, writes, depth)
-        if n_fast < int(per_entry.sum()):
-            slow = dataclasses.replace(c, mode=MODE_SKB)
-            sub = np.where(fast[None, :], 0, counts)
-            self._verdicts(dev, slow, cpus, queues, sub, writes, depth)
+        for path, mask in (("fast", fast), ("generic", ~fast)):
+            sub = np.where(mask[None, :], counts, 0)
+            if not sub.any():
+                continue
+            per = sub.sum(axis=0)
+            for code in np.unique(c.raw[per > 0]):
+                key = f"{path}.{action_name(int(code))}"
+                dev.path_verdicts[key] = dev.path_verdicts.get(key, 0) + int(
+                    per[c.raw == code].sum()
+                )
+            mode_c = c if path == "fast" else dataclasses.replace(c, mode=MODE_SKB)
+            self._verdicts(dev, mode_c, cpus, queues, sub, writes, depth)
 
     def _verdicts(
         self,

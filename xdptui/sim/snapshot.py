@@ -18,6 +18,7 @@ from xdptui.model.views import (
     MapView,
     QueueView,
     RedirectErrView,
+    SourceView,
     TracepointsView,
     TxRingView,
     XdpView,
@@ -32,7 +33,10 @@ if TYPE_CHECKING:
 
 def device_view(dev: NetDev) -> DeviceView:
     att = dev.prog
-    xdp = XdpView(att.prog.name, att.mode, att.inherited_from) if att is not None else None
+    xdp = None
+    if att is not None:
+        given = tuple((k, v) for k, v in att.prog.params if k != "ifindex")
+        xdp = XdpView(att.prog.name, att.mode, att.inherited_from, given)
     queues: tuple[QueueView, ...] = ()
     if dev.rx is not None:
         occ = dev.rx.occupancy()
@@ -94,6 +98,7 @@ def device_view(dev: NetDev) -> DeviceView:
             ("writes_throttled", str(dev.throttled)),
         ]
         details += [(f"slow_path.{k}", str(v)) for k, v in dev.slow_reasons.items()]
+        details += [(f"verdicts.{k}", str(v)) for k, v in sorted(dev.path_verdicts.items())]
     if isinstance(dev, Bond):
         details += [
             ("mode", dev.mode),
@@ -179,6 +184,22 @@ def build_frame(
         BulkQueueView(cpu, a, b, v.frames, round(v.flushes), v.last_bulk, v.program or None)
         for (cpu, a, b), v in sorted(sim.datapath.tp.bulk.items())
     )
+    sources = tuple(
+        SourceView(
+            name=src.spec.name,
+            device=src.device,
+            local=src.local,
+            rate=str(src.rate),
+            pps=sim.datapath.source_pps(src),
+            sizes=src.spec.sizes,
+            flows=src.spec.flows,
+            gso=src.spec.gso,
+            emitted=src.emitted,
+            lost=src.lost,
+            stopped=src.stopped,
+        )
+        for src in w.sources
+    )
     return Frame(
         seq=seq,
         t_ns=sim.now_ns,
@@ -193,4 +214,5 @@ def build_frame(
         polls=sim.datapath.polls_total,
         maps=maps,
         bulk_queues=bulk,
+        sources=sources,
     )

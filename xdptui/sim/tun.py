@@ -53,6 +53,7 @@ class Tun(NetDev):
     tx: TxRings | None = None  # one tx_ring (toward userspace) per queue
     throttled: int = 0  # frames the writers could not write yet (CPU-bound writers)
     slow_reasons: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SLOW_REASONS, 0))
+    path_verdicts: dict[str, int] = field(default_factory=dict)  # "fast.XDP_DROP" -> frames
 
     @property
     def attached(self) -> bool:
