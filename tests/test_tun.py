@@ -203,3 +203,24 @@ def test_verdicts_are_tallied_per_path():
         "750",
         "250",
     )
+
+
+def test_slowing_the_reader_overflows_the_tap_ring():
+    sim = sim_of("""
+        name: slow reader
+        cpus: 1
+        devices:
+          eth0: {type: nic, driver: ice, queues: 1, xdp: {program: redirect, params: {dev: tap0}}}
+          tap0: {type: tun, mode: tap, tx_queue_len: 500, reader: 2Mpps}
+        traffic:
+          - {name: g, to: eth0, rate: 1Mpps}
+    """)
+    sim.run_until(2_000_000)
+    assert sim.frame().tracepoints.xdp_devmap_xmit[0].drops == 0
+    assert sim.submit("reader tap0 rate 200Kpps").ok
+    sim.run_until(6_000_000)
+    m = sim.frame().tracepoints.xdp_devmap_xmit[0]
+    assert m.drops > 0 and sim.frame().device("tap0").xdp_tx_rings[0].occupancy == 500
+    assert sim.submit("reader tap0 stop").ok
+    res = sim.submit("reader eth0 rate 1Mpps")
+    assert not res.ok

@@ -22,6 +22,7 @@ from xdptui.model.commands import (
     MapUpdate,
     Pktgen,
     SetChannels,
+    SetReader,
     SetRings,
     ShowStats,
     XdpSet,
@@ -31,7 +32,7 @@ from xdptui.model.topology import BOND_MODES, XMIT_HASH_POLICIES
 from xdptui.model.units import UnitError, parse_rate
 
 XDP_KEYWORDS = ("xdp", "xdpgeneric", "xdpdrv", "xdpoffload")
-TOOLS = ("ip", "bpftool", "ethtool", "pktgen")
+TOOLS = ("ip", "bpftool", "ethtool", "pktgen", "reader")
 INCOMPLETE = 'Command line is not complete. Try option "help"'
 
 COMMAND_HELP: tuple[tuple[str, str], ...] = (
@@ -53,6 +54,7 @@ COMMAND_HELP: tuple[tuple[str, str], ...] = (
     ("ethtool -G DEV rx N [tx N]", "ring sizes"),
     ("ethtool -S DEV", "driver statistics"),
     ("pktgen DEV rate R [size S] [flows F] [gso G] | pktgen DEV stop", "retune traffic into DEV"),
+    ("reader TAP rate R | reader TAP stop", "how fast userspace reads a tap (xdptui's own)"),
 )
 
 
@@ -99,6 +101,8 @@ def parse(line: str) -> Command:
         return _parse_ethtool(rest)
     if tool == "pktgen":
         return _parse_pktgen(rest)
+    if tool == "reader":
+        return _parse_reader(rest)
     from xdptui.model.catalog import did_you_mean
 
     raise UsageError(
@@ -348,3 +352,20 @@ def _parse_pktgen(w: _Words) -> Pktgen:
     if rate is None and size is None and flows is None and gso is None:
         raise UsageError("pktgen: nothing to change (rate R [size S] [flows F] [gso G] | stop)")
     return Pktgen(dev, False, rate, size, flows, gso)
+
+
+def _parse_reader(w: _Words) -> SetReader:
+    dev = w.next()
+    word = w.next()
+    if word == "stop":
+        return SetReader(dev, None)
+    if word != "rate":
+        raise UsageError(f'reader: expected "rate R" or "stop", not "{word}"')
+    value = w.next()
+    try:
+        rate = parse_rate(value)
+    except UnitError as exc:
+        raise UsageError(f"reader: rate: {exc}") from None
+    if rate.kind == "line":
+        raise UsageError("reader: give a rate in pps (e.g. 500Kpps)")
+    return SetReader(dev, rate)

@@ -121,6 +121,14 @@ class Pktgen:
     gso: float | None = None
 
 
+@dataclass(frozen=True)
+class SetReader:
+    """``reader DEV rate R | stop``: the userspace side of a tap (xdptui's own command)."""
+
+    dev: str
+    rate: Rate | None  # None = the reader goes away (no queue attached)
+
+
 Command = (
     XdpSet
     | LinkSetState
@@ -136,6 +144,7 @@ Command = (
     | SetRings
     | ShowStats
     | Pktgen
+    | SetReader
 )
 
 

@@ -558,6 +558,22 @@ class Control(BondControl):
         self.world.touch()
         return "\n".join(replies)
 
+    def _SetReader(self, c: cmd.SetReader) -> str:
+        """The tap's userspace side: a reader attaches a queue (``tun_attach``: carrier on);
+        without one the tap has no queue and ``tun_xdp_xmit`` answers -ENXIO."""
+        dev = self.device(c.dev)
+        if not isinstance(dev, Tun):
+            raise ToolError(Errno.EINVAL, f"reader: {dev.name} is not a tun/tap device")
+        if c.rate is None:
+            dev.reader_pps = None
+            dev.carrier = False
+        else:
+            pps = c.rate.value if c.rate.kind == "pps" else c.rate.value / (8.0 * 84)
+            dev.reader_pps = pps
+            dev.carrier = True
+        self.world.touch()
+        return ""
+
     def _rebuild_entries(self) -> None:
         """A source's flow table changed size: re-lay every per-entry array. Frames already in
         rings stay in their queue (counted on the new table's first entry of their source)."""
