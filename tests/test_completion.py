@@ -13,6 +13,7 @@ CTX = CompletionContext(
     bonds=("bond0",),
     maps=("tx_ports",),
     traffic_devices=("eth0",),
+    taps=("tap0", "tap1"),
 )
 
 
@@ -21,7 +22,7 @@ def candidates(line: str) -> tuple[str, ...]:
 
 
 def test_an_empty_line_offers_the_tools() -> None:
-    assert candidates("") == ("ip", "bpftool", "ethtool", "pktgen")
+    assert candidates("") == ("ip", "bpftool", "ethtool", "pktgen", "reader")
 
 
 def test_a_partial_word_is_filtered() -> None:
@@ -61,7 +62,16 @@ def test_bpftool_ethtool_and_pktgen_complete_too() -> None:
     assert candidates("ethtool -") == ("-L", "-G", "-S")
     assert candidates("ethtool -L eth0 ") == ("combined",)
     assert candidates("pktgen ") == ("eth0",)
-    assert candidates("pktgen eth0 rate 5Mpps ") == ("size", "flows")
+    assert candidates("pktgen eth0 rate 5Mpps ") == ("size", "flows", "gso")
+
+
+def test_reader_completes_taps_then_rate_or_stop() -> None:
+    assert candidates("reader ") == ("tap0", "tap1")
+    assert candidates("reader tap1 ") == ("rate", "stop")
+    assert candidates("reader tap1 s") == ("stop",)
+    assert candidates("reader tap1 rate ") == ()
+    assert validate("reader tap1 rate 200Kpps") is None
+    assert validate("reader tap1 stop") is None
 
 
 def test_apply_replaces_the_word_and_waits_after_key_equals() -> None:
@@ -83,6 +93,7 @@ def test_apply_replaces_the_word_and_waits_after_key_equals() -> None:
         "ip link set dev bond0 type bond mode ",
         "ethtool -G eth0 ",
         "pktgen eth0 ",
+        "reader tap1 ",
     ],
 )
 def test_completing_a_valid_prefix_gives_lines_the_parser_accepts(line: str) -> None:

@@ -200,7 +200,7 @@ async def test_the_traffic_editor_issues_a_pktgen_command(bench: str) -> None:
         await pilot.press(*["backspace"] * len(rate.value), *"2Mpps", "enter")
         await pilot.pause()
         text = log(app)
-        assert "✓ $ pktgen eth0 rate 2Mpps size 64 flows 4" in text
+        assert "✓ $ pktgen eth0 rate 2Mpps" in text
         assert "gen0: 2Mpps to eth0" in text
         await pilot.press("t")  # the editor remembers what was sent
         await pilot.pause()

@@ -173,3 +173,22 @@ def test_the_plan_is_accepted_by_the_simulator_and_changes_the_mode(
     assert info["slaves"].split() == ["eth0", "eth1"]
     assert after.up
     assert (after.xdp.program if after.xdp else None) == xdp_after
+
+
+def test_the_reattach_keeps_the_programs_params_and_mode() -> None:
+    start = replace(
+        bond("balance-rr", "vlan+srcmac"),
+        xdp=XdpView("redirect", "native", params=(("dev", "eth0"), ("flags", "0"))),
+    )
+    plan = bond_mode_change_plan(frame_with(start), "bond0", "802.3ad", "layer3+4")
+    assert plan[0] == "ip link set dev bond0 xdp off"
+    assert plan[-1] == "ip link set dev bond0 xdp obj redirect param dev=eth0 param flags=0"
+
+
+def test_a_generic_program_is_detached_and_reattached_as_generic() -> None:
+    start = replace(
+        bond("balance-rr", "vlan+srcmac"), xdp=XdpView("l4lb", "generic", params=(("x", "1"),))
+    )
+    plan = bond_mode_change_plan(frame_with(start), "bond0", "802.3ad", "layer3+4")
+    assert plan[0] == "ip link set dev bond0 xdpgeneric off"
+    assert plan[-1] == "ip link set dev bond0 xdpgeneric obj l4lb param x=1"

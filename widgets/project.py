@@ -16,11 +16,12 @@ from functools import cached_property
 from widgets import explain
 from widgets.crosswalk import CountersView, project_counters
 from widgets.explain import Explanation
-from widgets.format import format_cpus
+from widgets.format import format_cpus, format_pps
 from widgets.history import RateHistory, SparklinesView, project_sparklines
 from widgets.project_bond import BondView, PlanRow, project_bond
 from widgets.project_lesson import LessonView, Outcome, project_lesson
 from widgets.project_paths import FollowView, PathsView, project_paths
+from widgets.project_taps import TapsView, project_taps
 from xdptui.model.topology import Lesson
 from xdptui.model.views import DeviceView, EventView, Frame
 
@@ -199,6 +200,7 @@ class DashboardViews:
     counters: CountersView
     bond: BondView
     lesson: LessonView
+    taps: TapsView = field(default_factory=TapsView)
 
 
 class Projection:
@@ -262,6 +264,10 @@ class Projection:
         )
 
     @cached_property
+    def taps(self) -> TapsView:
+        return project_taps(self.prev, self.frame, focus=self.state.focus)
+
+    @cached_property
     def lesson(self) -> LessonView:
         st = self.state
         return project_lesson(st.lessons, st.lesson, st.step, st.outcomes)
@@ -278,6 +284,7 @@ class Projection:
             counters=self.counters,
             bond=self.bond,
             lesson=self.lesson,
+            taps=self.taps,
         )
 
 
@@ -378,6 +385,9 @@ def _rings(frame: Frame, focus: str | None) -> RingsView:
         if focus is not None and dev.name != focus and dev.master != focus:
             continue
         shown.add(dev.name)
+        if dev.type == "tun":
+            rows += _tap_rings(dev)
+            continue
         for q in dev.queues:
             rows.append(
                 GaugeRow(
@@ -426,6 +436,30 @@ def _rings(frame: Frame, focus: str | None) -> RingsView:
             )
         )
     return RingsView(rows=tuple(rows), focus=focus)
+
+
+def _tap_rings(dev: DeviceView) -> list[GaugeRow]:
+    """A tap's rings toward userspace (``xdp_tx_rings`` of a tap: ring = queue), each with its
+    share of the reader's rate; a tap's write side has no descriptor ring to draw."""
+    from widgets.project_taps import parse_reader
+
+    reader = parse_reader(dict(dev.details).get("reader", ""))
+    per_q = reader / max(1, len(dev.xdp_tx_rings)) if reader is not None else None
+    rate = format_pps(per_q) if per_q is not None else "none"
+    return [
+        GaugeRow(
+            device=dev.name,
+            kind="tap",
+            label=f"{dev.name} tap q{ring.ring}→user {rate}",
+            size=ring.size,
+            occupancy=ring.occupancy,
+            peak=None,
+            dropped=ring.dropped,
+            sent=ring.sent,
+            locked=False,
+        )
+        for ring in dev.xdp_tx_rings
+    ]
 
 
 def _cpus(frame: Frame) -> CpuMapView:

@@ -114,6 +114,14 @@ def _state(dev: DeviceView) -> str:
     return "down" if not dev.up else "up" if dev.carrier else "no-carrier"
 
 
+def _source_lost(frame: Frame) -> dict[tuple[str, bool], int]:
+    """Frames the traffic sources offered while their device was down, by (device, local)."""
+    out: dict[tuple[str, bool], int] = {}
+    for src in frame.sources:
+        out[(src.device, src.local)] = out.get((src.device, src.local), 0) + src.lost
+    return out
+
+
 class _Deltas:
     """Counter values of the previous frame, looked up by device and name."""
 
@@ -133,6 +141,9 @@ class _Deltas:
         )
         self.exception: dict[tuple[str, str], int] = (
             {(e.dev, e.action): e.count for e in old.xdp_exception} if old is not None else {}
+        )
+        self.source_lost: dict[tuple[str, bool], int] | None = (
+            _source_lost(prev) if prev is not None else None
         )
 
     def counter(self, dev: str, name: str, now: int) -> float | None:
@@ -232,6 +243,16 @@ class _Counters:
             return ()
         return (Loss(what, self.rate(counter), total),)
 
+    def link_down(self, frame: Frame, *, local: bool) -> tuple[Loss, ...]:
+        """Frames a source offered while this device was down (``SourceView.lost``): they
+        never reach the ring, so they are counted at the wire (or the sending stack)."""
+        total = _source_lost(frame).get((self.dev.name, local), 0)
+        if not total:
+            return ()
+        before = self.deltas.source_lost
+        was = before.get((self.dev.name, local), 0) if before is not None else None
+        return (Loss("lost: link down", self.deltas.of(was, total), total),)
+
     def xmit_note(self) -> str:
         """Frames other devices handed to this one's ``ndo_xdp_xmit``, part of its TX."""
         if not self.get("xdp_xmit"):
@@ -261,8 +282,10 @@ def _box(
     outbound: Arrow | None = None
     notes: list[str] = []
     children: tuple[DeviceBox, ...] = ()
-    ring_full = c.loss("ring full (rx_dropped)", "rx_dropped")
-    xmit_losses = c.loss("ndo_xdp_xmit refused (xdp_xmit_errors)", "xdp_xmit_errors")
+    ring_full = c.link_down(frame, local=False) + c.loss("ring full (rx_dropped)", "rx_dropped")
+    xmit_losses = c.link_down(frame, local=True) + c.loss(
+        "ndo_xdp_xmit refused (xdp_xmit_errors)", "xdp_xmit_errors"
+    )
     if dev.type == "nic":
         queues = f"RX q0-{len(dev.queues) - 1}" if len(dev.queues) > 1 else "RX q0"
         inbound = c.arrow("wire", "rx_packets", queues, losses=ring_full)
@@ -285,7 +308,7 @@ def _box(
             losses=xmit_losses + c.loss("tx_dropped", "tx_dropped"),
         )
     elif dev.type == "tun":
-        dropped = c.loss("dropped (rx_dropped)", "rx_dropped")
+        dropped = c.link_down(frame, local=False) + c.loss("dropped (rx_dropped)", "rx_dropped")
         inbound = c.arrow("userspace write", "rx_packets", "tun_get_user", losses=dropped)
         if "xdp_fast_path" in c.values or "xdp_generic_path" in c.values:
             notes.append(

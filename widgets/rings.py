@@ -62,7 +62,10 @@ One gauge per ring, `#` descriptors in use, `|` the peak since start:
 * **XDP TX rings** (`eth0 tx3 cpu3`): the driver picks one by the *current CPU*
   (`ixgbe_determine_xdp_ring`: `smp_processor_id()`, or `cpu % rings` under `tx_lock` when
   there are fewer rings than CPUs — 🔒); they drain at line rate; a full ring refuses.
-* **tap rings**: frames waiting for the userspace reader (`tun_net_xmit`, `tun_xdp_xmit`).
+* **tap rings** (`tap1 tap q0→user 1Mpps`): not XDP TX rings but a tap's per-queue ring
+  (`tx_queue_len`) toward userspace (`tun_net_xmit`, `tun_xdp_xmit`); the reader takes frames
+  at the rate shown (its rate split over the queues, `reader TAP rate R`), `read` counts them;
+  a full ring drops. The Taps panel below shows the tap's fast/generic XDP paths.
 * **devmap bulk queues** (`bq cpu3 eth0→eth1`): per CPU and target
   (`this_cpu_ptr(dev->xdp_bulkq)`), filled by `bq_enqueue` and flushed into the target's
   `ndo_xdp_xmit` by `bq_xmit_all` at the end of each poll (`xdp_do_flush`), after the
@@ -200,7 +203,8 @@ def _tail(row: GaugeRow, sizes_w: int, *, compact: bool) -> list[tuple[str, str]
             peak = row.peak if row.peak is not None else 0
             tail.append((f" peak {peak:>{sizes_w}}", "rings-panel--dim"))
         else:
-            tail.append((f" sent {format_count(row.sent or 0):>{sizes_w}}", "rings-panel--dim"))
+            word = "read" if row.kind == "tap" else "sent"
+            tail.append((f" {word} {format_count(row.sent or 0):>{sizes_w}}", "rings-panel--dim"))
     tail.append((" drop " if not compact else " ✗", "rings-panel--dim"))
     tail.append(
         (format_count(row.dropped), "rings-panel--drop" if row.dropped else "rings-panel--numbers")

@@ -56,6 +56,12 @@ def pktgen_command(
     return " ".join(words)
 
 
+def reader_command(tap: str, rate: str) -> str:
+    """``reader TAP rate R`` (how fast userspace reads the tap), or ``reader TAP stop``."""
+    rate = rate.strip()
+    return f"reader {tap} stop" if rate in ("stop", "none", "") else f"reader {tap} rate {rate}"
+
+
 def own_program(dev: DeviceView) -> bool:
     """A program attached to the device itself (not one its bond pushed down)."""
     return dev.xdp is not None and dev.xdp.inherited_from is None

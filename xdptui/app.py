@@ -31,6 +31,7 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from widgets.command_line import CommandLine
+from widgets.format import format_pps
 from widgets.history import RateHistory, push_history
 from widgets.messages import DeviceClicked
 from widgets.project import PanelState, Projection, header_view
@@ -387,6 +388,9 @@ class XdpApp(App[None]):
             maps=maps,
             programs=(*(p.name for p in PROGRAMS), *self._user_programs),
             traffic_devices=traffic,
+            taps=tuple(d.name for d in self._frame.devices if d.type == "tun")
+            if self._frame
+            else (),
         )
 
     @on(Input.Submitted, "#command-line")
@@ -541,25 +545,61 @@ class XdpApp(App[None]):
                 out[dev] = (str(t.rate), str(t.sizes[0]), str(t.flows), f"{t.gso:g}")
         return out
 
+    def _live_traffic(self) -> dict[str, tuple[str, str, str, str]]:
+        """Each source's settings as it runs now (``Frame.sources``): what ``pktgen`` left."""
+        frame = self._frame
+        out: dict[str, tuple[str, str, str, str]] = {}
+        for src in frame.sources if frame is not None else ():
+            if src.device in out:
+                continue
+            # A size mix (64,64,64,1500) has no single pktgen value: empty keeps the mix.
+            size = str(src.sizes[0]) if len(set(src.sizes)) == 1 else ""
+            out[src.device] = (src.rate, size, str(src.flows), f"{src.gso:g}")
+        return out
+
+    def _tap_readers(self) -> dict[str, str]:
+        """Each tap's reader rate as ``reader TAP rate R`` takes it (``stop``: none attached)."""
+        frame = self._frame
+        out: dict[str, str] = {}
+        for dev in frame.devices if frame is not None else ():
+            if dev.type == "tun":
+                out[dev.name] = reader_rate_text(dict(dev.details).get("reader", ""))
+        return out
+
     def action_traffic(self) -> None:
-        devices = self._traffic_devices()
+        sources = self._traffic_devices()
+        readers = self._tap_readers()
+        devices = list(dict.fromkeys([*sources, *readers]))
         if not devices:
-            self.notify("this topology has no traffic sources", severity="warning")
+            self.notify("this topology has no traffic sources or taps", severity="warning")
             return
         if self.focus_device in devices:
             devices.remove(self.focus_device)
             devices.insert(0, self.focus_device)
-        defaults = {**self._traffic_defaults(), **self._pktgen}
+        defaults = {**self._traffic_defaults(), **self._pktgen, **self._live_traffic()}
+        defaults = {dev: value for dev, value in defaults.items() if dev in sources}
+        hints = {dev: "(tap: reader only)" for dev in readers if dev not in defaults}
 
         def done(choice: object) -> None:
-            if isinstance(choice, TrafficChoice):
-                self.submit_command(
-                    actions.pktgen_command(
-                        choice.dev, choice.rate, choice.size, choice.flows, choice.gso
-                    )
-                )
+            if not isinstance(choice, TrafficChoice):
+                return
+            sent = False
+            old = defaults.get(choice.dev)
+            if old is not None:
+                new = (choice.rate, choice.size, choice.flows, choice.gso)
+                changed = [n if n != o else "" for n, o in zip(new, old, strict=True)]
+                if any(changed):
+                    self.submit_command(actions.pktgen_command(choice.dev, *changed))
+                    sent = True
+            if choice.dev in readers and choice.reader and choice.reader != readers[choice.dev]:
+                self.submit_command(actions.reader_command(choice.dev, choice.reader))
+                sent = True
+            if not sent:
+                self.notify("nothing changed", timeout=3)
 
-        self.push_screen(TrafficScreen(devices, defaults, gso_supported()), done)
+        self.push_screen(
+            TrafficScreen(devices, defaults, gso_supported(), readers=readers, hints=hints), done
+        )
 
     # --- bond mode ---------------------------------------------------------------------------
 
@@ -759,6 +799,17 @@ def _device_label(dev: DeviceView) -> str:
     xdp = f"  xdp {dev.xdp.program} {dev.xdp.mode}" if dev.xdp else ""
     state = "down" if not dev.up else "up" if dev.carrier else "no-carrier"
     return f"{dev.name:<10} {kind:<10} {state}{xdp}"
+
+
+def reader_rate_text(detail: str) -> str:
+    """A tap's ``reader`` detail (``4e+06pps``, ``none``) as ``reader TAP rate`` takes it."""
+    if not detail.endswith("pps"):
+        return "stop"
+    try:
+        pps = float(detail.removesuffix("pps"))
+    except ValueError:
+        return detail
+    return format_pps(pps, digits=4)
 
 
 def gso_supported() -> bool:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from xdptui.model.catalog import PROGRAMS, program_info
 from xdptui.model.topology import BOND_MODES, XMIT_HASH_POLICIES
 
-TOOLS: tuple[str, ...] = ("ip", "bpftool", "ethtool", "pktgen")
+TOOLS: tuple[str, ...] = ("ip", "bpftool", "ethtool", "pktgen", "reader")
 XDP_KEYWORDS: tuple[str, ...] = ("xdp", "xdpgeneric", "xdpdrv", "xdpoffload")
 IP_OPTIONS: tuple[str, ...] = ("-force", "-s", "-d")
 LINK_SET_VERBS: tuple[str, ...] = (
@@ -26,7 +26,7 @@ LINK_SET_VERBS: tuple[str, ...] = (
     "carrier",
     "type",
 )
-PKTGEN_KEYS: tuple[str, ...] = ("rate", "size", "flows")
+PKTGEN_KEYS: tuple[str, ...] = ("rate", "size", "flows", "gso")
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class CompletionContext:
     maps: tuple[str, ...] = ()
     programs: tuple[str, ...] = tuple(p.name for p in PROGRAMS)
     traffic_devices: tuple[str, ...] = ()  # devices a pktgen source feeds
+    taps: tuple[str, ...] = ()  # tun/tap devices (``reader TAP rate R``)
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,8 @@ def next_words(words: list[str], partial: str, ctx: CompletionContext) -> tuple[
         return _ethtool(rest, ctx)
     if tool == "pktgen":
         return _pktgen(rest, ctx)
+    if tool == "reader":
+        return _reader(rest, ctx)
     return ()
 
 
@@ -239,3 +242,12 @@ def _pktgen(rest: list[str], ctx: CompletionContext) -> tuple[str, ...]:
     if words[-1] in PKTGEN_KEYS or words[0] == "stop":
         return ()
     return tuple(k for k in PKTGEN_KEYS if k not in words)
+
+
+def _reader(rest: list[str], ctx: CompletionContext) -> tuple[str, ...]:
+    """``reader TAP rate R | reader TAP stop``: how fast userspace reads a tap."""
+    if not rest:
+        return ctx.taps
+    if len(rest) == 1:
+        return ("rate", "stop")
+    return ()

@@ -73,14 +73,20 @@ def bond_mode_change_plan(
     old_mode = info.get("mode", "")
     old_policy = info.get("xmit_hash_policy", "layer2")
     new_policy = old_policy if policy is None else policy
-    program = dev.xdp.program if dev.xdp is not None and dev.xdp.inherited_from is None else None
+    own = dev.xdp if dev.xdp is not None and dev.xdp.inherited_from is None else None
+    program = own.program if own is not None else None
+    # Re-attach exactly what ran: the same mode keyword and every `param K=V` it was given.
+    keyword = (
+        {"generic": "xdpgeneric", "offload": "xdpoffload"}.get(own.mode, "xdp") if own else "xdp"
+    )
+    params = "".join(f" param {k}={v}" for k, v in own.params) if own is not None else ""
 
     if mode == old_mode:
         if new_policy == old_policy:
             return ()
         plan: list[str] = []
         if program is not None and not bond_supports_xdp(mode, new_policy):
-            plan.append(f"ip link set dev {bond} xdp off")
+            plan.append(f"ip link set dev {bond} {keyword} off")
         plan.append(bond_mode_command(bond, None, new_policy))
         return tuple(plan)
 
@@ -92,7 +98,7 @@ def bond_mode_change_plan(
     slaves = info.get("slaves", "").split()
     plan = []
     if detach:
-        plan.append(f"ip link set dev {bond} xdp off")
+        plan.append(f"ip link set dev {bond} {keyword} off")
     if dev.up:
         plan.append(f"ip link set dev {bond} down")
     plan += [f"ip link set dev {slave} nomaster" for slave in slaves]
@@ -101,7 +107,7 @@ def bond_mode_change_plan(
     if dev.up:
         plan.append(f"ip link set dev {bond} up")
     if detach and program is not None and bond_supports_xdp(mode, new_policy):
-        plan.append(f"ip link set dev {bond} xdp obj {program}")
+        plan.append(f"ip link set dev {bond} {keyword} obj {program}{params}")
     return tuple(plan)
 
 

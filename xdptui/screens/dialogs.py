@@ -174,17 +174,24 @@ class ProgramScreen(Dialog):
 
 @dataclass(frozen=True)
 class TrafficChoice:
+    """What the traffic editor collected; empty fields mean "leave as it is"."""
+
     dev: str
     rate: str
     size: str
     flows: str
     gso: str
+    reader: str = ""  # taps: the userspace reader's rate (``reader TAP rate R``), or "stop"
 
 
 class TrafficScreen(Dialog):
-    """The traffic editor: which device's source, its rate, frame size, flows and GSO share.
+    """The traffic editor: which device's source, its rate, frame size, flows and GSO share,
+    and for a tap how fast its userspace reader takes frames off the rings.
 
-    Dismisses with a :class:`TrafficChoice`; the app issues ``pktgen DEV rate R size S flows F``.
+    ``defaults`` are the live source's settings (``Frame.sources``), ``readers`` each tap's
+    reader rate. A tap no source writes into (one a redirect feeds) only has the reader field.
+    Dismisses with a :class:`TrafficChoice`; the app issues ``pktgen DEV ...`` for the fields
+    that changed and ``reader TAP rate R`` when the reader's changed.
     """
 
     def __init__(
@@ -192,23 +199,34 @@ class TrafficScreen(Dialog):
         devices: Sequence[str],
         defaults: dict[str, tuple[str, str, str, str]],
         gso_supported: bool,
+        readers: dict[str, str] | None = None,
+        hints: dict[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.devices = tuple(devices)
         self.defaults = defaults
         self.gso_supported = gso_supported
+        self.readers = dict(readers or {})
+        self.hints = dict(hints or {})
         self._dev = self.devices[0] if self.devices else ""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label("Traffic: pktgen DEV rate R size S flows F", classes="dialog-title")
-            yield Label("source (the device it sends into or out of)", classes="dialog-help")
-            yield OptionList(*(Option(dev, id=dev) for dev in self.devices), id="traffic-dev")
+            yield Label("Traffic: pktgen DEV rate R size S flows F gso G", classes="dialog-title")
+            yield Label(
+                "source (the device it sends into or out of); taps: reader TAP rate R",
+                classes="dialog-help",
+            )
+            yield OptionList(
+                *(Option(self._option_label(dev), id=dev) for dev in self.devices),
+                id="traffic-dev",
+            )
             fields = (
                 ("rate", "rate", "e.g. 10Mpps, 40Gbps, line"),
                 ("size", "frame size", "bytes, 60-9600"),
                 ("flows", "flows", "pktgen-style flow count"),
-                ("gso", "GSO share", "0-1"),
+                ("gso", "GSO share", "0-1: share of writes that are GSO super-frames"),
+                ("reader", "tap reader", "e.g. 200Kpps, or stop: slow it, watch the ring fill"),
             )
             for name, label, hint in fields:
                 with Horizontal(classes="field"):
@@ -222,16 +240,25 @@ class TrafficScreen(Dialog):
                 yield Button("Apply", id="apply", variant="primary")
                 yield Button("Cancel", id="cancel")
 
+    def _option_label(self, dev: str) -> str:
+        hint = self.hints.get(dev)
+        return f"{dev}  {hint}" if hint else dev
+
     def on_mount(self) -> None:
         self._fill(self._dev)
-        self.query_one("#rate", Input).focus()
+        first = "#rate" if self._dev in self.defaults else "#reader"
+        self.query_one(first, Input).focus()
 
     def _fill(self, dev: str) -> None:
+        source = dev in self.defaults
         rate, size, flows, gso = self.defaults.get(dev, ("", "", "", ""))
-        self.query_one("#rate", Input).value = rate
-        self.query_one("#size", Input).value = size
-        self.query_one("#flows", Input).value = flows
-        self.query_one("#gso", Input).value = gso if self.gso_supported else ""
+        for name, value in (("rate", rate), ("size", size), ("flows", flows), ("gso", gso)):
+            field = self.query_one(f"#{name}", Input)
+            field.value = value if name != "gso" or self.gso_supported else ""
+            field.disabled = not source or (name == "gso" and not self.gso_supported)
+        reader = self.query_one("#reader", Input)
+        reader.value = self.readers.get(dev, "")
+        reader.disabled = dev not in self.readers
 
     @on(OptionList.OptionHighlighted, "#traffic-dev")
     def _dev_highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -240,7 +267,8 @@ class TrafficScreen(Dialog):
             self._fill(self._dev)
 
     def _value(self, name: str) -> str:
-        return self.query_one(f"#{name}", Input).value.strip()
+        field = self.query_one(f"#{name}", Input)
+        return "" if field.disabled else field.value.strip()
 
     @on(Button.Pressed, "#apply")
     @on(Input.Submitted)
@@ -251,7 +279,8 @@ class TrafficScreen(Dialog):
                 self._value("rate"),
                 self._value("size"),
                 self._value("flows"),
-                self._value("gso") if self.gso_supported else "",
+                self._value("gso"),
+                self._value("reader"),
             )
         )
 

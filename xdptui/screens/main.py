@@ -29,6 +29,7 @@ from widgets.paths import PathsPanel
 from widgets.project import HeaderView, Projection
 from widgets.rings import RingsPanel
 from widgets.sparklines import SparklinesPanel
+from widgets.taps import TapsPanel
 from xdptui.app_commands import TABS
 
 HINT = "tab completes · ↑↓ history · enter runs · esc closes"
@@ -46,6 +47,7 @@ class MainScreen(Screen[None]):
         self.counters_panel = CountersPanel(id="counters")
         self.rings_panel = RingsPanel(id="rings")
         self.cpu_map = CpuMap(id="cpus")
+        self.taps_panel = TapsPanel(id="taps")
         self.drops_panel = DropsPanel(id="drops")
         self.bond_panel = BondPanel(id="bond")
         self.lesson_panel = LessonPanel(id="lesson")
@@ -70,7 +72,9 @@ class MainScreen(Screen[None]):
                 yield self.devices_table
                 yield self.counters_panel
             with TabPane(f"3 {labels['rings']}", id="tab-rings"), Horizontal(id="middle"):
-                yield self.rings_panel
+                with Vertical(id="rings-column"):
+                    yield self.rings_panel
+                    yield self.taps_panel
                 yield self.cpu_map
             with TabPane(f"4 {labels['drops']}", id="tab-drops"):
                 yield self.drops_panel
@@ -86,6 +90,7 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.command_line.display = False
+        self.taps_panel.display = False
         titles: dict[Widget, tuple[str, str]] = {
             self.paths_panel: ("Topology and paths", "click a device to focus it"),
             self.sparklines: ("Rates", ""),
@@ -93,6 +98,7 @@ class MainScreen(Screen[None]):
             self.counters_panel: ("Counters: simulator ↔ kernel", ""),
             self.rings_panel: ("Rings", ""),
             self.cpu_map: ("CPUs", ""),
+            self.taps_panel: ("Taps: fast/generic path · tap rings → userspace", "t: reader rate"),
             self.drops_panel: ("Drops and errors", "↑↓ select a row"),
             self.bond_panel: ("Bond", "b: change mode"),
             self.lesson_panel: ("Lesson", "n next · p previous · r run"),
@@ -137,7 +143,11 @@ class MainScreen(Screen[None]):
         panels: dict[str, tuple[Widget, ...]] = {
             "paths": (self.paths_panel, self.sparklines),
             "devices": (self.devices_table, self.counters_panel),
-            "rings": (self.rings_panel, self.cpu_map),
+            "rings": (
+                (self.rings_panel, self.taps_panel, self.cpu_map)
+                if self.taps_panel.display
+                else (self.rings_panel, self.cpu_map)
+            ),
             "drops": (self.drops_panel,),
             "bond": (self.bond_panel,),
             "lesson": (self.lesson_panel,),
@@ -159,6 +169,9 @@ class MainScreen(Screen[None]):
         elif tab == "rings":
             self.rings_panel.update_view(views.rings)
             self.cpu_map.update_view(views.cpus)
+            taps = views.taps
+            self.taps_panel.display = bool(taps.rows)
+            self.taps_panel.update_view(taps)
         elif tab == "drops":
             self.drops_panel.update_view(views.drops)
         elif tab == "bond":

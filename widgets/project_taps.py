@@ -1,0 +1,164 @@
+"""Tap devices (``DeviceView.type == "tun"``): the two XDP paths and the rings toward userspace.
+
+``tun_get_user`` runs the program on the page before any skb exists (``tun_build_skb``: the
+*fast* path, counted by ``xdp_fast_path``) only for small, non-GSO, non-blocking writes that fit a
+page with headroom; every other write builds an skb and runs the program as generic XDP
+(``do_xdp_generic``: ``xdp_generic_path``), each for one reason (``slow_path.<reason>``).
+``verdicts.fast.<ACTION>`` / ``verdicts.generic.<ACTION>`` say what the program did on each path.
+Toward userspace a tap has one ring of ``tx_queue_len`` per queue (``tx_queue_len``;
+``xdp_tx_rings`` of a tap, ring = queue) that the reader empties at its rate; a full ring drops.
+Pure: plain asserts test it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdptui.model.views import DeviceView, Frame
+
+NS_PER_S = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class TapCount:
+    """A counted thing with its total and rate (None without a previous frame)."""
+
+    key: str
+    count: int
+    per_s: float | None
+
+
+@dataclass(frozen=True)
+class TapRingRow:
+    """One queue's ring toward userspace."""
+
+    queue: int
+    size: int
+    occupancy: int
+    sent: int  # frames the reader took
+    dropped: int  # frames that met the full ring
+    sent_per_s: float | None
+    dropped_per_s: float | None
+    reader_pps: float | None  # this queue's share of the reader's rate; None: no reader
+
+
+@dataclass(frozen=True)
+class TapRow:
+    name: str
+    mode: str  # tap | tun
+    queues: int
+    writer: str
+    reader_pps: float | None  # the whole reader; None: no reader attached (carrier off)
+    program: str  # "xdp1 native", "" without one
+    fast: TapCount
+    generic: TapCount
+    throttled: int
+    slow_reasons: tuple[TapCount, ...]  # only the reasons that took frames
+    fast_verdicts: tuple[TapCount, ...]
+    generic_verdicts: tuple[TapCount, ...]
+    rings: tuple[TapRingRow, ...]
+    tx_dropped: int
+
+
+@dataclass(frozen=True)
+class TapsView:
+    rows: tuple[TapRow, ...] = ()
+    focus: str | None = None
+
+
+def _rate(prev: int | None, now: int, dt: int) -> float | None:
+    if prev is None or dt <= 0:
+        return None
+    return max(now - prev, 0) * NS_PER_S / dt
+
+
+def parse_reader(detail: str) -> float | None:
+    """``4e+06pps`` -> 4e6; ``none`` (no reader attached) -> None."""
+    if not detail.endswith("pps"):
+        return None
+    try:
+        return float(detail.removesuffix("pps"))
+    except ValueError:
+        return None
+
+
+def _counter(dev: DeviceView | None, name: str) -> int | None:
+    if dev is None:
+        return None
+    return dict(dev.counters).get(name)
+
+
+def _int(text: str | None) -> int:
+    try:
+        return int(text or 0)
+    except ValueError:
+        return 0
+
+
+def _tap(dev: DeviceView, before: DeviceView | None, dt: int) -> TapRow:
+    info = dict(dev.details)
+    old = dict(before.details) if before is not None else None
+
+    def count(key: str, counter: str | None = None) -> TapCount:
+        if counter is not None:
+            now = _counter(dev, counter) or 0
+            return TapCount(key, now, _rate(_counter(before, counter), now, dt))
+        now = _int(info.get(key))
+        was = _int(old.get(key)) if old is not None and key in old else None
+        return TapCount(key, now, _rate(was, now, dt))
+
+    def prefixed(prefix: str) -> tuple[TapCount, ...]:
+        out = []
+        for key, _ in dev.details:
+            if key.startswith(prefix):
+                c = count(key)
+                # Only what happens now (or ever, before a rate exists): an old verdict of a
+                # program swapped out since would only crowd the line.
+                if c.count and (c.per_s is None or c.per_s > 0):
+                    out.append(TapCount(key.removeprefix(prefix), c.count, c.per_s))
+        return tuple(out)
+
+    reader = parse_reader(info.get("reader", ""))
+    nrings = max(1, len(dev.xdp_tx_rings))
+    old_rings = {r.ring: r for r in before.xdp_tx_rings} if before is not None else {}
+    rings = tuple(
+        TapRingRow(
+            queue=r.ring,
+            size=r.size,
+            occupancy=r.occupancy,
+            sent=r.sent,
+            dropped=r.dropped,
+            sent_per_s=_rate(old_rings[r.ring].sent if r.ring in old_rings else None, r.sent, dt),
+            dropped_per_s=_rate(
+                old_rings[r.ring].dropped if r.ring in old_rings else None, r.dropped, dt
+            ),
+            reader_pps=reader / nrings if reader is not None else None,
+        )
+        for r in dev.xdp_tx_rings
+    )
+    return TapRow(
+        name=dev.name,
+        mode=info.get("mode", "tap"),
+        queues=len(dev.xdp_tx_rings) or len(dev.queues),
+        writer=info.get("writer", ""),
+        reader_pps=reader,
+        program=f"{dev.xdp.program} {dev.xdp.mode}" if dev.xdp is not None else "",
+        fast=count("fast", "xdp_fast_path"),
+        generic=count("generic", "xdp_generic_path"),
+        throttled=_int(info.get("writes_throttled")),
+        slow_reasons=prefixed("slow_path."),
+        fast_verdicts=prefixed("verdicts.fast."),
+        generic_verdicts=prefixed("verdicts.generic."),
+        rings=rings,
+        tx_dropped=_counter(dev, "tx_dropped") or 0,
+    )
+
+
+def project_taps(prev: Frame | None, frame: Frame, focus: str | None = None) -> TapsView:
+    """One row per tap (only the focused one when a tap is focused)."""
+    dt = frame.t_ns - prev.t_ns if prev is not None else 0
+    before = {d.name: d for d in prev.devices} if prev is not None else {}
+    taps = [d for d in frame.devices if d.type == "tun"]
+    if focus is not None and any(d.name == focus for d in taps):
+        taps = [d for d in taps if d.name == focus]
+    return TapsView(tuple(_tap(d, before.get(d.name), dt) for d in taps), focus)
