@@ -278,3 +278,20 @@ def test_a_veth_xdp_tx_exception_points_at_the_peers_missing_program() -> None:
     assert (
         row.explanation.fix == "attach a program to veth0: ip link set dev veth0 xdp obj xdp_pass"
     )
+
+
+def test_devmap_drops_made_by_the_egress_program_are_explained_as_such():
+    from conftest import TOPOLOGIES
+
+    from widgets.project import project
+    from xdptui.sim.engine import Simulator
+    from xdptui.topology_io import load_topology
+
+    sim = Simulator(load_topology(TOPOLOGIES / "devmap_egress.yaml"))
+    sim.run_until(45_000_000)  # key 1 -> veth0 with egress xdp_drop since 40 ms
+    prev = sim.frame()
+    sim.run_until(46_000_000)
+    views = project(prev, sim.frame())
+    rows = {(r.from_dev, r.to_dev): r for r in views.drops.devmap_xmit}
+    why = rows[("eth0", "veth0")].explanation.cause
+    assert "xdp_drop ran on each bulk toward veth0 at flush" in why

@@ -32,8 +32,12 @@ def ring_full(dev: str, queue: int, cpu: int) -> Explanation:
 _EXCEPTIONS: dict[str, Explanation] = {
     "XDP_ABORTED": Explanation(
         "the program returned XDP_ABORTED (or a code bpf_warn_invalid_xdp_action rejects); "
-        "the driver drops the frame and fires xdp:xdp_exception",
-        "fix the program's error path, or replace it: ip -force link set dev DEV xdp obj xdp_pass",
+        "the driver drops the frame and fires xdp:xdp_exception. With redirect_map this is "
+        "what a devmap miss returns: bpf_redirect_map found no entry for the key and returned "
+        "its fallback verdict (the flags' low bits, XDP_ABORTED by default) -- no "
+        "xdp_redirect tracepoint fires, the frames just vanish here",
+        "add the missing devmap entry (bpftool map update name MAP key K value DEV), give "
+        "the program a fallback (param flags=2 for XDP_PASS), or fix its error path",
     ),
     "XDP_TX": Explanation(
         "XDP_TX could not be queued: the XDP TX ring was full, the port is down, or (veth) "
@@ -107,10 +111,25 @@ def redirect_err(errno: str) -> Explanation:
 
 
 def devmap_xmit(
-    from_dev: str, to_dev: str, drops: int, err: int, bulk: float | None
+    from_dev: str,
+    to_dev: str,
+    drops: int,
+    err: int,
+    bulk: float | None,
+    egress_drops: int = 0,
+    egress: str | None = None,
 ) -> Explanation:
     """``xdp:xdp_devmap_xmit``: one hit per bulk flush (``bq_xmit_all``) from one device to one
     target."""
+    if egress_drops and egress_drops >= drops - egress_drops:
+        prog = egress or "the devmap entry's egress program"
+        return Explanation(
+            f"{prog} ran on each bulk toward {to_dev} at flush (dev_map_bpf_prog_run) and did "
+            f"not return XDP_PASS for {egress_drops} frames; bq_xmit_all counts them as drops "
+            "(the egress program of the entry that enqueued first decides for the whole bulk)",
+            "give the devmap entry another egress program (bpftool map update ... egress "
+            "xdp_pass) or none",
+        )
     if err:
         return Explanation(
             f"{to_dev}'s ndo_xdp_xmit returned an error for whole bulks (drv_err): it was "

@@ -548,7 +548,22 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
                 sent_per_s=rate(was[0] if was else None, d.sent, dt),
                 drops_per_s=rate(was[1] if was else None, d.drops, dt),
                 err_per_s=rate(was[2] if was else None, d.err, dt),
-                explanation=explain.devmap_xmit(d.from_dev, d.to_dev, d.drops, d.err, bulk),
+                explanation=explain.devmap_xmit(
+                    d.from_dev,
+                    d.to_dev,
+                    d.drops,
+                    d.err,
+                    bulk,
+                    d.egress_drops,
+                    next(
+                        (
+                            b.program
+                            for b in frame.bulk_queues
+                            if b.from_dev == d.from_dev and b.to_dev == d.to_dev and b.program
+                        ),
+                        None,
+                    ),
+                ),
             )
         )
     return DropsView(

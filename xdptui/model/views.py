@@ -103,6 +103,7 @@ class DevmapXmitView:
     drops: int
     err: int
     flushes: int
+    egress_drops: int = 0  # of the drops, those the devmap egress program made at flush
 
 
 @dataclass(frozen=True)

@@ -82,14 +82,14 @@ class Tracepoints:
     exception: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
     redirect_err: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
     redirect: int = 0
-    # (from, to) -> [sent, drops, err_flushes, flushes(float)]
+    # (from, to) -> [sent, drops, err_flushes, flushes(float), of the drops: egress program's]
     devmap_xmit: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     bulk: dict[tuple[int, str, str], BulkTally] = field(default_factory=dict)
 
     def xmit(self, src: str, dst: str) -> list[float]:
         row = self.devmap_xmit.get((src, dst))
         if row is None:
-            row = [0.0, 0.0, 0.0, 0.0]
+            row = [0.0, 0.0, 0.0, 0.0, 0.0]  # sent, drops, err flushes, flushes, egress drops
             self.devmap_xmit[(src, dst)] = row
         return row
 
@@ -1091,7 +1091,9 @@ class Datapath:
         if any(prog is not None for _, prog in parts):
             before = int(sub.sum())
             sub = self._egress(tgt, parts, flushes, polls, dev, count_drops=True)
-            row[1] += before - int(sub.sum()) if self.world.devmap_egress == "flush" else 0
+            if self.world.devmap_egress == "flush":
+                row[1] += before - int(sub.sum())
+                row[4] += before - int(sub.sum())
             per_row = sub.sum(axis=1)
             if not per_row.any():
                 return

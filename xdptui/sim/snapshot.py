@@ -157,7 +157,7 @@ def tracepoints_view(sim: Simulator) -> TracepointsView:
             RedirectErrView(dev, err, n) for (dev, err), n in sorted(tp.redirect_err.items()) if n
         ),
         xdp_devmap_xmit=tuple(
-            DevmapXmitView(a, b, int(r[0]), int(r[1]), round(r[2]), round(r[3]))
+            DevmapXmitView(a, b, int(r[0]), int(r[1]), round(r[2]), round(r[3]), int(r[4]))
             for (a, b), r in sorted(tp.devmap_xmit.items())
         ),
         xdp_redirect=tp.redirect,
