@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdptui.model.views import (
+    COUNTERS,
     CpuView,
     DeviceView,
     DevmapXmitView,
@@ -32,22 +33,6 @@ POLL_NS = 1_000
 NR_CPUS = 16
 QUEUES = 8
 RING = 512
-COUNTERS = (
-    "rx_packets",
-    "rx_bytes",
-    "rx_dropped",
-    "xdp_drop",
-    "xdp_pass",
-    "xdp_tx",
-    "xdp_redirect",
-    "xdp_aborted",
-    "xdp_tx_errors",
-    "xdp_xmit",
-    "xdp_xmit_errors",
-    "tx_packets",
-    "tx_bytes",
-    "tx_dropped",
-)
 
 
 @dataclass(frozen=True)

@@ -14,28 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdptui.model.views import DeviceView, Frame
+from xdptui.model.views import COUNTERS, TUN_COUNTERS, DeviceView, Frame
 
 NS_PER_S = 1_000_000_000
 
-COUNTER_ORDER: tuple[str, ...] = (
-    "rx_packets",
-    "rx_bytes",
-    "rx_dropped",
-    "xdp_drop",
-    "xdp_pass",
-    "xdp_tx",
-    "xdp_redirect",
-    "xdp_aborted",
-    "xdp_tx_errors",
-    "xdp_xmit",
-    "xdp_xmit_errors",
-    "tx_packets",
-    "tx_bytes",
-    "tx_dropped",
-    "xdp_fast_path",
-    "xdp_generic_path",
-)
+COUNTER_ORDER: tuple[str, ...] = COUNTERS + TUN_COUNTERS
 """The report's counters, in report order; the last two exist only on tun/tap devices."""
 
 _NO_DRIVER_COUNTER = "no driver counter: count it in the program (a per-CPU map)"

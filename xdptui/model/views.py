@@ -11,6 +11,27 @@ from dataclasses import dataclass
 
 Counters = tuple[tuple[str, int], ...]
 
+COUNTERS: tuple[str, ...] = (
+    "rx_packets",
+    "rx_bytes",
+    "rx_dropped",
+    "xdp_drop",
+    "xdp_pass",
+    "xdp_tx",
+    "xdp_redirect",
+    "xdp_aborted",
+    "xdp_tx_errors",
+    "xdp_xmit",
+    "xdp_xmit_errors",
+    "tx_packets",
+    "tx_bytes",
+    "tx_dropped",
+)
+"""Every device's counters, in the v1 report's order (DESIGN.md "JSON report")."""
+
+TUN_COUNTERS: tuple[str, ...] = ("xdp_fast_path", "xdp_generic_path")
+"""What tun/tap devices add: frames whose program ran before the skb / as generic XDP."""
+
 
 @dataclass(frozen=True)
 class XdpView:

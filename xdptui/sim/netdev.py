@@ -12,28 +12,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from xdptui.model.views import COUNTERS
 from xdptui.sim.drivers import DriverProfile
 from xdptui.sim.programs import Program
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
-COUNTERS: tuple[str, ...] = (
-    "rx_packets",
-    "rx_bytes",
-    "rx_dropped",
-    "xdp_drop",
-    "xdp_pass",
-    "xdp_tx",
-    "xdp_redirect",
-    "xdp_aborted",
-    "xdp_tx_errors",
-    "xdp_xmit",
-    "xdp_xmit_errors",
-    "tx_packets",
-    "tx_bytes",
-    "tx_dropped",
-)
+__all__ = ["COUNTERS"]  # the report's counter names live in xdptui.model.views
 
 # IFLA_XDP_ATTACHED modes (include/uapi/linux/if_link.h); the keys of NetDev.xdp.
 MODE_DRV = "native"

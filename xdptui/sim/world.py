@@ -24,6 +24,7 @@ from xdptui.model.topology import (
     VethSpec,
 )
 from xdptui.model.units import Rate
+from xdptui.model.views import TUN_COUNTERS
 from xdptui.sim.bond import Bond
 from xdptui.sim.devmap import DevMap
 from xdptui.sim.drivers import DRIVERS
@@ -273,7 +274,7 @@ def build_world(topology: Topology) -> World:
                 napi_frags=dspec.napi_frags,
                 tx=TxRings.make([dspec.tx_queue_len] * dspec.queues),
             )
-            tun.counters.update({"xdp_fast_path": 0, "xdp_generic_path": 0})
+            tun.counters.update(dict.fromkeys(TUN_COUNTERS, 0))
             # A writer thread per queue; the one-slot "ring" stands for the write in progress.
             irq = np.arange(dspec.queues, dtype=np.int64) % topology.cpus
             batch = 64 if dspec.writer == "vhost" else 1
