@@ -28,7 +28,7 @@ from textual.strip import Strip
 from widgets.explain import Explanation
 from widgets.format import format_count, format_per_s
 from widgets.lines import LinePanel, Part, strip
-from widgets.project import DropsView
+from widgets.project import CountRow, DropsView
 
 
 @dataclass(frozen=True)
@@ -208,6 +208,19 @@ Up/down or a click selects a row: its cause and fix are shown under the summary.
         )
 
 
+def _count_rows(kind: str, rows: tuple[CountRow, ...]) -> list[_Row]:
+    """A tracepoint section's rows: ``dev key``, total, rate."""
+    return [
+        _Row(
+            (kind, r.dev, r.key),
+            (f"{r.dev} {r.key}", format_count(r.count), format_per_s(r.per_s)),
+            True,
+            r.explanation,
+        )
+        for r in rows
+    ]
+
+
 def _sections(view: DropsView) -> list[tuple[str, tuple[str, ...], list[_Row]]]:
     ring = [
         _Row(
@@ -218,24 +231,8 @@ def _sections(view: DropsView) -> list[tuple[str, tuple[str, ...], list[_Row]]]:
         )
         for r in view.ring_full
     ]
-    redirect = [
-        _Row(
-            ("redirect_err", r.dev, r.key),
-            (f"{r.dev} {r.key}", format_count(r.count), format_per_s(r.per_s)),
-            True,
-            r.explanation,
-        )
-        for r in view.xdp_redirect_err
-    ]
-    exception = [
-        _Row(
-            ("exception", r.dev, r.key),
-            (f"{r.dev} {r.key}", format_count(r.count), format_per_s(r.per_s)),
-            True,
-            r.explanation,
-        )
-        for r in view.xdp_exception
-    ]
+    redirect = _count_rows("redirect_err", view.xdp_redirect_err)
+    exception = _count_rows("exception", view.xdp_exception)
     devmap = [
         _Row(
             ("devmap", d.from_dev, d.to_dev),

@@ -15,21 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from xdptui.model.topology import bond_xdp_check
 from xdptui.model.views import DeviceView, Frame
-
-XDP_BOND_MODES: tuple[str, ...] = ("balance-rr", "active-backup", "balance-xor", "802.3ad")
-"""Modes ``bond_xdp_get_xmit_slave`` can pick a slave for (``__bond_xdp_check``)."""
-
-HASH_MODES: tuple[str, ...] = ("balance-xor", "802.3ad")
-"""Modes that pick the slave by ``bond_xmit_hash_xdp``: vlan+srcmac can't be hashed in XDP."""
 
 
 def bond_supports_xdp(mode: str, policy: str) -> bool:
-    """``__bond_xdp_check``: rr, active-backup, xor and 802.3ad; the last two not with
-    vlan+srcmac (the 802.1q tag is usually not in the frame XDP sees)."""
-    if mode not in XDP_BOND_MODES:
-        return False
-    return not (mode in HASH_MODES and policy == "vlan+srcmac")
+    """``__bond_xdp_check`` (the rule lives in :mod:`xdptui.model.topology`)."""
+    return bond_xdp_check(mode, policy)
 
 
 def bond_mode_command(bond: str, mode: str | None, policy: str | None) -> str:

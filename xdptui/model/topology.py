@@ -29,6 +29,20 @@ XMIT_HASH_POLICIES: tuple[str, ...] = (
     "encap3+4",
     "vlan+srcmac",
 )
+XDP_BOND_MODES: tuple[str, ...] = ("balance-rr", "active-backup", "balance-xor", "802.3ad")
+"""Modes ``bond_xdp_get_xmit_slave`` can pick a slave for (``__bond_xdp_check``)."""
+HASH_MODES: tuple[str, ...] = ("balance-xor", "802.3ad")
+"""Modes that pick the slave by ``bond_xmit_hash_xdp``: vlan+srcmac can't be hashed in XDP."""
+
+
+def bond_xdp_check(mode: str, policy: str) -> bool:
+    """``__bond_xdp_check``: rr, active-backup, xor and 802.3ad -- the last two not with
+    vlan+srcmac (the 802.1q tag is usually not in the frame, so XDP can't hash on it)."""
+    if mode not in XDP_BOND_MODES:
+        return False
+    return not (mode in HASH_MODES and policy == "vlan+srcmac")
+
+
 NIC_DRIVERS: tuple[str, ...] = ("ixgbe", "i40e", "ice", "mlx5", "generic")
 DEVICE_TYPES: tuple[str, ...] = ("nic", "veth", "bond", "tun")
 PROTOS: tuple[str, ...] = ("udp", "tcp", "icmp", "igmp")

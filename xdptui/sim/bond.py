@@ -14,23 +14,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from xdptui.model.topology import HASH_MODES
 from xdptui.sim.hashing import FlowHeaders, bond_xmit_hash
 from xdptui.sim.netdev import NetDev
 from xdptui.sim.splitting import split_rows
 
 IntArray = npt.NDArray[np.int64]
 
-XDP_MODES = ("balance-rr", "active-backup", "balance-xor", "802.3ad")
-HASH_MODES = ("balance-xor", "802.3ad")
 IPPROTO_IGMP = 2
-
-
-def bond_xdp_check(mode: str, policy: str) -> bool:
-    """``__bond_xdp_check``: rr, active-backup, xor and 802.3ad -- the last two not with
-    vlan+srcmac (the 802.1q tag is usually not in the frame, so XDP can't hash on it)."""
-    if mode not in XDP_MODES:
-        return False
-    return not (mode in HASH_MODES and policy == "vlan+srcmac")
 
 
 @dataclass

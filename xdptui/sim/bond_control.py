@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdptui.model.errors import Errno, KernelError
-from xdptui.model.topology import BOND_MODES
-from xdptui.sim.bond import Bond, BondLogic, bond_xdp_check
+from xdptui.model.topology import BOND_MODES, bond_xdp_check
+from xdptui.sim.bond import Bond, BondLogic
 from xdptui.sim.netdev import MODE_DRV, Attachment, NetDev, Nic, Veth
 from xdptui.sim.programs import Program
 from xdptui.sim.world import World

@@ -22,8 +22,9 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.model.errors import Errno
+from xdptui.model.topology import bond_xdp_check
 from xdptui.sim import costs
-from xdptui.sim.bond import Bond, BondLogic, bond_xdp_check
+from xdptui.sim.bond import Bond, BondLogic
 from xdptui.sim.netdev import MODE_DRV, MODE_SKB, NetDev, Nic, TxRings, Veth
 from xdptui.sim.programs import (
     XDP_ABORTED,
@@ -946,13 +947,7 @@ class Datapath:
         w = self.world
         per_entry = counts.sum(axis=0)
         dev.add("xdp_redirect", int(per_entry[mask].sum()))
-        bad = mask & (c.err != 0)
-        for err in np.unique(c.err[bad & (per_entry > 0)]):
-            hits = int(per_entry[bad & (c.err == err)].sum())
-            self.tp.redirect_err[(dev.name, Errno(int(err)).name)] += hits
-            # drivers drop with xdp_exception; tun_xdp_act only returns the error
-            if c.mode == MODE_DRV and not isinstance(dev, Tun):
-                self.tp.exception[(dev.name, "XDP_REDIRECT")] += hits
+        self._redirect_failed(dev, c.err, np.where(mask, per_entry, 0), c.mode or MODE_DRV)
         ok = mask & (c.err == 0) & (per_entry > 0)
         if not np.any(ok):
             return
@@ -974,6 +969,16 @@ class Datapath:
         for ifindex, parts in by_target.items():
             tgt = w.by_ifindex[ifindex]
             self._enqueue(dev, tgt, cpus, parts, polls, depth, mode, batch)
+
+    def _redirect_failed(self, dev: NetDev, err: IntArray, per_entry: IntArray, mode: str) -> None:
+        """Frames whose redirect failed: ``xdp:xdp_redirect_err`` by errno, and the native
+        driver's drop with ``xdp:xdp_exception`` (``tun_xdp_act`` only returns the error)."""
+        bad = (err != 0) & (per_entry > 0)
+        for code in np.unique(err[bad]):
+            hits = int(per_entry[bad & (err == code)].sum())
+            self.tp.redirect_err[(dev.name, Errno(int(code)).name)] += hits
+            if mode == MODE_DRV and not isinstance(dev, Tun):
+                self.tp.exception[(dev.name, "XDP_REDIRECT")] += hits
 
     def _broadcast(
         self,
@@ -1042,13 +1047,7 @@ class Datapath:
             target = np.full(sub.shape[1], tgt.ifindex, dtype=np.int64)
             err = self._redirect_errors(dev, act, target, mode)
             self._err_cache[key] = err
-        per_entry = sub.sum(axis=0)
-        bad = (err != 0) & (per_entry > 0)
-        for code in np.unique(err[bad]):
-            hits = int(per_entry[bad & (err == code)].sum())
-            self.tp.redirect_err[(dev.name, Errno(int(code)).name)] += hits
-            if mode == MODE_DRV:
-                self.tp.exception[(dev.name, "XDP_REDIRECT")] += hits
+        self._redirect_failed(dev, err, sub.sum(axis=0), mode)
         sub = np.where((err != 0)[None, :], 0, sub)
         if not sub.any():
             return

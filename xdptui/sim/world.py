@@ -120,7 +120,19 @@ def _concat_entries(tables: list[FlowTable]) -> Entries:
         if tables
         else np.zeros(0, dtype=np.int64)
     )
-    return Entries(
+    headers = FlowHeaders.make(
+        src_mac=cat("src_mac").astype(np.uint64),
+        dst_mac=cat("dst_mac").astype(np.uint64),
+        src_ip=cat("src_ip").astype(np.uint32),
+        dst_ip=cat("dst_ip").astype(np.uint32),
+        ethertype=cat("ethertype").astype(np.uint16),
+        vlan=cat("vlan").astype(np.uint16),
+        proto=cat("proto").astype(np.uint8),
+        src_port=cat("src_port").astype(np.uint16),
+        dst_port=cat("dst_port").astype(np.uint16),
+        frag=np.zeros(len(sizes), dtype=bool),
+    )
+    return Entries(  # the header fields are the same (read-only) arrays as ``headers``'
         size=sizes,
         wire_bytes=sizes + WIRE_OVERHEAD,
         gso=np.concatenate([t.gso for t in tables]) if tables else np.zeros(0, dtype=bool),
@@ -129,26 +141,15 @@ def _concat_entries(tables: list[FlowTable]) -> Entries:
             if tables
             else np.zeros(0, dtype=np.uint32)
         ),
-        src_mac=cat("src_mac").astype(np.uint64),
-        dst_mac=cat("dst_mac").astype(np.uint64),
-        ethertype=cat("ethertype").astype(np.uint16),
-        src_ip=cat("src_ip").astype(np.uint32),
-        dst_ip=cat("dst_ip").astype(np.uint32),
-        proto=cat("proto").astype(np.uint8),
-        src_port=cat("src_port").astype(np.uint16),
-        dst_port=cat("dst_port").astype(np.uint16),
-        headers=FlowHeaders.make(
-            src_mac=cat("src_mac").astype(np.uint64),
-            dst_mac=cat("dst_mac").astype(np.uint64),
-            src_ip=cat("src_ip").astype(np.uint32),
-            dst_ip=cat("dst_ip").astype(np.uint32),
-            ethertype=cat("ethertype").astype(np.uint16),
-            vlan=cat("vlan").astype(np.uint16),
-            proto=cat("proto").astype(np.uint8),
-            src_port=cat("src_port").astype(np.uint16),
-            dst_port=cat("dst_port").astype(np.uint16),
-            frag=np.zeros(len(sizes), dtype=bool),
-        ),
+        src_mac=headers.src_mac,
+        dst_mac=headers.dst_mac,
+        ethertype=headers.ethertype,
+        src_ip=headers.src_ip,
+        dst_ip=headers.dst_ip,
+        proto=headers.proto,
+        src_port=headers.src_port,
+        dst_port=headers.dst_port,
+        headers=headers,
     )
 
 
