@@ -14,11 +14,12 @@ from fake_sim import POLL_NS, FakeClock, FakeSim
 from textual.pilot import Pilot
 from textual.widget import Widget
 
-from widgets.cpus import CpuMap
-from widgets.devices import DevicesTable
-from widgets.drops import DropsPanel
-from widgets.events import EventLog
-from widgets.format import (
+from xdptui.app import APP_COMMANDS, SPEEDS, Pacer, XdpApp, make_app
+from xdptui.widgets.cpus import CpuMap
+from xdptui.widgets.devices import DevicesTable
+from xdptui.widgets.drops import DropsPanel
+from xdptui.widgets.events import EventLog
+from xdptui.widgets.format import (
     format_count,
     format_cpus,
     format_pps,
@@ -26,10 +27,9 @@ from widgets.format import (
     format_sim_time,
     format_speed,
 )
-from widgets.header import SimHeader
-from widgets.project import DEVICE_COUNTERS, project, rate
-from widgets.rings import RingsPanel, gauge_cells
-from xdptui.app import APP_COMMANDS, SPEEDS, Pacer, XdpApp, make_app
+from xdptui.widgets.header import SimHeader
+from xdptui.widgets.project import DEVICE_COUNTERS, project, rate
+from xdptui.widgets.rings import RingsPanel, gauge_cells
 
 SIZE = (120, 40)
 DUAL_PORT = Path(__file__).resolve().parent.parent / "topologies" / "dual_port.yaml"

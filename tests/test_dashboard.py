@@ -15,11 +15,6 @@ from test_app import TAB_KEYS, open_tab, rendered
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Markdown, OptionList, Static
 
-from widgets.bond import BondPanel
-from widgets.drops import DropsPanel
-from widgets.events import EventLog
-from widgets.lesson import LessonBar, LessonPanel
-from widgets.paths import PathsPanel
 from xdptui.app import APP_COMMANDS, XdpApp, make_app
 from xdptui.screens.dialogs import (
     BondModeScreen,
@@ -28,6 +23,11 @@ from xdptui.screens.dialogs import (
     ProgramScreen,
     TrafficScreen,
 )
+from xdptui.widgets.bond import BondPanel
+from xdptui.widgets.drops import DropsPanel
+from xdptui.widgets.events import EventLog
+from xdptui.widgets.lesson import LessonBar, LessonPanel
+from xdptui.widgets.paths import PathsPanel
 
 SIZE = (120, 40)
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,13 +8,6 @@ from dataclasses import replace
 import pytest
 from fake_sim import FakeSim
 
-from widgets.crosswalk import crosswalk_source, project_counters
-from widgets.history import RateHistory, project_sparklines, push_history
-from widgets.project import PanelState, Projection, project
-from widgets.project_bond import project_bond, split_share
-from widgets.project_lesson import project_lesson
-from widgets.project_paths import FollowView, project_paths, weight_of
-from widgets.sparklines import spark
 from xdptui.model.topology import Lesson, LessonStep
 from xdptui.model.views import (
     BulkQueueView,
@@ -25,6 +18,13 @@ from xdptui.model.views import (
     RedirectErrView,
     TracepointsView,
 )
+from xdptui.widgets.crosswalk import crosswalk_source, project_counters
+from xdptui.widgets.history import RateHistory, project_sparklines, push_history
+from xdptui.widgets.project import PanelState, Projection, project
+from xdptui.widgets.project_bond import project_bond, split_share
+from xdptui.widgets.project_lesson import project_lesson
+from xdptui.widgets.project_paths import FollowView, project_paths, weight_of
+from xdptui.widgets.sparklines import spark
 
 
 def two_frames(dt: int = 1_000_000) -> tuple[FakeSim, Frame, Frame]:
@@ -283,9 +283,9 @@ def test_a_veth_xdp_tx_exception_points_at_the_peers_missing_program() -> None:
 def test_devmap_drops_made_by_the_egress_program_are_explained_as_such():
     from conftest import TOPOLOGIES
 
-    from widgets.project import project
     from xdptui.sim.engine import Simulator
     from xdptui.topology_io import load_topology
+    from xdptui.widgets.project import project
 
     sim = Simulator(load_topology(TOPOLOGIES / "devmap_egress.yaml"))
     sim.run_until(45_000_000)  # key 1 -> veth0 with egress xdp_drop since 40 ms

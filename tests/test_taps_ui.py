@@ -11,9 +11,9 @@ from conftest import TOPOLOGIES
 from test_app import open_tab, rendered
 from textual.widgets import Input, OptionList
 
-from widgets.events import EventLog
 from xdptui.app import XdpApp, make_app
 from xdptui.screens.dialogs import TrafficScreen
+from xdptui.widgets.events import EventLog
 
 SIZE = (160, 60)
 TUN_VM = str(TOPOLOGIES / "tun_vm.yaml")

@@ -14,9 +14,9 @@ from typing import ClassVar
 
 from textual.strip import Strip
 
-from widgets.format import format_pps
-from widgets.lines import LinePanel, Part, strip
-from widgets.project_bond import BondView, split_share
+from xdptui.widgets.format import format_pps
+from xdptui.widgets.lines import LinePanel, Part, strip
+from xdptui.widgets.project_bond import BondView, split_share
 
 SPLIT_W = 16
 PLAN_MARKS = {"done": "✓", "failed": "✗", "next": "▶", "pending": "·"}

@@ -14,9 +14,9 @@ from typing import ClassVar
 
 from textual.strip import Strip
 
-from widgets.crosswalk import CountersView
-from widgets.format import format_count, format_per_s, format_pps
-from widgets.lines import LinePanel, Part, strip
+from xdptui.widgets.crosswalk import CountersView
+from xdptui.widgets.format import format_count, format_per_s, format_pps
+from xdptui.widgets.lines import LinePanel, Part, strip
 
 NOT_MODELLED = "not modelled"
 

@@ -18,8 +18,8 @@ from typing import ClassVar
 from rich.cells import cell_len
 from textual.strip import Strip
 
-from widgets.lines import LinePanel, Part, strip
-from widgets.project import CpuMapView
+from xdptui.widgets.lines import LinePanel, Part, strip
+from xdptui.widgets.project import CpuMapView
 
 LOCK = "🔒"
 BUSY_BAR = 6

@@ -17,10 +17,10 @@ from rich.style import Style
 from textual import events
 from textual.strip import Strip
 
-from widgets.format import format_count, format_pps
-from widgets.lines import LinePanel, Part, strip
-from widgets.messages import DeviceClicked as _DeviceClicked
-from widgets.project import DeviceRow, DevicesView
+from xdptui.widgets.format import format_count, format_pps
+from xdptui.widgets.lines import LinePanel, Part, strip
+from xdptui.widgets.messages import DeviceClicked as _DeviceClicked
+from xdptui.widgets.project import DeviceRow, DevicesView
 
 _GAP = "  "
 _IDENT_HEADINGS = ("DEV", "TYPE", "LINK", "XDP")

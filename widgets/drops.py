@@ -25,10 +25,10 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.strip import Strip
 
-from widgets.explain import Explanation
-from widgets.format import format_count, format_per_s
-from widgets.lines import LinePanel, Part, strip
-from widgets.project import CountRow, DropsView
+from xdptui.widgets.explain import Explanation
+from xdptui.widgets.format import format_count, format_per_s
+from xdptui.widgets.lines import LinePanel, Part, strip
+from xdptui.widgets.project import CountRow, DropsView
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from typing import ClassVar
 from textual.geometry import Size
 from textual.strip import Strip
 
-from widgets.format import format_sim_time
-from widgets.lines import LinePanel, strip
 from xdptui.model.views import EventView
+from xdptui.widgets.format import format_sim_time
+from xdptui.widgets.lines import LinePanel, strip
 
 _TIME_W = 14
 ORIGIN_MARKS = {

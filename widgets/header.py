@@ -12,8 +12,8 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from widgets.format import format_rtf, format_sim_time, format_speed
-from widgets.project import HeaderView
+from xdptui.widgets.format import format_rtf, format_sim_time, format_speed
+from xdptui.widgets.project import HeaderView
 
 REAL_TIME_NS_PER_S = 1_000_000_000
 

@@ -15,8 +15,8 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widget import Widget
 
-from widgets.lines import LinePanel, Part, strip
-from widgets.project_lesson import LessonView
+from xdptui.widgets.lines import LinePanel, Part, strip
+from xdptui.widgets.project_lesson import LessonView
 
 MARKS = {"pending": "·", "ok": "✓", "failed": "✗"}
 

@@ -17,10 +17,10 @@ from rich.style import Style
 from textual import events
 from textual.strip import Strip
 
-from widgets.format import format_count, format_pps, format_sim_time
-from widgets.lines import LinePanel, Part, strip
-from widgets.messages import DeviceClicked
-from widgets.project_paths import Arrow, DeviceBox, PathsView
+from xdptui.widgets.format import format_count, format_pps, format_sim_time
+from xdptui.widgets.lines import LinePanel, Part, strip
+from xdptui.widgets.messages import DeviceClicked
+from xdptui.widgets.project_paths import Arrow, DeviceBox, PathsView
 
 SHAFTS = ("╌", "─", "━", "━")
 HEADS = ("▷", "▶", "▶", "▶")

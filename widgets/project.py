@@ -13,17 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from widgets import explain
-from widgets.crosswalk import CountersView, project_counters
-from widgets.explain import Explanation
-from widgets.format import format_cpus, format_pps
-from widgets.history import RateHistory, SparklinesView, project_sparklines
-from widgets.project_bond import BondView, PlanRow, project_bond
-from widgets.project_lesson import LessonView, Outcome, project_lesson
-from widgets.project_paths import FollowView, PathsView, project_paths
-from widgets.project_taps import TapsView, project_taps
 from xdptui.model.topology import Lesson
 from xdptui.model.views import DeviceView, EventView, Frame
+from xdptui.widgets import explain
+from xdptui.widgets.crosswalk import CountersView, project_counters
+from xdptui.widgets.explain import Explanation
+from xdptui.widgets.format import format_cpus, format_pps
+from xdptui.widgets.history import RateHistory, SparklinesView, project_sparklines
+from xdptui.widgets.project_bond import BondView, PlanRow, project_bond
+from xdptui.widgets.project_lesson import LessonView, Outcome, project_lesson
+from xdptui.widgets.project_paths import FollowView, PathsView, project_paths
+from xdptui.widgets.project_taps import TapsView, project_taps
 
 DEV_MAP_BULK_SIZE = 16
 """Frames a devmap bulk queue holds before ``bq_enqueue`` flushes it early (kernel/bpf/devmap.c)."""
@@ -441,7 +441,7 @@ def _rings(frame: Frame, focus: str | None) -> RingsView:
 def _tap_rings(dev: DeviceView) -> list[GaugeRow]:
     """A tap's rings toward userspace (``xdp_tx_rings`` of a tap: ring = queue), each with its
     share of the reader's rate; a tap's write side has no descriptor ring to draw."""
-    from widgets.project_taps import parse_reader
+    from xdptui.widgets.project_taps import parse_reader
 
     reader = parse_reader(dict(dev.details).get("reader", ""))
     per_q = reader / max(1, len(dev.xdp_tx_rings)) if reader is not None else None

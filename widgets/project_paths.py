@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from widgets.format import format_pps
 from xdptui.model.views import DeviceView, Frame, TraceHop
+from xdptui.widgets.format import format_pps
 
 NS_PER_S = 1_000_000_000
 

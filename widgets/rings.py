@@ -24,9 +24,9 @@ from rich.cells import cell_len
 from rich.style import Style
 from textual.strip import Strip
 
-from widgets.format import format_count
-from widgets.lines import LinePanel, Part, strip
-from widgets.project import GaugeRow, RingsView
+from xdptui.widgets.format import format_count
+from xdptui.widgets.lines import LinePanel, Part, strip
+from xdptui.widgets.project import GaugeRow, RingsView
 
 LOCK = "🔒"
 MIN_BAR = 6

@@ -15,9 +15,9 @@ from typing import ClassVar
 from rich.style import Style
 from textual.strip import Strip
 
-from widgets.format import format_pps
-from widgets.history import SparklinesView
-from widgets.lines import LinePanel, Part, strip
+from xdptui.widgets.format import format_pps
+from xdptui.widgets.history import SparklinesView
+from xdptui.widgets.lines import LinePanel, Part, strip
 
 BLOCKS = "▁▂▃▄▅▆▇█"
 VALUE_W = 9

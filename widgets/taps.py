@@ -15,9 +15,9 @@ from typing import ClassVar
 
 from textual.strip import Strip
 
-from widgets.format import format_count, format_pps
-from widgets.lines import LinePanel, Part, strip
-from widgets.project_taps import TapCount, TapRow, TapsView
+from xdptui.widgets.format import format_count, format_pps
+from xdptui.widgets.lines import LinePanel, Part, strip
+from xdptui.widgets.project_taps import TapCount, TapRow, TapsView
 
 BAR = 12
 

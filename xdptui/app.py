@@ -30,14 +30,6 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input
 
-from widgets.command_line import CommandLine
-from widgets.format import format_pps
-from widgets.history import RateHistory, push_history
-from widgets.messages import DeviceClicked
-from widgets.project import PanelState, Projection, header_view
-from widgets.project_bond import PlanRow
-from widgets.project_lesson import Outcome
-from widgets.project_paths import FollowView
 from xdptui import actions
 from xdptui.app_commands import APP_COMMANDS, AppCommand
 from xdptui.completion import CompletionContext, complete
@@ -57,6 +49,14 @@ from xdptui.screens.dialogs import (
     TrafficScreen,
 )
 from xdptui.screens.main import MainScreen
+from xdptui.widgets.command_line import CommandLine
+from xdptui.widgets.format import format_pps
+from xdptui.widgets.history import RateHistory, push_history
+from xdptui.widgets.messages import DeviceClicked
+from xdptui.widgets.project import PanelState, Projection, header_view
+from xdptui.widgets.project_bond import PlanRow
+from xdptui.widgets.project_lesson import Outcome
+from xdptui.widgets.project_paths import FollowView
 
 __all__ = [
     "APP_COMMANDS",

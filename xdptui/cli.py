@@ -12,20 +12,28 @@ from typing import NoReturn
 
 from xdptui.model.units import UnitError, parse_duration_ns
 
-SUBCOMMANDS = ("check", "run", "bench", "reproduce", "serve", "app")
-PACKAGE_DIR = Path(__file__).resolve().parent
+SUBCOMMANDS = ("check", "run", "bench", "reproduce", "serve", "schema", "app")
+DEFAULT_TOPOLOGY = "dual_port.yaml"
+
+
+def version() -> str:
+    """The installed distribution's version (the package metadata, never a second copy)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("xdptui")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def default_topology() -> str:
-    """``topologies/dual_port.yaml`` next to the checkout, else the copy in the package."""
-    for candidate in (
-        Path.cwd() / "topologies" / "dual_port.yaml",
-        PACKAGE_DIR.parent / "topologies" / "dual_port.yaml",
-        PACKAGE_DIR / "topologies" / "dual_port.yaml",
-    ):
-        if candidate.is_file():
-            return str(candidate)
-    return "topologies/dual_port.yaml"
+    """The shipped ``dual_port.yaml``, read from the installed package (``xdptui.topologies``)."""
+    from importlib.resources import as_file, files
+
+    # The topologies ship as plain files inside the package (never zipped), so the path stays valid.
+    with as_file(files("xdptui.topologies") / DEFAULT_TOPOLOGY) as path:
+        return str(path)
 
 
 def fail(message: str) -> NoReturn:
@@ -60,6 +68,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="xdptui", description="A live simulation of the Linux XDP data path.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
     app = sub.add_parser("app", help="open the app on a topology (the default)")
     app.add_argument("file", nargs="?", default=None)

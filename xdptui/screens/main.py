@@ -16,21 +16,21 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
-from widgets.bond import BondPanel
-from widgets.command_line import CommandLine, Completer
-from widgets.counters import CountersPanel
-from widgets.cpus import CpuMap
-from widgets.devices import DevicesTable
-from widgets.drops import DropsPanel
-from widgets.events import EventLog
-from widgets.header import SimHeader
-from widgets.lesson import LessonBar, LessonPanel
-from widgets.paths import PathsPanel
-from widgets.project import HeaderView, Projection
-from widgets.rings import RingsPanel
-from widgets.sparklines import SparklinesPanel
-from widgets.taps import TapsPanel
 from xdptui.app_commands import TABS
+from xdptui.widgets.bond import BondPanel
+from xdptui.widgets.command_line import CommandLine, Completer
+from xdptui.widgets.counters import CountersPanel
+from xdptui.widgets.cpus import CpuMap
+from xdptui.widgets.devices import DevicesTable
+from xdptui.widgets.drops import DropsPanel
+from xdptui.widgets.events import EventLog
+from xdptui.widgets.header import SimHeader
+from xdptui.widgets.lesson import LessonBar, LessonPanel
+from xdptui.widgets.paths import PathsPanel
+from xdptui.widgets.project import HeaderView, Projection
+from xdptui.widgets.rings import RingsPanel
+from xdptui.widgets.sparklines import SparklinesPanel
+from xdptui.widgets.taps import TapsPanel
 
 HINT = "tab completes · ↑↓ history · enter runs · esc closes"
 
