@@ -74,9 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     app.add_argument("file", nargs="?", default=None)
     app.add_argument("--paused", action="store_true", help="start paused")
     check = sub.add_parser("check", help="validate a topology file")
-    check.add_argument("file")
+    check.add_argument("file", nargs="?", default=None, help="default: the bundled dual_port")
     run = sub.add_parser("run", help="run headless and print a summary / JSON report")
-    run.add_argument("file")
+    run.add_argument("file", nargs="?", default=None, help="default: the bundled dual_port")
     run.add_argument("--duration", type=_duration, default=10_000_000, help="e.g. 10ms")
     run.add_argument("--seed", type=int, default=None)
     run.add_argument("--json", metavar="PATH|-", default=None)
@@ -118,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.cmd == "check":
+        args.file = args.file or default_topology()
         topo = load(args.file)
         print(
             f"{args.file}: ok ({topo.name}: {len(topo.devices)} devices, "
@@ -155,7 +156,7 @@ def _run(args: argparse.Namespace) -> int:
     from xdptui import report
     from xdptui.sim.engine import Simulator
 
-    topo = load(args.file)
+    topo = load(args.file or default_topology())
     if args.seed is not None:
         topo = dataclasses.replace(topo, seed=args.seed)
     sim = Simulator(topo, poll_by_poll=args.poll_by_poll)

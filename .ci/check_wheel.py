@@ -1,0 +1,26 @@
+"""Fail when a wheel ships a top-level package other than ``xdptui`` or lacks its data files."""
+
+from __future__ import annotations
+
+import sys
+import zipfile
+
+REQUIRED = ("xdptui/py.typed", "xdptui/app.tcss", "xdptui/topologies/dual_port.yaml")
+
+
+def main(path: str) -> int:
+    names = zipfile.ZipFile(path).namelist()
+    tops = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
+    problems = [f"top-level entry {t!r} besides xdptui" for t in sorted(tops - {"xdptui"})]
+    problems += [f"missing {r}" for r in REQUIRED if r not in names]
+    if not any(n.startswith("xdptui/widgets/") for n in names):
+        problems.append("missing xdptui/widgets/")
+    if not any(n.endswith(".dist-info/licenses/LICENSE") for n in names):
+        problems.append("missing the LICENSE file in .dist-info/licenses/")
+    for p in problems:
+        print(f"{path}: {p}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1]))

@@ -1,0 +1,64 @@
+"""The package as a user installs it: version, bundled topologies, no stray top-level names."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from importlib.metadata import version
+from importlib.resources import files
+from pathlib import Path
+
+from xdptui.topology_io import load_topology
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def xdptui(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "xdptui", *args], cwd=cwd, capture_output=True, text=True
+    )
+
+
+def test_version_flag_prints_the_package_metadata_version(tmp_path: Path) -> None:
+    res = xdptui("--version", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert res.stdout.strip() == f"xdptui {declared}" == f"xdptui {version('xdptui')}"
+
+
+def test_every_shipped_topology_is_package_data() -> None:
+    shipped = {p.name for p in (ROOT / "topologies").glob("*.yaml")}
+    bundled = {r.name for r in files("xdptui.topologies").iterdir() if r.name.endswith(".yaml")}
+    assert shipped == bundled
+    assert "dual_port.yaml" in bundled
+
+
+def test_run_and_check_without_a_file_use_the_bundled_dual_port(tmp_path: Path) -> None:
+    res = xdptui("check", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "dual-port bond hairpin" in res.stdout
+    res = xdptui("run", "--duration", "1ms", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("dual-port bond hairpin: 1ms simulated")
+
+
+def test_the_bundled_default_loads_from_the_package() -> None:
+    topo = load_topology(Path(str(files("xdptui.topologies") / "dual_port.yaml")))
+    assert topo.name == "dual-port bond hairpin"
+
+
+def test_widgets_are_only_importable_inside_the_package(tmp_path: Path) -> None:
+    code = (
+        "import importlib.util as u; print(u.find_spec('widgets'), u.find_spec('xdptui.widgets'))"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    top, inside = res.stdout.split(" ", 1)
+    assert top == "None"
+    assert inside.startswith("ModuleSpec(name='xdptui.widgets'")
+
+
+def test_the_package_is_marked_typed() -> None:
+    assert (files("xdptui") / "py.typed").is_file()
