@@ -1,7 +1,9 @@
-"""ruff and mypy --strict stay clean: part of the test command so CI enforces them."""
+"""ruff, mypy --strict and the dead-code check stay clean: part of the test command so CI
+enforces them. Under CI (``CI`` set) a missing tool fails; elsewhere it skips."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -14,32 +16,51 @@ BIN = Path(sys.executable).parent
 
 
 def tool(name: str) -> str:
+    """The path of a dev tool: next to this interpreter, else on PATH.
+
+    Missing, it fails the test when ``CI`` is set (CI must not go green without the check) and
+    skips it otherwise."""
     path = BIN / name
     if path.exists():
         return str(path)
     found = shutil.which(name)
-    if found is None:
-        pytest.skip(f"{name} is not installed (pip install -e '.[dev]')")
-    return found
+    if found is not None:
+        return found
+    reason = f"{name} is not installed (pip install -e '.[dev]')"
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI is set, so the check cannot be skipped", pytrace=False)
+    pytest.skip(reason)
+
+
+def run(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
 
 
 def test_ruff_lint_and_format_are_clean():
-    res = subprocess.run(
-        [tool("ruff"), "check", "xdptui", "widgets", "tests"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    res = run(tool("ruff"), "check", "xdptui", "widgets", "tests")
     assert res.returncode == 0, res.stdout + res.stderr
-    res = subprocess.run(
-        [tool("ruff"), "format", "--check", "xdptui", "widgets", "tests"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    res = run(tool("ruff"), "format", "--check", "xdptui", "widgets", "tests")
     assert res.returncode == 0, res.stdout + res.stderr
 
 
 def test_mypy_strict_is_clean():
-    res = subprocess.run([tool("mypy")], cwd=ROOT, capture_output=True, text=True)
+    res = run(tool("mypy"))
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_no_dead_code():
+    """vulture over xdptui and widgets (``[tool.vulture]``: min confidence 60, the names
+    Textual calls by convention, and tests/vulture_allow.py for the rest) reports nothing."""
+    res = run(tool("vulture"))
+    assert res.returncode == 0 and res.stdout.strip() == "", res.stdout + res.stderr
+
+
+def test_missing_tool_fails_under_ci(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(sys.modules[__name__], "BIN", Path("/nonexistent"))
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI is set"):
+        tool("ruff")
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="not installed"):
+        tool("ruff")

@@ -23,7 +23,6 @@ LOSS_COUNTERS: tuple[str, ...] = (
     "xdp_xmit_errors",
     "tx_dropped",
 )
-ALL_DROPS = "all drops"
 
 
 @dataclass(frozen=True)

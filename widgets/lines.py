@@ -87,10 +87,6 @@ class LinePanel(ScrollView, Generic[ViewT]):
             self._styles[component] = style
         return style
 
-    @property
-    def body_lines(self) -> int:
-        return len(self._body)
-
     def _rebuild(self) -> None:
         if self._view is None or not self.is_mounted:
             return

@@ -28,9 +28,6 @@ class SlaveRow:
     xdp_tx_rate: float | None
     redirect_rate: float | None
     xmit_rate: float | None  # frames other devices handed to this slave's ndo_xdp_xmit
-    tx_total: int
-    xdp_tx_total: int
-    redirect_total: int
 
 
 @dataclass(frozen=True)
@@ -108,9 +105,6 @@ def project_bond(
                     xdp_tx_rate=rate(name, "xdp_tx", c.get("xdp_tx", 0)),
                     redirect_rate=rate(name, "xdp_redirect", c.get("xdp_redirect", 0)),
                     xmit_rate=rate(name, "xdp_xmit", c.get("xdp_xmit", 0)),
-                    tx_total=c.get("tx_packets", 0),
-                    xdp_tx_total=c.get("xdp_tx", 0),
-                    redirect_total=c.get("xdp_redirect", 0),
                 )
             )
         bonds.append(

@@ -57,7 +57,6 @@ class TapRow:
     fast_verdicts: tuple[TapCount, ...]
     generic_verdicts: tuple[TapCount, ...]
     rings: tuple[TapRingRow, ...]
-    tx_dropped: int
 
 
 @dataclass(frozen=True)
@@ -150,7 +149,6 @@ def _tap(dev: DeviceView, before: DeviceView | None, dt: int) -> TapRow:
         fast_verdicts=prefixed("verdicts.fast."),
         generic_verdicts=prefixed("verdicts.generic."),
         rings=rings,
-        tx_dropped=_counter(dev, "tx_dropped") or 0,
     )
 
 

@@ -181,11 +181,6 @@ class XdpApp(App[None]):
     def main_screen(self) -> MainScreen:
         return self._main
 
-    @property
-    def following(self) -> FollowView | None:
-        """The followed packet's hops, if one is followed."""
-        return self._follow_view
-
     def get_default_screen(self) -> Screen[None]:
         return self._main
 

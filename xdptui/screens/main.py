@@ -189,10 +189,6 @@ class MainScreen(Screen[None]):
 
     # --- the command line --------------------------------------------------------------------
 
-    @property
-    def command_line_open(self) -> bool:
-        return self.has_class("-command")
-
     def open_command_line(self, text: str = "") -> None:
         self.add_class("-command")
         self.command_line.display = True

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdptui.model.errors import Errno, KernelError
-from xdptui.model.topology import BOND_MODES, bond_xdp_check
+from xdptui.model.topology import bond_xdp_check
 from xdptui.sim.bond import Bond, BondLogic
 from xdptui.sim.netdev import MODE_DRV, Attachment, NetDev, Nic, Veth
 from xdptui.sim.programs import Program
@@ -250,7 +250,3 @@ class BondControl:
                 self.log(f"{bond.name}: ({bond.curr_active}) making interface the new active one")
         lg.update_slave_arr()
         self.world.touch()
-
-
-def normalise_mode(mode: str) -> str:
-    return BOND_MODES[int(mode)] if mode.isdigit() else mode

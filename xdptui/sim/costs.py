@@ -28,7 +28,6 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class DriverCosts:
     rx_frame: float  # RX descriptor + running a trivial program (native)
-    drop: float  # XDP_DROP: page recycled
     tx: float  # XDP_TX: frame onto the CPU's XDP TX ring + completion clean-up
     redirect: float  # xdp_do_redirect + bq_enqueue
     xmit_frame: float  # per frame handed to this driver's ndo_xdp_xmit
@@ -42,7 +41,6 @@ class DriverCosts:
 COSTS: dict[str, DriverCosts] = {
     "ice": DriverCosts(
         rx_frame=19.0,  # fitted: XDP_DROP 48.6 Mpps
-        drop=0.0,
         tx=33.1,  # fitted: XDP_TX 18.3 Mpps
         redirect=22.0,  # as i40e (UNVERIFIED for ice)
         xmit_frame=52.7,  # as i40e (UNVERIFIED for ice)
@@ -54,7 +52,6 @@ COSTS: dict[str, DriverCosts] = {
     ),
     "i40e": DriverCosts(
         rx_frame=21.0,  # UNVERIFIED split: rx_frame + redirect + xmit_frame is what is fitted
-        drop=0.0,
         tx=33.0,
         redirect=22.0,
         xmit_frame=52.7,  # fitted: native i40e->i40e 105.3 ns per frame
@@ -66,7 +63,6 @@ COSTS: dict[str, DriverCosts] = {
     ),
     "ixgbe": DriverCosts(
         rx_frame=24.0,  # UNVERIFIED: 10G parts are rarely CPU bound at line rate
-        drop=0.0,
         tx=36.0,
         redirect=24.0,
         xmit_frame=16.0,
@@ -78,7 +74,6 @@ COSTS: dict[str, DriverCosts] = {
     ),
     "mlx5": DriverCosts(
         rx_frame=18.0,  # UNVERIFIED
-        drop=0.0,
         tx=30.0,
         redirect=22.0,
         xmit_frame=13.0,
@@ -89,7 +84,6 @@ COSTS: dict[str, DriverCosts] = {
     ),
     "generic": DriverCosts(
         rx_frame=30.0,  # UNVERIFIED: an skb-only driver
-        drop=0.0,
         tx=0.0,
         redirect=0.0,
         xmit_frame=0.0,
@@ -100,7 +94,6 @@ COSTS: dict[str, DriverCosts] = {
     ),
     "veth": DriverCosts(
         rx_frame=25.0,  # UNVERIFIED: veth_xdp_rcv from the ptr_ring
-        drop=0.0,
         tx=20.0,  # veth_xdp_tx bulk to the peer
         redirect=22.0,
         xmit_frame=9.9,  # fitted: native i40e->veth 86.2 ns per frame
@@ -115,7 +108,6 @@ COSTS: dict[str, DriverCosts] = {
     # the fast path; xdp_redirect to ixgbe 0.8 -> 1.38 Mpps), split UNVERIFIED.
     "tap": DriverCosts(
         rx_frame=300.0,
-        drop=0.0,
         tx=30.0,
         redirect=22.0,
         xmit_frame=40.0,  # tun_xdp_xmit: ptr_ring produce (UNVERIFIED)
@@ -127,7 +119,6 @@ COSTS: dict[str, DriverCosts] = {
     ),
     "tap-vhost": DriverCosts(
         rx_frame=150.0,  # UNVERIFIED: vhost batches 64 buffers per tun_sendmsg
-        drop=0.0,
         tx=30.0,
         redirect=22.0,
         xmit_frame=40.0,
@@ -157,7 +148,6 @@ EGRESS_SKB = 40.0  # generic XDP: dev_map_bpf_prog_run_skb (UNVERIFIED)
 PRE_PATCH_DEVMAP = 4.65  # the pre-patch enqueue path's extra per-frame cost
 MASTER_REDIRECT = 15.0  # xdp_master_redirect: slave lookup + hash + compare (UNVERIFIED estimate;
 # not fitted: the bond seed's bond rows are predictions from it)
-STACK_TX = 300.0  # a local stack send (from: DEV), charged to nobody: pktgen-like pacing
 
 # Extra ns per frame each built-in program spends beyond a trivial ``return XDP_*``.
 PROGRAM_COST: dict[str, float] = {

@@ -9,7 +9,7 @@ target's frames straight into its peer's NAPI on the same CPU — and TX rings d
 
 Verdicts, redirect checks and per-frame costs are per flow-table entry and are compiled once per
 state epoch (``compile_paths``); a step costs a few NumPy operations whatever its length in
-frames, which is what lets a long step stand for many polls ("Fast and exact" in DESIGN.md).
+frames, which is what lets a long step stand for many polls (docs/design.md, "Two granularities").
 """
 
 from __future__ import annotations
@@ -1073,7 +1073,7 @@ class Datapath:
         at once (``dev_map_generic_redirect``), the egress program per skb."""
         sub = parts[0][0] if len(parts) == 1 else np.sum([p for p, _ in parts], axis=0)
         if mode == MODE_SKB:
-            kept = self._egress(tgt, parts, None, polls, dev, count_drops=False)
+            kept = self._egress(tgt, parts, None, polls, dev)
             self._generic_xmit(dev, tgt, cpus, kept, polls, depth)
             return
         per_row = sub.sum(axis=1)
@@ -1089,7 +1089,7 @@ class Datapath:
             bq.program = first
         if any(prog is not None for _, prog in parts):
             before = int(sub.sum())
-            sub = self._egress(tgt, parts, flushes, polls, dev, count_drops=True)
+            sub = self._egress(tgt, parts, flushes, polls, dev)
             if self.world.devmap_egress == "flush":
                 row[1] += before - int(sub.sum())
                 row[4] += before - int(sub.sum())
@@ -1139,7 +1139,6 @@ class Datapath:
         flushes: FloatArray | None,
         polls: FloatArray,
         rx_dev: NetDev,
-        count_drops: bool,
     ) -> IntArray:
         """Run devmap egress programs; returns the frames they let through (XDP_PASS).
 
@@ -1405,7 +1404,6 @@ class Datapath:
                 inc_bytes = np.sum([cl.wire_bytes for cl in mine], axis=0)
             elif not tx.occ.any():
                 if isinstance(dev, Nic):
-                    dev.tx_frames_last = 0.0
                     dev.tx_demand_last = 0.0
                 continue
             else:
@@ -1449,7 +1447,6 @@ class Datapath:
             sent_frames = int(out.sum())
             dev.add("tx_packets", sent_frames)
             dev.add("tx_bytes", round(float(out_bytes.sum())) - WIRE_OVERHEAD * sent_frames)
-            dev.tx_frames_last = float(out[:-1].sum()) / dt  # XDP TX frames per ns
             dev.tx_demand_last = float(inc[:-1].sum())  # frames offered to the XDP rings
             if mine:
                 self._settle(dev, mine, refused)
@@ -1524,16 +1521,6 @@ def _smoothing(dt: int, age_ns: float) -> float:
     if age_ns < RATE_TAU_NS:
         return dt / (age_ns + dt)
     return 1.0 - float(np.exp(-dt / RATE_TAU_NS))
-
-
-def _flushes(frames: IntArray, polls: FloatArray, batch: IntArray) -> FloatArray:
-    """Bulk flushes per row for ``frames`` redirected to one target out of ``batch`` frames
-    polled over ``polls`` polls (see :func:`_flushes_from`)."""
-    f = frames.astype(np.float64)
-    b = np.maximum(batch.astype(np.float64), f)
-    m = np.where(polls > 0, b / np.maximum(polls, 1e-12), 1.0)
-    r = np.where(b > 0, f / np.maximum(b, 1e-12), 0.0)
-    return _flushes_from(frames, polls, r, m)
 
 
 def _flushes_from(frames: IntArray, polls: FloatArray, r: FloatArray, m: FloatArray) -> FloatArray:

@@ -81,8 +81,3 @@ class DevMap:
             return sorted(self.entries.items())
         mask = self.n_buckets - 1
         return sorted(self.entries.items(), key=lambda kv: kv[0] & mask)
-
-    def forget_device(self, dev: str) -> None:
-        """``dev_map_notification`` on NETDEV_UNREGISTER: entries pointing at ``dev`` go."""
-        for key in [k for k, e in self.entries.items() if e.dev == dev]:
-            del self.entries[key]

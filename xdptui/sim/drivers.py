@@ -20,7 +20,6 @@ class DriverProfile:
     native_xdp: bool  # has ndo_bpf
     ndo_xdp_xmit: bool  # has ndo_xdp_xmit
     ndo_xmit_needs_prog: bool  # advertises NETDEV_XDP_ACT_NDO_XMIT only while a program is attached
-    offload: bool  # XDP_FLAGS_HW_MODE (only nfp/netdevsim in the real world)
     rx_ring_default: int
     rx_ring_max: int
     tx_ring_default: int
@@ -74,7 +73,6 @@ IXGBE = DriverProfile(
     native_xdp=True,
     ndo_xdp_xmit=True,
     ndo_xmit_needs_prog=True,  # ixgbe_xdp_setup: xdp_features_set_redirect_target on attach
-    offload=False,
     rx_ring_default=512,  # IXGBE_DEFAULT_RXD
     rx_ring_max=4096,
     tx_ring_default=512,  # IXGBE_DEFAULT_TXD; XDP rings take the TX ring size
@@ -97,7 +95,6 @@ I40E = DriverProfile(
     native_xdp=True,
     ndo_xdp_xmit=True,
     ndo_xmit_needs_prog=True,  # UNVERIFIED for i40e (verified for ixgbe)
-    offload=False,
     rx_ring_default=512,
     rx_ring_max=8160,
     tx_ring_default=512,
@@ -120,7 +117,6 @@ ICE = DriverProfile(
     native_xdp=True,
     ndo_xdp_xmit=True,
     ndo_xmit_needs_prog=True,  # UNVERIFIED for ice
-    offload=False,
     rx_ring_default=2048,  # ICE_DFLT_NUM_RX_DESC
     rx_ring_max=8160,
     tx_ring_default=256,  # ICE_DFLT_NUM_TX_DESC
@@ -145,7 +141,6 @@ MLX5 = DriverProfile(
     native_xdp=True,
     ndo_xdp_xmit=True,
     ndo_xmit_needs_prog=False,  # UNVERIFIED: redirect-target XDPSQs opened per channel
-    offload=False,
     rx_ring_default=1024,
     rx_ring_max=8192,
     tx_ring_default=1024,
@@ -168,7 +163,6 @@ GENERIC = DriverProfile(
     native_xdp=False,
     ndo_xdp_xmit=False,
     ndo_xmit_needs_prog=False,
-    offload=False,
     rx_ring_default=256,
     rx_ring_max=4096,
     tx_ring_default=256,

@@ -1,8 +1,9 @@
 """Runtime state of network devices: the part of ``struct net_device`` and the driver's rings
 that the simulator models.
 
-Counters are the report's (DESIGN.md "JSON report"); ring contents are counts per flow-table
-entry so that a verdict computed per entry applies to exactly the frames that are queued.
+Counters are the report's (docs/design.md, "JSON report (v1)"); ring contents are counts per
+flow-table entry so that a verdict computed per entry applies to exactly the frames that are
+queued.
 """
 
 from __future__ import annotations
@@ -151,7 +152,6 @@ class Nic(NetDev):
     ring_of_cpu: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     tx: TxRings | None = None
     card: str = ""  # ports of one card share its DMA budget (rx_pps_max)
-    tx_frames_last: float = 0.0  # XDP TX frames per ns in the last step
     tx_demand_last: float = 0.0  # frames offered to the XDP TX rings in the last step
 
 

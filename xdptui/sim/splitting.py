@@ -42,12 +42,6 @@ def split_rows(x: IntArray, take: IntArray, rotate: int = 0) -> IntArray:
     return y
 
 
-def split_total(x: IntArray, take: int) -> IntArray:
-    """1-D version of :func:`split_rows`."""
-    out: IntArray = split_rows(x[None, :], np.array([take], dtype=np.int64))[0]
-    return out
-
-
 def share(total: int, weights: npt.NDArray[np.float64], rotate: int = 0) -> IntArray:
     """Split an integer ``total`` over buckets in proportion to ``weights`` (largest remainder;
     ties go to the first bucket at or after ``rotate``, so repeated small splits stay fair)."""

@@ -1,0 +1,26 @@
+"""Names the dead-code check cannot see used: read by Textual, NumPy, user programs or tests.
+
+vulture reads this file with ``xdptui`` and ``widgets`` (``[tool.vulture] paths``); nothing
+imports or runs it. Each line names an attribute so vulture counts it as used.
+"""
+
+# ruff: noqa: B018, F821
+
+from xdptui.app import XdpApp
+from xdptui.model.report_spec import DeviceEntry, QueueEntry
+from xdptui.sim.programs import XdpContext
+from xdptui.widgets.drops import DropsPanel
+from xdptui.widgets.project import project
+
+XdpApp.main_screen  # the app's main screen, as the Pilot tests reach it
+_.parameters  # Textual calls check_action(action, parameters); the app only reads the action
+DropsPanel.selected  # the selected drops row, as the Pilot tests read it
+project  # the pure projection (frame -> views) the projection tests drive
+XdpContext.ingress_ifindex  # the user-program API (ctx.ingress_ifindex)
+XdpContext.egress_ifindex
+_.writeable  # numpy's flags.writeable = False freezes shared arrays
+QueueEntry.ring_peak  # report keys (TypedDict fields): report.py writes them as string keys
+DeviceEntry.active_slave
+DeviceEntry.slow_path_reasons
+DeviceEntry.writes_throttled
+DeviceEntry.verdicts_by_path
