@@ -22,7 +22,7 @@ def candidates(line: str) -> tuple[str, ...]:
 
 
 def test_an_empty_line_offers_the_tools() -> None:
-    assert candidates("") == ("ip", "bpftool", "ethtool", "pktgen", "reader")
+    assert candidates("") == ("ip", "bpftool", "ethtool", "pktgen", "reader", "help")
 
 
 def test_a_partial_word_is_filtered() -> None:

@@ -7,7 +7,8 @@ this device (absent from its ``DeviceView.counters``) is shown as *not modelled*
 a counter that has no meaning for the device type (a bond runs no XDP of its own) as *n/a*.
 
 Driver names below are the upstream ones where the driver has such a counter at all: ice, i40e
-and ixgbe keep no per-verdict XDP counters, mlx5 and veth do. Pure data and a pure projection.
+and ixgbe keep no per-verdict XDP counters, mlx5 and veth do; ``ethtool -S`` in the engine
+(``xdptui.sim.show``) prints the same names. Pure data and a pure projection.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ CROSSWALK: dict[str, dict[str, str]] = {
     "xdp_drop": {
         "*": "XDP_DROP: " + _NO_DRIVER_COUNTER,
         "mlx5": "ethtool -S: rx_xdp_drop",
-        "veth": "ethtool -S: rx_queue_N_xdp_drops",
+        "veth": "ethtool -S: rx_queue_N_xdp_drops (XDP_DROP and XDP_ABORTED)",
     },
     "xdp_pass": {
         "*": "XDP_PASS: no counter; the frames show up in the stack",
@@ -55,18 +56,18 @@ CROSSWALK: dict[str, dict[str, str]] = {
     "xdp_aborted": {"*": "tracepoint xdp:xdp_exception act=XDP_ABORTED (trace_xdp_exception)"},
     "xdp_tx_errors": {
         "*": "tracepoint xdp:xdp_exception act=XDP_TX (XDP TX ring full)",
-        "mlx5": "ethtool -S: rx_xdp_tx_full / rx_xdp_tx_err",
+        "mlx5": "ethtool -S: rx_xdp_tx_full (XDP TX ring full)",
         "veth": "ethtool -S: rx_queue_N_xdp_tx_errors",
     },
     "xdp_xmit": {
         "*": "tracepoint xdp:xdp_devmap_xmit sent (to this device, from bq_xmit_all)",
         "mlx5": "ethtool -S: tx_xdp_xmit",
-        "veth": "ethtool -S of the peer: xdp_xmit (veth_ndo_xdp_xmit)",
+        "veth": "ethtool -S: tx_queue_N_xdp_xmit (veth_ndo_xdp_xmit)",
     },
     "xdp_xmit_errors": {
         "*": "tracepoint xdp:xdp_devmap_xmit drops (ndo_xdp_xmit refused)",
-        "mlx5": "ethtool -S: tx_xdp_full / tx_xdp_err",
-        "veth": "ethtool -S of the peer: xdp_xmit_errors",
+        "mlx5": "ethtool -S: tx_xdp_full (XDP SQ full)",
+        "veth": "ethtool -S: tx_queue_N_xdp_xmit_errors",
     },
     "tx_packets": {"*": "ip -s link: TX packets (rtnl_link_stats64.tx_packets)"},
     "tx_bytes": {"*": "ip -s link: TX bytes (rtnl_link_stats64.tx_bytes)"},

@@ -1,4 +1,4 @@
-"""Command line: ``xdptui FILE``, ``xdptui check|run|bench|reproduce|serve ...``.
+"""Command line: ``xdptui FILE``, ``xdptui check|run|bench|reproduce|schema|serve ...``.
 
 Every failure is one clear line per problem on stderr and exit status 2 -- never a traceback.
 """
@@ -14,6 +14,7 @@ from xdptui.model.units import UnitError, parse_duration_ns
 
 SUBCOMMANDS = ("check", "run", "bench", "reproduce", "serve", "schema", "app")
 DEFAULT_TOPOLOGY = "dual_port.yaml"
+SCHEMA_FORMATS = ("topology", "report")
 
 
 def version() -> str:
@@ -98,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("reproduce", help="the seeds' benchmark tables beside the simulator's")
     rep.add_argument("which", nargs="?", default="all", choices=("bond", "devmap", "tun", "all"))
     rep.add_argument("--json", action="store_true")
+    schema = sub.add_parser("schema", help="print the JSON Schema of a file format")
+    schema.add_argument("format", choices=SCHEMA_FORMATS, help="topology or report")
     serve = sub.add_parser("serve", help="serve the app to browsers with textual-serve")
     serve.add_argument("file", nargs="?", default=None)
     serve.add_argument("--port", type=int, default=8000)
@@ -139,6 +142,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         from xdptui import reproduce
 
         return reproduce.main(args.which, args.json)
+    if args.cmd == "schema":
+        return _schema(args.format)
     if args.cmd == "serve":
         return _serve(args.file or default_topology(), args.host, args.port)
     path = getattr(args, "file", None) or default_topology()
@@ -173,6 +178,17 @@ def _run(args: argparse.Namespace) -> int:
             except OSError as exc:
                 fail(f"xdptui run: cannot write {args.json}: {exc.strerror}")
         print(text)
+    return 0
+
+
+def _schema(fmt: str) -> int:
+    """Print a format's JSON Schema, generated from its one declaration in xdptui.model."""
+    import json
+
+    from xdptui.model import report_spec, topology_spec
+
+    schema = topology_spec.schema() if fmt == "topology" else report_spec.schema()
+    sys.stdout.write(json.dumps(schema, indent=2) + "\n")
     return 0
 
 

@@ -12,6 +12,7 @@ import shlex
 from xdptui.model.commands import (
     BondSetOptions,
     Command,
+    Help,
     LinkSetCarrier,
     LinkSetMaster,
     LinkSetMtu,
@@ -20,7 +21,9 @@ from xdptui.model.commands import (
     MapDelete,
     MapShow,
     MapUpdate,
+    NetShow,
     Pktgen,
+    ProgShow,
     SetChannels,
     SetReader,
     SetRings,
@@ -32,7 +35,6 @@ from xdptui.model.topology import BOND_MODES, XMIT_HASH_POLICIES
 from xdptui.model.units import UnitError, parse_rate
 
 XDP_KEYWORDS = ("xdp", "xdpgeneric", "xdpdrv", "xdpoffload")
-TOOLS = ("ip", "bpftool", "ethtool", "pktgen", "reader")
 INCOMPLETE = 'Command line is not complete. Try option "help"'
 
 COMMAND_HELP: tuple[tuple[str, str], ...] = (
@@ -46,16 +48,35 @@ COMMAND_HELP: tuple[tuple[str, str], ...] = (
     ("ip link set dev DEV mtu N", "change the MTU"),
     ("ip link set dev DEV master BOND | nomaster", "enslave to / release from a bond"),
     ("ip link set dev BOND type bond mode MODE [xmit_hash_policy POLICY]", "bond options"),
-    ("ip [-s] [-d] link show [dev DEV]", "show devices, XDP programs and statistics"),
-    ("bpftool map update name MAP key K value DEV [egress PROG]", "set a devmap entry"),
+    ("ip [-j] [-s] [-d] link show [dev DEV]", "show devices, XDP programs and statistics"),
+    (
+        "bpftool map update name MAP key K value DEV [egress PROG] [any|noexist|exist]",
+        "set a devmap entry",
+    ),
     ("bpftool map delete name MAP key K", "delete a devmap entry"),
-    ("bpftool map show | dump name MAP", "list maps / a map's entries"),
+    ("bpftool [-j] map show | dump name MAP", "list maps / a map's entries"),
+    ("bpftool [-j] prog show", "list the loaded XDP programs"),
+    ("bpftool [-j] net", "list the XDP programs attached to each device"),
     ("ethtool -L DEV combined N", "number of channels (RX/TX queue pairs)"),
     ("ethtool -G DEV rx N [tx N]", "ring sizes"),
     ("ethtool -S DEV", "driver statistics"),
     ("pktgen DEV rate R [size S] [flows F] [gso G] | pktgen DEV stop", "retune traffic into DEV"),
     ("reader TAP rate R | reader TAP stop", "how fast userspace reads a tap (xdptui's own)"),
+    ("help [COMMAND]", "this list, or the lines of one command"),
 )
+"""Every command's synopsis: ``help`` prints these and completion takes its first words."""
+
+TOOLS: tuple[str, ...] = tuple(dict.fromkeys(synopsis.split()[0] for synopsis, _ in COMMAND_HELP))
+"""The command words the parser accepts, in :data:`COMMAND_HELP` order."""
+
+
+def help_text(topic: str | None = None) -> str:
+    """``help`` / ``help ip``: the synopses from :data:`COMMAND_HELP`, aligned."""
+    rows = [r for r in COMMAND_HELP if topic is None or r[0].split()[0] == topic]
+    width = max(len(synopsis) for synopsis, _ in rows)
+    if width > 72:
+        return "\n".join(f"{synopsis}\n    {what}" for synopsis, what in rows)
+    return "\n".join(f"{synopsis:<{width}}  {what}" for synopsis, what in rows)
 
 
 def _int(word: str, what: str) -> int:
@@ -103,6 +124,19 @@ def parse(line: str) -> Command:
         return _parse_pktgen(rest)
     if tool == "reader":
         return _parse_reader(rest)
+    if tool == "help":
+        topic = rest.next() if rest.more() else None
+        if topic is not None and topic not in TOOLS:
+            from xdptui.model.catalog import did_you_mean
+
+            raise UsageError(
+                f'Error: no help on "{topic}"{did_you_mean(topic, TOOLS)}; '
+                f"valid: {', '.join(TOOLS)}",
+                Errno.EINVAL,
+            )
+        if rest.more():
+            raise UsageError(f'Error: help takes one command word, not "{rest.next()}"')
+        return Help(topic)
     from xdptui.model.catalog import did_you_mean
 
     raise UsageError(
@@ -122,7 +156,7 @@ def validate(line: str) -> str | None:
 
 
 def _parse_ip(w: _Words) -> Command:
-    force = stats = details = False
+    force = stats = details = as_json = False
     while (word := w.peek()) is not None and word.startswith("-"):
         w.next()
         if word == "-force":
@@ -131,20 +165,30 @@ def _parse_ip(w: _Words) -> Command:
             stats = True
         elif word in ("-d", "-details"):
             details = True
+        elif word in ("-j", "-json"):
+            as_json = True
+        elif word in ("-p", "-pretty"):
+            continue
+        elif word in ("-h", "-help"):
+            return Help("ip")
         else:
             raise UsageError(f'Option "{word}" is unknown, try "ip -help".')
     obj = w.next()
+    if obj == "help":
+        return Help("ip")
     if obj not in ("link", "l"):
         raise UsageError(f'Object "{obj}" is unknown, try "ip help". (xdptui models ip link)')
     verb = w.next() if w.more() else "show"
+    if verb == "help":
+        return Help("ip")
     if verb in ("show", "list", "sh", "ls"):
         dev = None
         if w.more():
             word = w.next()
             dev = w.next() if word == "dev" else word
-        return LinkShow(dev, stats, details)
+        return LinkShow(dev, stats, details, as_json)
     if verb != "set":
-        raise UsageError(f'Command "{verb}" is unknown, try "ip link help".')
+        raise UsageError(f'Command "{verb}" is unknown, try "ip link help".')  # that is help ip
     word = w.next()
     dev = w.next() if word == "dev" else word
     if not w.more():
@@ -239,15 +283,33 @@ def _parse_bond_opts(w: _Words, dev: str) -> BondSetOptions:
 
 
 def _parse_bpftool(w: _Words) -> Command:
+    as_json = False
+    while (word := w.peek()) is not None and word.startswith("-"):
+        w.next()
+        if word in ("-j", "--json", "-p", "--pretty"):
+            as_json = True
+        elif word in ("-h", "--help"):
+            return Help("bpftool")
+        else:
+            raise UsageError(f"Error: unrecognized option '{word}' (xdptui: -j, -p)")
     obj = w.next()
+    if obj == "help" or w.peek() == "help":
+        return Help("bpftool")
+    if obj in ("prog", "net"):
+        verb = w.next() if w.more() else "show"
+        if verb not in ("show", "list"):
+            raise UsageError(f"Error: unrecognized command '{verb}' (xdptui: {obj} show)")
+        if w.more():
+            raise UsageError(f"Error: unexpected '{w.next()}'")
+        return ProgShow(as_json) if obj == "prog" else NetShow(as_json)
     if obj != "map":
-        raise UsageError(f"Error: unrecognized object '{obj}' (xdptui models bpftool map)")
+        raise UsageError(f"Error: unrecognized object '{obj}' (xdptui: map, prog, net)")
     verb = w.next() if w.more() else "show"
     if verb in ("show", "list"):
         name = _map_name(w) if w.more() else None
-        return MapShow(name, dump=False)
+        return MapShow(name, dump=False, json=as_json)
     if verb == "dump":
-        return MapShow(_map_name(w), dump=True)
+        return MapShow(_map_name(w), dump=True, json=as_json)
     if verb in ("update", "delete"):
         name = _map_name(w)
         if w.next() != "key":
@@ -285,6 +347,8 @@ def _map_name(w: _Words) -> str:
 
 def _parse_ethtool(w: _Words) -> Command:
     flag = w.next()
+    if flag in ("-h", "--help"):
+        return Help("ethtool")
     if flag in ("-L", "--set-channels"):
         dev = w.next()
         combined = None

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdptui.commands import TOOLS
 from xdptui.model.catalog import PROGRAMS, program_info
 from xdptui.model.topology import BOND_MODES, XMIT_HASH_POLICIES
 
-TOOLS: tuple[str, ...] = ("ip", "bpftool", "ethtool", "pktgen", "reader")
+__all__ = ["TOOLS", "Completion", "CompletionContext", "complete", "next_words"]
 XDP_KEYWORDS: tuple[str, ...] = ("xdp", "xdpgeneric", "xdpdrv", "xdpoffload")
-IP_OPTIONS: tuple[str, ...] = ("-force", "-s", "-d")
+IP_OPTIONS: tuple[str, ...] = ("-force", "-s", "-d", "-j")
+BPFTOOL_OBJECTS: tuple[str, ...] = ("map", "prog", "net")
 LINK_SET_VERBS: tuple[str, ...] = (
     "up",
     "down",
@@ -98,6 +100,8 @@ def next_words(words: list[str], partial: str, ctx: CompletionContext) -> tuple[
         return _pktgen(rest, ctx)
     if tool == "reader":
         return _reader(rest, ctx)
+    if tool == "help":
+        return TOOLS if not rest else ()
     return ()
 
 
@@ -182,8 +186,12 @@ def _bond_options(words: list[str]) -> tuple[str, ...]:
 
 
 def _bpftool(rest: list[str], ctx: CompletionContext) -> tuple[str, ...]:
+    options = () if "-j" in rest else ("-j",)
+    rest = [w for w in rest if not w.startswith("-")]
     if not rest:
-        return ("map",)
+        return (*BPFTOOL_OBJECTS, *options)
+    if rest[0] in ("prog", "net"):
+        return ("show", "list") if len(rest) == 1 else ()
     if rest[0] != "map":
         return ()
     words = rest[1:]

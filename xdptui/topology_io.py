@@ -4,7 +4,7 @@ The file is *composed*, not constructed, with PyYAML's SafeLoader, so every node
 and column it came from. Every problem becomes a :class:`Diagnostic` that names the field as a
 path (``devices.eth0.queues``, ``traffic[1].rate``) and says what would be valid; all problems
 of a file are collected in one pass and raised together as one :class:`TopologyError`.
-The fields and their rules are DESIGN.md's "Topology YAML (v1)"; where a rule is the kernel's
+The fields and their rules are docs/design.md's "Topology YAML (v1)"; where a rule is the kernel's
 (bond option dependencies, devmap key range, device names) the message gives its errno.
 """
 
@@ -33,7 +33,6 @@ from xdptui.model.catalog import (
 )
 from xdptui.model.topology import (
     BOND_MODES,
-    DEVICE_TYPES,
     NIC_DRIVERS,
     PROTOS,
     XMIT_HASH_POLICIES,
@@ -51,8 +50,28 @@ from xdptui.model.topology import (
     TrafficSpec,
     TunSpec,
     VethSpec,
-    XdpMode,
     XdpSpec,
+)
+from xdptui.model.topology_spec import (
+    ALL_DEVICE_KEYS,
+    DEVICE,
+    DEVICE_TYPES,
+    ENTRY_KEYS,
+    LESSON_KEYS,
+    MAC_PATTERN,
+    MAP_KEYS,
+    MAP_NAME_PATTERN,
+    MAP_TYPES,
+    RING_SIZES,
+    STEP_KEYS,
+    TIMELINE_KEYS,
+    TOP_KEYS,
+    TRAFFIC_KEYS,
+    TUN_MODES,
+    TUN_WRITERS,
+    U32_MAX,
+    XDP_KEYS,
+    XDP_MODES,
 )
 from xdptui.model.units import LINE, Rate, UnitError, parse_duration_ns, parse_rate, parse_speed_bps
 
@@ -63,55 +82,11 @@ CommandValidator = Callable[[str], str | None]
 
 T = TypeVar("T")
 
-TOP_KEYS = (
-    "name",
-    "description",
-    "seed",
-    "cpus",
-    "devices",
-    "maps",
-    "traffic",
-    "timeline",
-    "lessons",
-)
-COMMON_KEYS = ("type", "up", "mtu", "xdp")
-TYPE_KEYS: dict[str, tuple[str, ...]] = {
-    "nic": ("driver", "speed", "queues", "ring", "tx_ring", "irq_cpus", "card"),
-    "veth": ("peer", "queues"),
-    "bond": ("mode", "xmit_hash_policy", "slaves", "miimon", "primary", "packets_per_slave"),
-    "tun": (
-        "mode",
-        "queues",
-        "tx_queue_len",
-        "vnet_hdr",
-        "reader",
-        "writer",
-        "blocking",
-        "zerocopy",
-        "sndbuf",
-        "napi_frags",
-    ),
-}
-ALL_DEVICE_KEYS = tuple(dict.fromkeys(COMMON_KEYS + sum(TYPE_KEYS.values(), ())))
-XDP_KEYS = ("program", "mode", "params")
-XDP_MODES: tuple[XdpMode, ...] = ("native", "generic", "offload")
-MAP_KEYS = ("type", "max_entries", "entries")
-MAP_TYPES = ("devmap", "devmap_hash")
-ENTRY_KEYS = ("dev", "egress")
-TRAFFIC_KEYS = (
-    "name", "to", "from", "rate", "count", "start", "size", "proto", "src_mac", "dst_mac",
-    "src_ip", "dst_ip", "src_port", "dst_port", "vlan", "flows", "random", "gso",
-)  # fmt: skip
-TIMELINE_KEYS = ("at", "do")
-LESSON_KEYS = ("title", "steps")
-STEP_KEYS = ("text", "commands")
 # bond_opts[]: the modes in which an option may be set (others: bond_opt_check_deps -> -EACCES).
 PRIMARY_MODES = frozenset({"active-backup", "balance-tlb", "balance-alb"})
-RING_SIZES = tuple(1 << n for n in range(6, 14))  # 64 .. 8192
-U32_MAX = (1 << 32) - 1
 USER_PROGRAM = "path/to/file.py:function"
-_MAC = re.compile(r"^[0-9A-Fa-f]{1,2}(?::[0-9A-Fa-f]{1,2}){5}$")
-_MAP_NAME = re.compile(r"^[A-Za-z0-9_.]{1,15}$")
+_MAC = re.compile(MAC_PATTERN)
+_MAP_NAME = re.compile(MAP_NAME_PATTERN)
 _DEFAULT_SOURCE = TrafficSpec(name="")
 _NULL = "tag:yaml.org,2002:null"
 
@@ -662,7 +637,7 @@ class _Loader:
         kind = self.choice(by_key["type"].value, f"{path}.type", DEVICE_TYPES, "device type")
         if kind is None:
             return None
-        fields = self.known(pairs, path, COMMON_KEYS + TYPE_KEYS[kind], f" for a {kind}")
+        fields = self.known(pairs, path, DEVICE.keys(kind), f" for a {kind}")
         common = _Common(
             name=pair.key,
             up=self.opt(fields, "up", path, self.boolean, True),
@@ -934,13 +909,13 @@ class _Loader:
 
     def tun(self, fields: dict[str, _Pair], path: str, c: _Common) -> TunSpec:
         mode = self.opt(
-            fields, "mode", path, lambda n, p: self.choice(n, p, ("tap", "tun"), "tun mode"), "tap"
+            fields, "mode", path, lambda n, p: self.choice(n, p, TUN_MODES, "tun mode"), "tap"
         )
         writer = self.opt(
             fields,
             "writer",
             path,
-            lambda n, p: self.choice(n, p, ("write", "vhost"), "writer"),
+            lambda n, p: self.choice(n, p, TUN_WRITERS, "writer"),
             "write",
         )
         return TunSpec(

@@ -59,6 +59,28 @@ class LinkShow:
     dev: str | None = None
     stats: bool = False
     details: bool = False
+    json: bool = False  # ip -j: iproute2's JSON
+
+
+@dataclass(frozen=True)
+class ProgShow:
+    """``bpftool [-j] prog show``: every loaded XDP program."""
+
+    json: bool = False
+
+
+@dataclass(frozen=True)
+class NetShow:
+    """``bpftool [-j] net``: the XDP programs attached to each device."""
+
+    json: bool = False
+
+
+@dataclass(frozen=True)
+class Help:
+    """``help [COMMAND]``: the command synopses (xdptui's own)."""
+
+    topic: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +104,7 @@ class MapDelete:
 class MapShow:
     map: str | None = None
     dump: bool = False
+    json: bool = False
 
 
 @dataclass(frozen=True)
@@ -145,6 +168,9 @@ Command = (
     | ShowStats
     | Pktgen
     | SetReader
+    | ProgShow
+    | NetShow
+    | Help
 )
 
 

@@ -12,6 +12,9 @@ from typing import Literal
 from xdptui.model.units import LINE, Rate
 
 XdpMode = Literal["native", "generic", "offload"]
+MapType = Literal["devmap", "devmap_hash"]
+TunMode = Literal["tap", "tun"]
+TunWriter = Literal["write", "vhost"]
 BOND_MODES: tuple[str, ...] = (
     "balance-rr",
     "active-backup",
@@ -44,7 +47,6 @@ def bond_xdp_check(mode: str, policy: str) -> bool:
 
 
 NIC_DRIVERS: tuple[str, ...] = ("ixgbe", "i40e", "ice", "mlx5", "generic")
-DEVICE_TYPES: tuple[str, ...] = ("nic", "veth", "bond", "tun")
 PROTOS: tuple[str, ...] = ("udp", "tcp", "icmp", "igmp")
 
 
@@ -116,12 +118,12 @@ class BondSpec(DeviceSpec):
 @dataclass(frozen=True, kw_only=True)
 class TunSpec(DeviceSpec):
     type: str = "tun"
-    mode: Literal["tap", "tun"] = "tap"
+    mode: TunMode = "tap"
     queues: int = 1
     tx_queue_len: int = 500
     vnet_hdr: bool = True
     reader: Rate | None = None
-    writer: Literal["write", "vhost"] = "write"
+    writer: TunWriter = "write"
     blocking: bool = False  # blocking writes (no O_NONBLOCK): never tun_build_skb
     zerocopy: bool = False  # vhost zerocopy: never tun_build_skb
     sndbuf: int | None = None  # TUNSETSNDBUF; None = the default INT_MAX
@@ -139,7 +141,7 @@ class MapEntrySpec:
 @dataclass(frozen=True)
 class MapSpec:
     name: str
-    type: Literal["devmap", "devmap_hash"]
+    type: MapType
     max_entries: int
     entries: tuple[MapEntrySpec, ...] = ()
     loc: Loc = field(default_factory=Loc, compare=False)

@@ -11,10 +11,16 @@ from dataclasses import dataclass
 from typing import Literal
 
 _NUM = r"(\d+(?:\.\d*)?|\.\d+)"
-_DUR = re.compile(rf"^\s*{_NUM}\s*(ns|us|µs|ms|s)?\s*$")
+# The patterns are also the topology schema's (ECMA-262 as JSON Schema takes them, so no flags:
+# the case-insensitive units spell both cases out).
+DURATION_PATTERN = rf"^\s*{_NUM}\s*(ns|us|µs|ms|s)?\s*$"
+RATE_PATTERN = rf"^\s*{_NUM}\s*([KkMmGg]?)([Pp][Pp][Ss]|[Bb][Pp][Ss])\s*$"
+LINE_PATTERN = r"^\s*[Ll][Ii][Nn][Ee]\s*$"
+SPEED_PATTERN = rf"^\s*{_NUM}\s*([KkMmGgTt](?:[Bb][Pp][Ss])?|[Bb][Pp][Ss])\s*$"
+_DUR = re.compile(DURATION_PATTERN)
 _DUR_SCALE = {None: 1, "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
-_RATE = re.compile(rf"^\s*{_NUM}\s*([KMG]?)(pps|bps)\s*$", re.IGNORECASE)
-_SPEED = re.compile(rf"^\s*{_NUM}\s*([KMGT]?)(bps)?\s*$", re.IGNORECASE)
+_RATE = re.compile(RATE_PATTERN)
+_SPEED = re.compile(SPEED_PATTERN)
 _PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 
 
@@ -65,7 +71,7 @@ def parse_rate(value: object) -> Rate:
             raise UnitError("a rate can't be negative")
         return Rate("pps", float(value))
     text = str(value).strip()
-    if text.lower() == "line":
+    if re.match(LINE_PATTERN, text):
         return LINE
     m = _RATE.match(text)
     if not m:
@@ -83,9 +89,10 @@ def parse_speed_bps(value: object) -> int:
     if isinstance(value, int | float):
         return round(float(value) * 1e6)
     m = _SPEED.match(str(value))
-    if not m or (not m.group(2) and not m.group(3)):
+    if not m:
         raise UnitError(f"{value!r} is not a link speed (use 1G, 10G, 25G, 40G, 100G or 200G)")
-    return round(float(m.group(1)) * _PREFIX[m.group(2).lower()])
+    prefix = m.group(2)[0].lower()
+    return round(float(m.group(1)) * _PREFIX.get(prefix, 1.0))
 
 
 def format_rate(value: float, unit: str = "pps") -> str:

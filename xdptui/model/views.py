@@ -27,7 +27,7 @@ COUNTERS: tuple[str, ...] = (
     "tx_bytes",
     "tx_dropped",
 )
-"""Every device's counters, in the v1 report's order (DESIGN.md "JSON report")."""
+"""Every device's counters, in the v1 report's order (docs/design.md, "JSON report (v1)")."""
 
 TUN_COUNTERS: tuple[str, ...] = ("xdp_fast_path", "xdp_generic_path")
 """What tun/tap devices add: frames whose program ran before the skb / as generic XDP."""

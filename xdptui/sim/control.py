@@ -20,12 +20,13 @@ from xdptui.model.catalog import (
     program_info,
 )
 from xdptui.model.errors import Errno, KernelError
+from xdptui.sim import show
 from xdptui.sim.bond import Bond
 from xdptui.sim.bond_control import BondControl
 from xdptui.sim.datapath import make_context
 from xdptui.sim.devmap import DevMap, DevmapEntry
 from xdptui.sim.hashing import rss_queue
-from xdptui.sim.netdev import COUNTERS, MODE_DRV, MODE_HW, MODE_SKB, Attachment, NetDev, Nic, Veth
+from xdptui.sim.netdev import MODE_DRV, MODE_HW, MODE_SKB, Attachment, NetDev, Nic, Veth
 from xdptui.sim.programs import make_program
 from xdptui.sim.traffic import build_flow_table
 from xdptui.sim.tun import Tun
@@ -38,7 +39,6 @@ from xdptui.sim.world import (
 
 XDP_MAX_MTU = 3046  # one 4 KiB page less headroom and skb_shared_info (UNVERIFIED per driver)
 KEYWORD_MODE = {"xdpgeneric": MODE_SKB, "xdpdrv": MODE_DRV, "xdpoffload": MODE_HW}
-SHOW_MODE = {MODE_DRV: "xdp", MODE_SKB: "xdpgeneric", MODE_HW: "xdpoffload"}
 
 
 class ToolError(KernelError):
@@ -117,6 +117,7 @@ class Control(BondControl):
         params = self.resolve_params(c.prog, c.params)
         prog = make_program(c.prog, params, self.world.next_prog_id, self.world.base_dir)
         prog.run(make_context(self.world, dev, prog))  # the "verifier": refuse a bad program now
+        self.world.prog_loaded_ns[prog.prog_id] = self.now()
         if isinstance(dev, Bond):
             if mode != MODE_DRV:
                 raise KernelError(
@@ -319,50 +320,20 @@ class Control(BondControl):
         return ""
 
     def _LinkShow(self, c: cmd.LinkShow) -> str:
-        """``ip link show``: ``xdp`` (native), ``xdpgeneric`` or ``xdpmulti`` after the MTU,
-        then ``/id:N`` (iproute2 ``ip/iplink_xdp.c: xdp_dump``)."""
+        """``ip [-j] [-s] [-d] link show``: one set of facts per device, text or JSON."""
         devs = [self.device(c.dev)] if c.dev else list(self.world.devices.values())
-        lines: list[str] = []
-        for dev in devs:
-            flags = ["BROADCAST", "MULTICAST"]
-            if dev.admin_up:
-                flags.append("UP")
-                if dev.running:
-                    flags.append("LOWER_UP")
-            name = f"{dev.name}@{dev.peer}" if isinstance(dev, Veth) else dev.name
-            own = {m: a for m, a in dev.xdp.items() if a.inherited_from is None}
-            xdp = ""
-            if len(own) > 1:
-                xdp = " xdpmulti"
-            elif own:
-                mode, att = next(iter(own.items()))
-                xdp = f" {SHOW_MODE[mode]}/id:{att.prog.prog_id}"
-            state = "UP" if dev.running else "DOWN"
-            master = f" master {dev.master}" if dev.master else ""
-            lines.append(
-                f"{dev.ifindex}: {name}: <{','.join(flags)}> mtu {dev.mtu}{xdp} qdisc mq"
-                f"{master} state {state} mode DEFAULT group default qlen 1000"
-            )
-            if c.details:
-                for mode, att in dev.xdp.items():
-                    src = f" (from {att.inherited_from})" if att.inherited_from else ""
-                    lines.append(
-                        f"    prog/{SHOW_MODE[mode].replace('xdp', 'xdp', 1)} id "
-                        f"{att.prog.prog_id} name {att.prog.name}{src}"
-                    )
-            if c.stats:
-                k = dev.counters
-                lines.append("    RX:  bytes packets errors dropped  missed   mcast")
-                lines.append(
-                    f"    {k['rx_bytes']:>10} {k['rx_packets']:>7} {0:>6} {k['rx_dropped']:>7}"
-                    f" {0:>7} {0:>7}"
-                )
-                lines.append("    TX:  bytes packets errors dropped carrier collsns")
-                lines.append(
-                    f"    {k['tx_bytes']:>10} {k['tx_packets']:>7} {0:>6} {k['tx_dropped']:>7}"
-                    f" {0:>7} {0:>7}"
-                )
-        return "\n".join(lines)
+        return show.link_show(self.world, devs, c.stats, c.details, c.json)
+
+    def _ProgShow(self, c: cmd.ProgShow) -> str:
+        return show.prog_show(self.world, c.json)
+
+    def _NetShow(self, c: cmd.NetShow) -> str:
+        return show.net_show(self.world, c.json)
+
+    def _Help(self, c: cmd.Help) -> str:
+        from xdptui.commands import help_text
+
+        return help_text(c.topic)
 
     # ------------------------------------------------------------ maps
 
@@ -394,6 +365,7 @@ class Control(BondControl):
                 )
             egress = make_program(c.egress, {}, self.world.next_prog_id, self.world.base_dir)
             egress.run(make_context(self.world, None, egress, egress=dev))
+            self.world.prog_loaded_ns[egress.prog_id] = self.now()
             self.world.next_prog_id += 1
         try:
             m.update(c.key, DevmapEntry(dev.name, egress), c.flags)
@@ -414,6 +386,8 @@ class Control(BondControl):
     def _MapShow(self, c: cmd.MapShow) -> str:
         """``bpftool map show`` / ``dump`` (plain output, no BTF: hex bytes)."""
         maps = [self.devmap(c.map)] if c.map else list(self.world.maps.values())
+        if c.json:
+            return show.map_dump_json(self.world, maps[0]) if c.dump else show.map_show_json(maps)
         if not c.dump:
             lines = []
             for m in maps:
@@ -499,14 +473,8 @@ class Control(BondControl):
         return "\n".join(notes)
 
     def _ShowStats(self, c: cmd.ShowStats) -> str:
-        dev = self.device(c.dev)
-        lines = ["NIC statistics:"]
-        lines += [f"     {k}: {dev.counters[k]}" for k in COUNTERS]
-        if dev.rx is not None:
-            for q in range(dev.rx.count):
-                lines.append(f"     rx_queue_{q}_packets: {int(dev.rx.rx_packets[q])}")
-                lines.append(f"     rx_queue_{q}_drops: {int(dev.rx.rx_dropped[q])}")
-        return "\n".join(lines)
+        """``ethtool -S``: the driver's own counter names (see :mod:`xdptui.sim.show`)."""
+        return show.ethtool_stats_text(self.world, self.device(c.dev))
 
     # ------------------------------------------------------------ traffic
 

@@ -1,8 +1,8 @@
 """XDP programs as vectorised functions from a batch of flow-table rows to an action array.
 
 A program sees one row per flow-table entry: every frame of an entry carries the same headers,
-so a header-only verdict is computed once per entry and reused for every frame (DESIGN.md,
-"Batches, not packets"). User programs have the same signature:
+so a header-only verdict is computed once per entry and reused for every frame (docs/design.md,
+"Principles": batches, not packets). User programs have the same signature:
 ``def prog(ctx: XdpContext) -> numpy array of actions`` in ``path/to/file.py:prog``.
 """
 

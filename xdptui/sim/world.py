@@ -36,7 +36,7 @@ from xdptui.sim.tun import Tun
 IntArray = npt.NDArray[np.int64]
 
 VETH_RING_SIZE = 256  # drivers/net/veth.c
-WIRE_OVERHEAD = 20  # preamble/SFD 8 + inter-frame gap 12 (DESIGN.md: frame + 20 bytes)
+WIRE_OVERHEAD = 20  # preamble/SFD 8 + inter-frame gap 12 (docs/design.md, "Simulation model")
 
 
 @dataclass
@@ -100,6 +100,7 @@ class World:
     devmap_egress: str = "flush"  # flush (since the seed's patch) | enqueue (before it)
     epoch: int = 0  # bumped on every state change that can alter a verdict or a path
     next_prog_id: int = 1
+    prog_loaded_ns: dict[int, int] = field(default_factory=dict)  # prog id -> load time
     by_ifindex: dict[int, NetDev] = field(default_factory=dict)
 
     def touch(self) -> None:

@@ -1,0 +1,147 @@
+"""The JSON report (v1), declared once as ``TypedDict`` classes: ``report.build_report`` returns a
+:class:`Report` (mypy checks every key it writes) and ``xdptui schema report`` is generated from
+the same classes. Counter names are ``xdptui.model.views.COUNTERS`` (taps add ``TUN_COUNTERS``).
+"""
+
+# No ``from __future__ import annotations``: TypedDict needs NotRequired unstringified (3.11).
+from typing import Annotated, Literal, NotRequired, TypedDict
+
+from xdptui.model.spec import Choices, JSONSchema, Keys, typed_dict_schema
+from xdptui.model.topology_spec import DEVICE_TYPES, MAP_TYPES, XDP_MODES
+from xdptui.model.views import COUNTERS, TUN_COUNTERS
+
+SCHEMA_ID = "https://xdptui.dev/schema/report-v1.json"
+REPORT_VERSION: Literal[1] = 1
+
+
+class XdpEntry(TypedDict):
+    """The attached program."""
+
+    program: Annotated[str, "a built-in program or path/to/file.py:function"]
+    mode: Annotated[str, Choices(XDP_MODES), "how it is attached"]
+    inherited_from: NotRequired[Annotated[str, "the bond that pushed this program down"]]
+
+
+class QueueEntry(TypedDict):
+    """One RX queue."""
+
+    queue: int
+    cpu: Annotated[int, "the CPU its interrupt is bound to"]
+    rx_packets: int
+    rx_dropped: Annotated[int, "frames lost to a full ring"]
+    ring_peak: Annotated[int, "the ring's highest occupancy"]
+
+
+class TxRingEntry(TypedDict):
+    """One XDP TX ring."""
+
+    ring: int
+    cpus: Annotated[list[int], "the CPUs that use it"]
+    locked: Annotated[bool, "shared by several CPUs under tx_lock"]
+    sent: int
+    dropped: int
+
+
+class DeviceEntry(TypedDict):
+    """A device; bonds and taps add their own keys."""
+
+    type: Annotated[str, Choices(DEVICE_TYPES), "the device type"]
+    driver: NotRequired[Annotated[str, "a NIC's driver"]]
+    up: Annotated[bool, "administratively up"]
+    carrier: bool
+    master: Annotated[str | None, "the bond this device is a slave of"]
+    xdp: Annotated[XdpEntry | None, "the attached XDP program"]
+    counters: Annotated[
+        dict[str, int], Keys(COUNTERS, TUN_COUNTERS), "the kernel's counters, in this order"
+    ]
+    queues: list[QueueEntry]
+    xdp_tx_rings: list[TxRingEntry]
+    peer: NotRequired[Annotated[str, "a veth's other end"]]
+    mode: NotRequired[Annotated[str, "a bond's or a tap's mode"]]
+    xmit_hash_policy: NotRequired[str]
+    slaves: NotRequired[list[str]]
+    active_slave: NotRequired[str | None]
+    slow_path_reasons: NotRequired[
+        Annotated[dict[str, int], "tap frames that took the generic path, by reason"]
+    ]
+    writes_throttled: NotRequired[int]
+    verdicts_by_path: NotRequired[Annotated[dict[str, int], "tap verdicts, by path"]]
+
+
+class MapEntryEntry(TypedDict):
+    dev: str
+    egress: Annotated[str | None, "the devmap egress program"]
+
+
+class MapEntry(TypedDict):
+    """A devmap."""
+
+    type: Annotated[str, Choices(MAP_TYPES)]
+    max_entries: int
+    entries: Annotated[dict[str, MapEntryEntry], "by key (decimal)"]
+
+
+class ExceptionHit(TypedDict):
+    dev: str
+    action: str
+    count: int
+
+
+class RedirectErrHit(TypedDict):
+    dev: str
+    err: Annotated[str, "the errno name"]
+    count: int
+
+
+DevmapXmitHit = TypedDict(
+    "DevmapXmitHit",
+    {"from": str, "to": str, "sent": int, "drops": int, "err": int, "flushes": int},
+)
+DevmapXmitHit.__doc__ = "xdp:xdp_devmap_xmit; (sent + drops) / flushes is the bulk average."
+
+
+class Tracepoints(TypedDict):
+    xdp_exception: list[ExceptionHit]
+    xdp_redirect_err: list[RedirectErrHit]
+    xdp_devmap_xmit: list[DevmapXmitHit]
+
+
+TrafficEntry = TypedDict(
+    "TrafficEntry",
+    {
+        "to": NotRequired[Annotated[str, "frames arrived on this device"]],
+        "from": NotRequired[Annotated[str, "the local stack sent out of this device"]],
+        "emitted": int,
+        "lost_link_down": Annotated[int, "offered while the target was down"],
+    },
+)
+TrafficEntry.__doc__ = "A traffic source: to or from its device."
+
+
+class EventEntry(TypedDict):
+    """A command run by the user or the timeline."""
+
+    t_ns: int
+    cmd: str
+    ok: bool
+    errno: Annotated[str | None, "the errno name when refused"]
+    reply: str
+
+
+class Report(TypedDict):
+    """An xdptui JSON report (v1): what a headless run produced."""
+
+    report: Annotated[Literal[1], "the report format version"]
+    topology: Annotated[str, "the topology's name"]
+    seed: int
+    sim_ns: Annotated[int, "simulated time in nanoseconds"]
+    devices: Annotated[dict[str, DeviceEntry], "by name, in ifindex order"]
+    maps: Annotated[dict[str, MapEntry], "by name"]
+    tracepoints: Tracepoints
+    traffic: Annotated[dict[str, TrafficEntry], "by source name"]
+    events: list[EventEntry]
+
+
+def schema() -> JSONSchema:
+    """The report's JSON Schema (draft 2020-12)."""
+    return typed_dict_schema(Report, schema_id=SCHEMA_ID, title="xdptui JSON report (v1)")

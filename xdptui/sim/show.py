@@ -1,0 +1,513 @@
+"""What the inspection tools print: ``ip [-j] [-s] link show``, ``bpftool [-j] prog|net|map``,
+``ethtool -S``. Pure functions of the world: each device's facts are gathered once
+(:func:`link_facts`) and rendered as iproute2's text or its JSON.
+
+Shapes as the tools print them (iproute2 ``ip/ipaddress.c: print_linkinfo`` and
+``ip/iplink_xdp.c: xdp_dump``; bpftool ``prog.c: print_prog_plain/print_prog_json`` and
+``net.c: do_show``; ethtool ``-S`` = the driver's ``get_strings`` + ``get_ethtool_stats``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from xdptui.model.catalog import program_info
+from xdptui.sim.bond import Bond
+from xdptui.sim.devmap import DevMap
+from xdptui.sim.netdev import MODE_DRV, MODE_HW, MODE_SKB, NetDev, Nic, Veth
+from xdptui.sim.programs import Program
+from xdptui.sim.tun import Tun
+from xdptui.sim.world import World
+
+# ------------------------------------------------------------------ programs
+
+XDP_ATTACHED = {MODE_DRV: 1, MODE_SKB: 2, MODE_HW: 3}  # XDP_ATTACHED_DRV / _SKB / _HW
+XDP_ATTACHED_MULTI = 4
+NET_MODE = {MODE_DRV: "driver", MODE_SKB: "generic", MODE_HW: "offload"}  # bpftool net
+BPF_OBJ_NAME_LEN = 16  # the kernel keeps 15 characters and a NUL
+BOOT_EPOCH = 1_700_000_000  # wall clock at simulated time 0 (for loaded_at)
+
+
+def kernel_name(prog: Program) -> str:
+    """``bpf_prog_info.name``: the ELF function's name cut to 15 characters (a user program's
+    ``file.py:function`` becomes ``function``)."""
+    return prog.name.rpartition(":")[2][: BPF_OBJ_NAME_LEN - 1]
+
+
+@dataclass(frozen=True)
+class LoadedProg:
+    """One loaded program as ``BPF_OBJ_GET_INFO_BY_FD`` reports it.
+
+    ``tag`` is a deterministic 16-hex digest of the program's name and parameters, not the
+    kernel's SHA-1 of the translated instructions; the sizes are derived from it likewise.
+    """
+
+    prog: Program
+    loaded_ns: int
+    map_ids: tuple[int, ...]
+
+    @property
+    def id(self) -> int:
+        return self.prog.prog_id
+
+    @property
+    def name(self) -> str:
+        return kernel_name(self.prog)
+
+    @property
+    def tag(self) -> str:
+        text = self.prog.name + "\0" + "\0".join(f"{k}={v}" for k, v in self.prog.params)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def bytes_xlated(self) -> int:
+        insns = 2 + int(self.tag[:2], 16) % 48 + 4 * len(self.map_ids)
+        return 8 * insns
+
+    @property
+    def bytes_jited(self) -> int:
+        return self.bytes_xlated + self.bytes_xlated // 4 + 3
+
+    @property
+    def loaded_at(self) -> int:
+        return BOOT_EPOCH + self.loaded_ns // 1_000_000_000
+
+
+def _map_ids(world: World, prog: Program) -> tuple[int, ...]:
+    info = program_info(prog.name)
+    if info is None:
+        return ()
+    kinds = {p.name: p.kind for p in info.params}
+    ids = {
+        world.maps[v].map_id for k, v in prog.params if kinds.get(k) == "map" and v in world.maps
+    }
+    return tuple(sorted(ids))
+
+
+def loaded_programs(world: World) -> list[LoadedProg]:
+    """Every program a device or a devmap entry holds (a detached program is freed), by id."""
+    found: dict[int, Program] = {}
+    for dev in world.devices.values():
+        for att in dev.xdp.values():
+            found.setdefault(att.prog.prog_id, att.prog)
+    for m in world.maps.values():
+        for _, entry in m.walk():
+            if entry.egress is not None:
+                found.setdefault(entry.egress.prog_id, entry.egress)
+    return [
+        LoadedProg(p, world.prog_loaded_ns.get(i, 0), _map_ids(world, p))
+        for i, p in sorted(found.items())
+    ]
+
+
+def prog_show(world: World, as_json: bool) -> str:
+    """``bpftool prog show``; built-ins and user programs alike are BPF_PROG_TYPE_XDP (a
+    devmap egress program too: expected_attach_type BPF_XDP_DEVMAP is not printed)."""
+    progs = loaded_programs(world)
+    if as_json:
+        rows: list[dict[str, Any]] = []
+        for p in progs:
+            row: dict[str, Any] = {
+                "id": p.id,
+                "type": "xdp",
+                "name": p.name,
+                "tag": p.tag,
+                "gpl_compatible": True,
+                "loaded_at": p.loaded_at,
+                "uid": 0,
+                "orphaned": False,
+                "bytes_xlated": p.bytes_xlated,
+                "jited": True,
+                "bytes_jited": p.bytes_jited,
+                "bytes_memlock": 4096,
+            }
+            if p.map_ids:
+                row["map_ids"] = list(p.map_ids)
+            rows.append(row)
+        return _json(rows)
+    lines: list[str] = []
+    for p in progs:
+        stamp = datetime.fromtimestamp(p.loaded_at, UTC).strftime("%Y-%m-%dT%H:%M:%S%z")
+        maps = f"  map_ids {','.join(map(str, p.map_ids))}" if p.map_ids else ""
+        lines.append(f"{p.id}: xdp  name {p.name}  tag {p.tag}  gpl")
+        lines.append(f"\tloaded_at {stamp}  uid 0")
+        lines.append(f"\txlated {p.bytes_xlated}B  jited {p.bytes_jited}B  memlock 4096B{maps}")
+    return "\n".join(lines)
+
+
+def net_show(world: World, as_json: bool) -> str:
+    """``bpftool net``: the XDP programs netlink reports per device (IFLA_XDP), then the tc,
+    flow_dissector and netfilter sections (nothing of those is modelled: empty)."""
+    attached = [
+        (dev, mode, att.prog.prog_id)
+        for dev in sorted(world.devices.values(), key=lambda d: d.ifindex)
+        for mode, att in own_xdp(dev).items()
+    ]
+    if as_json:
+        xdp = [
+            {"devname": d.name, "ifindex": d.ifindex, "mode": NET_MODE[m], "id": i}
+            for d, m, i in attached
+        ]
+        return _json([{"xdp": xdp, "tc": [], "flow_dissector": [], "netfilter": []}])
+    lines = ["xdp:"]
+    lines += [f"{d.name}({d.ifindex}) {NET_MODE[m]} id {i}" for d, m, i in attached]
+    lines += ["", "tc:", "", "flow_dissector:", "", "netfilter:", ""]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ links
+
+
+def own_xdp(dev: NetDev) -> dict[str, Any]:
+    """The device's own ``xdp_state``: a bond pushes its program through the slaves' ndo_bpf,
+    so netlink does not report it on the slaves."""
+    return {m: a for m, a in dev.xdp.items() if a.inherited_from is None}
+
+
+@dataclass(frozen=True)
+class XdpFact:
+    mode: str
+    prog: LoadedProg
+    inherited_from: str | None = None
+
+
+@dataclass(frozen=True)
+class LinkFacts:
+    """One device as ``RTM_GETLINK`` describes it."""
+
+    ifindex: int
+    ifname: str
+    link: str | None  # IFLA_LINK: a veth's peer
+    flags: tuple[str, ...]
+    mtu: int
+    qdisc: str
+    master: str | None
+    operstate: str
+    txqlen: int
+    address: str
+    kind: str | None  # IFLA_INFO_KIND
+    queues: int
+    xdp: tuple[XdpFact, ...]  # own attachments
+    inherited: tuple[XdpFact, ...]  # pushed by a bond (shown by xdptui's -d only)
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def mac_address(world: World, dev: NetDev) -> str:
+    """A locally administered MAC per ifindex; a bond takes its first slave's (as bonding)."""
+    if isinstance(dev, Bond) and dev.slaves and dev.slaves[0] in world.devices:
+        dev = world.devices[dev.slaves[0]]
+    return f"02:00:00:00:{dev.ifindex >> 8 & 0xFF:02x}:{dev.ifindex & 0xFF:02x}"
+
+
+def link_facts(world: World, dev: NetDev) -> LinkFacts:
+    progs = {p.id: p for p in loaded_programs(world)}
+    peer = world.devices.get(dev.peer) if isinstance(dev, Veth) else None
+    flags: list[str] = []
+    if dev.admin_up and not dev.running:
+        flags.append("NO-CARRIER")
+    flags += ["BROADCAST", "MULTICAST"]
+    if isinstance(dev, Bond):
+        flags.append("MASTER")
+    if dev.master is not None:
+        flags.append("SLAVE")
+    if dev.admin_up:
+        flags.append("UP")
+        if dev.running:
+            flags.append("LOWER_UP")
+    if peer is not None and not peer.admin_up:
+        flags.append("M-DOWN")
+    if dev.running:
+        operstate = "UP"
+    elif dev.admin_up and isinstance(dev, Veth):
+        operstate = "LOWERLAYERDOWN"  # rfc2863_policy: iflink != ifindex
+    else:
+        operstate = "DOWN"
+    queues = 1
+    if isinstance(dev, Nic | Veth | Tun):
+        queues = dev.queues
+    own = own_xdp(dev)
+    k = dev.counters
+    stats = {
+        "rx": {
+            "bytes": k["rx_bytes"],
+            "packets": k["rx_packets"],
+            "errors": 0,
+            "dropped": k["rx_dropped"],
+            "over_errors": 0,
+            "multicast": 0,
+        },
+        "tx": {
+            "bytes": k["tx_bytes"],
+            "packets": k["tx_packets"],
+            "errors": 0,
+            "dropped": k["tx_dropped"],
+            "carrier_errors": 0,
+            "collisions": 0,
+        },
+    }
+    kind = {Veth: "veth", Bond: "bond", Tun: "tun"}.get(type(dev))
+    return LinkFacts(
+        ifindex=dev.ifindex,
+        ifname=dev.name,
+        link=dev.peer if isinstance(dev, Veth) else None,
+        flags=tuple(flags),
+        mtu=dev.mtu,
+        qdisc="noqueue" if isinstance(dev, Veth | Bond) else "mq",
+        master=dev.master,
+        operstate=operstate,
+        txqlen=dev.tx_queue_len if isinstance(dev, Tun) else 1000,
+        address=mac_address(world, dev),
+        kind=kind,
+        queues=queues,
+        xdp=tuple(XdpFact(m, progs[a.prog.prog_id]) for m, a in own.items()),
+        inherited=tuple(
+            XdpFact(m, progs[a.prog.prog_id], a.inherited_from)
+            for m, a in dev.xdp.items()
+            if a.inherited_from is not None
+        ),
+        stats=stats,
+    )
+
+
+SHOW_MODE = {MODE_DRV: "xdp", MODE_SKB: "xdpgeneric", MODE_HW: "xdpoffload"}
+
+
+def link_text(f: LinkFacts, stats: bool, details: bool) -> list[str]:
+    """``ip [-s] [-d] link show``: ``xdp``/``xdpgeneric``/``xdpmulti`` after the MTU, then
+    ``/id:N`` (``xdp_dump`` without details)."""
+    name = f"{f.ifname}@{f.link}" if f.link else f.ifname
+    xdp = ""
+    if len(f.xdp) > 1:
+        xdp = " xdpmulti"
+    elif f.xdp:
+        xdp = f" {SHOW_MODE[f.xdp[0].mode]}/id:{f.xdp[0].prog.id}"
+    master = f" master {f.master}" if f.master else ""
+    lines = [
+        f"{f.ifindex}: {name}: <{','.join(f.flags)}> mtu {f.mtu}{xdp} qdisc {f.qdisc}"
+        f"{master} state {f.operstate} mode DEFAULT group default qlen {f.txqlen}"
+    ]
+    if details:
+        for x in (*f.xdp, *f.inherited):
+            src = f" (from {x.inherited_from})" if x.inherited_from else ""
+            lines.append(
+                f"    prog/{SHOW_MODE[x.mode]} id {x.prog.id} name {x.prog.name} "
+                f"tag {x.prog.tag} jited{src}"
+            )
+    if stats:
+        rx, tx = f.stats["rx"], f.stats["tx"]
+        lines.append("    RX:  bytes packets errors dropped  missed   mcast")
+        lines.append(
+            f"    {rx['bytes']:>10} {rx['packets']:>7} {rx['errors']:>6} {rx['dropped']:>7}"
+            f" {rx['over_errors']:>7} {rx['multicast']:>7}"
+        )
+        lines.append("    TX:  bytes packets errors dropped carrier collsns")
+        lines.append(
+            f"    {tx['bytes']:>10} {tx['packets']:>7} {tx['errors']:>6} {tx['dropped']:>7}"
+            f" {tx['carrier_errors']:>7} {tx['collisions']:>7}"
+        )
+    return lines
+
+
+def _xdp_json(f: LinkFacts, details: bool) -> dict[str, Any]:
+    def prog(x: XdpFact) -> dict[str, Any]:
+        p: dict[str, Any] = {"id": x.prog.id, "name": x.prog.name, "tag": x.prog.tag, "jited": 1}
+        if details:
+            p.update(load_time=x.prog.loaded_ns, created_by_uid=0)
+        return p
+
+    attached = [{"mode": XDP_ATTACHED[x.mode], "prog": prog(x)} for x in f.xdp]
+    if len(f.xdp) == 1:
+        return {"mode": attached[0]["mode"], "prog": attached[0]["prog"], "attached": attached}
+    return {"mode": XDP_ATTACHED_MULTI, "attached": attached}
+
+
+def link_json(f: LinkFacts, stats: bool, details: bool) -> dict[str, Any]:
+    """``ip -j link show``: iproute2's keys in its order."""
+    row: dict[str, Any] = {"ifindex": f.ifindex}
+    if f.link:
+        row["link"] = f.link
+    row.update(ifname=f.ifname, flags=list(f.flags), mtu=f.mtu)
+    if f.xdp:
+        row["xdp"] = _xdp_json(f, details)
+    row["qdisc"] = f.qdisc
+    if f.master:
+        row["master"] = f.master
+    row.update(
+        operstate=f.operstate,
+        linkmode="DEFAULT",
+        group="default",
+        txqlen=f.txqlen,
+        link_type="ether",
+        address=f.address,
+        broadcast="ff:ff:ff:ff:ff:ff",
+    )
+    if details:
+        row.update(promiscuity=0, allmulti=0, min_mtu=68, max_mtu=65535)
+        if f.kind:
+            row["linkinfo"] = {"info_kind": f.kind}
+        row.update(num_tx_queues=f.queues, num_rx_queues=f.queues)
+    if stats:
+        row["stats64"] = {"rx": dict(f.stats["rx"]), "tx": dict(f.stats["tx"])}
+    return row
+
+
+def link_show(world: World, devs: list[NetDev], stats: bool, details: bool, as_json: bool) -> str:
+    facts = [link_facts(world, dev) for dev in devs]
+    if as_json:
+        return _json([link_json(f, stats, details) for f in facts])
+    return "\n".join(line for f in facts for line in link_text(f, stats, details))
+
+
+# ------------------------------------------------------------------ maps
+
+
+def map_show_json(maps: list[DevMap]) -> str:
+    """``bpftool -j map show``."""
+    return _json(
+        [
+            {
+                "id": m.map_id,
+                "type": m.type,
+                "name": m.name,
+                "flags": 128,
+                "bytes_key": 4,
+                "bytes_value": 8,
+                "max_entries": m.max_entries,
+                "bytes_memlock": 4096,
+                "frozen": 0,
+            }
+            for m in maps
+        ]
+    )
+
+
+def _hex(value: int, n: int) -> list[str]:
+    return [f"0x{b:02x}" for b in value.to_bytes(n, "little")]
+
+
+def map_dump_json(world: World, m: DevMap) -> str:
+    """``bpftool -j map dump`` without BTF: bytes as hex strings; an array devmap walks every
+    key and answers the empty ones with ``{"error": ...}`` (``map_get_next_key`` on an array
+    never skips a slot), a hash devmap lists its entries only."""
+    present = dict(m.walk())
+    keys: Iterator[int] = iter(range(m.max_entries)) if m.type == "devmap" else iter(present)
+    rows: list[dict[str, Any]] = []
+    for key in keys:
+        entry = present.get(key)
+        if entry is None:
+            rows.append({"key": _hex(key, 4), "value": {"error": "No such file or directory"}})
+            continue
+        dev = world.devices.get(entry.dev)
+        ifindex = dev.ifindex if dev is not None else 0
+        prog_id = entry.egress.prog_id if entry.egress is not None else 0
+        rows.append({"key": _hex(key, 4), "value": _hex(ifindex, 4) + _hex(prog_id, 4)})
+    return _json(rows)
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+# ------------------------------------------------------------------ ethtool -S
+#
+# Each driver's own names (its ``get_strings`` / ``get_ethtool_stats``), printed only where the
+# engine keeps the number: per-device totals of the report's counters, and per RX queue the
+# packets and the drops. Per-queue bytes, TX queue counters and per-channel XDP verdicts are
+# not kept per queue and are left out rather than printed as 0.
+#
+# - ixgbe ``ixgbe_get_ethtool_stats``: ``ixgbe_gstrings_stats`` (the netdev stats
+#   rx_packets, tx_packets, rx_bytes, tx_bytes, rx_dropped, tx_dropped, ...), then
+#   ``tx_queue_%u_packets``/``_bytes`` and ``rx_queue_%u_packets``/``_bytes``. No XDP counters.
+# - i40e ``i40e_get_ethtool_stats``: ``i40e_gstrings_net_stats`` (same netdev names), then per
+#   queue pair ``tx-%u.packets``/``.bytes`` and ``rx-%u.packets``/``.bytes``
+#   (``i40e_gstrings_queue_stats``). No XDP counters.
+# - ice ``ice_get_ethtool_stats``: ``ice_gstrings_vsi_stats`` (rx_bytes, tx_bytes, rx_dropped,
+#   ...), then ``tx_queue_%u_packets``/``_bytes`` and ``rx_queue_%u_packets``/``_bytes``.
+# - mlx5 ``mlx5e_get_ethtool_stats`` (en_stats.c): ``sw_stats_desc`` rx_packets, rx_bytes,
+#   tx_packets, tx_bytes, rx_xdp_drop, rx_xdp_redirect, rx_xdp_tx_xmit, rx_xdp_tx_full,
+#   tx_xdp_xmit, tx_xdp_full; ``q_stats_desc`` rx_out_of_buffer; per channel ``rx%d_packets``
+#   (``rq_stats_desc``). The per-channel ``rx%d_xdp_drop`` etc. are not kept per queue.
+# - veth ``veth_get_ethtool_stats``: ``peer_ifindex``, then per RX queue
+#   ``rx_queue_%u_xdp_packets``/``_xdp_bytes``/``_drops``/``_xdp_redirect``/``_xdp_drops``/
+#   ``_xdp_tx``/``_xdp_tx_errors`` (``veth_rq_stats_desc``) and per TX queue
+#   ``tx_queue_%u_xdp_xmit``/``_xdp_xmit_errors`` (``veth_tq_stats_desc``, read from the peer's
+#   RX queue the frames land in). The verdicts are kept per device: shown on a one-queue veth.
+# - bond, tun/tap and the generic driver have no ``get_ethtool_stats``: ethtool prints
+#   "no stats available".
+
+_NETDEV_STATS = ("rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "rx_dropped", "tx_dropped")
+_MLX5_SW = (
+    ("rx_packets", "rx_packets"),
+    ("rx_bytes", "rx_bytes"),
+    ("tx_packets", "tx_packets"),
+    ("tx_bytes", "tx_bytes"),
+    ("rx_xdp_drop", "xdp_drop"),
+    ("rx_xdp_redirect", "xdp_redirect"),
+    ("rx_xdp_tx_xmit", "xdp_tx"),
+    ("rx_xdp_tx_full", "xdp_tx_errors"),
+    ("tx_xdp_xmit", "xdp_xmit"),
+    ("tx_xdp_full", "xdp_xmit_errors"),
+    ("rx_out_of_buffer", "rx_dropped"),
+)
+NO_STATS = "no stats available"
+
+
+def ethtool_stats(world: World, dev: NetDev) -> tuple[tuple[str, int], ...] | None:
+    """``ethtool -S`` as (name, value) rows in the driver's order; None: no stats op."""
+    k = dev.counters
+    rx = dev.rx
+    per_q = (
+        [(q, int(rx.rx_packets[q]), int(rx.rx_dropped[q])) for q in range(rx.count)]
+        if rx is not None
+        else []
+    )
+    rows: list[tuple[str, int]] = []
+    if isinstance(dev, Veth):
+        peer = world.devices.get(dev.peer)
+        rows.append(("peer_ifindex", peer.ifindex if peer is not None else 0))
+        one = len(per_q) <= 1
+        for q, _, dropped in per_q or [(0, 0, 0)]:
+            if one:
+                ran = k["xdp_drop"] + k["xdp_pass"] + k["xdp_tx"]
+                ran += k["xdp_redirect"] + k["xdp_aborted"]
+                rows.append((f"rx_queue_{q}_xdp_packets", ran))
+            rows.append((f"rx_queue_{q}_drops", dropped))
+            if one:
+                rows += [
+                    (f"rx_queue_{q}_xdp_redirect", k["xdp_redirect"]),
+                    (f"rx_queue_{q}_xdp_drops", k["xdp_drop"] + k["xdp_aborted"]),
+                    (f"rx_queue_{q}_xdp_tx", k["xdp_tx"]),
+                    (f"rx_queue_{q}_xdp_tx_errors", k["xdp_tx_errors"]),
+                ]
+        if len(per_q) <= 1:
+            rows += [
+                ("tx_queue_0_xdp_xmit", k["xdp_xmit"]),
+                ("tx_queue_0_xdp_xmit_errors", k["xdp_xmit_errors"]),
+            ]
+        return tuple(rows)
+    if not isinstance(dev, Nic) or dev.driver is None or dev.driver.name == "generic":
+        return None
+    driver = dev.driver.name
+    if driver == "mlx5":
+        rows += [(name, k[counter]) for name, counter in _MLX5_SW]
+        rows += [(f"rx{q}_packets", packets) for q, packets, _ in per_q]
+        return tuple(rows)
+    if driver == "ice":
+        rows += [(n, k[n]) for n in ("rx_bytes", "tx_bytes", "rx_dropped")]
+    else:
+        rows += [(n, k[n]) for n in _NETDEV_STATS]
+    queue = "rx-{q}.packets" if driver == "i40e" else "rx_queue_{q}_packets"
+    rows += [(queue.format(q=q), packets) for q, packets, _ in per_q]
+    return tuple(rows)
+
+
+def ethtool_stats_text(world: World, dev: NetDev) -> str:
+    rows = ethtool_stats(world, dev)
+    if rows is None:
+        return NO_STATS
+    return "\n".join(["NIC statistics:", *(f"     {name}: {value}" for name, value in rows)])
