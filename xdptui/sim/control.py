@@ -64,6 +64,11 @@ class Control(BondControl):
         reply: str = handler(command)
         return reply
 
+    def _loaded(self, prog_id: int) -> None:
+        """The program is in: its id is taken and its load time kept (``bpftool prog show``)."""
+        self.world.prog_loaded_ns[prog_id] = self.now()
+        self.world.next_prog_id += 1
+
     def device(self, name: str) -> NetDev:
         dev = self.world.devices.get(name)
         if dev is None:
@@ -117,7 +122,6 @@ class Control(BondControl):
         params = self.resolve_params(c.prog, c.params)
         prog = make_program(c.prog, params, self.world.next_prog_id, self.world.base_dir)
         prog.run(make_context(self.world, dev, prog))  # the "verifier": refuse a bad program now
-        self.world.prog_loaded_ns[prog.prog_id] = self.now()
         if isinstance(dev, Bond):
             if mode != MODE_DRV:
                 raise KernelError(
@@ -125,9 +129,9 @@ class Control(BondControl):
                     "xdptui models XDP on a bond in native mode only (propagated to the slaves)",
                 )
             self.bond_xdp_set(dev, prog)
-            self.world.next_prog_id += 1
+            self._loaded(prog.prog_id)
             return ""
-        self.world.next_prog_id += 1
+        self._loaded(prog.prog_id)
         dev.xdp[mode] = Attachment(prog, mode)
         if mode == MODE_DRV and isinstance(dev, Nic) and current is None:
             if self.booting:
@@ -365,8 +369,7 @@ class Control(BondControl):
                 )
             egress = make_program(c.egress, {}, self.world.next_prog_id, self.world.base_dir)
             egress.run(make_context(self.world, None, egress, egress=dev))
-            self.world.prog_loaded_ns[egress.prog_id] = self.now()
-            self.world.next_prog_id += 1
+            self._loaded(egress.prog_id)  # bpftool loaded it: the id stays taken if update fails
         try:
             m.update(c.key, DevmapEntry(dev.name, egress), c.flags)
         except KernelError as exc:
