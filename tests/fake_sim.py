@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from xdptui.model.views import (
     COUNTERS,
+    BondView,
     CpuView,
     DeviceView,
     DevmapXmitView,
@@ -63,6 +64,7 @@ class FakeSim:
         self.eth1_up = True
         self.on_advance = on_advance
         self.traced: list[tuple[str, int]] = []
+        self.exact = False  # the mode the app chose (slow motion: exact)
 
     # --- the interface --------------------------------------------------------------------
 
@@ -73,9 +75,11 @@ class FakeSim:
         if self.on_advance is not None:
             self.on_advance(dt_ns)
 
-    def step_poll(self) -> None:
+    def step_poll(self) -> bool:
         self.step_calls += 1
         self.now_ns += POLL_NS
+        self.exact = True
+        return True
 
     def submit(self, cmd: str, origin: str = "user") -> FakeCommandResult:
         self.submitted.append((cmd, origin))
@@ -124,7 +128,7 @@ class FakeSim:
             TraceHop(t + 1500, "eth1", "tx_ring", "on the wire"),
         )
 
-    def frame(self) -> Frame:
+    def frame(self, live: bool = False) -> Frame:
         self.seq += 1
         t = self.now_ns
         return Frame(
@@ -258,7 +262,7 @@ class FakeSim:
             mtu=1500,
             xdp=XdpView("xdp_tx", "native"),
             counters=self._counters(rx_packets=t // 100 + t // 200),
-            details=(("mode", "802.3ad"), ("slaves", "eth0 eth1")),
+            bond=BondView("802.3ad", "layer3+4", ("eth0", "eth1"), "eth0", ("eth0", "eth1"), 100),
         )
 
     @staticmethod

@@ -159,11 +159,14 @@ def test_pktgen_retunes_rate_size_and_flows_live():
     sim.run_until(1_000_000)
     res = sim.submit("pktgen eth0 rate 2Mpps size 128 flows 16")
     assert res.ok and "g: 2Mpps to eth0" in res.reply
-    before = dict(sim.world.devices["eth0"].counters)
+    emitted = sim.frame().sources[0].emitted
+    assert emitted == 1000
     sim.run_until(2_000_000)
-    after = sim.world.devices["eth0"].counters
-    assert after["rx_packets"] - before["rx_packets"] == 2000
-    assert after["rx_bytes"] - before["rx_bytes"] == 2000 * 128
+    assert sim.frame().sources[0].emitted == emitted + 2000  # 2 Mpps for 1 ms
+    before = dict(sim.world.devices["eth0"].counters)
     assert sim.submit("pktgen eth0 stop").ok
-    sim.run_until(3_000_000)
-    assert sim.world.devices["eth0"].counters["rx_packets"] == after["rx_packets"]
+    sim.run_until(3_000_000)  # no new frames; the last interrupt polls what was waiting
+    after = sim.world.devices["eth0"].counters
+    assert after["rx_packets"] == 3000
+    assert after["rx_bytes"] - before["rx_bytes"] == 128 * (3000 - before["rx_packets"])
+    assert sim.frame().sources[0].emitted == emitted + 2000

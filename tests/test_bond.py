@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from conftest import counters, sim_of
 
+from xdptui.model.views import BondView
+from xdptui.sim.engine import Simulator
 from xdptui.sim.hashing import FlowHeaders, bond_xmit_hash
 
 BOND = """
@@ -20,6 +22,12 @@ devices:
 traffic:
   - {{name: g, to: eth0, rate: 1Mpps, count: {count}, flows: {flows}{traffic}}}
 """
+
+
+def bond_view(sim: Simulator) -> BondView:
+    view = sim.frame().device("bond0").bond
+    assert view is not None
+    return view
 
 
 def bond(
@@ -97,7 +105,7 @@ def test_bond_rr_down_slave_share_goes_to_the_next_usable_slave():
 def test_bond_rr_igmp_goes_to_active_slave():
     sim = bond(count=500, traffic=", proto: igmp")
     sim.run_until(5_000_000)
-    assert sim.frame().device("bond0").details  # active slave is the first one: eth0
+    assert bond_view(sim).active_slave == "eth0"
     assert split(sim) == (500, 0)
 
 
@@ -154,7 +162,7 @@ def test_bond_8023ad_layer3_4_spreads_flows_by_hash():
 )
 def test_bond_xdp_refused_in_modes_without_native_support(mode: str, policy: str):
     sim = bond(mode=mode, policy=policy)
-    ev = next(e for e in sim.events if "bond0 xdp" in e.cmd)
+    ev = next(e for e in sim.frame().events if "bond0 xdp" in e.cmd)
     assert (ev.ok, ev.errno) == (False, "EOPNOTSUPP")
     assert ev.reply == "Error: No native XDP support for the current bonding mode."
     assert sim.frame().device("eth0").xdp is None
@@ -164,7 +172,7 @@ def test_bond_attach_rolls_back_when_a_slave_lacks_xdp_support():
     sim = bond(
         prog="xdp_pass", slaves="eth0, eth2", extra="eth2: {type: nic, driver: generic, queues: 1}"
     )
-    ev = next(e for e in sim.events if "bond0 xdp" in e.cmd)
+    ev = next(e for e in sim.frame().events if "bond0 xdp" in e.cmd)
     assert ev.errno == "EOPNOTSUPP" and ev.reply == "Error: Slave device does not support XDP."
     # eth0 got the program first and was rolled back
     assert sim.frame().device("eth0").xdp is None
@@ -210,7 +218,7 @@ def test_release_removes_the_program_and_closes_the_slave():
     assert sim.submit("ip link set dev eth1 nomaster").ok
     dev = sim.frame().device("eth1")
     assert dev.xdp is None and dev.master is None and not dev.up
-    assert dict(sim.frame().device("bond0").details)["slaves"] == "eth0"
+    assert bond_view(sim).slaves == ("eth0",)
 
 
 def test_bond_mode_change_rules():
@@ -224,9 +232,9 @@ def test_bond_mode_change_rules():
     sim.submit("ip link set dev bond0 down")
     res = sim.submit("ip link set dev bond0 type bond mode broadcast")
     assert (res.errno, res.reply) == ("EOPNOTSUPP", "RTNETLINK answers: Operation not supported")
-    assert dict(sim.frame().device("bond0").details)["mode"] == "balance-rr"
+    assert bond_view(sim).mode == "balance-rr"
     assert sim.submit("ip link set dev bond0 type bond mode 1").ok
-    assert dict(sim.frame().device("bond0").details)["mode"] == "active-backup"
+    assert bond_view(sim).mode == "active-backup"
 
 
 def test_xmit_hash_policy_changes_live_except_vlan_srcmac_under_xdp():
@@ -236,7 +244,7 @@ def test_xmit_hash_policy_changes_live_except_vlan_srcmac_under_xdp():
     assert sim.submit("ip link set dev bond0 type bond xmit_hash_policy layer3+4").ok
     res = sim.submit("ip link set dev bond0 type bond xmit_hash_policy vlan+srcmac")
     assert res.errno == "EOPNOTSUPP"
-    assert dict(sim.frame().device("bond0").details)["xmit_hash_policy"] == "layer3+4"
+    assert bond_view(sim).xmit_hash_policy == "layer3+4"
 
 
 def test_active_backup_failover_waits_for_miimon():
@@ -250,10 +258,10 @@ def test_active_backup_failover_waits_for_miimon():
     # until the 100 ms MII tick, eth1's XDP_TX is still redirected to the down eth0
     errs = {(r.dev, r.err): r.count for r in sim.frame().tracepoints.xdp_redirect_err}
     assert errs[("eth1", "ENETDOWN")] == pytest.approx(89_000, abs=10)
-    assert dict(sim.frame().device("bond0").details)["active_slave"] == "eth0"
+    assert bond_view(sim).active_slave == "eth0"
     sim.run_until(101_000_000)
-    assert dict(sim.frame().device("bond0").details)["active_slave"] == "eth1"
-    assert any("making interface the new active one" in e.cmd for e in sim.events)
+    assert bond_view(sim).active_slave == "eth1"
+    assert any("making interface the new active one" in e.cmd for e in sim.frame().events)
     before = counters(sim, "eth1")["xdp_tx"]
     sim.run_until(110_000_000)
     assert counters(sim, "eth1")["xdp_tx"] - before == pytest.approx(9000, abs=10)

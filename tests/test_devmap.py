@@ -69,9 +69,11 @@ def test_redirect_map_sends_through_the_entry_device():
 
 
 def test_bulk_of_16_and_flush_at_poll_end():
-    light = devmap(rate="100Kpps")
-    light.run_until(20_000_000)
-    assert xmit(light)[("eth0", "eth1")].flushes == 1000  # one frame per poll, one per flush
+    # 10 Kpps: frames 100 us apart, more than rx-usecs (50 us): each interrupt, each poll
+    # and so each flush carries one frame
+    light = devmap(rate="10Kpps", count=200)
+    light.run_until(21_000_000)
+    assert xmit(light)[("eth0", "eth1")].flushes == 200
     heavy = devmap(rate="100Mpps", count=10**9)
     heavy.run_until(2_000_000)
     m = xmit(heavy)[("eth0", "eth1")]
@@ -115,21 +117,27 @@ def test_egress_program_verdicts_are_counted_where_the_kernel_counts_them():
 
 
 def test_first_enqueuers_program_runs_on_the_whole_bulk():
-    # Two flows alternate; key 0 (pass) and key 1 (drop) both point at eth1. Saturated polls
-    # of 64 frames always start with flow 0, so every bulk meets xdp_pass: nothing is dropped
-    # once the ring is full (only the first polls, before saturation, see single frames).
+    # Two flows alternate; key 0 (pass) and key 1 (drop) both point at eth1. Every bulk runs
+    # the program of the poll's first enqueuer: a bulk is sent whole or dropped whole, though
+    # it holds frames of both keys (exact mode shows each flush).
     entries = "0: {dev: eth1, egress: xdp_pass}, 1: {dev: eth1, egress: xdp_drop}"
     heavy = devmap(
         entries=entries, prog="weird.py:key_by_port_parity", params="", rate="100Mpps", count=10**9
     )
-    heavy.run_until(2_000_000)
-    m = xmit(heavy)[("eth0", "eth1")]
-    assert m.sent > 10_000 and m.drops < 0.01 * m.sent
-    # At light load every frame is its own bulk: flow 1's frames meet xdp_drop.
-    light = devmap(entries=entries, prog="weird.py:key_by_port_parity", params="", rate="100Kpps")
-    light.run_until(20_000_000)
+    heavy.exact = True
+    heavy.run_until(1_000_000)
+    flushes = [e for e in heavy.events() if e["kind"] == "bq_flush"]
+    assert len(flushes) > 100 and any(f["frames"] == 16 for f in flushes)
+    assert all(f["sent"] in (0, f["frames"]) for f in flushes)
+    assert {f["egress"] for f in flushes} == {"xdp_pass", "xdp_drop"}
+    # At light load (frames further apart than rx-usecs) every frame is its own bulk: flow
+    # 1's frames meet xdp_drop.
+    light = devmap(
+        entries=entries, prog="weird.py:key_by_port_parity", params="", rate="10Kpps", count=200
+    )
+    light.run_until(21_000_000)
     m = xmit(light)[("eth0", "eth1")]
-    assert (m.sent, m.drops) == (500, 500)
+    assert (m.sent, m.drops) == (100, 100)
     # Before the patch each frame met its own entry's program at enqueue, saturated or not.
     before = devmap(
         entries=entries,

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from conftest import TOPOLOGIES
 
-from xdptui.model.views import DeviceView, Frame, TracepointsView, XdpView
+from xdptui.model.views import BondView, DeviceView, Frame, TracepointsView, XdpView
 from xdptui.plans import PlanRunner, bond_mode_change_plan, bond_supports_xdp
 from xdptui.sim.engine import Simulator
 from xdptui.topology_io import load_topology
@@ -34,13 +34,13 @@ def bond(
         mtu=1500,
         xdp=XdpView(program, "native") if program else None,
         counters=(),
-        details=(
-            ("mode", mode),
-            ("xmit_hash_policy", policy),
-            ("slaves", slaves),
-            ("active_slave", slaves.split()[0] if slaves else ""),
-            ("usable_slaves", slaves),
-            ("miimon", "100"),
+        bond=BondView(
+            mode,
+            policy,
+            tuple(slaves.split()),
+            slaves.split()[0] if slaves else None,
+            tuple(slaves.split()),
+            100,
         ),
     )
 
@@ -122,7 +122,7 @@ def test_a_program_inherited_from_an_upper_bond_is_not_the_bonds_own() -> None:
 
 
 def test_only_a_bond_has_a_mode() -> None:
-    eth0 = replace(bond(), name="eth0", type="nic", details=())
+    eth0 = replace(bond(), name="eth0", type="nic", bond=None)
     with pytest.raises(ValueError, match="not a bond"):
         bond_mode_change_plan(frame_with(eth0), "eth0", "balance-rr", None)
     with pytest.raises(KeyError):
@@ -168,9 +168,10 @@ def test_the_plan_is_accepted_by_the_simulator_and_changes_the_mode(
         assert result.ok, (command, result.errno, result.reply)
     sim.advance(1_000_000)
     after = sim.frame().device("bond0")
-    info = dict(after.details)
-    assert info["mode"] == mode
-    assert info["slaves"].split() == ["eth0", "eth1"]
+    info = after.bond
+    assert info is not None
+    assert info.mode == mode
+    assert info.slaves == ("eth0", "eth1")
     assert after.up
     assert (after.xdp.program if after.xdp else None) == xdp_after
 

@@ -36,8 +36,8 @@ async def test_the_taps_panel_shows_the_path_split_reasons_verdicts_and_rings() 
         taps = rendered(app.main_screen.taps_panel)
         assert "tap0 · tap · 2 queues · writer write · reader 4Mpps · xdp1 native" in taps
         # 10 % GSO writes: about 9 in 10 on the fast path (the window is one poll long)
-        assert re.search(r"fast 1\.8\d*Mpps 9\d% · generic 1\d\dKpps \d+%", taps), taps
-        assert re.search(r"generic   gso 1\d\dKpps", taps), taps
+        assert re.search(r"fast 1\.8\d*Mpps 9\d% · generic (1\d\d|200)Kpps \d+%", taps), taps
+        assert re.search(r"generic   gso (1\d\d|200)Kpps", taps), taps
         assert "fast: XDP_DROP" in taps and "generic: XDP_DROP" in taps
         assert "tap ring q0→user" in taps and "reader 2Mpps/q" in taps
         assert "500/500" in taps  # tap1's reader (1 Mpps) can't keep up with 3 Mpps

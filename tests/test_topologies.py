@@ -24,7 +24,7 @@ def test_shipped_topology_runs_and_its_lesson_commands_answer_as_described(path)
     assert topo.description and topo.lessons
     sim = Simulator(topo)
     sim.run_until(5_000_000)
-    assert all(e.ok for e in sim.events if e.origin == "topology"), sim.events
+    assert all(e.ok for e in sim.frame().events if e.origin == "topology"), sim.frame().events
     assert sum(d.counters["rx_packets"] for d in sim.world.devices.values()) > 0
     for lesson in topo.lessons:
         for step in lesson.steps:

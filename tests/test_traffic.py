@@ -11,7 +11,6 @@ from xdptui.sim.traffic import (
     MAX_TABLE_ENTRIES,
     build_flow_table,
     frames_per_entry,
-    random_frames_per_entry,
 )
 
 
@@ -146,14 +145,3 @@ def test_frames_per_entry_rejects_bad_arguments() -> None:
         frames_per_entry(5, 4, 3)
     with pytest.raises(ValueError):
         frames_per_entry(0, 4, 0)
-
-
-def test_random_frames_per_entry_is_one_seeded_multinomial_draw() -> None:
-    a = random_frames_per_entry(10_000, 16, rng(5))
-    b = random_frames_per_entry(10_000, 16, rng(5))
-    assert a.dtype == np.int64
-    assert a.shape == (16,)
-    assert int(a.sum()) == 10_000
-    assert np.array_equal(a, b)
-    assert a.min() > 500  # uniform: ~625 each
-    assert random_frames_per_entry(0, 4, rng()).tolist() == [0, 0, 0, 0]

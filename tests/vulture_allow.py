@@ -8,6 +8,7 @@ imports or runs it. Each line names an attribute so vulture counts it as used.
 
 from xdptui.app import XdpApp
 from xdptui.model.report_spec import DeviceEntry, QueueEntry
+from xdptui.sim.engine import Simulator
 from xdptui.sim.programs import XdpContext
 from xdptui.widgets.drops import DropsPanel
 from xdptui.widgets.project import project
@@ -24,3 +25,7 @@ DeviceEntry.active_slave
 DeviceEntry.slow_path_reasons
 DeviceEntry.writes_throttled
 DeviceEntry.verdicts_by_path
+Simulator.from_file  # the Python API (DESIGN, "Python API"): scripts and notebooks use it
+Simulator.rewind
+Simulator.previous_poll_ns  # the app's step back, and the tests
+__getattr__  # xdptui.Simulator, imported on first use (PEP 562)

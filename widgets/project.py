@@ -441,9 +441,7 @@ def _rings(frame: Frame, focus: str | None) -> RingsView:
 def _tap_rings(dev: DeviceView) -> list[GaugeRow]:
     """A tap's rings toward userspace (``xdp_tx_rings`` of a tap: ring = queue), each with its
     share of the reader's rate; a tap's write side has no descriptor ring to draw."""
-    from xdptui.widgets.project_taps import parse_reader
-
-    reader = parse_reader(dict(dev.details).get("reader", ""))
+    reader = dev.tap.reader_pps if dev.tap is not None else None
     per_q = reader / max(1, len(dev.xdp_tx_rings)) if reader is not None else None
     rate = format_pps(per_q) if per_q is not None else "none"
     return [
@@ -509,7 +507,7 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
         if old
         else {}
     )
-    peers = {dev.name: dict(dev.details).get("peer") for dev in frame.devices if dev.type == "veth"}
+    peers = {dev.name: dev.veth.peer for dev in frame.devices if dev.veth is not None}
     exceptions = tuple(
         CountRow(
             e.dev,

@@ -84,13 +84,13 @@ def project_bond(
 
     bonds: list[BondInfo] = []
     for dev in frame.devices:
-        if dev.type != "bond":
+        info = dev.bond
+        if info is None:
             continue
-        info = dict(dev.details)
-        usable = set(info.get("usable_slaves", "").split())
-        active = info.get("active_slave", "")
+        usable = set(info.usable_slaves)
+        active = info.active_slave or ""
         rows: list[SlaveRow] = []
-        for name in info.get("slaves", "").split():
+        for name in info.slaves:
             slave = devices.get(name)
             if slave is None:
                 continue
@@ -111,9 +111,9 @@ def project_bond(
             BondInfo(
                 name=dev.name,
                 state=_state(dev),
-                mode=info.get("mode", "?"),
-                policy=info.get("xmit_hash_policy", "?"),
-                miimon=info.get("miimon", "?"),
+                mode=info.mode,
+                policy=info.xmit_hash_policy,
+                miimon=str(info.miimon),
                 program=f"{dev.xdp.program} {dev.xdp.mode}" if dev.xdp is not None else "",
                 active=active,
                 slaves=tuple(rows),

@@ -170,8 +170,8 @@ def project_paths(
     for dev in frame.devices:
         if dev.name in grouped or (dev.master is not None and dev.master in devices):
             continue
-        peer = dict(dev.details).get("peer")
-        if dev.type == "veth" and peer in devices and devices[peer].master is None:
+        peer = dev.veth.peer if dev.veth is not None else None
+        if peer is not None and peer in devices and devices[peer].master is None:
             grouped |= {dev.name, peer}
             ends = (
                 _box(dev, frame, deltas, devices, on_path),
@@ -268,7 +268,6 @@ def _box(
     on_path: set[str],
 ) -> DeviceBox:
     c = _Counters(dev, deltas)
-    details = dict(dev.details)
     kind = f"{dev.type}/{dev.driver}" if dev.driver else dev.type
     if dev.type == "nic":
         kind += f" {_speed(dev.speed_bps)}"
@@ -297,7 +296,7 @@ def _box(
             losses=xmit_losses + c.loss("tx_dropped", "tx_dropped"),
         )
     elif dev.type == "veth":
-        peer = details.get("peer", "peer")
+        peer = dev.veth.peer if dev.veth is not None else "peer"
         inbound = c.arrow(f"{peer} TX", "rx_packets", "RX", peer, losses=ring_full)
         outbound = c.arrow(
             "TX",
@@ -322,11 +321,11 @@ def _box(
             note=c.xmit_note(),
             losses=c.loss("ring full (tx_dropped)", "tx_dropped"),
         )
-    elif dev.type == "bond":
-        mode = details.get("mode", "?")
-        policy = details.get("xmit_hash_policy", "")
-        active = details.get("active_slave", "")
-        usable = details.get("usable_slaves", "")
+    elif dev.bond is not None:
+        mode = dev.bond.mode
+        policy = dev.bond.xmit_hash_policy
+        active = dev.bond.active_slave or ""
+        usable = " ".join(dev.bond.usable_slaves)
         notes.append(f"mode {mode}" + (f" · xmit_hash_policy {policy}" if policy else ""))
         notes.append(f"active {active or '-'} · usable {usable or 'none'}")
         # The bond's own RX/TX only carry skbs (XDP_PASS up, the stack's TX down): drawn once
@@ -337,7 +336,7 @@ def _box(
             outbound = c.arrow("stack", "tx_packets", "slaves (bond_start_xmit)")
         children = tuple(
             _box(devices[name], frame, deltas, devices, on_path)
-            for name in details.get("slaves", "").split()
+            for name in dev.bond.slaves
             if name in devices
         )
 
@@ -363,8 +362,8 @@ def _verdicts(
     tp = frame.tracepoints
     out: list[Arrow] = []
     if c.get("xdp_tx") or c.get("xdp_tx_errors"):
-        peer = dict(dev.details).get("peer")
-        if dev.type == "veth" and peer:
+        peer = dev.veth.peer if dev.veth is not None else None
+        if peer:
             # veth_xdp_tx -> veth_xdp_xmit: the frame goes into the peer's NAPI ring, which
             # only exists while the peer runs a program of its own.
             target, target_dev, why = f"{peer} RX (veth_xdp_xmit)", peer, "peer refused"

@@ -71,53 +71,38 @@ def _rate(prev: int | None, now: int, dt: int) -> float | None:
     return max(now - prev, 0) * NS_PER_S / dt
 
 
-def parse_reader(detail: str) -> float | None:
-    """``4e+06pps`` -> 4e6; ``none`` (no reader attached) -> None."""
-    if not detail.endswith("pps"):
-        return None
-    try:
-        return float(detail.removesuffix("pps"))
-    except ValueError:
-        return None
-
-
 def _counter(dev: DeviceView | None, name: str) -> int | None:
     if dev is None:
         return None
     return dict(dev.counters).get(name)
 
 
-def _int(text: str | None) -> int:
-    try:
-        return int(text or 0)
-    except ValueError:
-        return 0
-
-
 def _tap(dev: DeviceView, before: DeviceView | None, dt: int) -> TapRow:
-    info = dict(dev.details)
-    old = dict(before.details) if before is not None else None
+    tap = dev.tap
+    assert tap is not None
+    old = before.tap if before is not None else None
 
-    def count(key: str, counter: str | None = None) -> TapCount:
-        if counter is not None:
-            now = _counter(dev, counter) or 0
-            return TapCount(key, now, _rate(_counter(before, counter), now, dt))
-        now = _int(info.get(key))
-        was = _int(old.get(key)) if old is not None and key in old else None
-        return TapCount(key, now, _rate(was, now, dt))
+    def count(key: str, counter: str) -> TapCount:
+        now = _counter(dev, counter) or 0
+        return TapCount(key, now, _rate(_counter(before, counter), now, dt))
 
-    def prefixed(prefix: str) -> tuple[TapCount, ...]:
+    def counts(
+        rows: tuple[tuple[str, int], ...], was: tuple[tuple[str, int], ...] | None, prefix: str
+    ) -> tuple[TapCount, ...]:
+        old_rows = dict(was) if was is not None else None
         out = []
-        for key, _ in dev.details:
-            if key.startswith(prefix):
-                c = count(key)
-                # Only what happens now (or ever, before a rate exists): an old verdict of a
-                # program swapped out since would only crowd the line.
-                if c.count and (c.per_s is None or c.per_s > 0):
-                    out.append(TapCount(key.removeprefix(prefix), c.count, c.per_s))
+        for key, now in rows:
+            if not key.startswith(prefix):
+                continue
+            then = old_rows.get(key) if old_rows is not None else None
+            per_s = _rate(then, now, dt)
+            # Only what happens now (or ever, before a rate exists): an old verdict of a
+            # program swapped out since would only crowd the line.
+            if now and (per_s is None or per_s > 0):
+                out.append(TapCount(key.removeprefix(prefix), now, per_s))
         return tuple(out)
 
-    reader = parse_reader(info.get("reader", ""))
+    reader = tap.reader_pps
     nrings = max(1, len(dev.xdp_tx_rings))
     old_rings = {r.ring: r for r in before.xdp_tx_rings} if before is not None else {}
     rings = tuple(
@@ -137,17 +122,19 @@ def _tap(dev: DeviceView, before: DeviceView | None, dt: int) -> TapRow:
     )
     return TapRow(
         name=dev.name,
-        mode=info.get("mode", "tap"),
+        mode=tap.mode,
         queues=len(dev.xdp_tx_rings) or len(dev.queues),
-        writer=info.get("writer", ""),
+        writer=tap.writer,
         reader_pps=reader,
         program=f"{dev.xdp.program} {dev.xdp.mode}" if dev.xdp is not None else "",
         fast=count("fast", "xdp_fast_path"),
         generic=count("generic", "xdp_generic_path"),
-        throttled=_int(info.get("writes_throttled")),
-        slow_reasons=prefixed("slow_path."),
-        fast_verdicts=prefixed("verdicts.fast."),
-        generic_verdicts=prefixed("verdicts.generic."),
+        throttled=tap.writes_throttled,
+        slow_reasons=counts(tap.slow_path, old.slow_path if old else None, ""),
+        fast_verdicts=counts(tap.verdicts_by_path, old.verdicts_by_path if old else None, "fast."),
+        generic_verdicts=counts(
+            tap.verdicts_by_path, old.verdicts_by_path if old else None, "generic."
+        ),
         rings=rings,
     )
 
@@ -156,7 +143,7 @@ def project_taps(prev: Frame | None, frame: Frame, focus: str | None = None) -> 
     """One row per tap (only the focused one when a tap is focused)."""
     dt = frame.t_ns - prev.t_ns if prev is not None else 0
     before = {d.name: d for d in prev.devices} if prev is not None else {}
-    taps = [d for d in frame.devices if d.type == "tun"]
+    taps = [d for d in frame.devices if d.tap is not None]
     if focus is not None and any(d.name == focus for d in taps):
         taps = [d for d in taps if d.name == focus]
     return TapsView(tuple(_tap(d, before.get(d.name), dt) for d in taps), focus)

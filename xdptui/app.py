@@ -72,6 +72,7 @@ __all__ = [
 
 
 MIN_DELAY_S = 0.001
+EXACT_MAX_SPEED = 1_000_000  # ns of simulated time per second at and below which exact mode runs
 
 
 class CommandResultLike(Protocol):
@@ -91,9 +92,12 @@ class SimulatorLike(Protocol):
     @property
     def now_ns(self) -> int: ...
     def advance(self, dt_ns: int) -> None: ...
-    def step_poll(self) -> None: ...
+    def step_poll(self) -> bool: ...
+
+    exact: bool
+
     def submit(self, cmd: str, origin: str = "user") -> CommandResultLike: ...
-    def frame(self) -> Frame: ...
+    def frame(self, live: bool = False) -> Frame: ...
     def flows(self, limit: int = 64) -> tuple[FlowInfo, ...]: ...
     def trace(self, source: str, flow: int) -> tuple[TraceHop, ...]: ...
 
@@ -228,8 +232,9 @@ class XdpApp(App[None]):
         self.refresh_frame()
 
     def refresh_frame(self) -> None:
-        """Take a frame from the simulator and show it (panels skip unchanged views)."""
-        frame = self.sim.frame()
+        """Take a frame from the simulator and show it (panels skip unchanged views); while
+        the clock runs, a live frame (the engine's last whole step)."""
+        frame = self.sim.frame(live=not self.paused)
         if self._frame is None or frame.seq != self._frame.seq:
             if self._frame is not None and frame.t_ns > self._frame.t_ns:
                 # Rates compare frames at different instants; a frame at the same instant
@@ -286,13 +291,21 @@ class XdpApp(App[None]):
         else:
             self._pacer.reset()
             self._deadline = None
+            self._choose_mode()
             if self.is_running:
                 self._arm()
         self._show_header()
 
     def watch_speed_index(self) -> None:
         self._pacer.reset()
+        if not self.paused:
+            self._choose_mode()
         self._show_header()
+
+    def _choose_mode(self) -> None:
+        """Slow motion shows the kernel's state poll by poll (exact mode); faster speeds move
+        in steps of many polls (fast mode). Switching moves no counter."""
+        self.sim.exact = self.speed_ns_per_s <= EXACT_MAX_SPEED
 
     def watch_focus_device(self) -> None:
         self._show_views()
@@ -557,8 +570,8 @@ class XdpApp(App[None]):
         frame = self._frame
         out: dict[str, str] = {}
         for dev in frame.devices if frame is not None else ():
-            if dev.type == "tun":
-                out[dev.name] = reader_rate_text(dict(dev.details).get("reader", ""))
+            if dev.tap is not None:
+                out[dev.name] = reader_rate_text(dev.tap.reader_pps)
         return out
 
     def action_traffic(self) -> None:
@@ -608,11 +621,11 @@ class XdpApp(App[None]):
             self.focus_device = focus.master
 
         def chosen(bond: DeviceView) -> None:
-            info = dict(bond.details)
+            info = bond.bond
             screen = BondModeScreen(
                 bond.name,
-                info.get("mode", ""),
-                info.get("xmit_hash_policy", ""),
+                info.mode if info is not None else "",
+                info.xmit_hash_policy if info is not None else "",
                 partial(self.try_bond_mode, bond.name),
             )
             self.push_screen(screen, self._plan_chosen)
@@ -623,7 +636,8 @@ class XdpApp(App[None]):
         """Submit the direct mode command; on a refusal, plan the legal sequence from the
         frame as it is now."""
         frame = self.sim.frame() if self._frame is None else self._frame
-        current = dict(frame.device(bond).details).get("mode")
+        info = frame.device(bond).bond
+        current = info.mode if info is not None else None
         command = bond_mode_command(bond, None if mode == current else mode, policy)
         plan = bond_mode_change_plan(frame, bond, mode, policy)
         result = self.submit_command(command)
@@ -796,14 +810,10 @@ def _device_label(dev: DeviceView) -> str:
     return f"{dev.name:<10} {kind:<10} {state}{xdp}"
 
 
-def reader_rate_text(detail: str) -> str:
-    """A tap's ``reader`` detail (``4e+06pps``, ``none``) as ``reader TAP rate`` takes it."""
-    if not detail.endswith("pps"):
+def reader_rate_text(pps: float | None) -> str:
+    """A tap's reader rate as ``reader TAP rate`` takes it (``stop``: none attached)."""
+    if pps is None:
         return "stop"
-    try:
-        pps = float(detail.removesuffix("pps"))
-    except ValueError:
-        return detail
     return format_pps(pps, digits=4)
 
 
@@ -824,16 +834,15 @@ def make_app(
     takes a frame at least that often, and every command, timeline event and link change still
     ends a step early (the engine stops at every scheduled event).
     """
-    from xdptui.sim.engine import DEFAULT_STEP_NS, Simulator
+    from xdptui.sim.engine import Simulator
 
     if topology is None:
         from xdptui.commands import validate
         from xdptui.topology_io import load_topology
 
         topology = load_topology(path, validate_command=validate)
-    max_step = max(DEFAULT_STEP_NS, int(1e9 / fps))
     return XdpApp(
-        Simulator(topology, max_step_ns=max_step),
+        Simulator(topology),
         title=f"xdptui: {topology.name}",
         fps=fps,
         paused=paused,

@@ -31,11 +31,12 @@ def simpy_baseline(seconds: float = 0.3) -> float:
     return events / (time.perf_counter() - start)
 
 
-def bench_sim(topology: Topology, sim_ns: int, as_json: bool) -> int:
-    """Run ``topology`` headless for ``sim_ns`` and report frames per wall-second."""
+def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = False) -> int:
+    """Run ``topology`` headless for ``sim_ns`` (in exact mode if asked) and report frames
+    per wall-second."""
     from xdptui.sim.engine import Simulator
 
-    sim = Simulator(topology)
+    sim = Simulator(topology, exact=exact)
     sim.advance(1)  # compile paths outside the timed part
     cpu0 = time.process_time()
     start = time.perf_counter()
@@ -45,6 +46,7 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool) -> int:
     frames = sum(src.emitted for src in sim.world.sources)
     result: dict[str, Any] = {
         "topology": topology.name,
+        "mode": "exact" if exact else "fast",
         "frames": frames,
         "sim_ns": sim.now_ns,
         "wall_s": round(wall, 6),
@@ -52,12 +54,13 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool) -> int:
         "frames_per_wall_s": round(frames / wall if wall else 0.0, 1),
         "realtime_factor": round((sim.now_ns / 1e9) / wall if wall else 0.0, 4),
         "simpy_events_per_s": round(simpy_baseline(), 1),
-        "steps": sim.datapath.steps,
+        "steps": sim.state.fast.steps,
+        "polls": int(sim.state.dp.cpu.polls.sum()),
     }
     if as_json:
         print(json.dumps(result))
     else:
-        print(f"topology            {topology.name}")
+        print(f"topology            {topology.name} ({result['mode']} mode)")
         print(f"simulated           {format_duration(sim.now_ns)} in {result['steps']} steps")
         print(f"frames simulated    {frames:,}")
         print(f"wall time           {wall:.3f} s (cpu {cpu:.3f} s)")

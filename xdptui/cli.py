@@ -8,11 +8,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from xdptui.model.units import UnitError, parse_duration_ns
 
-SUBCOMMANDS = ("check", "run", "bench", "reproduce", "serve", "schema", "app")
+if TYPE_CHECKING:
+    from xdptui.sim.engine import Simulator
+
+SUBCOMMANDS = ("check", "run", "trace", "bench", "reproduce", "serve", "schema", "app")
 DEFAULT_TOPOLOGY = "dual_port.yaml"
 SCHEMA_FORMATS = ("topology", "report")
 
@@ -82,15 +85,31 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=None)
     run.add_argument("--json", metavar="PATH|-", default=None)
     run.add_argument(
+        "--exact",
         "--poll-by-poll",
+        dest="exact",
         action="store_true",
-        help="step one NAPI poll at a time instead of aggregating",
+        help="exact mode: every NAPI poll, flush and drop as it happens (slower)",
     )
+    run.add_argument(
+        "--events",
+        metavar="PATH|-",
+        default=None,
+        help="write the event stream as JSON lines (with --exact: every poll and flush)",
+    )
+    trace = sub.add_parser("trace", help="follow one frame through the data path")
+    trace.add_argument("file", nargs="?", default=None, help="default: the bundled dual_port")
+    trace.add_argument("--at", type=_duration, default=0, help="when to start following, e.g. 2ms")
+    trace.add_argument("--source", default=None, help="the traffic source (default: the first)")
+    trace.add_argument("--flow", type=int, default=0, help="the flow of that source (default 0)")
+    trace.add_argument("--seed", type=int, default=None)
+    trace.add_argument("--json", action="store_true", help="the hops as JSON")
     bench = sub.add_parser("bench", help="benchmarks: bench sim FILE | bench ui FILE")
     bench_sub = bench.add_subparsers(dest="what", parser_class=_Parser)
     bsim = bench_sub.add_parser("sim", help="headless simulation speed")
     bsim.add_argument("file")
     bsim.add_argument("--sim-time", type=_duration, default=100_000_000)
+    bsim.add_argument("--exact", action="store_true", help="exact mode (every poll an event)")
     bsim.add_argument("--json", action="store_true")
     bui = bench_sub.add_parser("ui", help="the app's frame rate with the simulation in real time")
     bui.add_argument("file")
@@ -130,11 +149,13 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.cmd == "run":
         return _run(args)
+    if args.cmd == "trace":
+        return _trace(args)
     if args.cmd == "bench":
         from xdptui import bench
 
         if args.what == "sim":
-            return bench.bench_sim(load(args.file), args.sim_time, args.json)
+            return bench.bench_sim(load(args.file), args.sim_time, args.json, args.exact)
         if args.what == "ui":
             return bench.bench_ui(args.file, args.seconds, args.json)
         fail("xdptui bench: say what to measure: sim FILE or ui FILE")
@@ -164,8 +185,13 @@ def _run(args: argparse.Namespace) -> int:
     topo = load(args.file or default_topology())
     if args.seed is not None:
         topo = dataclasses.replace(topo, seed=args.seed)
-    sim = Simulator(topo, poll_by_poll=args.poll_by_poll)
-    sim.run_until(args.duration)
+    sim = Simulator(topo, exact=args.exact)
+    if args.events is not None:
+        if args.events == "-" and args.json == "-":
+            fail("xdptui run: --json - and --events - can't both write to stdout")
+        _stream_events(sim, args.duration, args.events)
+    else:
+        sim.run_until(args.duration)
     data = report.build_report(sim)
     text = report.summary(sim.frame())
     if args.json == "-":
@@ -178,6 +204,61 @@ def _run(args: argparse.Namespace) -> int:
             except OSError as exc:
                 fail(f"xdptui run: cannot write {args.json}: {exc.strerror}")
         print(text)
+    return 0
+
+
+def _stream_events(sim: Simulator, duration: int, path: str) -> None:
+    """Run to ``duration`` writing every event as a JSON line as it happens (in chunks, so a
+    long exact run never holds more than a chunk's events)."""
+    import json
+
+    out = sys.stdout if path == "-" else None
+    try:
+        handle = out or open(path, "w")  # noqa: SIM115 -- closed below
+    except OSError as exc:
+        fail(f"xdptui run: cannot write {path}: {exc.strerror}")
+    seen = 0
+    try:
+        t = 0
+        while True:
+            for event in sim.events(seen):
+                handle.write(json.dumps(event) + "\n")
+                seen = event["seq"]
+            if t >= duration:
+                break
+            t = min(duration, t + 100_000)
+            sim.run_until(t)
+    finally:
+        if out is None:
+            handle.close()
+
+
+def _trace(args: argparse.Namespace) -> int:
+    """Follow one frame headless: its hops with simulated timestamps, as the app's ``f``."""
+    import dataclasses
+    import json
+
+    from xdptui.model.units import format_duration
+    from xdptui.sim.engine import Simulator
+
+    topo = load(args.file or default_topology())
+    if args.seed is not None:
+        topo = dataclasses.replace(topo, seed=args.seed)
+    if not topo.traffic:
+        fail("xdptui trace: the topology has no traffic sources")
+    source = args.source or topo.traffic[0].name
+    names = [t.name for t in topo.traffic]
+    if source not in names:
+        fail(f"xdptui trace: no traffic source {source!r}; sources: {', '.join(names)}")
+    sim = Simulator(topo)
+    sim.run_until(args.at)
+    hops = sim.trace(source, args.flow)
+    if args.json:
+        rows = [{"t_ns": h.t_ns, "dev": h.dev, "stage": h.stage, "detail": h.detail} for h in hops]
+        print(json.dumps({"source": source, "flow": args.flow, "hops": rows}, indent=2))
+        return 0
+    for h in hops:
+        print(f"{format_duration(h.t_ns):>12}  {h.dev:<8} {h.stage:<13} {h.detail}")
     return 0
 
 

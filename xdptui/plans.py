@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdptui.model.topology import bond_xdp_check
-from xdptui.model.views import DeviceView, Frame
+from xdptui.model.views import Frame
 
 
 def bond_supports_xdp(mode: str, policy: str) -> bool:
@@ -32,10 +32,6 @@ def bond_mode_command(bond: str, mode: str | None, policy: str | None) -> str:
     if policy is not None:
         words += ["xmit_hash_policy", policy]
     return " ".join(words)
-
-
-def _details(dev: DeviceView) -> dict[str, str]:
-    return dict(dev.details)
 
 
 def bond_mode_change_plan(
@@ -59,11 +55,11 @@ def bond_mode_change_plan(
         ValueError: ``bond`` is not a bond.
     """
     dev = frame.device(bond)
-    if dev.type != "bond":
+    info = dev.bond
+    if info is None:
         raise ValueError(f"{bond} is not a bond")
-    info = _details(dev)
-    old_mode = info.get("mode", "")
-    old_policy = info.get("xmit_hash_policy", "layer2")
+    old_mode = info.mode
+    old_policy = info.xmit_hash_policy
     new_policy = old_policy if policy is None else policy
     own = dev.xdp if dev.xdp is not None and dev.xdp.inherited_from is None else None
     program = own.program if own is not None else None
@@ -87,7 +83,7 @@ def bond_mode_change_plan(
     detach = program is not None and not (
         bond_supports_xdp(mode, old_policy) and bond_supports_xdp(mode, new_policy)
     )
-    slaves = info.get("slaves", "").split()
+    slaves = list(info.slaves)
     plan = []
     if detach:
         plan.append(f"ip link set dev {bond} {keyword} off")

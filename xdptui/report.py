@@ -1,142 +1,17 @@
-"""The v1 JSON report (docs/design.md, "JSON report (v1)") and the headless run's summary
-table."""
+"""The v1 JSON report and the headless run's summary table (the report itself is built by
+the engine: ``xdptui.sim.report``)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import cast
 
-from xdptui.model.report_spec import (
-    REPORT_VERSION,
-    DeviceEntry,
-    MapEntry,
-    Report,
-    TrafficEntry,
-    XdpEntry,
-)
+from xdptui.model.report_spec import REPORT_VERSION
 from xdptui.model.units import format_duration, format_rate
-from xdptui.model.views import DeviceView, Frame
-from xdptui.sim.engine import Simulator
+from xdptui.model.views import Frame
+from xdptui.sim.report import build_report
 
 __all__ = ["REPORT_VERSION", "build_report", "dumps", "summary"]
-
-
-def build_report(sim: Simulator) -> Report:
-    """Everything a run produced, in the declared shape (``xdptui.model.report_spec``)."""
-    frame = sim.frame()
-    tp = frame.tracepoints
-    return {
-        "report": REPORT_VERSION,
-        "topology": frame.name,
-        "seed": frame.seed,
-        "sim_ns": frame.t_ns,
-        "devices": {dev.name: _device(dev) for dev in frame.devices},
-        "maps": {
-            m.name: MapEntry(
-                type=m.type,
-                max_entries=m.max_entries,
-                entries={str(e.key): {"dev": e.dev, "egress": e.egress} for e in m.entries},
-            )
-            for m in frame.maps
-        },
-        "tracepoints": {
-            "xdp_exception": [
-                {"dev": x.dev, "action": x.action, "count": x.count} for x in tp.xdp_exception
-            ],
-            "xdp_redirect_err": [
-                {"dev": x.dev, "err": x.err, "count": x.count} for x in tp.xdp_redirect_err
-            ],
-            "xdp_devmap_xmit": [
-                {
-                    "from": x.from_dev,
-                    "to": x.to_dev,
-                    "sent": x.sent,
-                    "drops": x.drops,
-                    "err": x.err,
-                    "flushes": x.flushes,
-                }
-                for x in tp.xdp_devmap_xmit
-            ],
-        },
-        "traffic": {
-            src.spec.name: _source(src.device, src.local, src.emitted, src.lost)
-            for src in sim.world.sources
-        },
-        "events": [
-            {"t_ns": e.t_ns, "cmd": e.cmd, "ok": e.ok, "errno": e.errno, "reply": e.reply}
-            for e in frame.events
-            if e.origin != "system"
-        ],
-    }
-
-
-def _device(dev: DeviceView) -> DeviceEntry:
-    xdp: XdpEntry | None = None
-    if dev.xdp is not None:
-        xdp = {"program": dev.xdp.program, "mode": dev.xdp.mode}
-        if dev.xdp.inherited_from:
-            xdp["inherited_from"] = dev.xdp.inherited_from
-    entry: DeviceEntry = {
-        "type": dev.type,
-        "up": dev.up,
-        "carrier": dev.carrier,
-        "master": dev.master,
-        "xdp": xdp,
-        "counters": dict(dev.counters),
-        "queues": [
-            {
-                "queue": q.queue,
-                "cpu": q.cpu,
-                "rx_packets": q.rx_packets,
-                "rx_dropped": q.rx_dropped,
-                "ring_peak": q.peak,
-            }
-            for q in dev.queues
-        ],
-        "xdp_tx_rings": [
-            {
-                "ring": r.ring,
-                "cpus": list(r.cpus),
-                "locked": r.locked,
-                "sent": r.sent,
-                "dropped": r.dropped,
-            }
-            for r in dev.xdp_tx_rings
-        ],
-    }
-    if dev.driver is not None:
-        entry["driver"] = dev.driver
-    details = dict(dev.details)
-    if "peer" in details:
-        entry["peer"] = details["peer"]
-    if dev.type == "tun":
-        entry["mode"] = details["mode"]
-        entry["slow_path_reasons"] = {
-            k.split(".", 1)[1]: int(v) for k, v in details.items() if k.startswith("slow_path.")
-        }
-        entry["writes_throttled"] = int(details["writes_throttled"])
-        entry["verdicts_by_path"] = {
-            k.split(".", 1)[1]: int(v) for k, v in details.items() if k.startswith("verdicts.")
-        }
-    if dev.type == "bond":
-        entry["mode"] = details["mode"]
-        entry["xmit_hash_policy"] = details["xmit_hash_policy"]
-        entry["slaves"] = details["slaves"].split()
-        entry["active_slave"] = details["active_slave"] or None
-    return _declared_order(entry)
-
-
-def _declared_order(entry: DeviceEntry) -> DeviceEntry:
-    """The keys in the declaration's order (``driver`` right after ``type``)."""
-    order = DeviceEntry.__annotations__
-    return cast(DeviceEntry, {k: entry[k] for k in order if k in entry})  # type: ignore[literal-required]
-
-
-def _source(device: str, local: bool, emitted: int, lost: int) -> TrafficEntry:
-    if local:
-        return {"from": device, "emitted": emitted, "lost_link_down": lost}
-    return {"to": device, "emitted": emitted, "lost_link_down": lost}
 
 
 def dumps(report: Mapping[str, object]) -> str:

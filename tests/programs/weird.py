@@ -23,3 +23,8 @@ def wrong_shape(ctx):
 def key_by_port_parity(ctx):
     """bpf_redirect_map(tx_ports, src_port % 2, 0)."""
     return ctx.redirect_map("tx_ports", ctx.src_port.astype("int64") % 2, 0)
+
+
+def key_by_port_mod4(ctx):
+    """bpf_redirect_map(tx_ports, src_port % 4, 0)."""
+    return ctx.redirect_map("tx_ports", ctx.src_port.astype("int64") % 4, 0)

@@ -68,6 +68,44 @@ class TxRingView:
 
 
 @dataclass(frozen=True)
+class NicView:
+    """What a NIC adds: its channels and XDP TX ring layout."""
+
+    queues: int
+    xdp_tx_rings: int
+    xdp_locking: bool  # more CPUs than rings: cpu % rings under tx_lock
+    card: str
+
+
+@dataclass(frozen=True)
+class VethView:
+    peer: str
+
+
+@dataclass(frozen=True)
+class TapView:
+    """A tun/tap device: its userspace sides and its two XDP paths."""
+
+    mode: str  # tap | tun
+    writer: str  # write | vhost
+    reader_pps: float | None  # None: no reader (no queue attached)
+    tx_queue_len: int
+    writes_throttled: int
+    slow_path: tuple[tuple[str, int], ...]  # reason -> frames
+    verdicts_by_path: tuple[tuple[str, int], ...]  # "fast.XDP_DROP" -> frames
+
+
+@dataclass(frozen=True)
+class BondView:
+    mode: str
+    xmit_hash_policy: str
+    slaves: tuple[str, ...]
+    active_slave: str | None
+    usable_slaves: tuple[str, ...]
+    miimon: int
+
+
+@dataclass(frozen=True)
 class DeviceView:
     name: str
     ifindex: int
@@ -82,7 +120,10 @@ class DeviceView:
     counters: Counters
     queues: tuple[QueueView, ...] = ()
     xdp_tx_rings: tuple[TxRingView, ...] = ()
-    details: tuple[tuple[str, str], ...] = ()  # type-specific: mode, peer, slaves, ...
+    nic: NicView | None = None
+    veth: VethView | None = None
+    tap: TapView | None = None
+    bond: BondView | None = None
 
     def counter(self, name: str) -> int:
         for key, value in self.counters:
@@ -169,8 +210,8 @@ class BulkQueueView:
     to_dev: str
     frames: int  # enqueued so far
     flushes: int
-    last_bulk: float  # mean frames per flush over the last step
-    program: str | None  # the egress program the last bulk ran
+    last_bulk: float  # frames in the last flush (fast mode: the mean over its last step)
+    program: str | None  # the egress program the last bulk ran (the poll's first enqueuer's)
 
 
 @dataclass(frozen=True)
@@ -208,6 +249,7 @@ class Frame:
     maps: tuple[MapView, ...] = ()
     bulk_queues: tuple[BulkQueueView, ...] = ()
     sources: tuple[SourceView, ...] = ()
+    exact: bool = False  # the engine was in exact mode: every number is the kernel's state now
 
     def device(self, name: str) -> DeviceView:
         for dev in self.devices:

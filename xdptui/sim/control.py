@@ -21,21 +21,18 @@ from xdptui.model.catalog import (
 )
 from xdptui.model.errors import Errno, KernelError
 from xdptui.sim import show
-from xdptui.sim.bond import Bond
-from xdptui.sim.bond_control import BondControl
-from xdptui.sim.datapath import make_context
+from xdptui.sim.bond.bond_main import Bond
+from xdptui.sim.bond.bond_options import BondControl
+from xdptui.sim.core.filter import make_context
+from xdptui.sim.dev.netdev import MODE_DRV, MODE_HW, MODE_SKB, Attachment, NetDev
+from xdptui.sim.dev.nic import Nic, configure_queues, configure_xdp_rings
+from xdptui.sim.dev.tun import Tun
+from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import DevMap, DevmapEntry
 from xdptui.sim.hashing import rss_queue
-from xdptui.sim.netdev import MODE_DRV, MODE_HW, MODE_SKB, Attachment, NetDev, Nic, Veth
 from xdptui.sim.programs import make_program
 from xdptui.sim.traffic import build_flow_table
-from xdptui.sim.tun import Tun
-from xdptui.sim.world import (
-    World,
-    _concat_entries,
-    configure_nic_queues,
-    configure_xdp_rings,
-)
+from xdptui.sim.world import World, concat_entries
 
 XDP_MAX_MTU = 3046  # one 4 KiB page less headroom and skb_shared_info (UNVERIFIED per driver)
 KEYWORD_MODE = {"xdpgeneric": MODE_SKB, "xdpdrv": MODE_DRV, "xdpoffload": MODE_HW}
@@ -53,7 +50,7 @@ class NotFound(ToolError):
 class Control(BondControl):
     world: World
     now: Callable[[], int]
-    schedule: Callable[[int, Callable[[], None]], None]
+    schedule: Callable[..., None]  # (at_ns, timer kind, *args): xdptui.sim.clock
     log: Callable[[str], None]
     booting: bool = False  # topology programs are attached before the links come up
 
@@ -82,7 +79,7 @@ class Control(BondControl):
         """``dev_change_xdp_fd`` -> ``dev_xdp_attach`` (net/core/dev.c), iproute2 adding
         XDP_FLAGS_UPDATE_IF_NOEXIST unless ``-force``."""
         dev = self.device(c.dev)
-        mode = KEYWORD_MODE.get(c.keyword) or (MODE_DRV if self.has_ndo_bpf(dev) else MODE_SKB)
+        mode = KEYWORD_MODE.get(c.keyword) or (MODE_DRV if dev.has_ndo_bpf() else MODE_SKB)
         if c.prog is None:
             self.detach(dev, mode)
             return ""
@@ -110,7 +107,7 @@ class Control(BondControl):
                 "Device does not support XDP offload: program load with "
                 "prog_ifindex failed (only offload-capable NICs such as nfp take xdpoffload)",
             )
-        if mode == MODE_DRV and not self.has_ndo_bpf(dev):
+        if mode == MODE_DRV and not dev.has_ndo_bpf():
             raise KernelError(
                 Errno.EOPNOTSUPP, "Underlying driver does not support XDP in native mode"
             )
@@ -160,16 +157,6 @@ class Control(BondControl):
             self.driver_reset(dev, "detach")
         self.world.touch()
 
-    def has_ndo_bpf(self, dev: NetDev) -> bool:
-        """Only TAP devices have ``ndo_bpf = tun_xdp`` (``tap_netdev_ops``); an L3 TUN does
-        not, so a plain attach falls back to generic and ``xdpdrv`` is refused."""
-        if isinstance(dev, Nic):
-            assert dev.driver is not None
-            return dev.driver.native_xdp
-        if isinstance(dev, Tun):
-            return dev.mode == "tap"
-        return isinstance(dev, Veth | Bond)
-
     def driver_reset(self, nic: Nic, why: str) -> None:
         """ixgbe ``need_reset`` (none<->some program): ``ixgbe_setup_tc`` re-allocates every
         ring -- what was queued is lost and the link bounces. Program->program is hitless."""
@@ -177,25 +164,24 @@ class Control(BondControl):
         configure_xdp_rings(nic, self.world.nr_cpus)
         if not nic.driver.reset_on_attach:
             return
-        rx = nic.rx
-        if rx is not None:
-            lost_q = rx.ring.sum(axis=1)
-            rx.ring[:] = 0
-            rx.rx_dropped += lost_q
-            nic.add("rx_dropped", int(lost_q.sum()))
+        for rxq in nic.rxq:
+            lost = rxq.clear()
+            rxq.rx_dropped += lost
+            nic.add("rx_dropped", lost)
         if nic.driver.reset_ns and nic.carrier:
             nic.carrier = False
             until = self.now() + nic.driver.reset_ns
             nic.down_until_ns = until
             self.log(f"{nic.name}: XDP program {why}: rings re-allocated, link down")
+            self.schedule(until, "carrier", nic.name, until)
 
-            def carrier_back() -> None:
-                if nic.down_until_ns == until:
-                    nic.carrier = True
-                    self.world.touch()
-                    self.log(f"{nic.name}: link up after ring re-allocation")
-
-            self.schedule(until, carrier_back)
+    def carrier_back(self, name: str, until: int) -> None:
+        """The link comes back after a driver reset (unless another reset superseded it)."""
+        nic = self.world.devices.get(name)
+        if nic is not None and nic.down_until_ns == until:
+            nic.carrier = True
+            self.world.touch()
+            self.log(f"{nic.name}: link up after ring re-allocation")
 
     def check_program(self, name: str, params: tuple[tuple[str, str], ...]) -> None:
         info = program_info(name)
@@ -251,14 +237,14 @@ class Control(BondControl):
         if dev.admin_up == c.up:
             return ""
         dev.admin_up = c.up
-        if not c.up and dev.rx is not None:
-            lost = dev.rx.ring.sum(axis=1)
-            dev.rx.ring[:] = 0
-            dev.rx.rx_dropped += lost
-            dev.add("rx_dropped", int(lost.sum()))
-        if isinstance(dev, Nic) and not c.up and dev.tx is not None:
-            dev.tx.occ[:] = 0
-            dev.tx.occ_bytes[:] = 0.0
+        if not c.up:
+            for rxq in dev.rxq:
+                lost = rxq.clear()
+                rxq.rx_dropped += lost
+                dev.add("rx_dropped", lost)
+        if isinstance(dev, Nic) and not c.up:
+            for ring in dev.tx:
+                ring.clear()
         for other in self.world.devices.values():
             if isinstance(other, Veth) and other.peer == dev.name:
                 other.carrier = c.up  # veth_open/veth_close toggle the peer's carrier
@@ -434,16 +420,16 @@ class Control(BondControl):
             )
         if c.combined == dev.queues:
             return "combined unmodified, ignoring\nno channel parameters changed, aborting"
-        lost = dev.rx.ring.sum() if dev.rx is not None else 0
-        dev.add("rx_dropped", int(lost))
-        configure_nic_queues(dev, c.combined, self.world.nr_cpus, self.world.entries)
+        lost = sum(rxq.clear() for rxq in dev.rxq)
+        dev.add("rx_dropped", lost)
+        configure_queues(dev, c.combined, self.world.nr_cpus, self.world.entries.rss_hash, None)
         configure_xdp_rings(dev, self.world.nr_cpus)
         self.world.touch()
         return ""
 
     def _SetRings(self, c: cmd.SetRings) -> str:
         dev = self.device(c.dev)
-        if not isinstance(dev, Nic) or dev.rx is None:
+        if not isinstance(dev, Nic) or not dev.rxq:
             raise ToolError(Errno.EOPNOTSUPP, "Cannot get device ring settings")
         assert dev.driver is not None
         for value in (c.rx, c.tx):
@@ -463,12 +449,12 @@ class Control(BondControl):
             notes.append(f"Requested Tx descriptor count rounded up to {tx}")
         c = cmd.SetRings(c.dev, rx, tx)
         if c.rx is not None:
-            lost = dev.rx.ring.sum(axis=1)
-            dev.rx.ring[:] = 0
-            dev.rx.rx_dropped += lost
-            dev.add("rx_dropped", int(lost.sum()))
-            dev.rx.size = c.rx
-            dev.rx.peak[:] = 0
+            for rxq in dev.rxq:
+                lost = rxq.clear()
+                rxq.rx_dropped += lost
+                dev.add("rx_dropped", lost)
+                rxq.size = c.rx
+                rxq.peak = 0
         if c.tx is not None:
             dev.tx_ring_size = c.tx
             configure_xdp_rings(dev, self.world.nr_cpus)
@@ -560,13 +546,22 @@ class Control(BondControl):
             mapping[lo:hi] = offset + (np.arange(hi - lo) % new_len)
             src.offset = offset
             offset += new_len
-        w.entries = _concat_entries([s.table for s in w.sources])
+        w.entries = concat_entries([s.table for s in w.sources])
         for dev in w.devices.values():
-            if dev.rx is None:
-                continue
-            new = np.zeros((dev.rx.count, len(w.entries)), dtype=np.int64)
-            for q in range(dev.rx.count):
-                np.add.at(new[q], mapping, dev.rx.ring[q])
-            dev.rx.ring = new
+            for rxq in dev.rxq:
+                rxq.resize_entries(mapping, len(w.entries))
             if isinstance(dev, Nic):
                 dev.queue_of_entry = rss_queue(w.entries.rss_hash, dev.reta).astype(np.int64)
+
+
+def format_kernel_error(exc: KernelError) -> str:
+    """iproute2 prints the extack as ``Error: MSG.`` and otherwise ``RTNETLINK answers:
+    strerror``; lookups that fail in the tool itself print their own line."""
+    if isinstance(exc, ToolError):
+        return exc.extack
+    if exc.extack:
+        text = exc.extack
+        if text.startswith(("Error:", "pktgen", "ethtool")):
+            return text
+        return f"Error: {text}{'' if text.endswith('.') else '.'}"
+    return f"RTNETLINK answers: {exc.errno.strerror}"

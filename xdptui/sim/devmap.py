@@ -11,11 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdptui.model.errors import Errno, KernelError
+from xdptui.sim.kconst import BPF_ANY, BPF_EXIST, BPF_NOEXIST
 from xdptui.sim.programs import Program
-
-BPF_ANY = 0
-BPF_NOEXIST = 1
-BPF_EXIST = 2
 
 
 @dataclass

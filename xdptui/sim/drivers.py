@@ -33,7 +33,7 @@ class DriverProfile:
     rx_pps_max: float | None  # the NIC's own receive limit (DMA/PCIe), None = line rate
     tx_pps_max: float | None  # XDP TX descriptor processing limit
     tx_dma_weight: float  # one transmitted frame costs this many received ones of rx_pps_max
-    irq_ns: int  # interrupt-to-poll latency incl. moderation, sets frames per poll at light load
+    itr_ns: int  # interrupt moderation (rx-usecs): at most one RX interrupt per itr_ns per queue
     note: str = ""
 
     def xdp_tx_layout(self, nr_cpus: int, queues: int) -> tuple[int, bool]:
@@ -86,7 +86,7 @@ IXGBE = DriverProfile(
     rx_pps_max=None,
     tx_pps_max=None,
     tx_dma_weight=1.0,
-    irq_ns=2_000,  # UNVERIFIED: dynamic ITR
+    itr_ns=50_000,  # IXGBE_20K_ITR: 20k interrupts/s (dynamic ITR not modelled)
     note="X550-class 10G port",
 )
 
@@ -108,7 +108,7 @@ I40E = DriverProfile(
     rx_pps_max=None,
     tx_pps_max=None,
     tx_dma_weight=1.0,
-    irq_ns=2_000,
+    itr_ns=50_000,  # I40E_ITR_RX_DEF = I40E_ITR_20K (dynamic ITR not modelled)
     note="XL710-class 40G port",
 )
 
@@ -132,7 +132,7 @@ ICE = DriverProfile(
     rx_pps_max=116.5e6,
     tx_pps_max=24.2e6,
     tx_dma_weight=(116.5 - 25.3) / 24.2,
-    irq_ns=2_000,
+    itr_ns=50_000,  # ICE_DFLT_RX_ITR = ICE_ITR_20K, 50 us (dynamic ITR not modelled)
     note="E810-class 100G port",
 )
 
@@ -154,7 +154,8 @@ MLX5 = DriverProfile(
     rx_pps_max=None,
     tx_pps_max=None,
     tx_dma_weight=1.0,
-    irq_ns=2_000,
+    # MLX5E_PARAMS_DEFAULT_RX_CQ_MODERATION_USEC 16 us (or 32 CQEs), modelled as a throttle
+    itr_ns=16_000,
     note="ConnectX-class port (UNVERIFIED details)",
 )
 
@@ -176,7 +177,7 @@ GENERIC = DriverProfile(
     rx_pps_max=None,
     tx_pps_max=None,
     tx_dma_weight=1.0,
-    irq_ns=2_000,
+    itr_ns=50_000,  # UNVERIFIED: a typical 20k interrupts/s
     note="a driver without ndo_bpf or ndo_xdp_xmit: generic XDP only",
 )
 

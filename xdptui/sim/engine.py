@@ -1,200 +1,343 @@
-"""The headless simulator: a SimPy clock in integer nanoseconds driving the NumPy data path.
+"""The headless simulator: one datapath run at two granularities, commands, the event stream,
+checkpoints and rewind.
 
 ``Simulator(topology)`` builds the host, attaches the topology's programs and schedules its
-timeline. ``advance(dt)`` runs the data path in steps that never cross a scheduled event (a
-timeline command, a link coming back), each at most ``max_step_ns`` long; ``step_poll()``
-advances one NAPI poll. ``submit(line)`` applies a command at the current simulated time.
-``frame()`` returns an immutable snapshot for the UI.
+timeline. Time advances with ``run_until(t)`` / ``advance(dt)``; ``exact`` chooses the mode at
+any instant: exact mode (``xdptui.sim.exact``) processes every NAPI poll as an event, fast mode
+(``xdptui.sim.fast``) moves steps of many polls by arithmetic. ``submit(line)`` applies a
+command now. ``frame()`` is an immutable snapshot for the UI, ``report()`` the JSON report,
+``events()`` the event stream. The whole state is copied for checkpoints, so ``rewind(t)``
+restores the one before ``t`` and replays; runs never depend on how time is cut.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+import copy
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
-import simpy
 
 from xdptui.commands import parse
 from xdptui.model.commands import CommandResult, MapUpdate, XdpSet
 from xdptui.model.errors import KernelError, UsageError
-from xdptui.model.topology import Topology
+from xdptui.model.topology import BondSpec, Topology
 from xdptui.model.views import EventView, FlowInfo, Frame, TraceHop
-from xdptui.sim.control import Control
-from xdptui.sim.datapath import NAPI_BUDGET, Datapath
+from xdptui.sim.bond.bond_main import Bond
+from xdptui.sim.clock import NEVER, Timers
+from xdptui.sim.control import Control, format_kernel_error
+from xdptui.sim.datapath import Datapath
+from xdptui.sim.dev.nic import Nic
+from xdptui.sim.dev.rings import ARMED
+from xdptui.sim.dev.tun import Tun
+from xdptui.sim.events import EventStream
+from xdptui.sim.exact import Exact, ExactIO
+from xdptui.sim.fast import Fast, FastIO
 from xdptui.sim.snapshot import build_frame
-from xdptui.sim.world import build_world
+from xdptui.sim.world import World, build_world
 
-__all__ = ["DEFAULT_STEP_NS", "CommandResult", "Simulator"]
+__all__ = ["CommandResult", "Simulator"]
 
-DEFAULT_STEP_NS = 10_000_000  # the longest aggregated step when nothing is scheduled sooner
-POLL_STEP_NS = 1_000  # poll-by-poll mode: about one full 64-frame poll on a fast port
-SETTLE_STEP_NS = 1_000  # after any change, steps restart this short and double while steady
+LOG_MAX = 2_000  # command and system lines kept for the screen's log
+CHECKPOINT_EXACT_NS = 1_000_000  # a checkpoint at least this often in exact mode
+CHECKPOINT_FAST_NS = 20_000_000  # ... and in fast mode
+CHECKPOINTS_MAX = 64
+
+
+@dataclass
+class State:
+    """Everything that evolves: copied whole for a checkpoint."""
+
+    world: World
+    dp: Datapath
+    exact: Exact
+    fast: Fast
+    timers: Timers
+    is_exact: bool
+    now: int = 0
+    committed: int = 0  # fast mode has stepped the data path up to here
+    stream: EventStream = field(default_factory=EventStream)
+    log: deque[EventView] = field(default_factory=lambda: deque(maxlen=LOG_MAX))
+    commands: list[EventView] = field(default_factory=list)  # for the report (never dropped)
+    inputs: list[tuple[int, int, str, str]] = field(default_factory=list)  # t, seq, kind, data
+
+
+@dataclass
+class Checkpoint:
+    t: int
+    inputs: int  # inputs[:inputs] were applied in this state
+    state: State
+    stream_seq: int  # the event stream had reached this record
 
 
 class Simulator:
     """A running simulation of one topology. Deterministic: same topology, seed and commands
-    at the same simulated times give the same counters."""
+    at the same simulated times give the same counters, whatever the mode switches and
+    however time is cut."""
 
     def __init__(
         self,
         topology: Topology,
         *,
-        max_step_ns: int = DEFAULT_STEP_NS,
-        poll_by_poll: bool = False,
+        exact: bool = False,
         devmap_egress: str = "flush",
+        trust: bool = True,
+        poll_by_poll: bool = False,
+        max_step_ns: int | None = None,
     ) -> None:
         self.topology = topology
-        self.max_step_ns = POLL_STEP_NS if poll_by_poll else max_step_ns
-        self.world = build_world(topology)
-        self.world.devmap_egress = devmap_egress
-        self.datapath = Datapath(self.world)
-        self.env = simpy.Environment()
-        self.events: list[EventView] = []
-        self.control = Control(self.world, self._now, self._schedule, self._log)
+        self.trust = trust
+        _ = max_step_ns
+        world = build_world(topology)
+        world.devmap_egress = devmap_egress
+        dp = Datapath(world, _NoIO())
+        stream = EventStream()
+        st = State(
+            world=world,
+            dp=dp,
+            exact=Exact(world, dp, stream),
+            fast=Fast(world, dp),
+            timers=Timers(),
+            is_exact=exact or poll_by_poll,
+            stream=stream,
+        )
+        dp.io = ExactIO(st.exact) if st.is_exact else FastIO(st.fast)
+        self.state = st
+        self.control = self._control()
+        self.checkpoints: list[Checkpoint] = []
         self._seq = 0
-        self._epoch_seen = -1
-        self._step_ns = SETTLE_STEP_NS
         self._last_frame_t = 0
-        self._last_busy = np.zeros(self.world.nr_cpus)
-        self._last_polls = np.zeros(self.world.nr_cpus, dtype=np.int64)
+        self._last_busy = np.zeros(world.nr_cpus)
+        self._last_polls = np.zeros(world.nr_cpus, dtype=np.int64)
+        self._preview: tuple[int, int, State] | None = None
+        self._boot()
+        self._checkpoint()
+
+    @classmethod
+    def from_file(cls, path: str | Path, seed: int | None = None, trust: bool = False) -> Simulator:
+        """Load a topology file and build its simulator (``seed`` overrides the file's)."""
+        import dataclasses
+
+        from xdptui.commands import validate
+        from xdptui.topology_io import load_topology
+
+        topo = load_topology(path, validate_command=validate)
+        if seed is not None:
+            topo = dataclasses.replace(topo, seed=seed)
+        return cls(topo, trust=trust)
+
+    # ------------------------------------------------------------ state access
+
+    @property
+    def world(self) -> World:
+        """The host as it is at ``now`` (read it; change it only through commands)."""
+        return self.view().world
+
+    @property
+    def now_ns(self) -> int:
+        return self.state.now
+
+    @property
+    def exact(self) -> bool:
+        return self.state.is_exact
+
+    @exact.setter
+    def exact(self, on: bool) -> None:
+        if on == self.state.is_exact:
+            return
+        self._input("mode", "exact" if on else "fast")
+        self._switch(on)
+
+    def _control(self) -> Control:
+        return Control(self.state.world, self._now, self._schedule, self._log)
+
+    # ------------------------------------------------------------ boot
+
+    def _boot(self) -> None:
+        """Enslave the topology's slaves, fill its maps, attach its programs (as a boot script
+        would, slaves still down), start each bond's MII monitor and schedule the timeline."""
+        topo = self.topology
+        st = self.state
         self.control.booting = True
-        self._boot_bonds()
-        for mspec in topology.maps:
-            for mentry in mspec.entries:
-                line = f"bpftool map update name {mspec.name} key {mentry.key} value {mentry.dev}"
-                if mentry.egress:
-                    line += f" egress {mentry.egress}"
-                update = MapUpdate(mspec.name, mentry.key, mentry.dev, mentry.egress)
-                self._apply(line, update, "topology")
-        for spec in topology.devices:
-            if spec.xdp is not None:
-                keyword = {"native": "xdpdrv", "generic": "xdpgeneric", "offload": "xdpoffload"}
-                line = f"ip link set dev {spec.name} {keyword.get(spec.xdp.mode or '', 'xdp')}"
-                line += f" obj {spec.xdp.program}"
-                for key, value in spec.xdp.params:
-                    line += f" param {key}={value}"
-                command = XdpSet(
-                    spec.name,
-                    keyword.get(spec.xdp.mode or "", "xdp"),
-                    spec.xdp.program,
-                    spec.xdp.params,
-                )
-                self._apply(line, command, "topology")
-        self.control.booting = False
-        for entry in topology.timeline:
-            self.env.process(self._timeline(entry.at_ns, entry.do))
-
-    def _boot_bonds(self) -> None:
-        """Enslave the topology's slaves (as a boot script would, slaves still down) and start
-        each bond's MII monitor."""
-        from xdptui.model.topology import BondSpec
-        from xdptui.sim.bond import Bond
-
-        for spec in self.topology.devices:
+        for spec in topo.devices:
             if not isinstance(spec, BondSpec):
                 continue
-            bond = self.world.devices[spec.name]
+            bond = st.world.devices[spec.name]
             assert isinstance(bond, Bond)
             for name in spec.slaves:
-                slave = self.world.devices[name]
                 try:
-                    self.control.enslave(bond, slave)
+                    self.control.enslave(bond, st.world.devices[name])
                 except KernelError as exc:
                     result = CommandResult(False, exc.errno.name, format_kernel_error(exc))
                     self._record(f"ip link set dev {name} master {bond.name}", result, "topology")
             if bond.miimon_ms > 0:
-                self.env.process(self._miimon(bond))
+                st.timers.add(bond.miimon_ms * 1_000_000, "miimon", bond.name)
+        for mspec in topo.maps:
+            for m in mspec.entries:
+                line = f"bpftool map update name {mspec.name} key {m.key} value {m.dev}"
+                line += f" egress {m.egress}" if m.egress else ""
+                self._apply(line, MapUpdate(mspec.name, m.key, m.dev, m.egress), "topology")
+        keyword = {"native": "xdpdrv", "generic": "xdpgeneric", "offload": "xdpoffload"}
+        for spec in topo.devices:
+            if spec.xdp is None:
+                continue
+            kw = keyword.get(spec.xdp.mode or "", "xdp")
+            line = f"ip link set dev {spec.name} {kw} obj {spec.xdp.program}"
+            line += "".join(f" param {k}={v}" for k, v in spec.xdp.params)
+            self._apply(line, XdpSet(spec.name, kw, spec.xdp.program, spec.xdp.params), "topology")
+        self.control.booting = False
+        for i, entry in enumerate(topo.timeline):
+            st.timers.add(entry.at_ns, "timeline", i)
+        for src in st.world.sources:
+            if src.start_ns > 0:
+                st.timers.add(src.start_ns, "anchor")
+        self._rates()
+        st.dp.compile()
+        st.fast.grid.restart(0)
+        if st.is_exact:
+            st.exact.rearm_all(0)
 
-    def _miimon(self, bond: Any) -> Generator[simpy.Event, Any, None]:
-        period = bond.miimon_ms * 1_000_000
-        while True:
-            yield self.env.timeout(period)
-            self.control.mii_monitor(bond)
+    def _rates(self) -> None:
+        """Each source's pacing at its current rate (frames per 1000 s, exact integers)."""
+        for src in self.state.world.sources:
+            src.milli = round(self.state.world.source_pps(src) * 1000)
 
     # ------------------------------------------------------------ time
 
-    @property
-    def now_ns(self) -> int:
-        return int(self.env.now)
-
     def _now(self) -> int:
-        return int(self.env.now)
+        return self.state.now
 
-    def _schedule(self, at_ns: int, action: Callable[[], None]) -> None:
-        def proc() -> Generator[simpy.Event, Any, None]:
-            yield self.env.timeout(max(0, at_ns - self.now_ns))
-            action()
-
-        self.env.process(proc())
-
-    def _timeline(self, at_ns: int, line: str) -> Generator[simpy.Event, Any, None]:
-        yield self.env.timeout(at_ns)
-        self.submit(line, origin="timeline")
-
-    def _process_due(self) -> None:
-        while self.env.peek() <= self.env.now:
-            self.env.step()
+    def _schedule(self, at_ns: int, kind: str, *arg: str | int) -> None:
+        self.state.timers.add(at_ns, kind, *arg)
 
     def run_until(self, t_end: int) -> None:
-        """Advance to simulated time ``t_end`` (ns)."""
+        """Advance to simulated time ``t_end`` (ns): every event at or before it happens."""
+        st = self.state
         while True:
-            self._process_due()
-            now = self.now_ns
-            if now >= t_end:
-                return
-            nxt = min(float(t_end), self.env.peek())
-            if self.world.epoch != self._epoch_seen or self._starts_between(now, nxt):
-                self._epoch_seen = self.world.epoch
-                self._step_ns = SETTLE_STEP_NS
-            dt = int(min(nxt - now, self.max_step_ns, self._step_ns))
-            if dt <= 0:
-                dt = 1
-            self.datapath.step(now, dt)
-            self.env.run(until=now + dt)
-            self._step_ns = min(self._step_ns * 2, self.max_step_ns)
-
-    def _starts_between(self, t0: int, t1: float) -> bool:
-        """A source starting in [t0, t1) is a transient worth resolving finely."""
-        return any(t0 <= s.start_ns < t1 and s.start_ns > 0 for s in self.world.sources)
+            nxt = st.timers.peek()
+            target = min(t_end, nxt)
+            self._data(target, commit=nxt <= t_end)
+            st.now = max(st.now, target)
+            if nxt > t_end:
+                break
+            while st.timers.peek() == nxt:
+                self._fire(st.timers.pop())
+            self._after_change()
+        self._preview = None
+        self._maybe_checkpoint()
 
     def advance(self, dt_ns: int) -> None:
         self.run_until(self.now_ns + max(0, int(dt_ns)))
 
-    def poll_ns(self) -> int:
-        """How long one full NAPI poll takes on the busiest CPU right now (at least 100 ns)."""
-        dp = self.datapath
-        if dp.compiled_epoch != self.world.epoch:
-            dp.compile_paths()
-        worst = 0.0
-        for dev in self.world.devices.values():
-            comp = dp.compiled.get(dev.name)
-            if comp is None or dev.rx is None or not len(comp.cost):
-                continue
-            worst = max(worst, float(comp.cost.mean()))
-        return max(100, int(worst * NAPI_BUDGET) or POLL_STEP_NS)
+    def _data(self, t: int, commit: bool) -> None:
+        """Move the data path to ``t``: exact mode through every event at or before it; fast
+        mode in grid steps (exactly to ``t`` when something happens there)."""
+        st = self.state
+        if st.is_exact:
+            st.exact.run(t)
+            st.exact.settle(t)
+            return
+        end = t if commit else _last_boundary(st.fast, st.committed, t)
+        if end > st.committed:
+            st.fast.run(st.committed, end)
+            st.committed = end
 
-    def step_poll(self) -> None:
-        """Single-step: one NAPI poll's worth of simulated time, in one data-path step."""
-        dt = self.poll_ns()
-        saved = self.max_step_ns
-        self.max_step_ns = dt
-        try:
-            self.advance(dt)
-        finally:
-            self.max_step_ns = saved
+    def _fire(self, timer: Any) -> None:
+        st = self.state
+        kind = timer.kind
+        if kind == "timeline":
+            entry = self.topology.timeline[int(timer.arg[0])]
+            self.submit(entry.do, origin="timeline")
+        elif kind == "miimon":
+            bond = st.world.devices.get(str(timer.arg[0]))
+            if isinstance(bond, Bond):
+                self.control.mii_monitor(bond)
+                st.timers.add(st.now + bond.miimon_ms * 1_000_000, "miimon", bond.name)
+        elif kind == "carrier":
+            self.control.carrier_back(str(timer.arg[0]), int(timer.arg[1]))
+        elif kind == "input":
+            _, _, what, data = st.inputs[int(timer.arg[0])]
+            if what == "cmd":
+                origin, _, line = data.partition(" ")
+                self._submit(line, origin, log_input=False)
+            else:
+                self._switch(data == "exact")
+        st.world.touch() if kind == "anchor" else None
+
+    def _after_change(self) -> None:
+        """After commands: new pacing, recompiled paths, re-armed interrupts, and fast mode
+        resolving the transient finely."""
+        st = self.state
+        self._rates()
+        if st.dp.compiled_epoch != st.world.epoch:
+            st.dp.compile()
+            st.fast.grid.restart(st.now)
+        if st.is_exact:
+            st.exact.rearm_all(st.now)
+
+    def step_poll(self) -> bool:
+        """One NAPI poll forward -- the next poll on any CPU, in time order (exact mode)."""
+        if not self.exact:
+            self.exact = True
+        st = self.state
+        start = st.exact.polls
+        limit = st.now + 1_000_000_000
+        while st.exact.polls == start:
+            nxt = min(st.exact.next_time(), st.timers.peek())
+            if nxt >= NEVER or nxt > limit:
+                return False
+            self.run_until(max(nxt, st.now))
+        return True
+
+    # ------------------------------------------------------------ modes
+
+    def _switch(self, exact: bool) -> None:
+        st = self.state
+        if exact:
+            self._data(st.now, commit=True)
+        switch_mode(st, exact)
+        self._preview = None
 
     # ------------------------------------------------------------ commands
 
     def submit(self, line: str, origin: str = "user") -> CommandResult:
         """Apply one command line now; the reply reads like the real tool's."""
+        return self._submit(line, origin, log_input=origin != "timeline")
+
+    def _submit(self, line: str, origin: str, log_input: bool) -> CommandResult:
+        st = self.state
+        if log_input:
+            self._data(st.now, commit=True)
+            self._input("cmd", f"{origin} {line}")
         try:
             command = parse(line)
         except UsageError as exc:
             result = CommandResult(False, exc.errno.name, str(exc))
             self._record(line, result, origin)
             return result
-        return self._apply(line, command, origin)
+        result = self._apply(line, command, origin)
+        if log_input:
+            self._after_change()
+        return result
+
+    def _input(self, kind: str, data: str) -> None:
+        """Log an input (a user command, a mode switch) for replay after a rewind. After a
+        rewind the inputs logged later than now are a future this input replaces."""
+        st = self.state
+        keep = [i for i in st.inputs if i[0] <= st.now]
+        if len(keep) < len(st.inputs):
+            st.inputs = keep
+            st.timers.heap = [
+                tm for tm in st.timers.heap if tm.kind != "input" or int(tm.arg[0]) < len(keep)
+            ]
+            heapq.heapify(st.timers.heap)
+            self.checkpoints = [c for c in self.checkpoints if c.t <= st.now]
+        self._checkpoint()
+        st.timers.seq += 1
+        st.inputs.append((st.now, st.timers.seq, kind, data))
 
     def _apply(self, line: str, command: Any, origin: str) -> CommandResult:
         try:
@@ -206,54 +349,197 @@ class Simulator:
         return result
 
     def _record(self, line: str, result: CommandResult, origin: str) -> None:
-        self.events.append(
-            EventView(self.now_ns, line, result.ok, result.errno, result.reply, origin)
+        st = self.state
+        ev = EventView(st.now, line, result.ok, result.errno, result.reply, origin)
+        st.log.append(ev)
+        st.commands.append(ev)
+        st.stream.emit(
+            {"t_ns": st.now, "kind": "command", "cmd": line, "ok": result.ok, "errno": result.errno}
         )
 
     def _log(self, text: str) -> None:
-        self.events.append(EventView(self.now_ns, text, True, None, "", "system"))
+        self.state.log.append(EventView(self.state.now, text, True, None, "", "system"))
 
-    # ------------------------------------------------------------ tracing
+    def events(self, since: int = 0) -> list[dict[str, Any]]:
+        """Events numbered above ``since``, in order (exact mode records every poll, flush and
+        drop; both modes record commands)."""
+        return self.state.stream.since(since)
+
+    # ------------------------------------------------------------ checkpoints
+
+    def _checkpoint(self) -> None:
+        st = self.state
+        ck = Checkpoint(st.now, len(st.inputs), copy_state(st), st.stream.seq)
+        self.checkpoints = [c for c in self.checkpoints if c.t != st.now]
+        self.checkpoints.append(ck)
+        self.checkpoints.sort(key=lambda c: c.t)
+        if len(self.checkpoints) > CHECKPOINTS_MAX:  # thin out the middle, keep t = 0
+            del self.checkpoints[1]
+
+    def _maybe_checkpoint(self) -> None:
+        every = CHECKPOINT_EXACT_NS if self.exact else CHECKPOINT_FAST_NS
+        due = not self.checkpoints or self.state.now - self.checkpoints[-1].t >= every
+        if due and (self.exact or self.state.committed == self.state.now):
+            self._checkpoint()
+
+    def rewind(self, t_ns: int) -> None:
+        """Go back to time ``t_ns``: restore the checkpoint before it and replay the inputs
+        logged since. Later inputs stay logged and happen again as time passes them, unless
+        a new input replaces that future."""
+        t_ns = max(0, t_ns)
+        ck = max((c for c in self.checkpoints if c.t <= t_ns), key=lambda c: c.t)
+        inputs = list(self.state.inputs)
+        stream = self.state.stream
+        stream.truncate(ck.stream_seq)  # what happened after the checkpoint happens again
+        self.state = copy_state(ck.state, stream)
+        self.state.inputs = inputs
+        self.control = self._control()
+        for index in range(ck.inputs, len(inputs)):
+            t, seq, _, _ = inputs[index]
+            self.state.timers.add(t, "input", index, seq=seq)
+        self._preview = None
+        self.run_until(t_ns)
+
+    def previous_poll_ns(self) -> int | None:
+        """When the poll before the last one started (stepping back one poll)."""
+        polls = [e["t_ns"] for e in self.state.stream.records if e["kind"] == "napi_poll"]
+        before = [t for t in polls if t < self.state.now]
+        return before[-1] if before else None
+
+    # ------------------------------------------------------------ looking
+
+    def view(self) -> State:
+        """The state at ``now`` for someone to look at: fast mode's steps end on its grid, so
+        the part of a step up to now is run on a copy."""
+        st = self.state
+        if st.is_exact or st.committed >= st.now:
+            return st
+        if self._preview is not None and self._preview[0] == st.now:
+            return self._preview[2]
+        peek = copy_state(st)
+        peek.fast.run(peek.committed, peek.now)
+        peek.committed = peek.now
+        self._preview = (st.now, 0, peek)
+        return peek
+
+    def fork(self) -> Simulator:
+        """A simulator on a copy of this one's state at ``now`` (no checkpoints, same
+        topology): what-if runs and traces that leave this one untouched."""
+        other = object.__new__(Simulator)
+        other.topology = self.topology
+        other.trust = self.trust
+        other.state = copy_state(self.view(), EventStream())
+        other.control = other._control()
+        other.checkpoints = []
+        other._seq = 0
+        other._last_frame_t = other.state.now
+        other._last_busy = other.state.dp.cpu.busy_ns.copy()
+        other._last_polls = other.state.dp.cpu.polls.copy()
+        other._preview = None
+        return other
 
     def flows(self, limit: int = 64) -> tuple[FlowInfo, ...]:
         """Flows a user can follow (the first ``limit`` of each source)."""
         from xdptui.sim.trace import list_flows
 
-        return list_flows(self, limit)
+        return list_flows(self.view().world, limit)
 
     def trace(self, source: str, flow: int) -> tuple[TraceHop, ...]:
-        """Follow the next frame of ``flow`` of ``source`` through the data path as it is now,
-        with simulated timestamps (``xdptui.sim.trace``)."""
+        """Follow the next frame of ``flow`` of ``source``: exact mode runs a copy of the
+        state until that frame's journey ends; its hops are the records it left."""
         from xdptui.sim.trace import trace_frame
 
         return trace_frame(self, source, flow)
 
-    # ------------------------------------------------------------ snapshots
-
-    def frame(self) -> Frame:
-        """An immutable snapshot; CPU busy shares cover the time since the previous frame."""
+    def frame(self, live: bool = False) -> Frame:
+        """An immutable snapshot; CPU busy shares cover the time since the previous frame.
+        ``live``: a running display's frame -- in fast mode the state at the end of the last
+        whole step (its time is the frame's ``t_ns``), which spares running the step's
+        remainder on a copy every frame."""
         self._seq += 1
-        span = self.now_ns - self._last_frame_t
-        busy = self.datapath.cpu.busy_ns - self._last_busy
-        polls = self.datapath.cpu.polls - self._last_polls
+        st = self.state if live and not self.state.is_exact else self.view()
+        t = st.committed if st is self.state and not st.is_exact else st.now
+        span = t - self._last_frame_t
+        busy = st.dp.cpu.busy_ns - self._last_busy
+        polls = st.dp.cpu.polls - self._last_polls
         share = busy / span if span > 0 else np.zeros_like(busy)
-        frame = build_frame(self, self._seq, np.clip(share, 0.0, 1.0), polls)
-        self._last_frame_t = self.now_ns
-        self._last_busy = self.datapath.cpu.busy_ns.copy()
-        self._last_polls = self.datapath.cpu.polls.copy()
+        frame = build_frame(st, self._seq, np.clip(share, 0.0, 1.0), polls, t)
+        self._last_frame_t = t
+        self._last_busy = st.dp.cpu.busy_ns.copy()
+        self._last_polls = st.dp.cpu.polls.copy()
         return frame
 
+    def report(self) -> dict[str, Any]:
+        """The JSON report (v1) at ``now``."""
+        from xdptui.sim.report import build_report
 
-def format_kernel_error(exc: KernelError) -> str:
-    """iproute2 prints the extack as ``Error: MSG.`` and otherwise ``RTNETLINK answers:
-    strerror``; lookups that fail in the tool itself print their own line."""
-    from xdptui.sim.control import ToolError
+        return dict(build_report(self))
 
-    if isinstance(exc, ToolError):
-        return exc.extack
-    if exc.extack:
-        text = exc.extack
-        if text.startswith(("Error:", "pktgen", "ethtool")):
-            return text
-        return f"Error: {text}{'' if text.endswith('.') else '.'}"
-    return f"RTNETLINK answers: {exc.errno.strerror}"
+
+class _NoIO:
+    def tx(self, *args: Any) -> int:
+        raise AssertionError("no mode is running")
+
+    def rx(self, *args: Any) -> int:
+        raise AssertionError("no mode is running")
+
+
+def copy_state(st: State, stream: EventStream | None = None) -> State:
+    """A deep copy sharing what never changes (the topology, flow tables, entries). The event
+    stream is append-only: a copy shares it (``stream`` None) or starts a new one."""
+    memo: dict[int, Any] = {id(st.world.topology): st.world.topology}
+    memo[id(st.stream)] = st.stream if stream is None else stream
+    return copy.deepcopy(st, memo)
+
+
+def switch_mode(st: State, exact: bool) -> None:
+    """Change granularity at ``st.now`` (fast mode committed to it): rings become descriptors
+    or counts, TX rings keep what they hold; no counter moves."""
+    t = st.now
+    w = st.world
+    if exact == st.is_exact:
+        return
+    if exact:
+        for dev in w.devices.values():
+            for rxq in dev.rxq:
+                rxq.to_exact(st.fast.queue_order(dev, rxq), t)
+                rxq.state = ARMED
+            if isinstance(dev, Nic | Tun):
+                for ring in dev.tx:
+                    st.exact.refill(dev, ring, t)
+        ex = st.exact
+        ex.now = t
+        ex.heap = []
+        for cpu in ex.cpus:
+            cpu.poll_list.clear()
+            cpu.run_at = -1
+            cpu.busy_until = t
+        ex.admitted = dict.fromkeys(w.devices, t)
+        st.is_exact = True
+        st.dp.io = ExactIO(ex)
+        ex.rearm_all(t)
+    else:
+        st.exact.run(t)
+        st.exact.settle(t)
+        for dev in w.devices.values():
+            for rxq in dev.rxq:
+                rxq.to_fast()
+                rxq.state = ARMED
+            if isinstance(dev, Nic | Tun):
+                for ring in dev.tx:
+                    ring.to_fast()
+        st.is_exact = False
+        st.committed = t
+        st.fast.grid.restart(t)
+        st.dp.io = FastIO(st.fast)
+
+
+def _last_boundary(fast: Fast, committed: int, t: int) -> int:
+    """The last fast-mode grid boundary at or before ``t`` (never before ``committed``)."""
+    g = copy.copy(fast.grid)
+    end = committed
+    while g.next <= t:
+        if g.next > end:
+            end = g.next
+        g.advance()
+    return end

@@ -19,24 +19,18 @@ import numpy.typing as npt
 from xdptui.model.catalog import is_user_program, program_info
 from xdptui.model.errors import Errno, KernelError
 from xdptui.sim import costs
-
-# include/uapi/linux/bpf.h: enum xdp_action
-XDP_ABORTED = 0
-XDP_DROP = 1
-XDP_PASS = 2
-XDP_TX = 3
-XDP_REDIRECT = 4
-ACTION_NAMES = ("XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX", "XDP_REDIRECT")
-BPF_F_BROADCAST = 1 << 3
-BPF_F_EXCLUDE_INGRESS = 1 << 4
-XDP_ACTION_MASK = XDP_ABORTED | XDP_DROP | XDP_PASS | XDP_TX  # low "fallback" bits
+from xdptui.sim.kconst import (
+    BPF_F_BROADCAST,
+    BPF_F_EXCLUDE_INGRESS,
+    XDP_ABORTED,
+    XDP_ACTION_MASK,
+    XDP_DROP,
+    XDP_PASS,
+    XDP_REDIRECT,
+    XDP_TX,
+)
 
 IntArray = npt.NDArray[np.int64]
-
-
-def action_name(code: int) -> str:
-    """``__XDP_ACT_MAP``; codes above XDP_REDIRECT are what xdp-monitor buckets as XDP_UNKNOWN."""
-    return ACTION_NAMES[code] if 0 <= code < len(ACTION_NAMES) else "XDP_UNKNOWN"
 
 
 @dataclass(eq=False)
@@ -200,8 +194,8 @@ def load_user_function(spec: str, base_dir: Path | None = None) -> ProgramFunc:
     """Import ``path/to/file.py:function``; errors read like a failed ``ip link ... obj``."""
     path_text, _, func_name = spec.rpartition(":")
     path = Path(path_text)
-    if not path.is_absolute() and base_dir is not None and not path.exists():
-        path = base_dir / path
+    if not path.is_absolute() and base_dir is not None:
+        path = base_dir / path  # relative to the topology's directory, never the cwd
     if not path.is_file():
         raise KernelError(Errno.ENOENT, f"No such file: {path_text}")
     module_spec = importlib.util.spec_from_file_location(f"xdptui_user_{path.stem}", path)

@@ -17,11 +17,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from xdptui.model.catalog import program_info
-from xdptui.sim.bond import Bond
+from xdptui.sim.bond.bond_main import Bond
+from xdptui.sim.dev.netdev import MODE_DRV, MODE_HW, MODE_SKB, NetDev
+from xdptui.sim.dev.nic import Nic
+from xdptui.sim.dev.tun import Tun
+from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import DevMap
-from xdptui.sim.netdev import MODE_DRV, MODE_HW, MODE_SKB, NetDev, Nic, Veth
 from xdptui.sim.programs import Program
-from xdptui.sim.tun import Tun
 from xdptui.sim.world import World
 
 # ------------------------------------------------------------------ programs
@@ -460,12 +462,7 @@ NO_STATS = "no stats available"
 def ethtool_stats(world: World, dev: NetDev) -> tuple[tuple[str, int], ...] | None:
     """``ethtool -S`` as (name, value) rows in the driver's order; None: no stats op."""
     k = dev.counters
-    rx = dev.rx
-    per_q = (
-        [(q, int(rx.rx_packets[q]), int(rx.rx_dropped[q])) for q in range(rx.count)]
-        if rx is not None
-        else []
-    )
+    per_q = [(rxq.index, rxq.rx_packets, rxq.rx_dropped) for rxq in dev.rxq]
     rows: list[tuple[str, int]] = []
     if isinstance(dev, Veth):
         peer = world.devices.get(dev.peer)

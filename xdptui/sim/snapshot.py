@@ -1,4 +1,5 @@
-"""World -> :class:`~xdptui.model.views.Frame`: the immutable picture the UI draws."""
+"""The engine's state -> :class:`~xdptui.model.views.Frame`: the immutable picture the UI draws.
+Each device kind gives its own typed view; nothing here is a string the UI parses back."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.model.views import (
+    COUNTERS,
+    BondView,
     BulkQueueView,
     CpuView,
     DeviceView,
@@ -16,98 +19,82 @@ from xdptui.model.views import (
     Frame,
     MapEntryView,
     MapView,
+    NicView,
     QueueView,
     RedirectErrView,
     SourceView,
+    TapView,
     TracepointsView,
     TxRingView,
+    VethView,
     XdpView,
 )
-from xdptui.sim.bond import Bond
-from xdptui.sim.netdev import COUNTERS, NetDev, Nic, Veth
-from xdptui.sim.tun import Tun
+from xdptui.sim.bond.bond_main import Bond
+from xdptui.sim.dev.netdev import NetDev
+from xdptui.sim.dev.nic import Nic
+from xdptui.sim.dev.rings import TxRing
+from xdptui.sim.dev.tun import Tun
+from xdptui.sim.dev.veth import Veth
+from xdptui.sim.tally import Tracepoints
 
 if TYPE_CHECKING:
-    from xdptui.sim.engine import Simulator
+    from xdptui.sim.engine import State
 
 
-def device_view(dev: NetDev) -> DeviceView:
+def _rings(rings: list[TxRing], exact: bool) -> tuple[TxRingView, ...]:
+    return tuple(
+        TxRingView(r.index, r.cpus, r.locked, r.size, r.occupancy(exact), r.sent, r.dropped)
+        for r in rings
+    )
+
+
+def device_view(dev: NetDev, exact: bool) -> DeviceView:
     att = dev.prog
     xdp = None
     if att is not None:
         given = tuple((k, v) for k, v in att.prog.params if k != "ifindex")
         xdp = XdpView(att.prog.name, att.mode, att.inherited_from, given)
-    queues: tuple[QueueView, ...] = ()
-    if dev.rx is not None:
-        occ = dev.rx.occupancy()
-        queues = tuple(
-            QueueView(
-                queue=q,
-                cpu=int(dev.rx.irq_cpu[q]),
-                ring_size=dev.rx.size,
-                occupancy=int(occ[q]),
-                peak=int(dev.rx.peak[q]),
-                rx_packets=int(dev.rx.rx_packets[q]),
-                rx_dropped=int(dev.rx.rx_dropped[q]),
-            )
-            for q in range(dev.rx.count)
+    queues = tuple(
+        QueueView(
+            queue=q.index,
+            cpu=q.irq_cpu,
+            ring_size=q.size,
+            occupancy=q.occupancy(exact),
+            peak=q.peak,
+            rx_packets=q.rx_packets,
+            rx_dropped=q.rx_dropped,
         )
+        for q in dev.rxq
+    )
     rings: tuple[TxRingView, ...] = ()
-    details: list[tuple[str, str]] = []
+    extra: dict[str, object] = {}
     driver = None
-    if isinstance(dev, Nic) and dev.tx is not None:
-        assert dev.driver is not None
-        driver = dev.driver.name
-        tx = dev.tx
-        rings = tuple(
-            TxRingView(
-                ring=r,
-                cpus=tx.cpus[r],
-                locked=tx.locked,
-                size=int(tx.size[r]),
-                occupancy=int(tx.occ[r]),
-                sent=int(tx.sent[r]),
-                dropped=int(tx.dropped[r]),
-            )
-            for r in range(dev.xdp_rings)
+    if isinstance(dev, Nic):
+        driver = dev.drv.name
+        rings = _rings(dev.tx[: dev.xdp_rings], exact)
+        extra["nic"] = NicView(dev.queues, dev.xdp_rings, dev.xdp_locking, dev.card)
+    elif isinstance(dev, Veth):
+        extra["veth"] = VethView(dev.peer)
+    elif isinstance(dev, Tun):
+        rings = _rings(dev.tx, exact)
+        extra["tap"] = TapView(
+            dev.mode,
+            dev.writer,
+            dev.reader_pps,
+            dev.tx_queue_len,
+            dev.throttled,
+            tuple(dev.slow_reasons.items()),
+            tuple(sorted(dev.path_verdicts.items())),
         )
-        details += [("queues", str(dev.queues)), ("xdp_tx_rings", str(dev.xdp_rings))]
-        if dev.xdp_locking:
-            details.append(("xdp_locking", "on (cpu % rings, tx_lock)"))
-    if isinstance(dev, Veth):
-        details.append(("peer", dev.peer))
-    if isinstance(dev, Tun) and dev.tx is not None:
-        tx = dev.tx
-        rings = tuple(
-            TxRingView(
-                ring=q,
-                cpus=(),
-                locked=False,
-                size=int(tx.size[q]),
-                occupancy=int(tx.occ[q]),
-                sent=int(tx.sent[q]),
-                dropped=int(tx.dropped[q]),
-            )
-            for q in range(dev.queues)
+    elif isinstance(dev, Bond):
+        extra["bond"] = BondView(
+            dev.mode,
+            dev.xmit_hash_policy,
+            tuple(dev.slaves),
+            dev.curr_active,
+            tuple(dev.usable),
+            dev.miimon_ms,
         )
-        details += [
-            ("mode", dev.mode),
-            ("writer", dev.writer),
-            ("reader", f"{dev.reader_pps:g}pps" if dev.reader_pps is not None else "none"),
-            ("tx_queue_len", str(dev.tx_queue_len)),
-            ("writes_throttled", str(dev.throttled)),
-        ]
-        details += [(f"slow_path.{k}", str(v)) for k, v in dev.slow_reasons.items()]
-        details += [(f"verdicts.{k}", str(v)) for k, v in sorted(dev.path_verdicts.items())]
-    if isinstance(dev, Bond):
-        details += [
-            ("mode", dev.mode),
-            ("xmit_hash_policy", dev.xmit_hash_policy),
-            ("slaves", " ".join(dev.slaves)),
-            ("active_slave", dev.curr_active or ""),
-            ("usable_slaves", " ".join(dev.usable)),
-            ("miimon", str(dev.miimon_ms)),
-        ]
     return DeviceView(
         name=dev.name,
         ifindex=dev.ifindex,
@@ -123,20 +110,19 @@ def device_view(dev: NetDev) -> DeviceView:
         + tuple((k, v) for k, v in dev.counters.items() if k not in COUNTERS),
         queues=queues,
         xdp_tx_rings=rings,
-        details=tuple(details),
+        **extra,  # type: ignore[arg-type]
     )
 
 
 def cpu_views(
-    sim: Simulator, busy: npt.NDArray[np.float64], polls: npt.NDArray[np.int64]
+    st: State, busy: npt.NDArray[np.float64], polls: npt.NDArray[np.int64]
 ) -> tuple[CpuView, ...]:
-    w = sim.world
+    w = st.world
     rx: list[list[tuple[str, int]]] = [[] for _ in range(w.nr_cpus)]
     txr: list[list[tuple[str, int, bool]]] = [[] for _ in range(w.nr_cpus)]
     for dev in w.devices.values():
-        if dev.rx is not None:
-            for q, cpu in enumerate(dev.rx.irq_cpu):
-                rx[int(cpu)].append((dev.name, q))
+        for q in dev.rxq:
+            rx[q.irq_cpu].append((dev.name, q.index))
         if isinstance(dev, Nic) and dev.xdp_rings:
             for cpu, ring in enumerate(dev.ring_of_cpu):
                 if ring >= 0:
@@ -147,8 +133,7 @@ def cpu_views(
     )
 
 
-def tracepoints_view(sim: Simulator) -> TracepointsView:
-    tp = sim.datapath.tp
+def tracepoints_view(tp: Tracepoints) -> TracepointsView:
     return TracepointsView(
         xdp_exception=tuple(
             ExceptionView(dev, act, n) for (dev, act), n in sorted(tp.exception.items()) if n
@@ -157,7 +142,7 @@ def tracepoints_view(sim: Simulator) -> TracepointsView:
             RedirectErrView(dev, err, n) for (dev, err), n in sorted(tp.redirect_err.items()) if n
         ),
         xdp_devmap_xmit=tuple(
-            DevmapXmitView(a, b, int(r[0]), int(r[1]), round(r[2]), round(r[3]), int(r[4]))
+            DevmapXmitView(a, b, r.sent, r.drops, r.err, r.flushes, r.egress_drops)
             for (a, b), r in sorted(tp.devmap_xmit.items())
         ),
         xdp_redirect=tp.redirect,
@@ -165,9 +150,9 @@ def tracepoints_view(sim: Simulator) -> TracepointsView:
 
 
 def build_frame(
-    sim: Simulator, seq: int, busy: npt.NDArray[np.float64], polls: npt.NDArray[np.int64]
+    st: State, seq: int, busy: npt.NDArray[np.float64], polls: npt.NDArray[np.int64], t_ns: int
 ) -> Frame:
-    w = sim.world
+    w = st.world
     maps = tuple(
         MapView(
             m.name,
@@ -181,8 +166,8 @@ def build_frame(
         for m in w.maps.values()
     )
     bulk = tuple(
-        BulkQueueView(cpu, a, b, v.frames, round(v.flushes), v.last_bulk, v.program or None)
-        for (cpu, a, b), v in sorted(sim.datapath.tp.bulk.items())
+        BulkQueueView(cpu, a, b, v.frames, v.flushes, v.last_bulk, v.program or None)
+        for (cpu, a, b), v in sorted(st.dp.tp.bulk.items())
     )
     sources = tuple(
         SourceView(
@@ -190,7 +175,7 @@ def build_frame(
             device=src.device,
             local=src.local,
             rate=str(src.rate),
-            pps=sim.datapath.source_pps(src),
+            pps=w.source_pps(src),
             sizes=src.spec.sizes,
             flows=src.spec.flows,
             gso=src.spec.gso,
@@ -202,17 +187,18 @@ def build_frame(
     )
     return Frame(
         seq=seq,
-        t_ns=sim.now_ns,
+        t_ns=t_ns,
         name=w.topology.name,
         description=w.topology.description,
         seed=w.topology.seed,
         nr_cpus=w.nr_cpus,
-        devices=tuple(device_view(d) for d in w.devices.values()),
-        cpus=cpu_views(sim, busy, polls),
-        tracepoints=tracepoints_view(sim),
-        events=tuple(sim.events),
-        polls=sim.datapath.polls_total,
+        devices=tuple(device_view(d, st.is_exact) for d in w.devices.values()),
+        cpus=cpu_views(st, busy, polls),
+        tracepoints=tracepoints_view(st.dp.tp),
+        events=tuple(st.log),
+        polls=int(st.dp.cpu.polls.sum()),
         maps=maps,
         bulk_queues=bulk,
         sources=sources,
+        exact=st.is_exact,
     )

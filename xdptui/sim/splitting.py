@@ -13,35 +13,6 @@ import numpy.typing as npt
 IntArray = npt.NDArray[np.int64]
 
 
-def split_rows(x: IntArray, take: IntArray, rotate: int = 0) -> IntArray:
-    """For a [K, E] count matrix and per-row totals ``take`` (each <= the row's sum), return a
-    matrix y <= x with row sums exactly ``take``, proportional to x. Remainders go to the
-    entries that still have frames, starting at column ``rotate`` so no entry is favoured."""
-    totals = x.sum(axis=1)
-    if not np.any(take):
-        return np.zeros_like(x)
-    full = take >= totals
-    if np.all(full):
-        return x.copy()
-    safe = np.where(totals > 0, totals, 1)
-    y = (x * (take / safe)[:, None]).astype(np.int64)
-    np.minimum(y, x, out=y)
-    rem = take - y.sum(axis=1)
-    if np.any(rem > 0):
-        avail = x > y
-        if rotate:
-            shift = rotate % x.shape[1]
-            rolled = np.roll(avail, -shift, axis=1)
-            rank = np.cumsum(rolled, axis=1)
-            extra = rolled & (rank <= rem[:, None])
-            y += np.roll(extra, shift, axis=1)
-        else:
-            rank = np.cumsum(avail, axis=1)
-            y += avail & (rank <= rem[:, None])
-    y[full] = x[full]
-    return y
-
-
 def share(total: int, weights: npt.NDArray[np.float64], rotate: int = 0) -> IntArray:
     """Split an integer ``total`` over buckets in proportion to ``weights`` (largest remainder;
     ties go to the first bucket at or after ``rotate``, so repeated small splits stay fair)."""
@@ -58,3 +29,20 @@ def share(total: int, weights: npt.NDArray[np.float64], rotate: int = 0) -> IntA
         order = (np.argsort(-frac, kind="stable") + shift) % n
         base[order[:rem]] += 1
     return base
+
+
+def take_share(counts: IntArray, n: int, rotate: int = 0) -> IntArray:
+    """``n`` of the frames ``counts`` holds, in proportion, remainders to the entries that
+    still have frames from position ``rotate`` on."""
+    total = int(counts.sum())
+    if n >= total:
+        return counts.copy()
+    if n <= 0:
+        return np.zeros_like(counts)
+    take: IntArray = counts * n // total
+    rem = n - int(take.sum())
+    if rem:
+        room = np.flatnonzero(counts > take)
+        pick = room[(rotate + np.arange(rem)) % len(room)]
+        take[pick] += 1
+    return take

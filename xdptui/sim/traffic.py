@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from xdptui.model.topology import Range, TrafficSpec
+from xdptui.model.units import Rate
 from xdptui.sim.hashing import (
     ETH_P_IP,
     IPPROTO_ICMP,
@@ -25,22 +27,19 @@ from xdptui.sim.hashing import (
     FlowHeaders,
     toeplitz_hash,
 )
+from xdptui.sim.kconst import WIRE_OVERHEAD
 
 __all__ = [
-    "GSO_STEP",
     "MAX_TABLE_ENTRIES",
     "PROTO_NUMBERS",
     "FlowTable",
+    "Source",
     "build_flow_table",
     "frames_per_entry",
-    "random_frames_per_entry",
 ]
 
 MAX_TABLE_ENTRIES = 65536
 """The largest flow table (``lcm(flows, len(sizes))``) a source may need."""
-
-GSO_STEP = 0.618033988749895
-"""(Kept for compatibility; the GSO assignment is now the exact even spread below.)"""
 
 GSO_GRAIN = 20
 """With a GSO share strictly between 0 and 1 the table length is a multiple of this, so the
@@ -84,6 +83,86 @@ class FlowTable:
 
     def __len__(self) -> int:
         return len(self.headers)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FlowTable:
+        return self  # read-only: checkpoints share it
+
+
+@dataclass(eq=False)
+class Source:
+    """A running pktgen-like source: frame ``n`` is entry ``offset + n % len(table)`` and
+    arrives at its device at ``arrival_ns(n)`` -- exact integer pacing from the time the
+    current rate took effect, so counts never depend on how time is cut."""
+
+    index: int
+    spec: TrafficSpec
+    table: FlowTable
+    offset: int
+    rate: Rate
+    start_ns: int
+    emitted: int = 0  # frames that have arrived at the device so far
+    lost: int = 0  # offered while the target was down
+    stopped: bool = False
+    rate_origin_ns: int = 0  # ``emitted`` counts from here at the current rate
+    emitted_at_origin: int = 0
+    milli: int = 0  # frames per 1000 s at the current rate (set by the engine)
+
+    def __post_init__(self) -> None:
+        self.rate_origin_ns = self.start_ns
+
+    @property
+    def device(self) -> str:
+        return self.spec.to or self.spec.from_ or ""
+
+    @property
+    def local(self) -> bool:
+        return self.spec.from_ is not None
+
+    def mean_wire_bytes(self) -> float:
+        return float(self.table.size.mean()) + WIRE_OVERHEAD
+
+    def emitted_until(self, t: int) -> int:
+        """Frames emitted at or before time ``t``."""
+        if self.stopped or t <= self.rate_origin_ns or self.milli <= 0:
+            return self.emitted_at_origin
+        n = self.emitted_at_origin + (self.milli * (t - self.rate_origin_ns)) // 10**12
+        if self.spec.count is not None:
+            n = min(n, self.spec.count)
+        return n
+
+    def emitted_by(self, t: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """``emitted_until`` for many times at once, in exact int64 arithmetic (the product
+        milli * dt is split so it cannot overflow)."""
+        n0 = self.emitted_at_origin
+        if self.stopped or self.milli <= 0:
+            return np.full(len(t), n0, np.int64)
+        dt = np.maximum(t - self.rate_origin_ns, 0)
+        q, r = np.divmod(dt, 10**6)
+        a = self.milli * q
+        n: npt.NDArray[np.int64] = (
+            n0 + a // 10**6 + ((a % 10**6) * 10**6 + self.milli * r) // 10**12
+        )
+        if self.spec.count is not None:
+            n = np.minimum(n, self.spec.count)
+        return n
+
+    def arrival_ns(self, n0: int, n1: int) -> npt.NDArray[np.int64]:
+        """Arrival times of frames ``n0 .. n1 - 1`` (all after the rate's origin): frame
+        ``origin + k`` arrives at ``ceil((k + 1) * 1e12 / milli)`` ns past the origin."""
+        k0 = n0 - self.emitted_at_origin + 1
+        scaled = k0 * 10**12
+        base, rem = divmod(scaled, self.milli)
+        j = np.arange(n1 - n0, dtype=np.int64)
+        off = (rem + j * 10**12 + self.milli - 1) // self.milli
+        out: npt.NDArray[np.int64] = self.rate_origin_ns + base + off
+        return out
+
+    def entries(self, n0: int, n1: int) -> npt.NDArray[np.int64]:
+        """The flow-table entries (global index) of frames ``n0 .. n1 - 1``."""
+        out: npt.NDArray[np.int64] = self.offset + np.arange(n0, n1, dtype=np.int64) % len(
+            self.table
+        )
+        return out
 
 
 def _flow_values(
@@ -187,13 +266,3 @@ def frames_per_entry(start: int, stop: int, L: int) -> npt.NDArray[np.int64]:
         raise ValueError(f"empty frame range [{start}, {stop})")
     e = np.arange(L, dtype=np.int64)
     return (e - np.int64(start)) // L - (e - np.int64(stop)) // L
-
-
-def random_frames_per_entry(n: int, L: int, rng: np.random.Generator) -> npt.NDArray[np.int64]:
-    """For ``random: true`` sources: ``n`` frames spread over ``L`` equally likely entries, as
-    one multinomial draw (pktgen's ``F_FLOW_SEQ`` off: each frame picks a flow at random)."""
-    if L < 1:
-        raise ValueError(f"table length must be at least 1, got {L}")
-    if n < 0:
-        raise ValueError(f"frame count can't be negative, got {n}")
-    return rng.multinomial(n, np.full(L, 1.0 / L)).astype(np.int64)

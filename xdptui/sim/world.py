@@ -1,8 +1,8 @@
-"""The simulated host built from a topology: devices with their rings, traffic sources and the
-one global flow-table index every per-entry array is laid over.
+"""The simulated host built from a topology: devices with their rings, traffic sources, the
+cards' DMA budgets and the one global flow-table index every per-entry array is laid over.
 
 Entries of all sources are concatenated: source ``s`` owns entries ``offset[s] ..
-offset[s] + len(table_s)``, so a ring, a verdict or a cost is one array over all entries.
+offset[s] + len(table_s)``, so a verdict or a cost is one array over all entries.
 """
 
 from __future__ import annotations
@@ -14,61 +14,30 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.model.topology import (
-    BondSpec,
-    DeviceSpec,
-    NicSpec,
-    Topology,
-    TrafficSpec,
-    TunSpec,
-    VethSpec,
-)
-from xdptui.model.units import Rate
+from xdptui.model.topology import BondSpec, DeviceSpec, NicSpec, Topology, TunSpec, VethSpec
 from xdptui.model.views import TUN_COUNTERS
-from xdptui.sim.bond import Bond
+from xdptui.sim.bond.bond_main import Bond
+from xdptui.sim.dev.netdev import NetDev
+from xdptui.sim.dev.nic import Card, Nic, configure_queues, configure_xdp_rings
+from xdptui.sim.dev.rings import RxQueue, TxRing
+from xdptui.sim.dev.tun import Tun
+from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import DevMap
 from xdptui.sim.drivers import DRIVERS
-from xdptui.sim.hashing import FlowHeaders, default_reta, rss_queue
-from xdptui.sim.netdev import NetDev, Nic, RxQueues, TxRings, Veth
-from xdptui.sim.traffic import FlowTable, build_flow_table
-from xdptui.sim.tun import Tun
+from xdptui.sim.hashing import FlowHeaders
+from xdptui.sim.kconst import NAPI_POLL_WEIGHT, VETH_RING_SIZE, VHOST_NET_BATCH, WIRE_OVERHEAD
+from xdptui.sim.traffic import FlowTable, Source, build_flow_table
 
 IntArray = npt.NDArray[np.int64]
 
-VETH_RING_SIZE = 256  # drivers/net/veth.c
-WIRE_OVERHEAD = 20  # preamble/SFD 8 + inter-frame gap 12 (docs/design.md, "Simulation model")
+TAP_WRITE_BACKLOG = 256  # frames a writer holds back while busy (a virtqueue; UNVERIFIED)
+VHOST_WAKE_NS = 20_000  # vhost-net's worker runs at most this often (UNVERIFIED)
 
 
-@dataclass
-class Source:
-    """A running traffic source: its spec, flow table and how many frames it has emitted."""
-
-    spec: TrafficSpec
-    table: FlowTable
-    offset: int
-    rate: Rate
-    emitted: int = 0
-    lost: int = 0  # offered while the target was down
-    stopped: bool = False
-    start_ns: int = 0
-    rate_origin_ns: int = 0  # emitted counts from here at the current rate
-    emitted_at_origin: int = 0
-
-    @property
-    def device(self) -> str:
-        return self.spec.to or self.spec.from_ or ""
-
-    @property
-    def local(self) -> bool:
-        return self.spec.from_ is not None
-
-    def mean_wire_bytes(self) -> float:
-        return float(self.table.size.mean()) + WIRE_OVERHEAD
-
-
-@dataclass
+@dataclass(eq=False)
 class Entries:
-    """Per-entry header arrays over all sources, as programs and hashes see them."""
+    """Per-entry header arrays over all sources, as programs and hashes see them (read-only:
+    shared, never copied, by checkpoints)."""
 
     size: IntArray
     wire_bytes: IntArray
@@ -87,8 +56,11 @@ class Entries:
     def __len__(self) -> int:
         return len(self.size)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Entries:
+        return self
 
-@dataclass
+
+@dataclass(eq=False)
 class World:
     topology: Topology
     nr_cpus: int
@@ -97,6 +69,7 @@ class World:
     entries: Entries
     base_dir: Path
     maps: dict[str, DevMap] = field(default_factory=dict)
+    cards: dict[str, Card] = field(default_factory=dict)
     devmap_egress: str = "flush"  # flush (since the seed's patch) | enqueue (before it)
     epoch: int = 0  # bumped on every state change that can alter a verdict or a path
     next_prog_id: int = 1
@@ -110,8 +83,22 @@ class World:
         dev = self.devices.get(name)
         return dev if isinstance(dev, Nic) else None
 
+    def source_pps(self, src: Source) -> float:
+        """Frames per second; frames arriving from the wire can't beat the port's line rate
+        (an offered rate above it is capped, as the sender's own port would cap it)."""
+        dev = self.devices.get(src.device)
+        wire = src.mean_wire_bytes()
+        line = dev.speed_bps / (8.0 * wire) if isinstance(dev, Nic) and dev.speed_bps else None
+        if src.rate.kind == "pps":
+            pps = src.rate.value
+        elif src.rate.kind == "bps":
+            pps = src.rate.value / (8.0 * wire)
+        else:
+            pps = line if line is not None else 10e9 / (8.0 * wire)
+        return min(pps, line) if line is not None else pps
 
-def _concat_entries(tables: list[FlowTable]) -> Entries:
+
+def concat_entries(tables: list[FlowTable]) -> Entries:
     def cat(get: str) -> npt.NDArray[np.generic]:
         parts = [np.asarray(getattr(t.headers, get)) for t in tables]
         return np.concatenate(parts) if parts else np.zeros(0)
@@ -133,9 +120,11 @@ def _concat_entries(tables: list[FlowTable]) -> Entries:
         dst_port=cat("dst_port").astype(np.uint16),
         frag=np.zeros(len(sizes), dtype=bool),
     )
+    wire = sizes + WIRE_OVERHEAD
+    wire.flags.writeable = False
     return Entries(  # the header fields are the same (read-only) arrays as ``headers``'
         size=sizes,
-        wire_bytes=sizes + WIRE_OVERHEAD,
+        wire_bytes=wire,
         gso=np.concatenate([t.gso for t in tables]) if tables else np.zeros(0, dtype=bool),
         rss_hash=(
             np.concatenate([t.rss_hash for t in tables]).astype(np.uint32)
@@ -154,53 +143,6 @@ def _concat_entries(tables: list[FlowTable]) -> Entries:
     )
 
 
-def configure_nic_queues(
-    nic: Nic, queues: int, nr_cpus: int, entries: Entries, irq_cpus: tuple[int, ...] | None = None
-) -> None:
-    """(Re)build RSS and the RX rings for ``queues`` channels (``ethtool -L``): the RETA is
-    refilled with the default round-robin (``ethtool_rxfh_indir_default``) over at most the
-    driver's RSS queue limit; queue i's interrupt goes to CPU i % nr_cpus unless given."""
-    assert nic.driver is not None
-    nic.queues = queues
-    rss_queues = min(queues, nic.driver.rss_queues_max)
-    nic.reta = default_reta(nic.driver.reta_size, rss_queues)
-    nic.queue_of_entry = rss_queue(entries.rss_hash, nic.reta).astype(np.int64)
-    if irq_cpus is None or len(irq_cpus) != queues:
-        irq = np.arange(queues, dtype=np.int64) % nr_cpus
-    else:
-        irq = np.asarray(irq_cpus, dtype=np.int64)
-    size = nic.rx.size if nic.rx is not None else nic.driver.rx_ring_default
-    nic.rx = RxQueues.make(queues, size, irq, len(entries))
-
-
-def configure_xdp_rings(nic: Nic, nr_cpus: int) -> None:
-    """XDP TX rings exist only while a native program is attached (``ixgbe_xdp_queues``); the
-    last TxRings slot is always the stack's TX queue."""
-    assert nic.driver is not None
-    native = nic.xdp.get("native") is not None
-    rings, locking = nic.driver.xdp_tx_layout(nr_cpus, nic.queues) if native else (0, False)
-    nic.xdp_rings = rings
-    nic.xdp_locking = locking
-    ring_of_cpu = np.full(nr_cpus, -1, dtype=np.int64)
-    for cpu in range(nr_cpus):
-        ring = nic.driver.ring_for_cpu(cpu, rings, locking)
-        if ring is not None:
-            ring_of_cpu[cpu] = ring
-    nic.ring_of_cpu = ring_of_cpu
-    tx = TxRings.make([nic.tx_ring_size] * rings + [nic.tx_ring_size])
-    cpus: list[tuple[int, ...]] = [
-        tuple(int(c) for c in np.flatnonzero(ring_of_cpu == r)) for r in range(rings)
-    ]
-    tx.cpus = (*cpus, ())
-    tx.locked = locking
-    if nic.tx is not None:  # the stack queue survives a reconfiguration
-        tx.occ[-1] = nic.tx.occ[-1]
-        tx.occ_bytes[-1] = nic.tx.occ_bytes[-1]
-        tx.sent[-1] = nic.tx.sent[-1]
-        tx.dropped[-1] = nic.tx.dropped[-1]
-    nic.tx = tx
-
-
 def _common(spec: DeviceSpec, ifindex: int) -> dict[str, Any]:
     """The ``struct net_device`` fields every device type takes from its spec."""
     return {
@@ -212,88 +154,87 @@ def _common(spec: DeviceSpec, ifindex: int) -> dict[str, Any]:
     }
 
 
+def build_device(spec: DeviceSpec, ifindex: int, nr_cpus: int, entries: Entries) -> NetDev:
+    """One device as ``register_netdevice`` leaves it (no program yet, links as specified)."""
+    n = len(entries)
+    if isinstance(spec, NicSpec):
+        driver = DRIVERS[spec.driver]
+        nic = Nic(
+            **_common(spec, ifindex),
+            speed_bps=spec.speed_bps,
+            driver=driver,
+            tx_ring_size=spec.tx_ring or driver.tx_ring_default,
+            card=spec.card or spec.name,
+        )
+        queues = spec.queues or min(nr_cpus, driver.max_queues)
+        nic.rxq = [RxQueue(0, spec.ring or driver.rx_ring_default, 0, 0, 0, n)]
+        irq = np.asarray(spec.irq_cpus, dtype=np.int64) if spec.irq_cpus else None
+        configure_queues(nic, queues, nr_cpus, entries.rss_hash, irq)
+        configure_xdp_rings(nic, nr_cpus)
+        return nic
+    if isinstance(spec, VethSpec):
+        veth = Veth(**_common(spec, ifindex), speed_bps=0, peer=spec.peer, queues=spec.queues)
+        veth.rxq = [
+            RxQueue(q, VETH_RING_SIZE, q % nr_cpus, 0, NAPI_POLL_WEIGHT, n)
+            for q in range(spec.queues)
+        ]
+        return veth
+    if isinstance(spec, TunSpec):
+        tun = Tun(
+            **_common(spec, ifindex),
+            speed_bps=0,
+            mode=spec.mode,
+            queues=spec.queues,
+            tx_queue_len=spec.tx_queue_len,
+            vnet_hdr=spec.vnet_hdr,
+            reader_pps=spec.reader.value if spec.reader is not None else None,
+            writer=spec.writer,
+            blocking=spec.blocking,
+            zerocopy=spec.zerocopy,
+            sndbuf_default=spec.sndbuf is None,
+            napi_frags=spec.napi_frags,
+            tx=[TxRing(q, spec.tx_queue_len) for q in range(spec.queues)],
+            reader_free_at=[0] * spec.queues,
+        )
+        tun.counters.update(dict.fromkeys(TUN_COUNTERS, 0))
+        # A writer thread per queue on its own CPU: one write at a time, or a vhost batch;
+        # what it has not written yet waits on its side (a virtqueue of TAP_WRITE_BACKLOG).
+        batch = VHOST_NET_BATCH if spec.writer == "vhost" else 1
+        wait = VHOST_WAKE_NS if spec.writer == "vhost" else 0
+        tun.rxq = [
+            RxQueue(q, TAP_WRITE_BACKLOG, q % nr_cpus, wait, batch, n) for q in range(spec.queues)
+        ]
+        tun.carrier = spec.reader is not None  # tun_attach: carrier on with a queue
+        return tun
+    assert isinstance(spec, BondSpec)
+    return Bond(
+        **_common(spec, ifindex),
+        speed_bps=0,
+        mode=spec.mode,
+        xmit_hash_policy=spec.xmit_hash_policy,
+        miimon_ms=spec.miimon_ms,
+        primary=spec.primary,
+        packets_per_slave=spec.packets_per_slave,
+        rr_counter=np.zeros(nr_cpus, dtype=np.int64),
+    )
+
+
 def build_world(topology: Topology) -> World:
-    """Create devices, sources and entry arrays. Only nic and veth are built here; other
-    device types are modelled in their own modules as they arrive."""
+    """Create devices, sources, cards, maps and entry arrays."""
     seeds = np.random.SeedSequence(topology.seed)
     source_seeds = seeds.spawn(max(1, len(topology.traffic)))
     tables: list[FlowTable] = []
     sources: list[Source] = []
     offset = 0
-    for spec, seq in zip(topology.traffic, source_seeds, strict=False):
+    for index, (spec, seq) in enumerate(zip(topology.traffic, source_seeds, strict=False)):
         table = build_flow_table(spec, np.random.default_rng(seq))
-        sources.append(
-            Source(
-                spec, table, offset, spec.rate, start_ns=spec.start_ns, rate_origin_ns=spec.start_ns
-            )
-        )
+        sources.append(Source(index, spec, table, offset, spec.rate, spec.start_ns))
         tables.append(table)
         offset += len(table)
-    entries = _concat_entries(tables)
-    n_entries = len(entries)
+    entries = concat_entries(tables)
     devices: dict[str, NetDev] = {}
     for index, dspec in enumerate(topology.devices):
-        ifindex = index + 2
-        if isinstance(dspec, NicSpec):
-            driver = DRIVERS[dspec.driver]
-            nic = Nic(
-                **_common(dspec, ifindex),
-                speed_bps=dspec.speed_bps,
-                driver=driver,
-                tx_ring_size=dspec.tx_ring or driver.tx_ring_default,
-                card=dspec.card or dspec.name,
-            )
-            queues = dspec.queues or min(topology.cpus, driver.max_queues)
-            nic.rx = RxQueues.make(
-                1, dspec.ring or driver.rx_ring_default, np.zeros(1, dtype=np.int64), n_entries
-            )
-            configure_nic_queues(nic, queues, topology.cpus, entries, dspec.irq_cpus)
-            configure_xdp_rings(nic, topology.cpus)
-            devices[dspec.name] = nic
-        elif isinstance(dspec, VethSpec):
-            veth = Veth(
-                **_common(dspec, ifindex),
-                speed_bps=0,
-                peer=dspec.peer,
-                queues=dspec.queues,
-            )
-            irq = np.arange(dspec.queues, dtype=np.int64) % topology.cpus
-            veth.rx = RxQueues.make(dspec.queues, VETH_RING_SIZE, irq, n_entries)
-            devices[dspec.name] = veth
-        elif isinstance(dspec, TunSpec):
-            tun = Tun(
-                **_common(dspec, ifindex),
-                speed_bps=0,
-                mode=dspec.mode,
-                queues=dspec.queues,
-                tx_queue_len=dspec.tx_queue_len,
-                vnet_hdr=dspec.vnet_hdr,
-                reader_pps=dspec.reader.value if dspec.reader is not None else None,
-                writer=dspec.writer,
-                blocking=dspec.blocking,
-                zerocopy=dspec.zerocopy,
-                sndbuf_default=dspec.sndbuf is None,
-                napi_frags=dspec.napi_frags,
-                tx=TxRings.make([dspec.tx_queue_len] * dspec.queues),
-            )
-            tun.counters.update(dict.fromkeys(TUN_COUNTERS, 0))
-            # A writer thread per queue; the one-slot "ring" stands for the write in progress.
-            irq = np.arange(dspec.queues, dtype=np.int64) % topology.cpus
-            batch = 64 if dspec.writer == "vhost" else 1
-            tun.rx = RxQueues.make(dspec.queues, batch, irq, n_entries)
-            tun.carrier = dspec.reader is not None  # tun_attach: carrier on with a queue
-            devices[dspec.name] = tun
-        elif isinstance(dspec, BondSpec):
-            devices[dspec.name] = Bond(
-                **_common(dspec, ifindex),
-                speed_bps=0,
-                mode=dspec.mode,
-                xmit_hash_policy=dspec.xmit_hash_policy,
-                miimon_ms=dspec.miimon_ms,
-                primary=dspec.primary,
-                packets_per_slave=dspec.packets_per_slave,
-                rr_counter=np.zeros(topology.cpus, dtype=np.int64),
-            )
+        devices[dspec.name] = build_device(dspec, index + 2, topology.cpus, entries)
     world = World(
         topology=topology,
         nr_cpus=topology.cpus,
@@ -305,9 +246,10 @@ def build_world(topology: Topology) -> World:
     world.by_ifindex = {d.ifindex: d for d in devices.values()}
     for map_id, mspec in enumerate(topology.maps, start=1):
         world.maps[mspec.name] = DevMap(mspec.name, mspec.type, mspec.max_entries, map_id)
-    # veth carrier follows the peer being up (veth_open / netif_carrier_on of both ends).
     for dev in devices.values():
-        if isinstance(dev, Veth):
+        if isinstance(dev, Nic) and dev.drv.rx_pps_max is not None and dev.card not in world.cards:
+            world.cards[dev.card] = Card(dev.card, dev.drv.rx_pps_max, dev.drv.tx_dma_weight)
+        if isinstance(dev, Veth):  # veth_open / netif_carrier_on of both ends
             peer = devices.get(dev.peer)
             dev.carrier = peer is not None and peer.admin_up
     return world

@@ -1,5 +1,6 @@
-"""The bond's control plane: enslave/release, XDP program propagation with rollback, option
-changes and the MII monitor -- each following the bonding function named in its docstring."""
+"""The bond's control plane (``drivers/net/bonding/bond_main.c``, ``bond_options.c``):
+enslave/release, XDP program propagation with rollback, option changes and the MII monitor --
+each following the bonding function named in its docstring."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from collections.abc import Callable
 
 from xdptui.model.errors import Errno, KernelError
 from xdptui.model.topology import bond_xdp_check
-from xdptui.sim.bond import Bond, BondLogic
-from xdptui.sim.netdev import MODE_DRV, Attachment, NetDev, Nic, Veth
+from xdptui.sim.bond.bond_main import Bond, BondLogic
+from xdptui.sim.dev.netdev import MODE_DRV, Attachment, NetDev
+from xdptui.sim.dev.nic import Nic, configure_xdp_rings
+from xdptui.sim.dev.veth import Veth
 from xdptui.sim.programs import Program
 from xdptui.sim.world import World
 
@@ -66,8 +69,6 @@ class BondControl:
         slave.xdp[MODE_DRV] = Attachment(prog, MODE_DRV, inherited_from=bond.name)
         if isinstance(slave, Nic) and old is None:
             if self.booting:
-                from xdptui.sim.world import configure_xdp_rings
-
                 configure_xdp_rings(slave, self.world.nr_cpus)
             else:
                 self.driver_reset(slave, "attach (from the bond)")

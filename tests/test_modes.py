@@ -1,0 +1,337 @@
+"""One datapath, two granularities: exact mode (every poll an event) is the reference, fast
+mode (steps of many polls) must tell the same story -- and both the kernel's."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from typing import Any
+
+import pytest
+from conftest import TOPOLOGIES, topo
+
+from xdptui.sim.engine import Simulator
+from xdptui.topology_io import load_topology
+
+# Long enough for every counter to matter and for most timelines' first events.
+DURATIONS_MS = {
+    "bond_failover": 4,
+    "bond_modes": 12,
+    "devmap_egress": 45,
+    "dual_port": 5,
+    "ixgbe_many_cpus": 3,
+    "line_rate": 3,
+    "redirect_errors": 26,
+    "tun_vm": 12,
+    "veth_pair": 5,
+}
+
+
+def counters(sim: Simulator) -> dict[str, int]:
+    """Every device counter and every tracepoint tally, devmap flushes included."""
+    f = sim.frame()
+    out: dict[str, int] = {}
+    for d in f.devices:
+        for k, v in d.counters:
+            out[f"{d.name}.{k}"] = v
+    for r in f.tracepoints.xdp_devmap_xmit:
+        for k in ("sent", "drops", "err", "flushes"):
+            out[f"{r.from_dev}>{r.to_dev}.{k}"] = getattr(r, k)
+    for x in f.tracepoints.xdp_exception:
+        out[f"xdp_exception.{x.dev}.{x.action}"] = x.count
+    for e in f.tracepoints.xdp_redirect_err:
+        out[f"xdp_redirect_err.{e.dev}.{e.err}"] = e.count
+    out["xdp_redirect"] = f.tracepoints.xdp_redirect
+    return out
+
+
+def assert_agree(fast: dict[str, int], exact: dict[str, int]) -> None:
+    for key in sorted(set(fast) | set(exact)):
+        a, b = fast.get(key, 0), exact.get(key, 0)
+        # 1 % of the value; near zero, a ring's worth of frames (what one poll cycle holds)
+        assert abs(a - b) <= max(0.01 * max(a, b), 64), (key, a, b)
+
+
+def test_every_shipped_topology_is_covered():
+    assert {p.stem for p in TOPOLOGIES.glob("*.yaml")} == set(DURATIONS_MS)
+
+
+@pytest.mark.parametrize("name", sorted(DURATIONS_MS))
+def test_fast_and_exact_agree_on_every_counter(name: str):
+    t = load_topology(TOPOLOGIES / f"{name}.yaml")
+    end = DURATIONS_MS[name] * 1_000_000
+    runs = {}
+    for exact in (False, True):
+        sim = Simulator(t, exact=exact)
+        sim.run_until(end)
+        runs[exact] = counters(sim)
+    assert sum(runs[True].values()) > 1000
+    assert_agree(runs[False], runs[True])
+
+
+def test_switching_modes_moves_no_counter():
+    sim = Simulator(load_topology(TOPOLOGIES / "dual_port.yaml"))
+    sim.run_until(2_345_678)
+    before = counters(sim)
+    occupancy = [q.occupancy for d in sim.frame().devices for q in d.queues]
+    sim.exact = True
+    assert counters(sim) == before
+    assert [q.occupancy for d in sim.frame().devices for q in d.queues] == occupancy
+    sim.run_until(3_000_000)
+    mid = counters(sim)
+    sim.exact = False
+    assert counters(sim) == mid
+    sim.run_until(5_000_000)
+    ref = Simulator(load_topology(TOPOLOGIES / "dual_port.yaml"), exact=True)
+    ref.run_until(5_000_000)
+    assert_agree(counters(sim), counters(ref))
+
+
+# ---------------------------------------------------------------- the event stream
+
+
+def exact_events(path_or_text: str, until: int) -> tuple[Simulator, list[dict[str, Any]]]:
+    t = load_topology(path_or_text) if path_or_text.endswith(".yaml") else topo(path_or_text)
+    sim = Simulator(t, exact=True)
+    sim.run_until(until)
+    return sim, sim.events()
+
+
+@pytest.mark.parametrize("name", ["dual_port", "devmap_egress", "line_rate", "tun_vm"])
+def test_event_stream_keeps_the_kernels_invariants(name: str):
+    _, events = exact_events(str(TOPOLOGIES / f"{name}.yaml"), 2_000_000)
+    polls = [e for e in events if e["kind"] == "napi_poll"]
+    flushes = [e for e in events if e["kind"] == "bq_flush"]
+    assert polls and all(0 <= p["frames"] <= 64 for p in polls)  # NAPI_POLL_WEIGHT
+    assert all(1 <= f["frames"] <= 16 for f in flushes)  # DEV_MAP_BULK_SIZE
+    assert all(f["reason"] == "poll_end" or f["frames"] == 16 for f in flushes)
+    assert all(f["sent"] + f["drops"] == f["frames"] for f in flushes)
+    assert [e["t_ns"] for e in events] == sorted(e["t_ns"] for e in events)
+    for p in polls:
+        assert p["ring_after"] == p["ring_before"] - p["frames"]
+        assert sum(p["verdicts"].values()) == p["frames"]
+    # frames leave a ring in arrival order: a queue's polls take consecutive frames of its
+    # source (no drops in these runs)
+    nxt: dict[tuple[str, int], int] = {}
+    if name != "line_rate":  # the card drops frames there: sequence numbers skip
+        for p in polls:
+            if p["first"] is None:
+                continue
+            q = (p["dev"], p["queue"])
+            # only a single-source queue's frames are consecutive in that source
+            seq = p["first"][1]
+            if q in nxt and name in ("devmap_egress",):
+                assert seq == nxt[q]
+            nxt[q] = seq + p["frames"]
+
+
+def test_frames_are_conserved():
+    sim, _ = exact_events(str(TOPOLOGIES / "line_rate.yaml"), 1_000_000)
+    f = sim.frame()
+    eth0 = f.device("eth0")
+    waiting = sum(q.occupancy for q in eth0.queues)
+    assert eth0.counter("rx_packets") + eth0.counter("rx_dropped") + waiting == f.sources[0].emitted
+
+
+def test_a_queues_polls_take_its_frames_in_arrival_order():
+    _, events = exact_events(
+        """
+        name: fifo
+        cpus: 1
+        devices:
+          eth0: {type: nic, driver: ice, queues: 1, xdp: xdp_drop}
+        traffic:
+          - {name: g, to: eth0, rate: 5Mpps, flows: 7}
+        """,
+        2_000_000,
+    )
+    polls = [e for e in events if e["kind"] == "napi_poll" and e["frames"]]
+    assert len(polls) > 30
+    for a, b in itertools.pairwise(polls):
+        assert b["first"][1] == a["first"][1] + a["frames"]
+
+
+# ---------------------------------------------------------------- bulk-avg
+
+
+BULK = """
+name: bulk
+cpus: 1
+devices:
+  eth0: {{type: nic, driver: ice, queues: 1, xdp: {{program: "weird.py:{prog}", params: {{}}}}}}
+  eth1: {{type: nic, driver: ice, queues: 1, xdp: xdp_pass}}
+  eth2: {{type: nic, driver: ice, queues: 1, xdp: xdp_pass}}
+  eth3: {{type: nic, driver: ice, queues: 1, xdp: xdp_pass}}
+  eth4: {{type: nic, driver: ice, queues: 1, xdp: xdp_pass}}
+maps:
+  tx_ports: {{type: devmap, max_entries: 4, entries: {{0: eth1, 1: eth2, 2: eth3, 3: eth4}}}}
+traffic:
+  - {{name: g, to: eth0, rate: {rate}, flows: {flows}, src_port: 1000-1003}}
+"""
+
+
+def bulk_avg(sim: Simulator) -> dict[str, float]:
+    return {
+        r.to_dev: (r.sent + r.drops) / r.flushes
+        for r in sim.frame().tracepoints.xdp_devmap_xmit
+        if r.flushes
+    }
+
+
+@pytest.mark.parametrize(("prog", "flows"), [("key_by_port_parity", 2), ("key_by_port_mod4", 4)])
+@pytest.mark.parametrize("exact", [False, True])
+def test_targets_sharing_full_polls_flush_full_bulks(prog: str, flows: int, exact: bool):
+    # One saturated queue: polls of 64 consecutive frames whose flows alternate, so each of
+    # the 2 (4) targets gets 32 (16) frames a poll: 2 (1) bulks of exactly 16 each.
+    sim = Simulator(topo(BULK.format(prog=prog, flows=flows, rate="100Mpps")), exact=exact)
+    sim.run_until(500_000)  # past the first, partly filled polls
+    before = {r.to_dev: r for r in sim.frame().tracepoints.xdp_devmap_xmit}
+    sim.run_until(1_500_000)
+    after = {r.to_dev: r for r in sim.frame().tracepoints.xdp_devmap_xmit}
+    assert len(after) == flows
+    for dev, r in after.items():
+        b = before[dev]
+        avg = (r.sent + r.drops - b.sent - b.drops) / (r.flushes - b.flushes)
+        assert abs(avg - 16.0) < 0.05, (dev, avg)
+
+
+def test_light_polls_bulk_avg_is_frames_per_poll_per_target():
+    # ~2.4 frames per interrupt (48 Kpps, 50 us rx-usecs), two flows alternating over two
+    # targets: a poll of m frames gives each target m/2 (rounded up or down) in one bulk, so
+    # bulk-avg is the mean poll size over two -- not a smoothed share of full bulks.
+    text = BULK.format(prog="key_by_port_parity", flows=2, rate="48Kpps")
+    sim, events = exact_events(text, 50_000_000)
+    polls = [e["frames"] for e in events if e["kind"] == "napi_poll" and e["frames"]]
+    expected = sum(polls) / len(polls) / 2
+    avg = bulk_avg(sim)
+    assert 1.1 < expected < 1.3
+    assert all(abs(v - expected) < 0.01 * expected for v in avg.values()), (avg, expected)
+    fast = Simulator(topo(text))
+    fast.run_until(50_000_000)
+    assert all(abs(v - expected) < 0.01 * expected for v in bulk_avg(fast).values())
+
+
+# ---------------------------------------------------------------- time cut and rewound
+
+
+def report_without_wall(sim: Simulator) -> dict[str, Any]:
+    return sim.report()
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_reports_do_not_depend_on_how_time_is_cut(exact: bool):
+    t = load_topology(TOPOLOGIES / "dual_port.yaml")
+    one = Simulator(t, exact=exact)
+    one.run_until(6_000_000)
+    cut = Simulator(t, exact=exact)
+    cut.run_until(1_234_567)
+    cut.frame()  # looking does not change anything either
+    cut.run_until(2_000_000)
+    for _ in range(40):
+        cut.advance(33_333)
+    cut.run_until(6_000_000)
+    assert cut.report() == one.report()
+
+
+def test_reports_do_not_depend_on_how_time_is_cut_across_a_timeline_event():
+    t = load_topology(TOPOLOGIES / "redirect_errors.yaml")
+    one = Simulator(t)
+    one.run_until(20_000_000)
+    cut = Simulator(t)
+    cut.run_until(7_000_000)
+    cut.run_until(20_000_000)
+    assert cut.report() == one.report()
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_rewind_restores_and_replays_deterministically(exact: bool):
+    t = load_topology(TOPOLOGIES / "dual_port.yaml")
+    sim = Simulator(t, exact=exact)
+    sim.run_until(1_000_000)
+    assert sim.submit("ip link set dev eth1 carrier off").ok
+    sim.run_until(3_000_000)
+    want = sim.report()
+    sim.rewind(500_000)
+    assert sim.now_ns == 500_000
+    early = Simulator(t, exact=exact)
+    early.run_until(500_000)
+    assert sim.report() == early.report()  # before the command: as if it never happened
+    sim.run_until(3_000_000)  # the command logged at 1 ms happens again
+    assert sim.report() == want
+    sim.rewind(2_000_000)
+    sim.run_until(3_000_000)
+    assert sim.report() == want
+
+
+def test_stepping_back_one_poll():
+    sim = Simulator(load_topology(TOPOLOGIES / "devmap_egress.yaml"), exact=True)
+    sim.run_until(1_000_000)
+    for _ in range(5):
+        assert sim.step_poll()
+    t5 = sim.now_ns
+    at5 = sim.report()
+    assert sim.step_poll()
+    assert sim.now_ns > t5
+    back = sim.previous_poll_ns()
+    assert back == t5
+    sim.rewind(back)
+    assert sim.report() == at5
+
+
+def test_a_new_command_after_a_rewind_replaces_the_old_future():
+    sim = Simulator(load_topology(TOPOLOGIES / "dual_port.yaml"))
+    sim.run_until(2_000_000)
+    sim.submit("ip link set dev eth1 carrier off")
+    sim.run_until(3_000_000)
+    sim.rewind(1_000_000)
+    sim.submit("ip link set dev eth0 carrier off")
+    sim.run_until(3_000_000)
+    cmds = [e["cmd"] for e in sim.report()["events"] if "carrier" in e["cmd"]]
+    assert cmds == ["ip link set dev eth0 carrier off"]
+
+
+# ---------------------------------------------------------------- trace and counters
+
+
+def flow_of_every_stage(sim: Simulator) -> dict[str, int]:
+    per: dict[str, int] = defaultdict(int)
+    for d in sim.frame().devices:
+        for k, v in d.counters:
+            per[f"{d.name}.{k}"] += v
+    return per
+
+
+@pytest.mark.parametrize("name", sorted(DURATIONS_MS))
+def test_a_trace_ends_where_that_frame_is_counted(name: str):
+    # Two runs that differ only in their last frame: what the counters gained is that
+    # frame's story, and the trace of that frame must end where it was counted.
+    t = load_topology(TOPOLOGIES / f"{name}.yaml")
+    src = t.traffic[0]
+    for flow in sorted({0, 1, src.flows // 2, src.flows - 1}):
+        import dataclasses
+
+        runs = []
+        for count in (flow, flow + 1):
+            only = dataclasses.replace(
+                t,
+                traffic=(dataclasses.replace(src, count=count),),
+                timeline=(),
+            )
+            sim = Simulator(only, exact=True)
+            if count == flow + 1:
+                hops = Simulator(only, exact=True).trace(src.name, flow)
+            sim.run_until(5_000_000)
+            runs.append(flow_of_every_stage(sim))
+        gained = {
+            k: runs[1][k] - runs[0].get(k, 0) for k in runs[1] if runs[1][k] != runs[0].get(k, 0)
+        }
+        last = hops[-1]
+        if last.stage == "wire":
+            assert gained.get(f"{last.dev}.tx_packets", 0) == 1, (hops, gained)
+        elif last.stage == "stack":
+            assert gained.get(f"{last.dev}.rx_packets", 0) == 1, (hops, gained)
+        elif "XDP_DROP" in last.detail:
+            assert gained.get(f"{last.dev}.xdp_drop", 0) == 1, (hops, gained)
+        else:
+            assert last.stage == "drop", hops
+            assert gained, hops

@@ -1,0 +1,115 @@
+"""Frames in flight as values: a set of rows (flow-table entry, frame count) and the poll they
+belong to.
+
+In exact mode a row is one frame and rows are in ring order; in fast mode a row is every frame
+of one entry that a step's polls handled. Every kernel rule in the core is written once over
+rows, so both modes run the same code (docs/design.md, "One datapath, two granularities").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True, eq=False)
+class Rows:
+    """Frames as (entry, count) rows; ``ordered`` rows are single frames in ring order."""
+
+    entry: IntArray
+    count: IntArray
+    ordered: bool = False
+    ident: IntArray | None = None  # exact mode: each frame's source << 40 | sequence number
+    time: IntArray | None = None  # exact mode: when each frame became ready (arrival)
+
+    @staticmethod
+    def frames(
+        entry: IntArray, ident: IntArray | None = None, time: IntArray | None = None
+    ) -> Rows:
+        return Rows(entry, np.ones(len(entry), np.int64), True, ident, time)
+
+    @staticmethod
+    def empty() -> Rows:
+        z = np.zeros(0, np.int64)
+        return Rows(z, z, True)
+
+    def __len__(self) -> int:
+        return len(self.entry)
+
+    @cached_property
+    def total(self) -> int:
+        return int(self.count.sum())
+
+    def where(self, mask: BoolArray) -> Rows:
+        return Rows(
+            self.entry[mask],
+            self.count[mask],
+            self.ordered,
+            self.ident[mask] if self.ident is not None else None,
+            self.time[mask] if self.time is not None else None,
+        )
+
+    def slice(self, start: int, end: int) -> Rows:
+        return Rows(
+            self.entry[start:end],
+            self.count[start:end],
+            self.ordered,
+            self.ident[start:end] if self.ident is not None else None,
+            self.time[start:end] if self.time is not None else None,
+        )
+
+    def head(self, n: int) -> Rows:
+        """The first ``n`` frames (ordered rows), or ``n`` frames spread over the rows in
+        proportion (aggregated rows; remainders to the first rows)."""
+        if n >= self.total:
+            return self
+        if self.ordered:
+            return self.slice(0, max(n, 0))
+        return Rows(self.entry, _spread(self.count, n), False)
+
+    def minus(self, other: Rows) -> Rows:
+        """Rows left after taking ``other`` (a ``head`` of these rows)."""
+        if self.ordered:
+            return self.slice(len(other), len(self))
+        return Rows(self.entry, self.count - other.count, False)
+
+    def bytes(self, size: IntArray) -> int:
+        return int(self.count @ size[self.entry]) if len(self) else 0
+
+    def per_entry(self, n_entries: int) -> IntArray:
+        out: IntArray = np.bincount(self.entry, weights=self.count, minlength=n_entries).astype(
+            np.int64
+        )
+        return out
+
+
+def _spread(count: IntArray, n: int) -> IntArray:
+    """``n`` frames out of ``count`` in proportion, remainders to the first rows with room."""
+    total = int(count.sum())
+    if total <= 0 or n <= 0:
+        return np.zeros_like(count)
+    take = count * n // total
+    rem = n - int(take.sum())
+    if rem:
+        room = np.flatnonzero(count > take)
+        take[room[:rem]] += 1
+    return take
+
+
+@dataclass
+class PollShape:
+    """What a batch of polls looked like per poll: for each bulk class (a redirect target, or
+    the frames a round-robin bond places), how many frames each poll sent its way, and the
+    devmap key of the first of them (whose egress program the bulk runs). Exact mode has one
+    poll; fast mode derives the matrix from contiguous frame ranges (``xdptui.sim.fast``)."""
+
+    polls: int
+    bursts: int = 1  # interrupts behind those polls (each starts a burst of polls)
+    classes: dict[int, IntArray] = field(default_factory=dict)  # class -> frames per poll
+    first_key: dict[int, IntArray] = field(default_factory=dict)  # class -> key per poll

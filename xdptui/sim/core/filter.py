@@ -1,0 +1,278 @@
+"""What each device's XDP program decides for every flow-table entry (``net/core/filter.c``).
+
+A program's verdict, redirect target and the checks ``xdp_do_redirect`` makes depend only on a
+frame's headers and on configuration, so they are computed once per entry whenever the
+configuration changes (the world's epoch) and both modes read them. Compiled here:
+
+* the program's return code and the effective action (``bpf_warn_invalid_xdp_action``: an
+  unknown code is XDP_ABORTED);
+* ``bpf_redirect`` / ``bpf_redirect_map`` targets and ``__xdp_do_redirect_frame`` /
+  ``__xdp_enqueue``'s refusals, in the kernel's order;
+* ``xdp_master_redirect``: a bond slave's XDP_TX becomes a redirect to the slave the bond picks;
+* per-frame CPU cost, and for tun/tap which frames take the fast path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from xdptui.model.errors import Errno
+from xdptui.sim import costs
+from xdptui.sim.bond.bond_main import Bond, BondLogic
+from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev
+from xdptui.sim.dev.nic import Nic
+from xdptui.sim.dev.tun import Tun
+from xdptui.sim.kconst import XDP_ABORTED, XDP_PASS, XDP_REDIRECT, XDP_TX, max_fwd_len
+from xdptui.sim.programs import Program, XdpContext
+
+if TYPE_CHECKING:
+    from xdptui.sim.datapath import Datapath
+    from xdptui.sim.world import World
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+TX_HERE = -1  # master redirect: XDP_TX out of the receiving slave
+TX_ABORT = -2  # master redirect: the bond is down (XDP_ABORTED)
+TX_RR = -3  # master redirect: round-robin, decided per frame
+RR_CLASS = -7  # the bulk class of round-robin master redirects
+BROADCAST = -9  # the bulk class of broadcast redirects (every target takes every frame)
+
+
+@dataclass
+class Compiled:
+    """What a device's RX path does with each entry, fixed until the next state change."""
+
+    mode: str | None  # native | generic | None (no program: straight to the stack)
+    raw: IntArray  # the program's return code per entry
+    act: IntArray  # effective action
+    target: IntArray  # redirect target ifindex, -1 if none
+    err: IntArray  # errno of a failed redirect (0 = enqueued)
+    key: IntArray  # devmap key per entry (-1: ifindex redirect)
+    map_name: str | None
+    broadcast: int  # BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS flags, 0 = unicast
+    fast: BoolArray  # tun/tap: the frame takes the fast path (tun_can_build_skb, not GSO)
+    master: str | None  # the bond whose xdp_master_redirect rewrites XDP_TX
+    tx_slave: IntArray  # XDP_TX: TX_HERE, TX_ABORT, TX_RR or the ifindex of another slave
+    tx_err: IntArray  # errno of the master redirect's __xdp_enqueue checks
+    cost: FloatArray  # ns per frame on the polling CPU (without poll and flush costs)
+    bq_class: IntArray  # the bulk queue a frame joins: target ifindex, RR_CLASS, or -1
+
+
+def make_context(
+    world: World, dev: NetDev | None, prog: Program, egress: NetDev | None = None
+) -> XdpContext:
+    """The rows ``prog`` runs on when attached to ``dev`` (or, for a devmap egress program,
+    run on frames leaving ``egress``): every entry of every source."""
+    e = world.entries
+
+    def lookup(name: str, key: int) -> int | None:
+        m = world.maps.get(name)
+        entry = m.lookup(key) if m is not None else None
+        if entry is None:
+            return None
+        target = world.devices.get(entry.dev)
+        return target.ifindex if target is not None else None
+
+    return XdpContext(
+        src_mac=e.src_mac,
+        dst_mac=e.dst_mac,
+        ethertype=e.ethertype,
+        src_ip=e.src_ip,
+        dst_ip=e.dst_ip,
+        proto=e.proto,
+        src_port=e.src_port,
+        dst_port=e.dst_port,
+        size=e.size,
+        ingress_ifindex=dev.ifindex if dev is not None else 0,
+        params=prog.param_map,
+        lookup_map=lookup,
+        egress_ifindex=egress.ifindex if egress is not None else 0,
+    )
+
+
+def master_of(dp: Datapath, dev: NetDev) -> Bond | None:
+    """The bond whose ``xdp_master_redirect`` takes this slave's XDP_TX: the static key
+    ``bpf_master_redirect_enabled_key`` is on while any bond has a program, and then every
+    bond slave's XDP_TX is rewritten (``bpf_prog_run_xdp``)."""
+    if dev.master is None or not dp.master_key:
+        return None
+    bond = dp.world.devices.get(dev.master)
+    return bond if isinstance(bond, Bond) else None
+
+
+def enqueue_errors(dp: Datapath, tgt_ifindex: IntArray, mode: str) -> IntArray:
+    """``__xdp_do_redirect_frame`` / ``__xdp_enqueue`` checks in the kernel's order: no such
+    ifindex -> EINVAL; target lacks NDO_XMIT -> EOPNOTSUPP (native only); not IFF_UP ->
+    ENETDOWN; frame longer than mtu + ETH_HLEN + VLAN_HLEN -> EMSGSIZE (``xdp_ok_fwd_dev``)."""
+    w = dp.world
+    err = np.zeros(len(tgt_ifindex), dtype=np.int64)
+    for ifindex in np.unique(tgt_ifindex[tgt_ifindex >= 0]):
+        rows = tgt_ifindex == ifindex
+        tgt = w.by_ifindex.get(int(ifindex))
+        if tgt is None:
+            err[rows] = Errno.EINVAL
+        elif mode == MODE_DRV and not tgt.ndo_xmit_ready(dp):
+            err[rows] = Errno.EOPNOTSUPP
+        elif not tgt.admin_up:
+            err[rows] = Errno.ENETDOWN
+        else:
+            err[rows & (w.entries.size > max_fwd_len(tgt.mtu))] = Errno.EMSGSIZE
+    return err
+
+
+def compile_device(dp: Datapath, dev: NetDev) -> Compiled:
+    """Run ``dev``'s program over every entry and resolve what follows from each verdict."""
+    w = dp.world
+    e = w.entries
+    n = len(e)
+    minus = np.full(n, -1, dtype=np.int64)
+    zeros = np.zeros(n, dtype=np.int64)
+    att = dev.prog
+    fast = np.zeros(n, dtype=bool)
+    if att is None:
+        full = np.full(n, XDP_PASS, dtype=np.int64)
+        d = dev.costs()
+        cost = np.full(n, d.rx_frame + d.build_skb + costs.STACK_RX)
+        return Compiled(
+            None, full, full, minus, zeros, minus, None, 0, fast, None, minus, zeros, cost, minus
+        )
+    ctx = make_context(w, dev, att.prog)
+    raw = att.prog.run(ctx)
+    act = np.where((raw >= XDP_ABORTED) & (raw <= XDP_REDIRECT), raw, XDP_ABORTED)
+    target = np.where(act == XDP_REDIRECT, ctx.redirect_ifindex, -1)
+    broadcast = ctx.redirect_broadcast_flags
+    if isinstance(dev, Tun) and att.mode == MODE_DRV:
+        fast = dev.can_build_skb(e.size) & ~e.gso
+    err = zeros if broadcast else enqueue_errors(dp, target, att.mode)
+    bond = master_of(dp, dev)
+    tx_slave = np.full(n, TX_HERE, dtype=np.int64)
+    tx_err = zeros
+    if bond is not None:
+        tx_slave, tx_err = _master_redirect(dp, dev, bond, att.mode)
+    c = Compiled(
+        att.mode,
+        raw,
+        act,
+        target,
+        err,
+        ctx.redirect_key,
+        ctx.redirect_map_name,
+        broadcast,
+        fast,
+        bond.name if bond is not None else None,
+        tx_slave,
+        tx_err,
+        np.zeros(n),
+        minus,
+    )
+    c.bq_class = _bq_class(c)
+    c.cost = _cost(dp, dev, c, att.prog)
+    return c
+
+
+def _master_redirect(dp: Datapath, dev: NetDev, bond: Bond, mode: str) -> tuple[IntArray, IntArray]:
+    """``xdp_master_redirect`` per entry: bond not up -> XDP_ABORTED; the bond's slave is the
+    receiving one, or none -> XDP_TX here; another slave -> a redirect to its ifindex, as
+    ``bpf_redirect(slave, 0)`` would be, with ``__xdp_enqueue``'s checks."""
+    w = dp.world
+    n = len(w.entries)
+    if not bond.admin_up:
+        return np.full(n, TX_ABORT, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    idx = BondLogic(bond, w.devices).xdp_slave_of_entry(w.entries.headers)
+    if idx is None:
+        return np.full(n, TX_RR, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    ifindex = np.array([w.devices[s].ifindex for s in bond.slaves] + [-1], dtype=np.int64)
+    slave = ifindex[idx]  # idx -1 picks the trailing -1: no slave
+    slave = np.where((slave < 0) | (slave == dev.ifindex), TX_HERE, slave)
+    return slave, enqueue_errors(dp, slave, mode)
+
+
+def _bq_class(c: Compiled) -> IntArray:
+    """The bulk queue each entry's frame joins (native redirects only)."""
+    if c.mode != MODE_DRV:
+        return np.full(len(c.act), -1, dtype=np.int64)
+    red = (c.act == XDP_REDIRECT) & (c.err == 0)
+    cls = np.where(red & (c.broadcast == 0), c.target, -1)
+    if c.broadcast:
+        cls = np.where(red, BROADCAST, cls)  # every broadcast frame joins every target's queue
+    tx = c.act == XDP_TX
+    cls = np.where(tx & (c.tx_slave >= 0) & (c.tx_err == 0), c.tx_slave, cls)
+    out: IntArray = np.where(tx & (c.tx_slave == TX_RR), RR_CLASS, cls)
+    return out
+
+
+def _cost(dp: Datapath, dev: NetDev, c: Compiled, prog: Program) -> FloatArray:
+    """CPU ns per frame for the CPU that polls ``dev``: running the program and acting on
+    its verdict. Poll and bulk-flush costs are charged per poll and per flush."""
+    native = _cost_mode(dp, dev, c, prog, generic=c.mode == MODE_SKB)
+    if isinstance(dev, Tun) and c.mode == MODE_DRV:
+        generic = _cost_mode(dp, dev, c, prog, generic=True)
+        return np.where(c.fast, native + costs.TUN_FAST, generic)
+    return native
+
+
+def _cost_mode(dp: Datapath, dev: NetDev, c: Compiled, prog: Program, generic: bool) -> FloatArray:
+    d = dev.costs()
+    n = len(c.act)
+    cost = np.full(n, d.rx_frame + prog.cost_ns + (d.generic_rx if generic else 0.0))
+    act = c.act
+    cost[act == XDP_PASS] += (0.0 if generic else d.build_skb) + costs.STACK_RX
+    tx = act == XDP_TX
+    if generic:
+        cost[tx] += costs.GENERIC_TX
+    else:
+        cost[tx] += d.tx + (dev.lock_cost(dp.world.nr_cpus) if isinstance(dev, Nic) else 0.0)
+    if c.master is not None:
+        cost[tx] += costs.MASTER_REDIRECT
+        for ifindex in np.unique(c.tx_slave[tx & (c.tx_slave >= 0)]):
+            rows = tx & (c.tx_slave == ifindex)
+            tgt = dp.world.by_ifindex[int(ifindex)]
+            cost[rows] += xmit_cost(dp, dev, tgt, generic, None) - d.tx
+    red = act == XDP_REDIRECT
+    cost[red & (c.err != 0)] += d.redirect
+    ok = red & (c.err == 0)
+    if not np.any(ok):
+        return cost
+    dmap = dp.world.maps.get(c.map_name) if c.map_name else None
+    if c.broadcast and dmap is not None:
+        for _key, bentry in dmap.walk():  # one clone (xdpf_clone) and one enqueue per target
+            tgt_b = dp.world.devices.get(bentry.dev)
+            if tgt_b is not None and tgt_b is not dev:
+                cost[ok] += costs.CLONE + xmit_cost(dp, dev, tgt_b, generic, bentry.egress)
+        return cost
+    for ifindex in np.unique(c.target[ok]):
+        tgt = dp.world.by_ifindex[int(ifindex)]
+        for key in np.unique(c.key[ok & (c.target == ifindex)]):
+            rows = ok & (c.target == ifindex) & (c.key == key)
+            entry = dmap.lookup(int(key)) if dmap is not None and key >= 0 else None
+            cost[rows] += xmit_cost(dp, dev, tgt, generic, entry.egress if entry else None)
+    return cost
+
+
+def xmit_cost(
+    dp: Datapath, src: NetDev, tgt: NetDev, generic: bool, egress: Program | None
+) -> float:
+    """One redirected frame from enqueue to the target's ring: the bulk queue,
+    ``ndo_xdp_xmit`` and the devmap egress program where there is one (on the bulk at flush
+    since the seed's patch, per frame at enqueue before it). The flush itself is charged per
+    flush."""
+    d = src.costs()
+    td = tgt.costs()
+    w = dp.world
+    if generic:
+        out = costs.GENERIC_REDIRECT + td.skb_xmit
+    else:
+        lock = tgt.lock_cost(w.nr_cpus) if isinstance(tgt, Nic) else 0.0
+        out = d.redirect + td.xmit_frame + lock
+        if w.devmap_egress == "enqueue":
+            out += costs.PRE_PATCH_DEVMAP
+    if egress is not None:
+        stage = costs.EGRESS_ENQUEUE if w.devmap_egress == "enqueue" else costs.EGRESS_FLUSH
+        out += egress.cost_ns + (costs.EGRESS_SKB if generic else stage)
+    return out

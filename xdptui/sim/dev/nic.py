@@ -1,0 +1,263 @@
+"""A NIC port with its driver's XDP rules (``drivers/net/ethernet/intel/ixgbe``, ``i40e``,
+``ice``, ``mellanox/mlx5``; the profiles are in ``xdptui.sim.drivers``).
+
+RSS spreads received frames over the RX queues; each queue's interrupt is affine to a CPU and
+moderated (``rx-usecs``). XDP TX rings exist only while a native program is attached, one per
+CPU or per queue pair as the driver lays them out; they and the stack's TX queue drain onto
+one wire. Ports of one card share its DMA budget (``Card``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from xdptui.model.errors import Errno
+from xdptui.sim import costs
+from xdptui.sim.dev.netdev import MODE_DRV, NetDev
+from xdptui.sim.dev.rings import RxQueue, TxRing
+from xdptui.sim.drivers import DriverProfile
+from xdptui.sim.hashing import default_reta, rss_queue
+from xdptui.sim.kconst import NAPI_POLL_WEIGHT
+
+if TYPE_CHECKING:
+    from xdptui.sim.batch import Rows
+    from xdptui.sim.datapath import Datapath, Xmit
+
+IntArray = npt.NDArray[np.int64]
+
+GCRA_WINDOW = 4096  # frames (or slots) a vectorised run of the card's admission looks at
+
+
+@dataclass(eq=False)
+class Nic(NetDev):
+    driver: DriverProfile | None = None
+    queues: int = 1
+    tx_ring_size: int = 512
+    reta: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    queue_of_entry: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    xdp_rings: int = 0
+    xdp_locking: bool = False
+    ring_of_cpu: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    tx: list[TxRing] = field(default_factory=list)  # the XDP TX rings, then the stack's queue
+    card: str = ""  # ports of one card share its DMA budget (rx_pps_max)
+    wire_free_at: int = 0  # exact mode: when the wire finishes the frame it is sending
+
+    @property
+    def drv(self) -> DriverProfile:
+        assert self.driver is not None
+        return self.driver
+
+    @property
+    def stack_ring(self) -> TxRing:
+        return self.tx[-1]
+
+    def has_ndo_bpf(self) -> bool:
+        return self.drv.native_xdp
+
+    def ndo_xmit_ready(self, dp: Datapath) -> bool:
+        """ixgbe (and, UNVERIFIED, i40e/ice) advertise NDO_XMIT only while a program is
+        attached (``xdp_features_set_redirect_target``)."""
+        if not self.drv.ndo_xdp_xmit:
+            return False
+        return not self.drv.ndo_xmit_needs_prog or self.xdp.get(MODE_DRV) is not None
+
+    def costs(self) -> costs.DriverCosts:
+        return costs.COSTS[self.drv.name]
+
+    def lock_cost(self, nr_cpus: int) -> float:
+        """ixgbe with more than 64 CPUs: every XDP_TX / ndo_xdp_xmit takes the ring's
+        ``tx_lock`` (``ixgbe_xdp_locking_key``); sharing CPUs bounce its cache line."""
+        if not self.xdp_locking:
+            return 0.0
+        sharers = max(1, -(-nr_cpus // max(1, self.xdp_rings)))
+        return costs.LOCK_UNCONTENDED + costs.LOCK_PER_SHARER * (sharers - 1)
+
+    def xdp_tx_ring(self, cpu: int, queue: int) -> int:
+        """The XDP TX ring for XDP_TX (-1: none). ixgbe and ice use the polling CPU's ring
+        (``ixgbe_determine_xdp_ring``); i40e/mlx5 the ring paired with the RX queue."""
+        if self.xdp_rings == 0:
+            return -1
+        if self.drv.tx_ring_rule == "per_queue_pair" and queue >= 0:
+            return queue % self.xdp_rings
+        return int(self.ring_of_cpu[cpu])
+
+    def service_ns(self, wire_bytes: IntArray) -> IntArray:
+        """Wire time of each frame (frame + preamble and gap at the port's speed), never less
+        than the driver's XDP TX descriptor rate allows."""
+        ns: IntArray = -(-(wire_bytes * 8 * 10**9) // max(self.speed_bps, 1))
+        if self.drv.tx_pps_max:
+            ns = np.maximum(ns, int(np.ceil(1e9 / self.drv.tx_pps_max)))
+        return ns
+
+    # ------------------------------------------------------------ data path
+
+    def xdp_tx(self, dp: Datapath, cpu: int, queue: int, t: int, rows: Rows) -> None:
+        ring = self.xdp_tx_ring(cpu, queue)
+        if ring < 0:
+            dp.xdp_tx_failed(self, rows)
+            return
+        dp.io.tx(self, self.tx[ring], rows, t, dp.refusal("tx", self))
+
+    def ndo_xdp_xmit(self, dp: Datapath, x: Xmit) -> None:
+        """``ixgbe_xdp_xmit`` / ``i40e_xdp_xmit`` / ``ice_xdp_xmit``: onto the sending CPU's
+        XDP ring; no ring for that CPU (no program, or i40e/mlx5 past the last queue pair) is
+        -ENXIO for the whole bulk; a full ring takes a prefix, devmap frees the rest."""
+        ring = int(self.ring_of_cpu[x.cpu]) if self.xdp_rings else -1
+        if ring < 0:
+            dp.xmit_error(x, Errno.ENXIO)
+            return
+        dp.io.tx(self, self.tx[ring], x.rows, x.t, dp.refusal("xmit", x.src, x))
+
+    def generic_xmit(self, dp: Datapath, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
+        dp.io.tx(self, self.stack_ring, rows, t, dp.refusal("gtx", src))
+
+    def stack_xmit(self, dp: Datapath, cpu: int, t: int, rows: Rows) -> None:
+        dp.io.tx(self, self.stack_ring, rows, t, dp.refusal("stack", self))
+
+
+def configure_queues(
+    nic: Nic, queues: int, nr_cpus: int, rss_hash: npt.NDArray[np.uint32], irq: IntArray | None
+) -> None:
+    """(Re)build RSS and the RX rings for ``queues`` channels (``ethtool -L``): the RETA is
+    refilled with the default round-robin (``ethtool_rxfh_indir_default``) over at most the
+    driver's RSS queue limit; queue i's interrupt goes to CPU i % nr_cpus unless given."""
+    drv = nic.drv
+    nic.queues = queues
+    nic.reta = default_reta(drv.reta_size, min(queues, drv.rss_queues_max))
+    nic.queue_of_entry = rss_queue(rss_hash, nic.reta).astype(np.int64)
+    if irq is None or len(irq) != queues:
+        irq = np.arange(queues, dtype=np.int64) % nr_cpus
+    size = nic.rxq[0].size if nic.rxq else drv.rx_ring_default
+    nic.rxq = [
+        RxQueue(q, size, int(irq[q]), drv.itr_ns, NAPI_POLL_WEIGHT, len(rss_hash))
+        for q in range(queues)
+    ]
+
+
+def configure_xdp_rings(nic: Nic, nr_cpus: int) -> None:
+    """XDP TX rings exist only while a native program is attached (``ixgbe_xdp_queues``); the
+    last ring is always the stack's TX queue, which survives a reconfiguration."""
+    drv = nic.drv
+    native = nic.xdp.get(MODE_DRV) is not None
+    rings, locking = drv.xdp_tx_layout(nr_cpus, nic.queues) if native else (0, False)
+    nic.xdp_rings = rings
+    nic.xdp_locking = locking
+    ring_of_cpu = np.full(nr_cpus, -1, dtype=np.int64)
+    for cpu in range(nr_cpus):
+        ring = drv.ring_for_cpu(cpu, rings, locking)
+        if ring is not None:
+            ring_of_cpu[cpu] = ring
+    nic.ring_of_cpu = ring_of_cpu
+    stack = nic.tx[-1] if nic.tx else TxRing(rings, nic.tx_ring_size)
+    stack.index = rings
+    nic.tx = [
+        TxRing(
+            r,
+            nic.tx_ring_size,
+            tuple(int(c) for c in np.flatnonzero(ring_of_cpu == r)),
+            locking,
+        )
+        for r in range(rings)
+    ] + [stack]
+
+
+@dataclass
+class Card:
+    """A card's DMA budget, shared by its ports (fitted on E810: ``rx_pps_max`` received
+    frames per second, each transmitted frame costing ``tx_dma_weight`` of them). The card
+    is a server that needs ``1/rx_pps`` per received frame and ``tx_weight/rx_pps`` per frame
+    it transmits, with room for ``burst`` frames of backlog: a frame that finds it more
+    behind than that is dropped (``rx_dropped``; ``rx_missed_errors`` on the real card) --
+    a generic cell-rate algorithm (GCRA) with ``tat`` its theoretical arrival time."""
+
+    name: str
+    rx_pps: float
+    tx_weight: float
+    burst: int = (
+        8192  # frames its packet buffer holds while the DMA is behind (UNVERIFIED: ~0.7 MB)
+    )
+    tat: int = 0  # when the card is free again, in picoseconds (exact integer arithmetic)
+    tx_rate: float = 0.0  # fast mode: frames per ns its ports transmitted in the last step
+    tx_ahead: int = 0  # fast mode: transmit frames charged ahead of the step's settlement
+
+    @property
+    def s(self) -> int:
+        """Picoseconds of DMA per received frame."""
+        return round(1e12 / self.rx_pps)
+
+    def charge_tx(self, n: int, t: int) -> None:
+        """``n`` frames queued for transmit at ``t`` (ns) take their share of the DMA (a
+        negative ``n`` gives back what was charged ahead)."""
+        if n > 0:
+            self.tat = max(self.tat, t * 1000) + round(n * self.tx_weight * self.s)
+        elif n < 0:
+            self.tat += round(n * self.tx_weight * self.s)
+
+    def admit(self, a: IntArray, commit: bool = True) -> npt.NDArray[np.bool_]:
+        """Which frames arriving at (sorted) times ``a`` the card takes -- frame by frame in
+        order (a frame is taken iff it arrives no earlier than ``tat - burst * s``, and then
+        ``tat = max(tat, a) + s``), vectorised over runs: while the card keeps up, TAT is a
+        running maximum; while it is behind it takes the first frame after each slot opens."""
+        n = len(a)
+        keep = np.zeros(n, dtype=bool)
+        s, tau = self.s, self.burst * self.s
+        af = a * 1000  # picoseconds
+        tat = self.tat
+        i = 0
+        while i < n:
+            # keeping up: T_j = s (j - i) + max(tat, max_{i <= m < j} a_m - s (m - i))
+            w = min(n, i + GCRA_WINDOW)
+            off = s * np.arange(w - i, dtype=np.int64)
+            cm = np.maximum.accumulate(np.concatenate(([tat], af[i : w - 1] - off[:-1])))
+            t = off + cm
+            late = af[i:w] < t - tau
+            run = int(np.argmax(late)) if late.any() else w - i
+            keep[i : i + run] = True
+            if run:
+                tat = max(int(t[run - 1]), int(af[i + run - 1])) + s
+            i += run
+            if i >= w:
+                continue
+            # behind: slot k opens at tat + k s - tau and takes the first frame after it,
+            # as long as that frame arrives before the card is free (tat + k s)
+            slots = min(GCRA_WINDOW, int((af[-1] - tat + tau) // s) + 2)
+            k = np.arange(max(slots, 1), dtype=np.int64)
+            idx = np.maximum(np.searchsorted(af, tat + k * s - tau, side="left"), i)
+            idx = k + np.maximum.accumulate(idx - k)
+            valid = idx < n
+            busy = valid & (af[np.minimum(idx, n - 1)] <= tat + k * s)
+            m = int(np.argmin(busy)) if not busy.all() else len(k)
+            keep[idx[:m]] = True
+            tat += m * s
+            if m < len(k):
+                if not valid[m]:
+                    break
+                i = int(idx[m])  # the card caught up: this frame starts a new run
+            else:
+                i = int(idx[m - 1]) + 1
+        if commit:
+            self.tat = tat
+        return keep
+
+    def admit_count(self, n: int, t0: int, t1: int, r: float, wires: int) -> tuple[int, int]:
+        """Fast mode: of ``n`` frames arriving evenly over (t0, t1], how many the card takes,
+        when each one taken makes ``r`` frames to send and its ports can send ``wires`` -- the
+        same server as a fluid: A + k T fits the time and the buffer, T = min(r A, wires).
+        Returns (taken, the frames to send it reserved DMA for)."""
+        s, tau = self.s, self.burst * self.s
+        k = self.tx_weight
+        p0, p1 = t0 * 1000, t1 * 1000
+        backlog = max(0, self.tat - p0)
+        room = max(0.0, ((p1 - p0) + tau - backlog) / s)  # frames of DMA time
+        taken = room / (1.0 + k * r) if r > 0 else room
+        if r > 0 and r * taken > wires:
+            taken = max(0.0, room - k * wires)
+        taken_i = min(n, int(taken))
+        tx = min(int(r * taken_i), wires)
+        used = backlog + round((taken_i + k * tx) * s) - (p1 - p0)
+        self.tat = p1 + max(0, min(used, tau))
+        return taken_i, tx

@@ -1,0 +1,191 @@
+"""Descriptor rings: RX queues with their NAPI instance, and transmit rings that drain.
+
+A ring holds its frames in the form the running mode needs. Exact mode keeps a FIFO of frame
+records -- flow-table entry, source, sequence number and a time (arrival on RX, departure on TX)
+-- so a poll takes real descriptors from the head. Fast mode keeps frames per flow-table entry
+(``counts``). ``to_exact`` / ``to_fast`` convert between them (docs/design.md, "Two
+granularities").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+RX_COLUMNS = ("entry", "ident", "t")
+TX_COLUMNS = ("entry", "wire", "t")
+
+# NAPI instance states (include/linux/netdevice.h: NAPI_STATE_SCHED and the armed IRQ)
+ARMED = 0  # interrupt enabled, nothing pending
+IRQ_PENDING = 1  # the interrupt will fire at ``irq_at`` (interrupt moderation)
+SCHEDULED = 2  # on a CPU's poll list (``____napi_schedule``)
+
+
+class Fifo:
+    """A FIFO of records stored column-wise in NumPy arrays (no per-frame Python objects)."""
+
+    def __init__(self, columns: tuple[str, ...], capacity: int = 64) -> None:
+        self.columns = columns
+        self.buf: dict[str, IntArray] = {c: np.zeros(max(capacity, 16), np.int64) for c in columns}
+        self.head = 0
+        self.tail = 0
+
+    def __len__(self) -> int:
+        return self.tail - self.head
+
+    def push(self, cols: dict[str, IntArray]) -> None:
+        n = len(cols[self.columns[0]])
+        if n == 0:
+            return
+        size = len(self.buf[self.columns[0]])
+        if self.tail + n > size:
+            live = self.tail - self.head
+            new_size = max(size, 2 * (live + n))
+            for c in self.columns:
+                arr = np.zeros(new_size, np.int64)
+                arr[:live] = self.buf[c][self.head : self.tail]
+                self.buf[c] = arr
+            self.head, self.tail = 0, live
+        for c in self.columns:
+            self.buf[c][self.tail : self.tail + n] = cols[c]
+        self.tail += n
+
+    def peek(self, n: int | None = None) -> dict[str, IntArray]:
+        """The first ``n`` records (all when None), as copies."""
+        end = self.tail if n is None else min(self.tail, self.head + n)
+        return {c: self.buf[c][self.head : end].copy() for c in self.columns}
+
+    def pop(self, n: int) -> dict[str, IntArray]:
+        out = self.peek(n)
+        self.head += len(out[self.columns[0]])
+        return out
+
+    def column(self, name: str) -> IntArray:
+        """A read-only view of one column over the live records."""
+        view = self.buf[name][self.head : self.tail]
+        view.flags.writeable = False
+        return view
+
+    def clear(self) -> int:
+        n = len(self)
+        self.head = self.tail = 0
+        return n
+
+
+@dataclass
+class RxQueue:
+    """One receive queue and its NAPI instance (``struct napi_struct``): the descriptor ring,
+    the CPU its interrupt is affine to and the interrupt moderation (``rx-usecs``)."""
+
+    index: int
+    size: int
+    irq_cpu: int
+    itr_ns: int  # interrupt throttle: at most one interrupt per itr_ns (0: none, e.g. veth)
+    weight: int  # the budget of one poll (NAPI_POLL_WEIGHT; 1 for a tap's single writes)
+    entries: int  # the flow-table size, for fast mode's per-entry counts
+    rx_packets: int = 0
+    rx_dropped: int = 0
+    peak: int = 0
+    polls: int = 0
+    fifo: Fifo = field(init=False)
+    counts: IntArray = field(init=False)  # fast mode: frames per entry
+    state: int = ARMED
+    irq_at: int = 0
+    last_irq: int = -(10**15)
+    cpu: int = -1  # the CPU whose poll list holds it (exact mode), -1 when not scheduled
+    fast_pos: int = 0  # fast mode: frames taken so far (position in the queue's sequence)
+    fast_irq: int = -1  # fast mode: when its next interrupt fires (-1: idle)
+
+    def __post_init__(self) -> None:
+        self.fifo = Fifo(RX_COLUMNS, self.size + 64)
+        self.counts = np.zeros(self.entries, np.int64)
+
+    def occupancy(self, exact: bool) -> int:
+        return len(self.fifo) if exact else int(self.counts.sum())
+
+    def resize_entries(self, mapping: IntArray, entries: int) -> None:
+        """The flow table was rebuilt: entry e is now ``mapping[e]``."""
+        new = np.zeros(entries, np.int64)
+        np.add.at(new, mapping, self.counts)
+        self.counts = new
+        self.entries = entries
+        if len(self.fifo):
+            self.fifo.buf["entry"][self.fifo.head : self.fifo.tail] = mapping[
+                self.fifo.buf["entry"][self.fifo.head : self.fifo.tail]
+            ]
+
+    def clear(self) -> int:
+        """Everything queued is freed (ring re-allocation, link down); returns the frames lost."""
+        lost = len(self.fifo) + int(self.counts.sum())
+        self.fifo.clear()
+        self.counts[:] = 0
+        return lost
+
+    def to_fast(self) -> None:
+        if len(self.fifo):
+            self.counts += np.bincount(self.fifo.column("entry"), minlength=self.entries)
+            self.fifo.clear()
+
+    def to_exact(self, order: IntArray | None, at: int) -> None:
+        """Counts become descriptors (arrived by ``at``). ``order`` is the queue's entries in
+        arrival order (the last arrivals of a pktgen-ordered source)."""
+        total = int(self.counts.sum())
+        if not total:
+            return
+        entries = _lay_out(self.counts, order)
+        zeros = np.zeros(total, np.int64)
+        self.fifo.push({"entry": entries, "ident": zeros - 1, "t": zeros + at})
+        self.counts[:] = 0
+
+
+@dataclass
+class TxRing:
+    """A transmit ring that drains onto the wire (an XDP TX ring, the stack's TX queue) or to a
+    reader (a tap's ``tx_ring``). Frames wait in slots until their departure time."""
+
+    index: int
+    size: int
+    cpus: tuple[int, ...] = ()
+    locked: bool = False
+    sent: int = 0
+    dropped: int = 0
+    fifo: Fifo = field(init=False)
+    occ: int = 0  # fast mode: frames held
+    occ_bytes: float = 0.0
+    credit: float = 0.0  # fast mode: a fraction of a frame the ring may still send
+
+    def __post_init__(self) -> None:
+        self.fifo = Fifo(TX_COLUMNS, min(self.size, 4096) + 64)
+
+    def occupancy(self, exact: bool) -> int:
+        return len(self.fifo) if exact else self.occ
+
+    def to_fast(self) -> None:
+        self.occ += len(self.fifo)
+        self.occ_bytes += float(self.fifo.column("wire").sum()) if len(self.fifo) else 0.0
+        self.fifo.clear()
+
+    def clear(self) -> None:
+        self.fifo.clear()
+        self.occ = 0
+        self.occ_bytes = 0.0
+
+
+def _lay_out(counts: IntArray, order: IntArray | None) -> IntArray:
+    """Frames per entry as a sequence of entries: cycling through ``order`` (arrival order),
+    the last occurrences first dropped, so each entry appears ``counts[e]`` times."""
+    entries = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    if order is None or not len(order):
+        return entries
+    pos = np.full(len(counts), len(order), np.int64)
+    pos[order[::-1]] = np.arange(len(order) - 1, -1, -1)  # first position of each entry
+    starts = np.cumsum(counts) - counts
+    rank = np.arange(len(entries), dtype=np.int64) - np.repeat(starts, counts)
+    key = rank * (len(order) + 1) + pos[entries]
+    out: IntArray = entries[np.argsort(key, kind="stable")]
+    return out

@@ -1,0 +1,79 @@
+"""veth pairs with XDP (``drivers/net/veth.c``).
+
+What one end sends arrives on its peer's receive queue (``rq``): a ``ptr_ring`` of
+``VETH_RING_SIZE`` frames polled by the peer's NAPI on the sending CPU (``__veth_xdp_flush``
+schedules it there). XDP frames -- XDP_TX on a veth, or a redirect into one -- take that path
+only while the receiving end has an XDP program (its ``rq->napi`` exists): that is also when
+the sending end advertises NDO_XMIT (``veth_set_xdp_features``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from xdptui.model.errors import Errno
+from xdptui.sim import costs
+from xdptui.sim.dev.netdev import MODE_DRV, NetDev
+
+if TYPE_CHECKING:
+    from xdptui.sim.batch import Rows
+    from xdptui.sim.datapath import Datapath, Xmit
+
+
+@dataclass(eq=False)
+class Veth(NetDev):
+    peer: str = ""
+    queues: int = 1
+
+    def has_ndo_bpf(self) -> bool:
+        return True
+
+    def costs(self) -> costs.DriverCosts:
+        return costs.COSTS["veth"]
+
+    def peer_dev(self, dp: Datapath) -> NetDev | None:
+        return dp.world.devices.get(self.peer)
+
+    def xdp_napi(self, dp: Datapath) -> NetDev | None:
+        """The peer whose ``rq->napi`` takes XDP frames: up, with an XDP program."""
+        peer = self.peer_dev(dp)
+        if peer is None or not peer.running or peer.xdp.get(MODE_DRV) is None:
+            return None
+        return peer
+
+    def ndo_xmit_ready(self, dp: Datapath) -> bool:
+        peer = self.peer_dev(dp)
+        return peer is not None and peer.xdp.get(MODE_DRV) is not None
+
+    def xdp_tx(self, dp: Datapath, cpu: int, queue: int, t: int, rows: Rows) -> None:
+        """``veth_xdp_tx`` -> ``veth_xdp_flush_bq`` -> ``veth_xdp_xmit`` toward the peer's
+        ``rq[veth_select_rxq]`` (``smp_processor_id() % real_num_rx_queues``)."""
+        peer = self.xdp_napi(dp)
+        if peer is None:
+            dp.xdp_tx_failed(self, rows)
+            return
+        rq = peer.rxq[cpu % len(peer.rxq)]
+        dp.io.rx(peer, rq, rows, t, cpu, dp.refusal("tx", self))
+
+    def ndo_xdp_xmit(self, dp: Datapath, x: Xmit) -> None:
+        """``veth_ndo_xdp_xmit``: no peer NAPI -> -ENXIO; a full ``ptr_ring`` takes a prefix."""
+        peer = self.xdp_napi(dp)
+        if peer is None:
+            dp.xmit_error(x, Errno.ENXIO)
+            return
+        rq = peer.rxq[x.cpu % len(peer.rxq)]
+        dp.io.rx(peer, rq, x.rows, x.t, x.cpu, dp.refusal("xmit", x.src, x))
+
+    def generic_xmit(self, dp: Datapath, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
+        self.stack_xmit(dp, cpu, t, rows)
+
+    def stack_xmit(self, dp: Datapath, cpu: int, t: int, rows: Rows) -> None:
+        """``veth_xmit``: into the peer's receive queue; a full ring is the sender's
+        ``tx_dropped`` (``priv->dropped``)."""
+        peer = self.peer_dev(dp)
+        if peer is None or not peer.running:
+            self.add("tx_dropped", rows.total)
+            return
+        for q, part in dp.by_rx_queue(peer, rows):
+            dp.io.rx(peer, peer.rxq[q], part, t, cpu, dp.refusal("veth_skb", self))

@@ -1,0 +1,41 @@
+"""The event stream: every poll, flush, drop and command as a JSON-ready record.
+
+Records are dicts with ``t_ns``, ``kind`` and the fields of that kind (docs/design.md, "Event
+stream"), numbered by ``seq`` so a reader can ask for what came after the last one it saw.
+The stream keeps the newest ``STREAM_MAX`` records.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+STREAM_MAX = 200_000
+
+Event = dict[str, Any]
+
+
+@dataclass
+class EventStream:
+    records: deque[Event] = field(default_factory=lambda: deque(maxlen=STREAM_MAX))
+    seq: int = 0
+
+    def emit(self, event: Event) -> None:
+        self.seq += 1
+        event["seq"] = self.seq
+        self.records.append(event)
+
+    def since(self, seq: int) -> list[Event]:
+        """Records numbered above ``seq`` (oldest first)."""
+        if not self.records or seq >= self.seq:
+            return []
+        first = self.records[0]["seq"]
+        skip = max(0, seq - first + 1)
+        return [self.records[i] for i in range(skip, len(self.records))]
+
+    def truncate(self, seq: int) -> None:
+        """Forget the records numbered above ``seq`` (a rewind replays them)."""
+        while self.records and self.records[-1]["seq"] > seq:
+            self.records.pop()
+        self.seq = seq

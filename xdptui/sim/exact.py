@@ -1,0 +1,625 @@
+"""Exact mode: the kernel's per-poll, per-frame story, event by event.
+
+Frames arrive at their device at their own times (``Source.arrival_ns``); RSS puts each on its
+queue's ring, a FIFO of descriptors, or drops it when the ring (or the card) is full. A queue's
+interrupt is moderated (at most one per ``rx-usecs``) and schedules its NAPI instance on the
+CPU it is affine to; each CPU polls its scheduled instances round-robin (``net_rx_action``),
+each poll taking at most ``NAPI_POLL_WEIGHT`` frames from the head of the ring
+(``napi_poll``). A poll that used its whole budget stays scheduled; one that did not completes
+and re-arms the interrupt (``napi_complete_done``). The poll's frames go through the core
+(``xdptui.sim.datapath``) in ring order; what they put into TX rings waits in slots until the
+wire (or a tap's reader) takes them, one after the other.
+
+A poll is applied at its start time and keeps its CPU busy for its cost. Arrivals are taken
+into the rings lazily -- before a poll of the device, or when someone looks -- which gives the
+same result whenever it happens, so runs do not depend on how time is cut.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from xdptui.sim.batch import PollShape, Rows
+from xdptui.sim.datapath import Datapath, Refusal
+from xdptui.sim.dev.netdev import NetDev
+from xdptui.sim.dev.nic import Card, Nic
+from xdptui.sim.dev.rings import ARMED, IRQ_PENDING, SCHEDULED, RxQueue, TxRing
+from xdptui.sim.dev.tun import Tun
+from xdptui.sim.dev.veth import Veth
+from xdptui.sim.events import Event, EventStream
+from xdptui.sim.kconst import WIRE_OVERHEAD
+from xdptui.sim.traffic import Source
+from xdptui.sim.world import World
+
+IntArray = npt.NDArray[np.int64]
+
+IRQ = 0
+RUN = 1
+IDENT_SHIFT = 40  # a frame's identity: source index << 40 | sequence number
+NEVER = 1 << 62
+
+
+def ident(src: int, seq: IntArray) -> IntArray:
+    out: IntArray = (np.int64(src) << IDENT_SHIFT) | seq
+    return out
+
+
+@dataclass
+class Arrivals:
+    """Frames of one source reaching one device between two looks."""
+
+    dev: NetDev
+    src: Source
+    entries: IntArray
+    times: IntArray
+    ident: IntArray
+    queue: IntArray
+
+
+@dataclass
+class CpuState:
+    """One CPU's softirq: when it is free again and its NAPI poll list (``softnet_data``)."""
+
+    busy_until: int = 0
+    poll_list: deque[tuple[str, int]] = field(default_factory=deque)
+    run_at: int = -1  # a RUN event is pending at this time (-1: none)
+
+
+class ExactIO:
+    """Frames into rings as descriptors, checked against the ring's free slots at that
+    instant; transmit rings drain one frame after the other."""
+
+    def __init__(self, exact: Exact) -> None:
+        self.exact = exact
+
+    @property
+    def dp(self) -> Datapath:
+        return self.exact.dp
+
+    def tx(self, ring_dev: NetDev, ring: TxRing, rows: Rows, t: int, ref: Refusal) -> int:
+        self.exact.complete(ring_dev, ring, t)
+        e = self.exact.world.entries
+        free = max(0, ring.size - len(ring.fifo))
+        ok = rows.head(free)
+        n_ok = ok.total
+        if n_ok:
+            wire = e.wire_bytes[ok.entry]
+            ready = ok.time if ok.time is not None else np.full(n_ok, t, np.int64)
+            ready = np.maximum(ready, t)
+            dep = self.exact.departures(ring_dev, ring, wire, ready)
+            ring.fifo.push({"entry": ok.entry, "wire": wire, "t": dep})
+            self.dp.accepted(ref, ok, into_rx=False)
+            if isinstance(ring_dev, Nic) and ring_dev.card in self.exact.world.cards:
+                self.exact.world.cards[ring_dev.card].charge_tx(n_ok, t)
+        refused = rows.total - n_ok
+        if refused:
+            self.dp.refused(ref, ring_dev, refused)
+            where = "xdp_tx_ring_full" if ref.kind == "tx" else f"{ref.kind}_ring_full"
+            self.exact.log_drop(t, ring_dev.name, where, refused, ring=ring.index)
+        if self.dp.watched(ok):
+            assert ok.ident is not None
+            pos = int(np.flatnonzero(ok.ident == self.dp.watch)[0])
+            dep_t = int(ring.fifo.column("t")[len(ring.fifo) - n_ok + pos])
+            self.dp.hop(
+                t, ring_dev.name, "tx_ring", f"ring {ring.index} ({len(ring.fifo)}/{ring.size})"
+            )
+            gone = "the reader takes it" if isinstance(ring_dev, Tun) else "on the wire"
+            self.dp.hop(dep_t, ring_dev.name, "wire", gone, end=True)
+        elif self.dp.watched(rows):
+            self.dp.hop(t, ring_dev.name, "drop", f"ring {ring.index} is full", end=True)
+        return n_ok
+
+    def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int:
+        free = max(0, rxq.size - len(rxq.fifo))
+        ok = rows.head(free)
+        n_ok = ok.total
+        if n_ok:
+            zeros = np.zeros(n_ok, np.int64)
+            idents = ok.ident if ok.ident is not None else zeros - 1
+            rxq.fifo.push({"entry": ok.entry, "ident": idents, "t": zeros + t})
+            rxq.peak = max(rxq.peak, len(rxq.fifo))
+            self.dp.accepted(ref, ok, into_rx=True)
+            self.exact.schedule_napi(dev, rxq, cpu)
+        refused = rows.total - n_ok
+        if refused:
+            self.dp.refused(ref, dev, refused)
+            self.exact.log_drop(t, dev.name, "veth_ring_full", refused, queue=rxq.index)
+        if self.dp.watched(ok):
+            self.dp.hop(
+                t,
+                dev.name,
+                "rx_ring",
+                f"queue {rxq.index} ({len(rxq.fifo)}/{rxq.size}), NAPI on cpu {cpu}",
+            )
+        elif self.dp.watched(rows):
+            self.dp.hop(t, dev.name, "drop", f"queue {rxq.index}'s ring is full", end=True)
+        return n_ok
+
+
+class Exact:
+    """The exact-mode event loop over a world and its data path."""
+
+    def __init__(self, world: World, dp: Datapath, stream: EventStream) -> None:
+        self.world = world
+        self.dp = dp
+        self.stream = stream
+        self.now = 0
+        self.heap: list[tuple[int, int, int, str, int]] = []
+        self.seq = 0
+        self.cpus = [CpuState() for _ in range(world.nr_cpus)]
+        self.admitted: dict[str, int] = {}
+        self._pending_sched: list[tuple[NetDev, RxQueue, int]] = []
+        self._positions: dict[tuple[int, str, int, int], IntArray] = {}
+        self.polls = 0
+
+    # ------------------------------------------------------------ scheduling
+
+    def push(self, t: int, kind: int, dev: str, q: int) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (t, self.seq, kind, dev, q))
+
+    def next_time(self) -> int:
+        return self.heap[0][0] if self.heap else NEVER
+
+    def run(self, t_end: int) -> None:
+        """Process every event at or before ``t_end``."""
+        local = any(s.local and self._lands_on(s) is None for s in self.world.sources)
+        while self.heap and self.heap[0][0] <= t_end:
+            t, _, kind, dev, q = heapq.heappop(self.heap)
+            if local:
+                self.local_tx(t)
+            self.now = t
+            if kind == IRQ:
+                self._irq(dev, q, t)
+            else:
+                self._run(q, t)
+        self.now = max(self.now, t_end)
+
+    def step_poll(self, limit: int) -> bool:
+        """Run up to and including the next poll (events before ``limit`` only)."""
+        before = self.polls
+        while self.heap and self.heap[0][0] <= limit and self.polls == before:
+            t = self.heap[0][0]
+            self.run(t)
+        return self.polls > before
+
+    def rearm_all(self, t: int) -> None:
+        """After a change (a command, a rate, a link): every armed instance's next interrupt
+        is recomputed from the sources as they now are."""
+        for dev in self.world.devices.values():
+            for rxq in dev.rxq:
+                if rxq.state != SCHEDULED:
+                    rxq.state = ARMED
+                    self._arm(dev, rxq, t)
+
+    def _arm(self, dev: NetDev, rxq: RxQueue, t: int) -> None:
+        """Interrupt moderation: the interrupt fires at the first frame after ``t``, but not
+        within ``itr_ns`` of the last one (ITR); a veth or tap has no interrupt to wait for."""
+        if not dev.running:
+            return
+        # frames already waiting, or the first to come after those taken into the ring so far
+        seen = min(self.admitted.get(dev.name, t), t)
+        first = t if len(rxq.fifo) else self.next_arrival(dev, rxq, seen)
+        if first >= NEVER:
+            return
+        at = max(first, rxq.last_irq + rxq.itr_ns, t)
+        rxq.state = IRQ_PENDING
+        rxq.irq_at = at
+        self.push(at, IRQ, dev.name, rxq.index)
+
+    def _irq(self, name: str, q: int, t: int) -> None:
+        dev = self.world.devices.get(name)
+        if dev is None or q >= len(dev.rxq):
+            return
+        rxq = dev.rxq[q]
+        if rxq.state != IRQ_PENDING or rxq.irq_at != t:
+            return  # superseded by a re-arm
+        rxq.last_irq = t
+        self._schedule(dev, rxq, rxq.irq_cpu, t)
+
+    def _schedule(self, dev: NetDev, rxq: RxQueue, cpu: int, t: int) -> None:
+        """``____napi_schedule``: onto the CPU's poll list; raise the softirq if idle."""
+        rxq.state = SCHEDULED
+        rxq.cpu = cpu
+        c = self.cpus[cpu]
+        c.poll_list.append((dev.name, rxq.index))
+        if c.run_at < 0:
+            c.run_at = max(t, c.busy_until)
+            self.push(c.run_at, RUN, "", cpu)
+
+    def schedule_napi(self, dev: NetDev, rxq: RxQueue, cpu: int) -> None:
+        """A sender put frames on a veth queue: ``__veth_xdp_flush`` schedules its NAPI on
+        the sending CPU at the end of the sender's poll."""
+        if rxq.state != SCHEDULED:
+            rxq.state = SCHEDULED
+            self._pending_sched.append((dev, rxq, cpu))
+
+    # ------------------------------------------------------------ the poll
+
+    def _run(self, cpu: int, t: int) -> None:
+        c = self.cpus[cpu]
+        c.run_at = -1
+        if not c.poll_list:
+            return
+        name, q = c.poll_list.popleft()
+        dev = self.world.devices[name]
+        rxq = dev.rxq[q] if q < len(dev.rxq) else None
+        if rxq is None or rxq.state != SCHEDULED:
+            self._next(cpu, t)
+            return
+        dur = self.poll(dev, rxq, cpu, t)
+        c.busy_until = t + dur
+        self.dp.cpu.busy_ns[cpu] += dur
+        for pdev, prxq, pcpu in self._pending_sched:
+            prxq.state = ARMED
+            self._schedule(pdev, prxq, pcpu, t)
+        self._pending_sched = []
+        if rxq.state == SCHEDULED and rxq.cpu == cpu and (name, q) not in c.poll_list:
+            # the poll used its whole budget: back to the tail of the list (net_rx_action)
+            c.poll_list.append((name, q))
+        self._next(cpu, t)
+
+    def _next(self, cpu: int, t: int) -> None:
+        c = self.cpus[cpu]
+        if c.poll_list and c.run_at < 0:
+            c.run_at = max(t, c.busy_until)
+            self.push(c.run_at, RUN, "", cpu)
+
+    def poll(self, dev: NetDev, rxq: RxQueue, cpu: int, t: int) -> int:
+        """One ``napi_poll``: up to ``weight`` frames from the ring's head, in order."""
+        self.admit(dev, t)
+        before = len(rxq.fifo)
+        head = rxq.fifo.column("t")
+        ready = int(np.searchsorted(head, t, side="right"))
+        k = min(rxq.weight, ready)
+        frames = rxq.fifo.pop(k)
+        idents = frames["ident"]
+        rows = Rows.frames(frames["entry"], idents, np.full(k, t, np.int64))
+        if self.dp.watched(rows):
+            pos = int(np.flatnonzero(idents == self.dp.watch)[0]) + 1
+            self.dp.hop(
+                t, dev.name, "napi", f"cpu {cpu} polls queue {rxq.index}: frame {pos} of {k}"
+            )
+        out = self.dp.napi_poll(dev, rxq.index, cpu, t, rows, PollShape(1))
+        dur = max(1, int(out.cost_ns + 0.5))
+        rxq.rx_packets += k
+        rxq.polls += 1
+        self.polls += 1
+        if k < rxq.weight:  # napi_complete_done: re-arm the interrupt
+            rxq.state = ARMED
+            self._arm(dev, rxq, t + dur)
+        self.stream.emit(
+            {
+                "t_ns": t,
+                "kind": "napi_poll",
+                "cpu": cpu,
+                "dev": dev.name,
+                "queue": rxq.index,
+                "frames": k,
+                "ring_before": before,
+                "ring_after": len(rxq.fifo),
+                "verdicts": out.verdicts,
+                "dur_ns": dur,
+                "first": self._frame_name(int(idents[0])) if k else None,
+            }
+        )
+        for f in out.flushes:
+            self.stream.emit(
+                {
+                    "t_ns": t,
+                    "kind": "bq_flush",
+                    "cpu": f.cpu,
+                    "from": f.src,
+                    "to": f.dst,
+                    "frames": f.frames,
+                    "sent": f.sent,
+                    "drops": f.drops,
+                    "egress": f.egress,
+                    "reason": f.reason,
+                }
+            )
+        return dur
+
+    def _frame_name(self, frame: int) -> list[str | int] | None:
+        """A frame identity as [source, sequence number] (None: not from a source)."""
+        if frame < 0:
+            return None
+        src = self.world.sources[frame >> IDENT_SHIFT]
+        return [src.spec.name, frame & ((1 << IDENT_SHIFT) - 1)]
+
+    # ------------------------------------------------------------ arrivals
+
+    def next_arrival(self, dev: NetDev, rxq: RxQueue, t: int) -> int:
+        """When the next frame for ``rxq`` reaches ``dev`` after ``t`` (NEVER if none)."""
+        best = NEVER
+        for src in self.world.sources:
+            if self._lands_on(src) is not dev or src.stopped:
+                continue
+            n = src.emitted_until(t)
+            if src.spec.count is not None and n >= src.spec.count:
+                continue
+            pos = self._positions_of(src, dev, rxq.index)
+            if not len(pos):
+                continue
+            L = len(src.table)
+            j = n % L
+            i = int(np.searchsorted(pos, j))
+            nxt = n - j + (int(pos[i]) if i < len(pos) else L + int(pos[0]))
+            if src.spec.count is not None and nxt >= src.spec.count:
+                continue
+            if nxt < src.emitted_at_origin or src.milli <= 0:
+                continue
+            best = min(best, int(src.arrival_ns(nxt, nxt + 1)[0]))
+        return best
+
+    def _positions_of(self, src: Source, dev: NetDev, q: int) -> IntArray:
+        """Cycle positions of ``src``'s entries that land on queue ``q`` of ``dev``."""
+        key = (src.index, dev.name, q, self.world.epoch * 0 + len(dev.rxq) + id(src.table))
+        pos = self._positions.get(key)
+        if pos is None:
+            idx = np.arange(len(src.table), dtype=np.int64) + src.offset
+            queue = self.queue_of(dev, idx)
+            pos = np.flatnonzero(queue == q).astype(np.int64)
+            self._positions[key] = pos
+        return pos
+
+    def queue_of(self, dev: NetDev, entries: IntArray) -> IntArray:
+        if isinstance(dev, Nic):
+            out: IntArray = dev.queue_of_entry[entries]
+            return out
+        rss = self.world.entries.rss_hash[entries].astype(np.int64)
+        res: IntArray = rss % max(1, len(dev.rxq))
+        return res
+
+    def _lands_on(self, src: Source) -> NetDev | None:
+        """The device whose receive queues a source's frames reach (a veth sender's peer)."""
+        dev = self.world.devices.get(src.device)
+        if dev is None:
+            return None
+        if not src.local:
+            return dev
+        if isinstance(dev, Veth):
+            return self.world.devices.get(dev.peer)
+        return None
+
+    def admit(self, dev: NetDev, t: int) -> None:
+        """Bring ``dev``'s arrivals up to ``t`` into its rings (all ports of its card, which
+        share the card's DMA budget, together), frame by frame in arrival order: a frame
+        whose ring is full is dropped before any DMA; one the card has no DMA for
+        (``Card.admit``) is dropped too; the rest take a descriptor."""
+        w = self.world
+        card = w.cards.get(dev.card) if isinstance(dev, Nic) else None
+        group: list[NetDev] = (
+            [d for d in w.devices.values() if isinstance(d, Nic) and d.card == card.name]
+            if card is not None
+            else [dev]
+        )
+        if all(self.admitted.get(d.name, -1) >= t for d in group):
+            return
+        for d in group:
+            self.admitted[d.name] = t
+        parts: list[Arrivals] = []
+        for src in w.sources:
+            target = self._lands_on(src)
+            if target is None or target not in group:
+                continue
+            n0, n1 = src.emitted, src.emitted_until(t)
+            if n1 <= n0:
+                continue
+            src.emitted = n1
+            if not target.running or not w.devices[src.device].running:
+                src.lost += n1 - n0
+                continue
+            entries = src.entries(n0, n1)
+            parts.append(
+                Arrivals(
+                    target,
+                    src,
+                    entries,
+                    src.arrival_ns(n0, n1),
+                    ident(src.index, np.arange(n0, n1, dtype=np.int64)),
+                    self.queue_of(target, entries),
+                )
+            )
+        if parts:
+            self._admit(parts, card)
+
+    def _admit(self, parts: list[Arrivals], card: Card | None) -> None:
+        devs = list(dict.fromkeys(p.dev for p in parts))
+        slot = {d.name: i for i, d in enumerate(devs)}
+        base = np.cumsum([0] + [len(d.rxq) for d in devs])
+        times = np.concatenate([p.times for p in parts])
+        key = np.concatenate([base[slot[p.dev.name]] + p.queue for p in parts])
+        order = np.argsort(times, kind="stable") if len(parts) > 1 else np.arange(len(times))
+        times, key = times[order], key[order]
+        free = np.array([max(0, r.size - len(r.fifo)) for d in devs for r in d.rxq], dtype=np.int64)
+        nkeys = len(free)
+        n = len(times)
+        keep = np.zeros(n, dtype=bool)
+        full = np.zeros(n, dtype=bool)
+        if card is None:
+            keep = _cumcount(key) < free[key]
+            full = ~keep
+        else:
+            live = np.ones(n, dtype=bool)
+            start = 0
+            while start < n:
+                cand = np.flatnonzero(live[start:]) + start
+                if not len(cand):
+                    break
+                took = cand[card.admit(times[cand], commit=False)]
+                used = np.bincount(key[keep], minlength=nkeys)
+                over = _cumcount(key[took]) + used[key[took]] >= free[key[took]]
+                if not over.any():
+                    card.admit(times[cand])
+                    keep[took] = True
+                    break
+                f = int(took[int(np.argmax(over))])
+                before = cand[cand < f]
+                if len(before):
+                    keep[before[card.admit(times[before])]] = True
+                later = np.arange(f, n)
+                mine = later[(key[later] == key[f]) & live[later]]
+                full[mine] = True  # the ring is full: no descriptor, no DMA
+                live[mine] = False
+                start = f + 1
+        back = np.empty(n, np.int64)
+        back[order] = np.arange(n)
+        offset = 0
+        for p in parts:
+            sel = back[offset : offset + len(p.times)]
+            offset += len(p.times)
+            self._fill(p, keep[sel], full[sel])
+
+    def _fill(self, p: Arrivals, keep: npt.NDArray[np.bool_], full: npt.NDArray[np.bool_]) -> None:
+        """Descriptors onto the rings; drops counted where the kernel counts them."""
+        dev = p.dev
+        sender = self.world.devices[p.src.device] if p.src.local else None
+        for q in np.unique(p.queue):
+            rxq = dev.rxq[int(q)]
+            mine = p.queue == q
+            take = np.flatnonzero(mine & keep)
+            n_full = int((mine & full).sum())
+            n_card = int((mine & ~keep & ~full).sum())
+            if n_card:
+                rxq.rx_dropped += n_card
+                dev.add("rx_dropped", n_card)
+            if len(take):
+                rxq.fifo.push(
+                    {"entry": p.entries[take], "ident": p.ident[take], "t": p.times[take]}
+                )
+                rxq.peak = max(rxq.peak, len(rxq.fifo))
+                if sender is not None:  # veth_xmit: the sender transmitted what the ring took
+                    sender.add("tx_packets", len(take))
+                    sender.add("tx_bytes", int(self.world.entries.size[p.entries[take]].sum()))
+            if n_full:
+                if isinstance(dev, Tun):  # the writer waits: it writes slower
+                    dev.throttled += n_full
+                elif sender is not None:  # veth_xmit: ptr_ring full -> priv->dropped
+                    sender.add("tx_dropped", n_full)
+                else:
+                    rxq.rx_dropped += n_full
+                    dev.add("rx_dropped", n_full)
+                at = int(p.times[np.flatnonzero(mine & full)[0]])
+                self.log_drop(at, dev.name, "rx_ring_full", n_full, queue=int(q))
+            watch = self.dp.watch
+            if watch is not None:
+                hit = np.flatnonzero(mine & (p.ident == watch))
+                if len(hit):
+                    f = int(hit[0])
+                    at = int(p.times[f])
+                    where = (
+                        f"queue {rxq.index} ({len(rxq.fifo)}/{rxq.size}), IRQ on cpu {rxq.irq_cpu}"
+                    )
+                    self.dp.hop(at, dev.name, "rx_ring", where)
+                    if not keep[f]:
+                        why = "the ring is full" if full[f] else "the card has no DMA budget"
+                        self.dp.hop(at, dev.name, "drop", f"{why}: rx_dropped", end=True)
+
+    def local_tx(self, t: int) -> None:
+        """Frames the local stack sends out of a NIC, a bond or a tap (``from:``), each
+        queued at its own time (sent from CPU 0)."""
+        for src in self.world.sources:
+            if not src.local or self._lands_on(src) is not None:
+                continue
+            n0, n1 = src.emitted, src.emitted_until(t)
+            if n1 <= n0:
+                continue
+            src.emitted = n1
+            dev = self.world.devices.get(src.device)
+            if dev is None or not dev.running:
+                src.lost += n1 - n0
+                continue
+            rows = Rows.frames(
+                src.entries(n0, n1),
+                ident(src.index, np.arange(n0, n1, dtype=np.int64)),
+                src.arrival_ns(n0, n1),
+            )
+            dev.stack_xmit(self.dp, 0, t, rows)
+
+    # ------------------------------------------------------------ transmit rings
+
+    def departures(self, dev: NetDev, ring: TxRing, wire: IntArray, ready: IntArray) -> IntArray:
+        """Departure times of frames queued at ``ready``: the wire (or a tap queue's reader)
+        sends one frame after the other, d_i = max(d_{i-1}, ready_i) + s_i."""
+        if isinstance(dev, Nic):
+            s = dev.service_ns(wire)
+            start = dev.wire_free_at
+        elif isinstance(dev, Tun):
+            s = np.full(len(wire), dev.reader_ns(), np.int64)
+            start = dev.reader_free_at[ring.index]
+        else:
+            return ready
+        cs = np.cumsum(s)
+        prev = np.concatenate(([0], cs[:-1]))
+        dep: IntArray = cs + np.maximum.accumulate(np.maximum(ready - prev, start))
+        if isinstance(dev, Nic):
+            dev.wire_free_at = int(dep[-1])
+        elif isinstance(dev, Tun):
+            dev.reader_free_at[ring.index] = int(dep[-1])
+        return dep
+
+    def refill(self, dev: NetDev, ring: TxRing, t: int) -> None:
+        """A fast-mode ring's frames (counts) become descriptors leaving from ``t`` on."""
+        n = ring.occ
+        if n <= 0:
+            ring.occ, ring.occ_bytes = 0, 0.0
+            return
+        wire = np.full(n, max(1, round(ring.occ_bytes / n)), np.int64)
+        dep = self.departures(dev, ring, wire, np.full(n, t, np.int64))
+        ring.fifo.push({"entry": np.zeros(n, np.int64), "wire": wire, "t": dep})
+        ring.occ, ring.occ_bytes = 0, 0.0
+
+    def complete(self, dev: NetDev, ring: TxRing, t: int) -> None:
+        """Frames whose departure time has passed have left: ``tx_packets`` (the TX
+        completion, or the reader's ``tun_do_read``)."""
+        dep = ring.fifo.column("t")
+        if not len(dep) or dep[0] > t:
+            return
+        n = int(np.searchsorted(dep, t, side="right"))
+        gone = ring.fifo.pop(n)
+        ring.sent += n
+        dev.add("tx_packets", n)
+        dev.add("tx_bytes", int(gone["wire"].sum()) - WIRE_OVERHEAD * n)
+
+    def settle(self, t: int) -> None:
+        """Bring everything up to ``t`` for someone to look at: arrivals into rings,
+        departures out of them."""
+        self.local_tx(t)
+        for dev in self.world.devices.values():
+            if dev.rxq:
+                self.admit(dev, t)
+            for ring in _tx_rings(dev):
+                self.complete(dev, ring, t)
+
+    # ------------------------------------------------------------ following one frame
+
+    def log_drop(self, t: int, dev: str, where: str, frames: int, **extra: int) -> None:
+        ev: Event = {"t_ns": t, "kind": "drop", "dev": dev, "where": where, "frames": frames}
+        ev.update(extra)
+        self.stream.emit(ev)
+
+
+def _cumcount(key: IntArray) -> IntArray:
+    """For each element, how many earlier elements have the same key."""
+    if not len(key):
+        return key
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    starts = np.flatnonzero(np.concatenate(([True], sk[1:] != sk[:-1])))
+    lengths = np.diff(np.concatenate((starts, [len(key)])))
+    rank_sorted = np.arange(len(key), dtype=np.int64) - np.repeat(starts, lengths)
+    out = np.empty(len(key), np.int64)
+    out[order] = rank_sorted
+    return out
+
+
+def _tx_rings(dev: NetDev) -> list[TxRing]:
+    if isinstance(dev, Nic | Tun):
+        return dev.tx
+    return []

@@ -1,0 +1,64 @@
+"""Kernel constants the simulator follows, each defined once, with the header it comes from."""
+
+from __future__ import annotations
+
+# include/linux/netdevice.h
+NAPI_POLL_WEIGHT = 64
+"""The per-instance NAPI budget: a poll handles at most this many frames."""
+
+# include/net/xdp.h: XDP_BULK_QUEUE_SIZE, kernel/bpf/devmap.c: DEV_MAP_BULK_SIZE
+DEV_MAP_BULK_SIZE = 16
+"""Frames a per-CPU devmap bulk queue holds before ``bq_enqueue`` sends it."""
+
+# drivers/net/veth.c
+VETH_RING_SIZE = 256
+"""The veth receive queue's ``xdp_ring`` (ptr_ring) size."""
+
+# drivers/vhost/net.c
+VHOST_NET_BATCH = 64
+"""Buffers vhost-net hands to ``tun_sendmsg`` at once (one ``xdp_do_flush`` per batch)."""
+
+# include/uapi/linux/bpf.h
+XDP_PACKET_HEADROOM = 256
+
+# x86-64 memory layout (arch/x86/include/asm/page_types.h, include/linux/skbuff.h)
+PAGE_SIZE = 4096
+NET_SKB_PAD = 64  # max(32, L1_CACHE_BYTES)
+NET_IP_ALIGN = 0  # x86
+SKB_SHARED_INFO = 320  # SKB_DATA_ALIGN(sizeof(struct skb_shared_info))
+VNET_HDR_LEN = 12  # struct virtio_net_hdr_mrg_rxbuf
+
+# include/uapi/linux/if_ether.h, include/linux/if_vlan.h
+ETH_HLEN = 14
+VLAN_HLEN = 4
+
+# IEEE 802.3: preamble + SFD (8) and the inter-frame gap (12) occupy the wire with every frame.
+WIRE_OVERHEAD = 20
+
+# include/uapi/linux/bpf.h: enum xdp_action
+XDP_ABORTED = 0
+XDP_DROP = 1
+XDP_PASS = 2
+XDP_TX = 3
+XDP_REDIRECT = 4
+ACTION_NAMES = ("XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX", "XDP_REDIRECT")
+
+# include/uapi/linux/bpf.h: bpf_redirect_map flags
+BPF_F_BROADCAST = 1 << 3
+BPF_F_EXCLUDE_INGRESS = 1 << 4
+XDP_ACTION_MASK = XDP_ABORTED | XDP_DROP | XDP_PASS | XDP_TX  # the low "fallback" bits
+
+# include/uapi/linux/bpf.h: map update flags
+BPF_ANY = 0
+BPF_NOEXIST = 1
+BPF_EXIST = 2
+
+
+def action_name(code: int) -> str:
+    """``__XDP_ACT_MAP``; codes above XDP_REDIRECT are what xdp-monitor buckets as XDP_UNKNOWN."""
+    return ACTION_NAMES[code] if 0 <= code < len(ACTION_NAMES) else "XDP_UNKNOWN"
+
+
+def max_fwd_len(mtu: int) -> int:
+    """``xdp_ok_fwd_dev``: the longest frame a device takes, ``mtu + ETH_HLEN + VLAN_HLEN``."""
+    return mtu + ETH_HLEN + VLAN_HLEN

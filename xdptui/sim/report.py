@@ -1,0 +1,131 @@
+"""The v1 JSON report (docs/design.md, "JSON report (v1)"): everything a run produced, in
+the declared shape (``xdptui.model.report_spec``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from xdptui.model.report_spec import (
+    REPORT_VERSION,
+    DeviceEntry,
+    MapEntry,
+    Report,
+    TrafficEntry,
+    XdpEntry,
+)
+from xdptui.model.views import DeviceView
+
+if TYPE_CHECKING:
+    from xdptui.sim.engine import Simulator
+
+
+def build_report(sim: Simulator) -> Report:
+    """Everything a run produced, in the declared shape (``xdptui.model.report_spec``)."""
+    frame = sim.frame()
+    tp = frame.tracepoints
+    world = sim.view().world
+    return {
+        "report": REPORT_VERSION,
+        "topology": frame.name,
+        "seed": frame.seed,
+        "sim_ns": frame.t_ns,
+        "devices": {dev.name: _device(dev) for dev in frame.devices},
+        "maps": {
+            m.name: MapEntry(
+                type=m.type,
+                max_entries=m.max_entries,
+                entries={str(e.key): {"dev": e.dev, "egress": e.egress} for e in m.entries},
+            )
+            for m in frame.maps
+        },
+        "tracepoints": {
+            "xdp_exception": [
+                {"dev": x.dev, "action": x.action, "count": x.count} for x in tp.xdp_exception
+            ],
+            "xdp_redirect_err": [
+                {"dev": x.dev, "err": x.err, "count": x.count} for x in tp.xdp_redirect_err
+            ],
+            "xdp_devmap_xmit": [
+                {
+                    "from": x.from_dev,
+                    "to": x.to_dev,
+                    "sent": x.sent,
+                    "drops": x.drops,
+                    "err": x.err,
+                    "flushes": x.flushes,
+                }
+                for x in tp.xdp_devmap_xmit
+            ],
+        },
+        "traffic": {
+            src.spec.name: _source(src.device, src.local, src.emitted, src.lost)
+            for src in world.sources
+        },
+        "events": [
+            {"t_ns": e.t_ns, "cmd": e.cmd, "ok": e.ok, "errno": e.errno, "reply": e.reply}
+            for e in sim.view().commands
+        ],
+    }
+
+
+def _device(dev: DeviceView) -> DeviceEntry:
+    xdp: XdpEntry | None = None
+    if dev.xdp is not None:
+        xdp = {"program": dev.xdp.program, "mode": dev.xdp.mode}
+        if dev.xdp.inherited_from:
+            xdp["inherited_from"] = dev.xdp.inherited_from
+    entry: DeviceEntry = {
+        "type": dev.type,
+        "up": dev.up,
+        "carrier": dev.carrier,
+        "master": dev.master,
+        "xdp": xdp,
+        "counters": dict(dev.counters),
+        "queues": [
+            {
+                "queue": q.queue,
+                "cpu": q.cpu,
+                "rx_packets": q.rx_packets,
+                "rx_dropped": q.rx_dropped,
+                "ring_peak": q.peak,
+            }
+            for q in dev.queues
+        ],
+        "xdp_tx_rings": [
+            {
+                "ring": r.ring,
+                "cpus": list(r.cpus),
+                "locked": r.locked,
+                "sent": r.sent,
+                "dropped": r.dropped,
+            }
+            for r in dev.xdp_tx_rings
+        ],
+    }
+    if dev.driver is not None:
+        entry["driver"] = dev.driver
+    if dev.veth is not None:
+        entry["peer"] = dev.veth.peer
+    if dev.tap is not None:
+        entry["mode"] = dev.tap.mode
+        entry["slow_path_reasons"] = dict(dev.tap.slow_path)
+        entry["writes_throttled"] = dev.tap.writes_throttled
+        entry["verdicts_by_path"] = dict(dev.tap.verdicts_by_path)
+    if dev.bond is not None:
+        entry["mode"] = dev.bond.mode
+        entry["xmit_hash_policy"] = dev.bond.xmit_hash_policy
+        entry["slaves"] = list(dev.bond.slaves)
+        entry["active_slave"] = dev.bond.active_slave
+    return _declared_order(entry)
+
+
+def _declared_order(entry: DeviceEntry) -> DeviceEntry:
+    """The keys in the declaration's order (``driver`` right after ``type``)."""
+    order = DeviceEntry.__annotations__
+    return cast(DeviceEntry, {k: entry[k] for k in order if k in entry})  # type: ignore[literal-required]
+
+
+def _source(device: str, local: bool, emitted: int, lost: int) -> TrafficEntry:
+    if local:
+        return {"from": device, "emitted": emitted, "lost_link_down": lost}
+    return {"to": device, "emitted": emitted, "lost_link_down": lost}

@@ -1,0 +1,66 @@
+"""Aggregated tracepoint hits (``include/trace/events/xdp.h``) and per-CPU statistics."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+
+@dataclass
+class XmitTally:
+    """``xdp:xdp_devmap_xmit`` for one (from, to) pair: hits are bulk flushes; ``err``
+    counts flushes whose ``ndo_xdp_xmit`` returned an error (xdp-monitor's drv_err)."""
+
+    sent: int = 0
+    drops: int = 0
+    err: int = 0
+    flushes: int = 0
+    egress_drops: int = 0  # of the drops, those the devmap egress program made
+
+
+@dataclass
+class BulkTally:
+    """One per-CPU bulk queue (``struct xdp_dev_bulk_queue``) toward a device."""
+
+    frames: int = 0
+    flushes: int = 0
+    last_bulk: float = 0.0  # frames in its last flush (fast mode: mean over the last step)
+    program: str = ""  # the first enqueuer's egress program at its last flush ("" = none)
+    fill: int = 0  # exact mode: frames in it right now (only mid-poll is it ever non-empty)
+
+
+@dataclass
+class Tracepoints:
+    exception: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    redirect_err: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    redirect: int = 0  # xdp:xdp_redirect hits (one per successfully enqueued input frame)
+    devmap_xmit: dict[tuple[str, str], XmitTally] = field(default_factory=dict)
+    bulk: dict[tuple[int, str, str], BulkTally] = field(default_factory=dict)
+
+    def xmit(self, src: str, dst: str) -> XmitTally:
+        row = self.devmap_xmit.get((src, dst))
+        if row is None:
+            row = self.devmap_xmit[(src, dst)] = XmitTally()
+        return row
+
+    def bq(self, cpu: int, src: str, dst: str) -> BulkTally:
+        key = (cpu, src, dst)
+        row = self.bulk.get(key)
+        if row is None:
+            row = self.bulk[key] = BulkTally()
+        return row
+
+
+@dataclass
+class CpuStats:
+    """What each CPU did: NAPI busy time and polls (``net_rx_action``)."""
+
+    busy_ns: npt.NDArray[np.float64]
+    polls: npt.NDArray[np.int64]
+
+    @staticmethod
+    def make(n: int) -> CpuStats:
+        return CpuStats(np.zeros(n), np.zeros(n, dtype=np.int64))
