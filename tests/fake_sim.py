@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from xdptui.model.commands import Command
 from xdptui.model.views import (
     COUNTERS,
     BondView,
@@ -41,6 +42,7 @@ class FakeCommandResult:
     ok: bool
     errno: str | None
     reply: str
+    command: Command | None = None
 
 
 class FakeSim:

@@ -34,6 +34,7 @@ from xdptui import actions
 from xdptui.app_commands import APP_COMMANDS, AppCommand
 from xdptui.completion import CompletionContext, complete
 from xdptui.model.catalog import PROGRAMS, is_user_program
+from xdptui.model.commands import Command, Pktgen, XdpSet
 from xdptui.model.topology import Lesson, Topology
 from xdptui.model.views import DeviceView, FlowInfo, Frame, TraceHop
 from xdptui.pacing import BEHIND, REAL_TIME, SPEEDS, Pacer
@@ -84,6 +85,8 @@ class CommandResultLike(Protocol):
     def errno(self) -> str | None: ...
     @property
     def reply(self) -> str: ...
+    @property
+    def command(self) -> Command | None: ...
 
 
 class SimulatorLike(Protocol):
@@ -344,29 +347,24 @@ class XdpApp(App[None]):
     def submit_command(self, text: str, origin: str = "user") -> CommandResultLike:
         """Send ``text`` to the simulator and redraw (its reply lands in the event log)."""
         result = self.sim.submit(text, origin=origin)
-        program = _program_of(text)
-        known = program in self._user_programs
-        if result.ok and program is not None and is_user_program(program) and not known:
+        command = result.command
+        program = command.prog if result.ok and isinstance(command, XdpSet) else None
+        if program is not None and is_user_program(program) and program not in self._user_programs:
             self._user_programs.append(program)  # the program picker offers it from now on
-        if text.startswith("pktgen ") and result.ok:
-            self._remember_pktgen(text)
+        if result.ok and isinstance(command, Pktgen) and not command.stop:
+            self._remember_pktgen(command)
         if self._follow is not None:
             self._retrace()
         self.refresh_frame()
         return result
 
-    def _remember_pktgen(self, text: str) -> None:
-        words = text.split()
-        if len(words) < 3:
-            return
-        dev = words[1]
-        values = dict(zip(words[2::2], words[3::2], strict=False))
-        old = self._pktgen.get(dev, self._traffic_defaults().get(dev, ("", "", "", "")))
-        self._pktgen[dev] = (
-            values.get("rate", old[0]),
-            values.get("size", old[1]),
-            values.get("flows", old[2]),
-            values.get("gso", old[3]),
+    def _remember_pktgen(self, command: Pktgen) -> None:
+        old = self._pktgen.get(command.dev, self._traffic_defaults().get(command.dev, ("",) * 4))
+        self._pktgen[command.dev] = (
+            old[0] if command.rate is None else str(command.rate),
+            old[1] if command.size is None else str(command.size),
+            old[2] if command.flows is None else str(command.flows),
+            old[3] if command.gso is None else f"{command.gso:g}",
         )
 
     def _complete(self, line: str) -> tuple[int, tuple[str, ...]]:
@@ -793,14 +791,6 @@ class XdpApp(App[None]):
         for system_command in super().get_system_commands(screen):
             if system_command.title not in ours:
                 yield system_command
-
-
-def _program_of(command: str) -> str | None:
-    """The ``obj PROG`` of an ``ip link set ... xdp obj PROG`` line."""
-    words = command.split()
-    if "obj" in words[:-1]:
-        return words[words.index("obj") + 1]
-    return None
 
 
 def _device_label(dev: DeviceView) -> str:

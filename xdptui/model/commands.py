@@ -176,9 +176,11 @@ Command = (
 
 @dataclass(frozen=True)
 class CommandResult:
-    """What a command answered: ``ok``, the errno name on failure, and the reply text as the
-    real tool would print it."""
+    """What a command answered: ``ok``, the errno name on failure, the reply text as the
+    real tool would print it, and the command as parsed (``None`` when it did not parse), so a
+    caller never reads its own line back."""
 
     ok: bool
     errno: str | None
     reply: str
+    command: Command | None = None

@@ -79,6 +79,27 @@ class Rows:
             return self.slice(len(other), len(self))
         return Rows(self.entry, self.count - other.count, False)
 
+    def concat(self, other: Rows) -> Rows:
+        """These rows and ``other`` together, in frame order when both are ordered."""
+        if not len(self):
+            return other
+        a, b = self, other
+        if a.ordered and a.ident is not None and b.ident is not None:
+            order = np.argsort(np.concatenate((a.ident, b.ident)), kind="stable")
+        else:
+            order = np.arange(len(a) + len(b))
+
+        def cat(x: IntArray | None, y: IntArray | None) -> IntArray | None:
+            return np.concatenate((x, y))[order] if x is not None and y is not None else None
+
+        return Rows(
+            np.concatenate((a.entry, b.entry))[order],
+            np.concatenate((a.count, b.count))[order],
+            a.ordered,
+            cat(a.ident, b.ident),
+            cat(a.time, b.time),
+        )
+
     def bytes(self, size: IntArray) -> int:
         return int(self.count @ size[self.entry]) if len(self) else 0
 

@@ -1,15 +1,14 @@
-"""The core of the XDP data path (``net/core/dev.c``, ``net/core/filter.c``,
-``kernel/bpf/devmap.c``), shared by both modes.
+"""The core of the XDP data path (``net/core/dev.c``, ``net/core/filter.c``), shared by both
+modes.
 
 ``napi_poll`` is a driver's receive loop for a batch of polls on one CPU: rows of frames meet
 the program's verdicts (compiled per entry, ``xdptui.sim.core.filter``) and follow them --
 XDP_DROP, XDP_PASS up the stack (through a bond master), XDP_ABORTED, XDP_TX by the driver's
-rule (or ``xdp_master_redirect`` on a bond slave), XDP_REDIRECT through ``xdp_do_redirect``
-into the per-CPU bulk queue of its target, sent at 16 frames and at the end of the poll
-(``xdp_do_flush``) with the first enqueuer's egress program. Where frames land (a TX ring, a
-veth peer's receive queue) is the mode's I/O (``io``): exact mode moves descriptors, fast mode
-claims slots that are settled at the end of a step. What a refused frame counts is decided
-here, once, for both.
+rule (``NetDev.xdp_tx``, or ``xdp_master_redirect`` on a bond slave), XDP_REDIRECT through
+``xdp_do_redirect`` into the per-CPU bulk queue of its target (``xdptui.sim.devmap``). Where
+frames land (a TX ring, a veth peer's receive queue) is the mode's I/O (``io``): exact mode
+moves descriptors, fast mode claims slots that are settled at the end of a step. What a
+refused frame counts is decided here, once, for both.
 """
 
 from __future__ import annotations
@@ -21,11 +20,10 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.model.errors import Errno
-from xdptui.sim import costs
+from xdptui.sim import devmap
 from xdptui.sim.batch import PollShape, Rows
-from xdptui.sim.bond.bond_main import Bond, BondLogic
+from xdptui.sim.bond.bond_main import Bond, BondLogic, rr_poll_counts
 from xdptui.sim.core.filter import (
-    BROADCAST,
     RR_CLASS,
     TX_ABORT,
     TX_HERE,
@@ -33,48 +31,22 @@ from xdptui.sim.core.filter import (
     Compiled,
     compile_device,
     enqueue_errors,
-    make_context,
 )
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
+from xdptui.sim.devmap import Flush, Xmit, calls_full
 from xdptui.sim.kconst import (
-    BPF_F_EXCLUDE_INGRESS,
-    DEV_MAP_BULK_SIZE,
     XDP_ABORTED,
     XDP_DROP,
     XDP_PASS,
     XDP_TX,
     action_name,
-    max_fwd_len,
 )
-from xdptui.sim.programs import Program
-from xdptui.sim.tally import CpuStats, Tracepoints, XmitTally
+from xdptui.sim.tally import CpuStats, Tracepoints
 from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
-
-
-@dataclass
-class Xmit:
-    """One ``ndo_xdp_xmit``'s worth of frames (fast mode: a step's bulks toward one target)."""
-
-    src: NetDev  # the ingress device (bq->dev_rx)
-    dst: NetDev
-    cpu: int
-    t: int
-    rows: Rows
-    calls: int  # ndo_xdp_xmit calls behind these frames
-    tally: XmitTally
-    sent: int = 0
-    bursts: int = 1  # the interrupts whose polls made those calls (fast mode: a step's)
-    parent: Xmit | None = None  # a bond's bond_xdp_xmit that handed these on to a slave
-
-    def add_sent(self, n: int) -> None:
-        x: Xmit | None = self
-        while x is not None:
-            x.sent += n
-            x = x.parent
 
 
 @dataclass
@@ -86,21 +58,6 @@ class Refusal:
     kind: str
     src: NetDev
     xmit: Xmit | None = None
-
-
-@dataclass
-class Flush:
-    """One ``bq_xmit_all`` (exact mode), for the event stream."""
-
-    cpu: int
-    src: str
-    dst: str
-    frames: int
-    sent: int
-    drops: int
-    egress: str | None
-    reason: str  # full | poll_end
-    egress_drops: int = 0
 
 
 @dataclass
@@ -130,7 +87,7 @@ class Datapath:
         self.compiled: dict[str, Compiled] = {}
         self.compiled_epoch = -1
         self.master_key = False
-        self._egress: dict[tuple[int, str, str], IntArray] = {}
+        self.egress_cache: dict[tuple[int, str, str], IntArray] = {}
         self._err: dict[tuple[str, int, str], IntArray] = {}
         self.watch: int | None = None  # a followed frame's identity (exact mode)
         self.hops: list[tuple[int, str, str, str]] = []
@@ -163,7 +120,7 @@ class Datapath:
         if self.compiled_epoch == w.epoch:
             return
         self.master_key = any(isinstance(d, Bond) and d.bond_prog for d in w.devices.values())
-        self._egress = {}
+        self.egress_cache = {}
         self._err = {}
         for dev in w.devices.values():
             if isinstance(dev, Bond):
@@ -349,11 +306,13 @@ class Datapath:
             for name, part in lg.rr_split(cpu, rr, self.world.entries.proto):
                 target = self.world.devices[name] if name is not None else None
                 if name is None or target is None or target is dev:
-                    here = _concat(here, part)
+                    here = here.concat(part)
                     continue
                 err = self.enqueue_err(dev, target.ifindex, mode)[part.entry]
                 parts.append((target.ifindex, part, err))
-                counts = _rr_poll_counts(shape, table, bond.packets_per_slave, c0, name)
+                counts = rr_poll_counts(
+                    shape.classes.get(RR_CLASS), table, bond.packets_per_slave, c0, name
+                )
                 if counts is not None:
                     shape.classes[target.ifindex] = counts
         for ifindex in np.unique(slave[slave >= 0]):
@@ -385,7 +344,7 @@ class Datapath:
                 self.tp.redirect += ok.total
                 tgt = self.world.by_ifindex[ifindex]
                 keys = np.full(len(ok), -1, dtype=np.int64)
-                self._enqueue(dev, tgt, mode, cpu, t, ok, keys, None, shape, ifindex, out)
+                devmap.enqueue(self, dev, tgt, mode, cpu, t, ok, keys, None, shape, ifindex, out)
 
     def enqueue_err(self, dev: NetDev, ifindex: int, mode: str) -> IntArray:
         """``__xdp_enqueue``'s checks toward ``ifindex`` for every entry (cached per epoch)."""
@@ -422,14 +381,14 @@ class Datapath:
         self.tp.redirect += ok.total  # one xdp_redirect per input frame
         dmap = self.world.maps.get(c.map_name) if c.map_name else None
         if c.broadcast:
-            self._broadcast(dev, c, mode, cpu, t, ok, shape, out)
+            devmap.broadcast(self, dev, c, mode, cpu, t, ok, shape, out)
             return
         target = c.target[ok.entry]
         for ifindex in np.unique(target):
             part = ok.where(target == ifindex)
             tgt = self.world.by_ifindex[int(ifindex)]
             keys = c.key[part.entry]
-            self._enqueue(dev, tgt, mode, cpu, t, part, keys, dmap, shape, int(ifindex), out)
+            devmap.enqueue(self, dev, tgt, mode, cpu, t, part, keys, dmap, shape, int(ifindex), out)
 
     def _redirect_failed(self, dev: NetDev, mode: str, rows: Rows, err: IntArray) -> None:
         """``xdp:xdp_redirect_err`` by errno, and the native driver's drop with
@@ -453,283 +412,6 @@ class Datapath:
             self.tp.redirect_err[(dev.name, Errno(int(code)).name)] += hits
             if mode == MODE_DRV and not isinstance(dev, Tun):
                 self.tp.exception[(dev.name, "XDP_REDIRECT")] += hits
-
-    def _broadcast(
-        self,
-        dev: NetDev,
-        c: Compiled,
-        mode: str,
-        cpu: int,
-        t: int,
-        rows: Rows,
-        shape: PollShape,
-        out: PollOutcome,
-    ) -> None:
-        """``dev_map_enqueue_multi``: a clone for every entry that passes ``is_valid_dst``
-        (invalid ones skipped silently), without the ingress device and -- with
-        BPF_F_EXCLUDE_INGRESS -- its upper devices (``get_upper_ifindexes``). Generic XDP
-        does not pre-filter: the first failing clone aborts the rest with its error."""
-        w = self.world
-        dmap = w.maps.get(c.map_name or "")
-        if dmap is None:
-            return
-        excluded: set[str] = set()
-        if c.broadcast & BPF_F_EXCLUDE_INGRESS:
-            up: str | None = dev.name
-            while up is not None:
-                excluded.add(up)
-                upper = w.devices.get(up)
-                up = upper.master if upper is not None else None
-        sizes = w.entries.size[rows.entry]
-        for key, entry in dmap.walk():
-            tgt = w.devices.get(entry.dev)
-            if tgt is None or tgt.name in excluded:
-                continue
-            fits = sizes <= max_fwd_len(tgt.mtu)
-            if mode == MODE_DRV:
-                if not tgt.ndo_xmit_ready(self) or not tgt.admin_up:
-                    continue
-                part = rows.where(fits)
-            else:
-                if not tgt.admin_up or not np.all(fits):
-                    code = Errno.ENETDOWN if not tgt.admin_up else Errno.EMSGSIZE
-                    self.tp.redirect_err[(dev.name, code.name)] += rows.total
-                    return
-                part = rows
-            if part.total:
-                keys = np.full(len(part), key, dtype=np.int64)
-                self._enqueue(dev, tgt, mode, cpu, t, part, keys, dmap, shape, BROADCAST, out)
-
-    # ------------------------------------------------------------ bulk queues
-
-    def _enqueue(
-        self,
-        dev: NetDev,
-        tgt: NetDev,
-        mode: str,
-        cpu: int,
-        t: int,
-        rows: Rows,
-        keys: IntArray,
-        dmap: object,
-        shape: PollShape,
-        cls: int,
-        out: PollOutcome,
-    ) -> None:
-        """``bq_enqueue`` then ``bq_xmit_all``. Generic XDP sends each skb at once
-        (``dev_map_generic_redirect``), its entry's egress program per skb."""
-        progs = self._programs(dmap, keys)
-        if self.watched(rows):
-            how = (
-                "sent at once (generic XDP)"
-                if mode == MODE_SKB
-                else f"bq_enqueue on cpu {cpu}'s bulk queue toward {tgt.name}"
-            )
-            self.hop(t, dev.name, "bulk_queue", how)
-        if mode == MODE_SKB:
-            kept = self._egress_each(dev, tgt, rows, keys, progs)
-            if kept.total:
-                tgt.generic_xmit(self, dev, cpu, t, kept)
-            return
-        if self.world.devmap_egress == "enqueue":  # before the seed's patch: at enqueue
-            rows = self._egress_each(dev, tgt, rows, keys, progs)
-            keys = np.full(len(rows), -1, dtype=np.int64)
-            progs = {}
-        if rows.ordered:
-            self._flush_exact(dev, tgt, cpu, t, rows, keys, progs, out)
-        else:
-            self._flush_fast(dev, tgt, cpu, t, rows, keys, progs, shape, cls, out)
-
-    def _flush_exact(
-        self,
-        dev: NetDev,
-        tgt: NetDev,
-        cpu: int,
-        t: int,
-        rows: Rows,
-        keys: IntArray,
-        progs: dict[int, Program],
-        out: PollOutcome,
-    ) -> None:
-        """One poll's frames toward ``tgt``, in order: ``bq_enqueue`` sends the queue when a
-        17th frame arrives (without XDP_XMIT_FLUSH) and ``__dev_flush`` the rest at the end of
-        the poll; every bulk runs the egress program of the poll's first enqueuer."""
-        tally = self.tp.xmit(dev.name, tgt.name)
-        bq = self.tp.bq(cpu, dev.name, tgt.name)
-        prog = progs.get(int(keys[0]))
-        n = len(rows)
-        for start in range(0, n, DEV_MAP_BULK_SIZE):
-            end = start + DEV_MAP_BULK_SIZE
-            chunk = rows.slice(start, end)
-            cnt = len(chunk)
-            kept = self._egress_bulk(dev, tgt, chunk, prog)
-            tally.flushes += 1
-            bq.flushes += 1
-            bq.frames += cnt
-            bq.last_bulk = float(cnt)
-            bq.program = prog.name if prog is not None else ""
-            dropped = cnt - kept.total
-            tally.drops += dropped
-            tally.egress_drops += dropped
-            sent = 0
-            if self.watched(chunk):
-                why = (
-                    "17th frame: bq_xmit_all" if end < n else "xdp_do_flush at the end of the poll"
-                )
-                egress = f", egress {prog.name}" if prog is not None else ""
-                self.hop(t, dev.name, "ndo_xdp_xmit", f"{why}: {cnt} frames to {tgt.name}{egress}")
-                if not self.watched(kept):
-                    self.hop(
-                        t,
-                        tgt.name,
-                        "drop",
-                        f"the egress program {prog.name if prog else ''} dropped it",
-                        end=True,
-                    )
-            if kept.total:
-                x = Xmit(dev, tgt, cpu, t, kept, 1, tally)
-                tgt.ndo_xdp_xmit(self, x)
-                sent = x.sent
-            reason = "poll_end" if end >= n else "full"
-            name = prog.name if prog is not None else None
-            out.flushes.append(
-                Flush(cpu, dev.name, tgt.name, cnt, sent, cnt - sent, name, reason, dropped)
-            )
-            out.cost_ns += self.flush_cost(dev, tgt)
-
-    def _flush_fast(
-        self,
-        dev: NetDev,
-        tgt: NetDev,
-        cpu: int,
-        t: int,
-        rows: Rows,
-        keys: IntArray,
-        progs: dict[int, Program],
-        shape: PollShape,
-        cls: int,
-        out: PollOutcome,
-    ) -> None:
-        """A step's polls toward ``tgt``: poll p sent k_p frames, so ceil(k_p / 16) bulks
-        (``bq_enqueue`` + ``__dev_flush``); each poll's bulks run the egress program of its
-        first enqueuer (``shape.first_key``)."""
-        tally = self.tp.xmit(dev.name, tgt.name)
-        bq = self.tp.bq(cpu, dev.name, tgt.name)
-        per_poll = shape.classes.get(cls)
-        if per_poll is None or abs(int(per_poll.sum()) - rows.total) > 0.02 * rows.total + 1:
-            per_poll = _even(rows.total, shape.polls)  # no poll-by-poll record: spread evenly
-        flushes = int((-(-per_poll // DEV_MAP_BULK_SIZE)).sum())
-        out.cost_ns += flushes * self.flush_cost(dev, tgt)
-        tally.flushes += flushes
-        bq.flushes += flushes
-        bq.frames += rows.total
-        bq.last_bulk = rows.total / max(flushes, 1)
-        parts: list[tuple[Program | None, Rows]] = [(None, rows)]
-        if progs:
-            first = shape.first_key.get(cls)
-            parts = self._by_first_enqueuer(rows, keys, progs, per_poll, first)
-        for prog, part in parts:
-            if not part.total:
-                continue
-            bq.program = prog.name if prog is not None else ""
-            kept = self._egress_bulk(dev, tgt, part, prog)
-            dropped = part.total - kept.total
-            tally.drops += dropped
-            tally.egress_drops += dropped
-            if kept.total:
-                share = max(1, round(flushes * part.total / rows.total))
-                x = Xmit(dev, tgt, cpu, t, kept, share, tally, bursts=shape.bursts)
-                tgt.ndo_xdp_xmit(self, x)
-
-    @staticmethod
-    def _write_flush(dev: NetDev) -> float:
-        """A tap's single writes call ``xdp_do_flush`` after every write that redirected."""
-        if isinstance(dev, Tun) and dev.writer == "write":
-            return costs.TUN_WRITE_FLUSH
-        return 0.0
-
-    def flush_cost(self, dev: NetDev, tgt: NetDev) -> float:
-        """One ``bq_xmit_all``: the target's ``ndo_xdp_xmit`` call and doorbell -- for a tap's
-        single writes the fitted cost of a flush after every write, doorbell included."""
-        return self._write_flush(dev) or tgt.costs().flush
-
-    def _by_first_enqueuer(
-        self,
-        rows: Rows,
-        keys: IntArray,
-        progs: dict[int, Program],
-        per_poll: IntArray,
-        first: IntArray | None,
-    ) -> list[tuple[Program | None, Rows]]:
-        """Re-deal a step's frames toward one target so each poll's frames meet the program
-        of the entry that enqueued first in that poll."""
-        if first is None or len(first) != len(per_poll):
-            # no per-poll record: each entry's own program, as if each poll held one key
-            out: list[tuple[Program | None, Rows]] = []
-            for k in np.unique(keys):
-                out.append((progs.get(int(k)), rows.where(keys == k)))
-            return out
-        out = []
-        left = rows
-        uniq = np.unique(first)
-        for i, k in enumerate(uniq):
-            frames = int(per_poll[first == k].sum())
-            n = left.total if i == len(uniq) - 1 else min(left.total, frames)
-            part = left.head(n)
-            left = left.minus(part)
-            out.append((progs.get(int(k)), part))
-        return out
-
-    def _programs(self, dmap: object, keys: IntArray) -> dict[int, Program]:
-        from xdptui.sim.devmap import DevMap
-
-        if not isinstance(dmap, DevMap):
-            return {}
-        out: dict[int, Program] = {}
-        for k in np.unique(keys):
-            entry = dmap.lookup(int(k)) if k >= 0 else None
-            if entry is not None and entry.egress is not None:
-                out[int(k)] = entry.egress
-        return out
-
-    def _egress_bulk(self, dev: NetDev, tgt: NetDev, rows: Rows, prog: Program | None) -> Rows:
-        """``dev_map_bpf_prog_run``: PASS keeps the frame, DROP frees it, other codes fire
-        ``xdp_exception`` on the target and free it."""
-        if prog is None:
-            return rows
-        raw = self._egress_verdicts(prog, dev, tgt)[rows.entry]
-        other = (raw != XDP_PASS) & (raw != XDP_DROP)
-        for code in np.unique(raw[other]):
-            self.tp.exception[(tgt.name, action_name(int(code)))] += int(
-                rows.count[raw == code].sum()
-            )
-        return rows.where(raw == XDP_PASS)
-
-    def _egress_each(
-        self, dev: NetDev, tgt: NetDev, rows: Rows, keys: IntArray, progs: dict[int, Program]
-    ) -> Rows:
-        """Each frame meets its own entry's program (generic XDP, or before the patch)."""
-        if not progs:
-            return rows
-        keep = np.ones(len(rows), dtype=bool)
-        for k, prog in progs.items():
-            sel = keys == k
-            raw = self._egress_verdicts(prog, dev, tgt)[rows.entry]
-            keep &= ~sel | (raw == XDP_PASS)
-            other = sel & (raw != XDP_PASS) & (raw != XDP_DROP)
-            for code in np.unique(raw[other]):
-                self.tp.exception[(tgt.name, action_name(int(code)))] += int(
-                    rows.count[other & (raw == code)].sum()
-                )
-        return rows.where(keep)
-
-    def _egress_verdicts(self, prog: Program, rx_dev: NetDev, tgt: NetDev) -> IntArray:
-        key = (prog.prog_id, rx_dev.name, tgt.name)
-        cached = self._egress.get(key)
-        if cached is None:
-            cached = prog.run(make_context(self.world, rx_dev, prog, egress=tgt))
-            self._egress[key] = cached
-        return cached
 
     # ------------------------------------------------------------ what the rings report back
 
@@ -807,7 +489,7 @@ class Datapath:
             x.dst.add("xdp_xmit_errors", n)
             x.tally.drops += n
             if isinstance(ring_dev, Tun):
-                ring_dev.add("tx_dropped", _calls_full(x, n, taken))
+                ring_dev.add("tx_dropped", calls_full(x, n, taken))
         elif kind == "gtx":
             ring_dev.add("tx_dropped", n)
             if not isinstance(ring_dev, Tun):
@@ -824,65 +506,3 @@ class Datapath:
             return [(0, rows)]
         q = (self.world.entries.rss_hash[rows.entry] % nq).astype(np.int64)
         return [(int(i), rows.where(q == i)) for i in np.unique(q)]
-
-
-def _calls_full(x: Xmit, refused: int, taken: int) -> int:
-    """How many of the ``ndo_xdp_xmit`` calls behind ``x`` met a full ring. One call: it did.
-    Many (a fast-mode step): each interrupt's burst of bulks of 16 goes in until the room the
-    reader made since the last burst is gone; the calls after that met the full ring."""
-    if x.calls <= 1:
-        return 1
-    bursts = max(1, x.bursts)
-    fit = bursts * (taken // (bursts * DEV_MAP_BULK_SIZE))
-    return int(min(refused, x.calls, max(1, x.calls - fit)))
-
-
-def _concat(a: Rows, b: Rows) -> Rows:
-    if not len(a):
-        return b
-    if a.ordered and a.ident is not None and b.ident is not None:
-        order = np.argsort(np.concatenate((a.ident, b.ident)), kind="stable")
-    else:
-        order = np.arange(len(a) + len(b))
-
-    def cat(x: IntArray | None, y: IntArray | None) -> IntArray | None:
-        return np.concatenate((x, y))[order] if x is not None and y is not None else None
-
-    return Rows(
-        np.concatenate((a.entry, b.entry))[order],
-        np.concatenate((a.count, b.count))[order],
-        a.ordered,
-        cat(a.ident, b.ident),
-        cat(a.time, b.time),
-    )
-
-
-def _even(total: int, polls: int) -> IntArray:
-    """``total`` frames over ``polls`` polls as evenly as integers allow."""
-    polls = max(1, polls)
-    return np.full(polls, total // polls, dtype=np.int64) + (np.arange(polls) < total % polls)
-
-
-def _rr_poll_counts(
-    shape: PollShape, table: list[str | None], pps: int, c0: int, slave: str
-) -> IntArray | None:
-    """Per poll, the round-robin frames that go to ``slave``: the per-CPU counter runs on
-    from ``c0`` through the polls' frames (``bond_rr_gen_slave_id``), each id mapped by
-    ``bond_get_slave_by_id`` (``table``)."""
-    x = shape.classes.get(RR_CLASS)
-    if x is None or shape.polls <= 1 or not table:
-        return None
-    cnt = len(table)
-    pps = max(1, pps)
-    a = c0 + 1 + np.concatenate(([0], np.cumsum(x)[:-1]))
-    lo = np.arange(cnt, dtype=np.int64) * pps
-    period = pps * cnt
-
-    def upto(v: IntArray) -> IntArray:
-        out: IntArray = (v[:, None] // period) * pps + np.clip(v[:, None] % period - lo, 0, pps)
-        return out
-
-    per_id = upto(a + x) - upto(a)
-    mine = np.array([name == slave for name in table], dtype=bool)
-    counts: IntArray = per_id[:, mine].sum(axis=1)
-    return counts

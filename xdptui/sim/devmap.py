@@ -1,18 +1,50 @@
-"""BPF_MAP_TYPE_DEVMAP / DEVMAP_HASH (``kernel/bpf/devmap.c``, seed devmap-prog-on-flush.txt).
+"""BPF_MAP_TYPE_DEVMAP / DEVMAP_HASH and the per-CPU bulk queues (``kernel/bpf/devmap.c``,
+seed devmap-prog-on-flush.txt).
 
 A map holds entries key -> (device, optional egress program). Update and delete follow
 ``dev_map_update_elem`` / ``dev_map_hash_update_elem`` / ``dev_map_delete_elem`` with their
-errors; lookups are what ``bpf_redirect_map`` does; ``broadcast_targets`` is
-``dev_map_enqueue_multi``'s walk (index order for DEVMAP, bucket order for DEVMAP_HASH).
+errors; lookups are what ``bpf_redirect_map`` does; ``walk`` is ``dev_map_enqueue_multi``'s
+order (index order for DEVMAP, bucket order for DEVMAP_HASH).
+
+Redirected frames go into the per-CPU bulk queue of their target (``bq_enqueue``), one queue
+per (CPU, target), sent by ``bq_xmit_all`` at 16 frames and at the end of the poll
+(``__dev_flush``), each bulk through the egress program of the poll's first enqueuer
+(``dev_map_bpf_prog_run``) and the target's ``ndo_xdp_xmit``. Exact mode sends each poll's
+frames in order; fast mode counts ceil(k / 16) bulks for a poll of k frames.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
 
 from xdptui.model.errors import Errno, KernelError
-from xdptui.sim.kconst import BPF_ANY, BPF_EXIST, BPF_NOEXIST
+from xdptui.sim import costs
+from xdptui.sim.batch import PollShape, Rows
+from xdptui.sim.core.filter import BROADCAST, Compiled, make_context
+from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev
+from xdptui.sim.dev.tun import Tun
+from xdptui.sim.kconst import (
+    BPF_ANY,
+    BPF_EXIST,
+    BPF_F_EXCLUDE_INGRESS,
+    BPF_NOEXIST,
+    DEV_MAP_BULK_SIZE,
+    XDP_DROP,
+    XDP_PASS,
+    action_name,
+    max_fwd_len,
+)
 from xdptui.sim.programs import Program
+from xdptui.sim.tally import XmitTally
+
+if TYPE_CHECKING:
+    from xdptui.sim.datapath import Datapath, PollOutcome
+
+IntArray = npt.NDArray[np.int64]
 
 
 @dataclass
@@ -78,3 +110,338 @@ class DevMap:
             return sorted(self.entries.items())
         mask = self.n_buckets - 1
         return sorted(self.entries.items(), key=lambda kv: kv[0] & mask)
+
+
+# ------------------------------------------------------------ bulk queues
+
+
+@dataclass
+class Xmit:
+    """One ``ndo_xdp_xmit``'s worth of frames (fast mode: a step's bulks toward one target)."""
+
+    src: NetDev  # the ingress device (bq->dev_rx)
+    dst: NetDev
+    cpu: int
+    t: int
+    rows: Rows
+    calls: int  # ndo_xdp_xmit calls behind these frames
+    tally: XmitTally
+    sent: int = 0
+    bursts: int = 1  # the interrupts whose polls made those calls (fast mode: a step's)
+    parent: Xmit | None = None  # a bond's bond_xdp_xmit that handed these on to a slave
+
+    def add_sent(self, n: int) -> None:
+        x: Xmit | None = self
+        while x is not None:
+            x.sent += n
+            x = x.parent
+
+
+@dataclass
+class Flush:
+    """One ``bq_xmit_all`` (exact mode), for the event stream."""
+
+    cpu: int
+    src: str
+    dst: str
+    frames: int
+    sent: int
+    drops: int
+    egress: str | None
+    reason: str  # full | poll_end
+    egress_drops: int = 0
+
+
+def broadcast(
+    dp: Datapath,
+    dev: NetDev,
+    c: Compiled,
+    mode: str,
+    cpu: int,
+    t: int,
+    rows: Rows,
+    shape: PollShape,
+    out: PollOutcome,
+) -> None:
+    """``dev_map_enqueue_multi``: a clone for every entry that passes ``is_valid_dst``
+    (invalid ones skipped silently), without the ingress device and -- with
+    BPF_F_EXCLUDE_INGRESS -- its upper devices (``get_upper_ifindexes``). Generic XDP
+    does not pre-filter: the first failing clone aborts the rest with its error."""
+    w = dp.world
+    dmap = w.maps.get(c.map_name or "")
+    if dmap is None:
+        return
+    excluded: set[str] = set()
+    if c.broadcast & BPF_F_EXCLUDE_INGRESS:
+        up: str | None = dev.name
+        while up is not None:
+            excluded.add(up)
+            upper = w.devices.get(up)
+            up = upper.master if upper is not None else None
+    sizes = w.entries.size[rows.entry]
+    for key, entry in dmap.walk():
+        tgt = w.devices.get(entry.dev)
+        if tgt is None or tgt.name in excluded:
+            continue
+        fits = sizes <= max_fwd_len(tgt.mtu)
+        if mode == MODE_DRV:
+            if not tgt.ndo_xmit_ready(dp) or not tgt.admin_up:
+                continue
+            part = rows.where(fits)
+        else:
+            if not tgt.admin_up or not np.all(fits):
+                code = Errno.ENETDOWN if not tgt.admin_up else Errno.EMSGSIZE
+                dp.tp.redirect_err[(dev.name, code.name)] += rows.total
+                return
+            part = rows
+        if part.total:
+            keys = np.full(len(part), key, dtype=np.int64)
+            enqueue(dp, dev, tgt, mode, cpu, t, part, keys, dmap, shape, BROADCAST, out)
+
+
+def enqueue(
+    dp: Datapath,
+    dev: NetDev,
+    tgt: NetDev,
+    mode: str,
+    cpu: int,
+    t: int,
+    rows: Rows,
+    keys: IntArray,
+    dmap: object,
+    shape: PollShape,
+    cls: int,
+    out: PollOutcome,
+) -> None:
+    """``bq_enqueue`` then ``bq_xmit_all``. Generic XDP sends each skb at once
+    (``dev_map_generic_redirect``), its entry's egress program per skb."""
+    progs = _programs(dmap, keys)
+    if dp.watched(rows):
+        how = (
+            "sent at once (generic XDP)"
+            if mode == MODE_SKB
+            else f"bq_enqueue on cpu {cpu}'s bulk queue toward {tgt.name}"
+        )
+        dp.hop(t, dev.name, "bulk_queue", how)
+    if mode == MODE_SKB:
+        kept = _egress_each(dp, dev, tgt, rows, keys, progs)
+        if kept.total:
+            tgt.generic_xmit(dp, dev, cpu, t, kept)
+        return
+    if dp.world.devmap_egress == "enqueue":  # before the seed's patch: at enqueue
+        rows = _egress_each(dp, dev, tgt, rows, keys, progs)
+        keys = np.full(len(rows), -1, dtype=np.int64)
+        progs = {}
+    if rows.ordered:
+        _flush_exact(dp, dev, tgt, cpu, t, rows, keys, progs, out)
+    else:
+        _flush_fast(dp, dev, tgt, cpu, t, rows, keys, progs, shape, cls, out)
+
+
+def _flush_exact(
+    dp: Datapath,
+    dev: NetDev,
+    tgt: NetDev,
+    cpu: int,
+    t: int,
+    rows: Rows,
+    keys: IntArray,
+    progs: dict[int, Program],
+    out: PollOutcome,
+) -> None:
+    """One poll's frames toward ``tgt``, in order: ``bq_enqueue`` sends the queue when a
+    17th frame arrives (without XDP_XMIT_FLUSH) and ``__dev_flush`` the rest at the end of
+    the poll; every bulk runs the egress program of the poll's first enqueuer."""
+    tally = dp.tp.xmit(dev.name, tgt.name)
+    bq = dp.tp.bq(cpu, dev.name, tgt.name)
+    prog = progs.get(int(keys[0]))
+    n = len(rows)
+    for start in range(0, n, DEV_MAP_BULK_SIZE):
+        end = start + DEV_MAP_BULK_SIZE
+        chunk = rows.slice(start, end)
+        cnt = len(chunk)
+        kept = _egress_bulk(dp, dev, tgt, chunk, prog)
+        tally.flushes += 1
+        bq.flushes += 1
+        bq.frames += cnt
+        bq.last_bulk = float(cnt)
+        bq.program = prog.name if prog is not None else ""
+        dropped = cnt - kept.total
+        tally.drops += dropped
+        tally.egress_drops += dropped
+        sent = 0
+        if dp.watched(chunk):
+            why = "17th frame: bq_xmit_all" if end < n else "xdp_do_flush at the end of the poll"
+            egress = f", egress {prog.name}" if prog is not None else ""
+            dp.hop(t, dev.name, "ndo_xdp_xmit", f"{why}: {cnt} frames to {tgt.name}{egress}")
+            if not dp.watched(kept):
+                dp.hop(
+                    t,
+                    tgt.name,
+                    "drop",
+                    f"the egress program {prog.name if prog else ''} dropped it",
+                    end=True,
+                )
+        if kept.total:
+            x = Xmit(dev, tgt, cpu, t, kept, 1, tally)
+            tgt.ndo_xdp_xmit(dp, x)
+            sent = x.sent
+        reason = "poll_end" if end >= n else "full"
+        name = prog.name if prog is not None else None
+        out.flushes.append(
+            Flush(cpu, dev.name, tgt.name, cnt, sent, cnt - sent, name, reason, dropped)
+        )
+        out.cost_ns += flush_cost(dev, tgt)
+
+
+def _flush_fast(
+    dp: Datapath,
+    dev: NetDev,
+    tgt: NetDev,
+    cpu: int,
+    t: int,
+    rows: Rows,
+    keys: IntArray,
+    progs: dict[int, Program],
+    shape: PollShape,
+    cls: int,
+    out: PollOutcome,
+) -> None:
+    """A step's polls toward ``tgt``: poll p sent k_p frames, so ceil(k_p / 16) bulks
+    (``bq_enqueue`` + ``__dev_flush``); each poll's bulks run the egress program of its
+    first enqueuer (``shape.first_key``)."""
+    tally = dp.tp.xmit(dev.name, tgt.name)
+    bq = dp.tp.bq(cpu, dev.name, tgt.name)
+    per_poll = shape.classes.get(cls)
+    if per_poll is None or abs(int(per_poll.sum()) - rows.total) > 0.02 * rows.total + 1:
+        per_poll = _even(rows.total, shape.polls)  # no poll-by-poll record: spread evenly
+    flushes = int((-(-per_poll // DEV_MAP_BULK_SIZE)).sum())
+    out.cost_ns += flushes * flush_cost(dev, tgt)
+    tally.flushes += flushes
+    bq.flushes += flushes
+    bq.frames += rows.total
+    bq.last_bulk = rows.total / max(flushes, 1)
+    parts: list[tuple[Program | None, Rows]] = [(None, rows)]
+    if progs:
+        first = shape.first_key.get(cls)
+        parts = _by_first_enqueuer(rows, keys, progs, per_poll, first)
+    for prog, part in parts:
+        if not part.total:
+            continue
+        bq.program = prog.name if prog is not None else ""
+        kept = _egress_bulk(dp, dev, tgt, part, prog)
+        dropped = part.total - kept.total
+        tally.drops += dropped
+        tally.egress_drops += dropped
+        if kept.total:
+            share = max(1, round(flushes * part.total / rows.total))
+            x = Xmit(dev, tgt, cpu, t, kept, share, tally, bursts=shape.bursts)
+            tgt.ndo_xdp_xmit(dp, x)
+
+
+def _write_flush(dev: NetDev) -> float:
+    """A tap's single writes call ``xdp_do_flush`` after every write that redirected."""
+    if isinstance(dev, Tun) and dev.writer == "write":
+        return costs.TUN_WRITE_FLUSH
+    return 0.0
+
+
+def flush_cost(dev: NetDev, tgt: NetDev) -> float:
+    """One ``bq_xmit_all``: the target's ``ndo_xdp_xmit`` call and doorbell -- for a tap's
+    single writes the fitted cost of a flush after every write, doorbell included."""
+    return _write_flush(dev) or tgt.costs().flush
+
+
+def _by_first_enqueuer(
+    rows: Rows,
+    keys: IntArray,
+    progs: dict[int, Program],
+    per_poll: IntArray,
+    first: IntArray | None,
+) -> list[tuple[Program | None, Rows]]:
+    """Re-deal a step's frames toward one target so each poll's frames meet the program
+    of the entry that enqueued first in that poll."""
+    if first is None or len(first) != len(per_poll):
+        # no per-poll record: each entry's own program, as if each poll held one key
+        out: list[tuple[Program | None, Rows]] = []
+        for k in np.unique(keys):
+            out.append((progs.get(int(k)), rows.where(keys == k)))
+        return out
+    out = []
+    left = rows
+    uniq = np.unique(first)
+    for i, k in enumerate(uniq):
+        frames = int(per_poll[first == k].sum())
+        n = left.total if i == len(uniq) - 1 else min(left.total, frames)
+        part = left.head(n)
+        left = left.minus(part)
+        out.append((progs.get(int(k)), part))
+    return out
+
+
+def _programs(dmap: object, keys: IntArray) -> dict[int, Program]:
+    if not isinstance(dmap, DevMap):
+        return {}
+    out: dict[int, Program] = {}
+    for k in np.unique(keys):
+        entry = dmap.lookup(int(k)) if k >= 0 else None
+        if entry is not None and entry.egress is not None:
+            out[int(k)] = entry.egress
+    return out
+
+
+def _egress_bulk(dp: Datapath, dev: NetDev, tgt: NetDev, rows: Rows, prog: Program | None) -> Rows:
+    """``dev_map_bpf_prog_run``: PASS keeps the frame, DROP frees it, other codes fire
+    ``xdp_exception`` on the target and free it."""
+    if prog is None:
+        return rows
+    raw = _egress_verdicts(dp, prog, dev, tgt)[rows.entry]
+    other = (raw != XDP_PASS) & (raw != XDP_DROP)
+    for code in np.unique(raw[other]):
+        dp.tp.exception[(tgt.name, action_name(int(code)))] += int(rows.count[raw == code].sum())
+    return rows.where(raw == XDP_PASS)
+
+
+def _egress_each(
+    dp: Datapath, dev: NetDev, tgt: NetDev, rows: Rows, keys: IntArray, progs: dict[int, Program]
+) -> Rows:
+    """Each frame meets its own entry's program (generic XDP, or before the patch)."""
+    if not progs:
+        return rows
+    keep = np.ones(len(rows), dtype=bool)
+    for k, prog in progs.items():
+        sel = keys == k
+        raw = _egress_verdicts(dp, prog, dev, tgt)[rows.entry]
+        keep &= ~sel | (raw == XDP_PASS)
+        other = sel & (raw != XDP_PASS) & (raw != XDP_DROP)
+        for code in np.unique(raw[other]):
+            dp.tp.exception[(tgt.name, action_name(int(code)))] += int(
+                rows.count[other & (raw == code)].sum()
+            )
+    return rows.where(keep)
+
+
+def _egress_verdicts(dp: Datapath, prog: Program, rx_dev: NetDev, tgt: NetDev) -> IntArray:
+    key = (prog.prog_id, rx_dev.name, tgt.name)
+    cached = dp.egress_cache.get(key)
+    if cached is None:
+        cached = prog.run(make_context(dp.world, rx_dev, prog, egress=tgt))
+        dp.egress_cache[key] = cached
+    return cached
+
+
+def calls_full(x: Xmit, refused: int, taken: int) -> int:
+    """How many of the ``ndo_xdp_xmit`` calls behind ``x`` met a full ring. One call: it did.
+    Many (a fast-mode step): each interrupt's burst of bulks of 16 goes in until the room the
+    reader made since the last burst is gone; the calls after that met the full ring."""
+    if x.calls <= 1:
+        return 1
+    bursts = max(1, x.bursts)
+    fit = bursts * (taken // (bursts * DEV_MAP_BULK_SIZE))
+    return int(min(refused, x.calls, max(1, x.calls - fit)))
+
+
+def _even(total: int, polls: int) -> IntArray:
+    """``total`` frames over ``polls`` polls as evenly as integers allow."""
+    polls = max(1, polls)
+    return np.full(polls, total // polls, dtype=np.int64) + (np.arange(polls) < total % polls)

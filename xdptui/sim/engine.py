@@ -342,9 +342,9 @@ class Simulator:
     def _apply(self, line: str, command: Any, origin: str) -> CommandResult:
         try:
             reply = self.control.apply(command)
-            result = CommandResult(True, None, reply)
+            result = CommandResult(True, None, reply, command)
         except KernelError as exc:
-            result = CommandResult(False, exc.errno.name, format_kernel_error(exc))
+            result = CommandResult(False, exc.errno.name, format_kernel_error(exc), command)
         self._record(line, result, origin)
         return result
 

@@ -16,7 +16,6 @@ counted exactly from prefix sums over the queue's cycle of flow-table entries.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +28,23 @@ from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
-from xdptui.sim.kconst import WIRE_OVERHEAD, XDP_TX
+from xdptui.sim.devmap import flush_cost
+from xdptui.sim.fast_polls import (
+    arrived_fn,
+    cycle_sizes,
+    even_sizes,
+    fifo_take,
+    first_after,
+    full_polls,
+    full_sizes,
+    napi_pattern,
+    round_rate,
+    spread_over,
+    tile,
+    water_fill,
+)
+from xdptui.sim.fast_tx import Claim, drain
+from xdptui.sim.kconst import XDP_TX
 from xdptui.sim.splitting import share, take_share
 from xdptui.sim.traffic import Source, frames_per_entry
 from xdptui.sim.world import World
@@ -40,81 +55,6 @@ FloatArray = npt.NDArray[np.float64]
 SETTLE_NS = 1_000  # after a change, steps restart this short and double
 MAX_STEP_NS = 50_000_000  # the longest step
 MAX_CHAIN = 6  # veth hops served within one step
-
-
-@dataclass(frozen=True)
-class Pattern:
-    """An instance's polls at a steady arrival rate."""
-
-    cycle_ns: float  # mean time from one interrupt to the next
-    sizes: tuple[float, ...]  # frames per poll over a stretch of cycles
-    drops: float  # frames the ring could not hold, per frame taken
-    peak: float  # the most frames waiting at once
-    saturated: bool
-
-
-@lru_cache(maxsize=4096)
-def napi_pattern(lam: float, a: float, p: float, itr: int, weight: int, size: int) -> Pattern:
-    """The steady state of one NAPI instance fed ``lam`` frames per ns, ``a`` ns per frame and
-    ``p`` per poll: the interrupt fires at the first frame but not within ``itr`` of the last
-    one; each poll takes min(weight, waiting) frames; a poll that took fewer than ``weight``
-    completes. Simulated with fluid arrivals over a few dozen interrupts; the later half is
-    what a step tiles."""
-    if lam <= 0:
-        return Pattern(float("inf"), (), 0.0, 0.0, False)
-    horizon = 40 * max(itr, 1.0 / lam, 1.0)
-    t = 0.0
-    waiting = min(max(lam * itr, 1.0), float(size))
-    last_irq = 0.0
-    sizes: list[float] = []
-    drops = 0.0
-    peak = waiting
-    irqs = 0
-    mark: tuple[float, int, float, int] | None = None
-    while t < horizon:
-        if mark is None and t >= horizon / 2:
-            mark = (t, len(sizes), drops, irqs)
-        x = min(float(weight), waiting)
-        d = p + a * x
-        sizes.append(x)
-        waiting = waiting - x + lam * d
-        if waiting > size:
-            drops += waiting - size
-            waiting = float(size)
-        peak = max(peak, waiting)
-        t += d
-        if x >= weight:
-            if len(sizes) > 100_000:
-                break
-            continue
-        # napi_complete_done: the next interrupt at the first frame, not before last + itr
-        first = t if waiting >= 1.0 else t + (1.0 - waiting) / lam
-        nxt = max(first, last_irq + itr)
-        waiting += lam * (nxt - t)
-        if waiting > size:
-            drops += waiting - size
-            waiting = float(size)
-        peak = max(peak, waiting)
-        last_irq = t = nxt
-        irqs += 1
-    if mark is None or irqs - mark[3] < 1:
-        full = float(weight)
-        return Pattern(0.0, (full,), max(0.0, 1.0 - 1.0 / max(lam * a, 1e-9)), float(size), True)
-    t0, i0, d0, q0 = mark
-    kept = tuple(sizes[i0:])
-    taken = max(sum(kept), 1e-9)
-    return Pattern((t - t0) / (irqs - q0), kept, (drops - d0) / taken, peak, False)
-
-
-@dataclass
-class Claim:
-    """Frames offered to a transmit ring during a step, settled when it drains."""
-
-    ring_dev: NetDev
-    ring: TxRing
-    rows: Rows
-    ref: Refusal
-    wire: float
 
 
 @dataclass
@@ -234,7 +174,7 @@ class Fast:
         for p in io.pending:  # a loop of veth hops: what is left is dropped
             dp.refused(p.ref, p.dev, p.rows.total)
         io.pending = []
-        self._drain(io.claims, t0, dt)
+        drain(self.world, self.dp, io.claims, dt)
 
     def _emit(self, src: Source, t1: int, arrivals: dict[str, IntArray], n: int, t0: int) -> None:
         n1 = src.emitted_until(t1)
@@ -374,13 +314,13 @@ class Fast:
         lam = inst.arrived / dt
         if inst.pending:  # a veth queue: one poll per sender poll that fed it
             feeds = max(1, sum(self._sender_polls(q) for q in inst.pending))
-            sizes = _even_sizes(demand, feeds, rxq.weight)
+            sizes = even_sizes(demand, feeds, rxq.weight)
             return Plan(demand, sizes, demand * a + len(sizes) * p, 0, 0.0, t1)
         if lam * max(rxq.itr_ns, 1) < 1 and demand <= inst.arrived + rxq.weight:
             # frames further apart than rx-usecs: each one's interrupt polls it at once
             sizes = np.ones(demand, np.int64)
             return Plan(demand, sizes, demand * (a + p), 0, 1.0, t1)
-        pat = napi_pattern(_round(lam), round(a, 1), p, rxq.itr_ns, rxq.weight, rxq.size)
+        pat = napi_pattern(round_rate(lam), round(a, 1), p, rxq.itr_ns, rxq.weight, rxq.size)
         on_grid = not pat.saturated and abs(pat.cycle_ns - rxq.itr_ns) < 0.01 * rxq.itr_ns
         if on_grid and self._derived(inst.dev).targets:
             # its polls feed bulk queues: their exact boundaries decide the flushes
@@ -388,7 +328,7 @@ class Fast:
             if plan is not None:
                 return plan
         if pat.saturated or not pat.sizes:
-            sizes = _full_sizes(demand, rxq.weight)
+            sizes = full_sizes(demand, rxq.weight)
             return Plan(demand, sizes, demand * a + len(sizes) * p, 0, float(rxq.size), t1)
         nxt = rxq.fast_irq
         waiting = demand - inst.arrived
@@ -401,10 +341,10 @@ class Fast:
         left = min(demand, round(lam * (t1 - last)))
         served = demand - left
         if self._derived(inst.dev).targets:
-            sizes = _tile(pat.sizes, served, rxq.weight)
+            sizes = tile(pat.sizes, served, rxq.weight)
         else:  # nothing per poll to count: just how many polls
             per = sum(pat.sizes) / len(pat.sizes)
-            sizes = _even_sizes(served, int(np.ceil(served / per)) if served else 0, rxq.weight)
+            sizes = even_sizes(served, int(np.ceil(served / per)) if served else 0, rxq.weight)
         drops = round(pat.drops * served)
         work = served * a + len(sizes) * p
         return Plan(served, sizes, work, drops, pat.peak, int(last + pat.cycle_ns))
@@ -422,7 +362,7 @@ class Fast:
         rxq = inst.rxq
         itr = rxq.itr_ns
         w = rxq.weight
-        emitted = _arrived_fn(src, prefix, per_cycle)
+        emitted = arrived_fn(src, prefix, per_cycle)
         base = int(emitted(np.array([t0]))[0])
 
         def arrived(t: IntArray) -> IntArray:  # what the card let through, evenly
@@ -433,7 +373,7 @@ class Fast:
         start = base - waiting  # queue index of the oldest waiting frame
         nxt = rxq.fast_irq
         if nxt < t0:
-            nxt = t0 if waiting else _first_after(src, t0, arrived)
+            nxt = t0 if waiting else first_after(src, t0, arrived)
         if nxt >= t1:
             return Plan(0, np.zeros(0, np.int64), 0.0, 0, float(waiting), nxt, start)
         tau = nxt + itr * np.arange(int((t1 - 1 - nxt) // itr) + 1, dtype=np.int64)
@@ -443,11 +383,11 @@ class Fast:
         jmax = min(1 + rxq.size // w, most // w + 2)
         offsets = (d64 * np.arange(jmax + 1)).astype(np.int64)
         at_j = arrived((tau[None, :] + offsets[:, None]).ravel()).reshape(jmax + 1, len(tau))
-        full = _full_polls(at_j, start, w)
+        full = full_polls(at_j, start, w)
         last_start = np.take_along_axis(at_j, full[None, :], axis=0)[0]
         begin = np.concatenate(([start], last_start[:-1]))
         last = np.minimum(last_start - begin - w * full, w)
-        sizes = _cycle_sizes(full, np.maximum(last, 0), w)
+        sizes = cycle_sizes(full, np.maximum(last, 0), w)
         served = int(sizes.sum())
         drops = int(np.maximum(at_tau - begin - rxq.size, 0).sum())
         work = served * a + len(sizes) * p
@@ -479,12 +419,12 @@ class Fast:
             ]
         )
         _ = cost
-        served = _water_fill(demand, eff, budget)
+        served = water_fill(demand, eff, budget)
         for inst, s, pl in zip(insts, served, plans, strict=True):
             frames = int(s + 1e-9)
             if frames < int(inst.demand.sum()):  # still busy: the next poll goes on next step
                 frames -= frames % inst.rxq.weight
-            sizes = _full_sizes(frames, inst.rxq.weight)
+            sizes = full_sizes(frames, inst.rxq.weight)
             out.append(Plan(frames, sizes, 0.0, 0, float(inst.rxq.size), pl.next_irq))
         return out
 
@@ -498,7 +438,7 @@ class Fast:
         if served >= total:
             take, rest = demand, np.zeros_like(demand)
         else:
-            take = _fifo_take(waiting, demand - waiting, served, self.steps)
+            take = fifo_take(waiting, demand - waiting, served, self.steps)
             rest = demand - take
         over = max(0, int(rest.sum()) - rxq.size) + pl.drops
         if over:
@@ -584,7 +524,7 @@ class Fast:
             if target < 0 and target != RR_CLASS:
                 continue
             tgt = self.world.by_ifindex.get(int(target)) if target >= 0 else None
-            flush = self.dp.flush_cost(dev, tgt) if tgt is not None else 80.0
+            flush = flush_cost(dev, tgt) if tgt is not None else 80.0
             targets.append((c.bq_class == target, flush))
         tx_out = (c.act == XDP_TX) & (c.mode is not None)
         card = dev.card if isinstance(dev, Nic) else None
@@ -652,7 +592,7 @@ class Fast:
         if seq is None:
             for cls in classes:
                 n = int(rows.count[cls_rows == cls].sum())
-                shape.classes[int(cls)] = _spread_over(n, sizes)
+                shape.classes[int(cls)] = spread_over(n, sizes)
             return shape
         order, _ = seq
         L = len(order)
@@ -706,68 +646,6 @@ class Fast:
             self._seq_cache[key] = hit
         return hit
 
-    # ------------------------------------------------------------ transmit rings
-
-    def _drain(self, claims: list[Claim], t0: int, dt: int) -> None:
-        """Transmit rings take what they have room for and drain at line rate (frame + 20
-        bytes of preamble and gap), sharing the wire; a tap's reader takes frames at its rate.
-        Refused frames are counted where the kernel counts them (``Datapath.refused``)."""
-        by_ring: dict[int, list[Claim]] = {}
-        tx_by_card: dict[str, int] = {}
-        for cl in claims:
-            by_ring.setdefault(id(cl.ring), []).append(cl)
-        for dev in self.world.devices.values():
-            rings = dev.tx if isinstance(dev, Nic | Tun) else []
-            if not rings:
-                continue
-            mine = [by_ring.get(id(r), []) for r in rings]
-            inc = np.array([sum(cl.rows.total for cl in m) for m in mine], dtype=np.int64)
-            inc_b = np.array([sum(cl.wire for cl in m) for m in mine])
-            occ = np.array([r.occ for r in rings], dtype=np.int64)
-            if not inc.any() and not occ.any():
-                continue
-            occ_b = np.array([r.occ_bytes for r in rings])
-            demand = occ + inc
-            demand_b = occ_b + inc_b
-            credit = np.array([r.credit for r in rings])
-            if isinstance(dev, Tun):
-                out, credit = _drain_tap(dev, demand, credit, dt)
-            else:
-                out, credit = _drain_wire(dev, demand, demand_b, credit, dt)
-            out_b = np.where(demand > 0, demand_b * out / np.maximum(demand, 1), 0.0)
-            left = demand - out
-            left_b = demand_b - out_b
-            size = np.array([r.size for r in rings], dtype=np.int64)
-            refused = np.maximum(left - size, 0)
-            mean_left = np.where(left > 0, left_b / np.maximum(left, 1), 0.0)
-            for i, r in enumerate(rings):
-                r.occ = int(left[i] - refused[i])
-                r.occ_bytes = float(left_b[i] - refused[i] * mean_left[i])
-                r.credit = float(credit[i])
-                r.sent += int(out[i])
-                r.dropped += int(refused[i])
-                self._settle(dev, mine[i], int(refused[i]))
-            sent = int(out.sum())
-            dev.add("tx_packets", sent)
-            dev.add("tx_bytes", round(float(out_b.sum())) - WIRE_OVERHEAD * sent)
-            if isinstance(dev, Nic) and dev.card in self.world.cards:
-                tx_by_card[dev.card] = tx_by_card.get(dev.card, 0) + sent
-        for name, sent in tx_by_card.items():  # the DMA the frames sent this step took
-            card = self.world.cards[name]
-            card.tat += round((sent - card.tx_ahead) * card.tx_weight * card.s)
-            card.tx_ahead = 0
-
-    def _settle(self, ring_dev: NetDev, claims: list[Claim], refused: int) -> None:
-        """Share a ring's refused frames among the claims that offered frames to it."""
-        if not claims:
-            return
-        offered = np.array([cl.rows.total for cl in claims], dtype=np.float64)
-        lost = share(min(refused, int(offered.sum())), offered)
-        for cl, n_lost in zip(claims, lost, strict=True):
-            ok = cl.rows.head(cl.rows.total - int(n_lost))
-            self.dp.accepted(cl.ref, ok, into_rx=False)
-            self.dp.refused(cl.ref, ring_dev, int(n_lost), ok.total)
-
 
 @dataclass(frozen=True)
 class Derived:
@@ -798,67 +676,6 @@ def _wire_frames(nic: Nic, dt: int) -> int:
     return int(pps * dt / 1e9)
 
 
-def _arrived_fn(src: Source, prefix: IntArray, per_cycle: int):  # type: ignore[no-untyped-def]
-    """Frames of ``src`` that reached the queue by each time (queue index space)."""
-    L = len(src.table)
-
-    def arrived(t: IntArray) -> IntArray:
-        n = src.emitted_by(t)
-        out: IntArray = (n // L) * per_cycle + prefix[n % L]
-        return out
-
-    return arrived
-
-
-def _first_after(src: Source, t0: int, arrived) -> int:  # type: ignore[no-untyped-def]
-    """When the queue's next frame arrives (a coarse search is enough: the interrupt then
-    takes what is waiting)."""
-    base = int(arrived(np.array([t0]))[0])
-    step = max(1, int(1e12 / max(src.milli, 1)))
-    t = t0
-    for _ in range(64):
-        t += step
-        if int(arrived(np.array([t]))[0]) > base:
-            return t
-        step *= 2
-    return t
-
-
-def _full_polls(at_j: IntArray, start: int, w: int) -> IntArray:
-    """How many full polls each interrupt cycle makes. Cycle k's poll j (j = 0, 1, ...) finds
-    at_j[j, k] - begin_k - w j frames waiting, begin_k being where the previous cycle's last
-    poll stopped, so each cycle's count is a function of the previous one's: those functions
-    (tables over the few possible counts) are composed by doubling, so a step's cycles are
-    solved without a loop over them."""
-    j1, k = at_j.shape
-    steps = w * np.arange(j1, dtype=np.int64)
-
-    def count(avail: IntArray) -> IntArray:
-        is_full = avail >= w
-        out: IntArray = np.where(is_full.all(axis=-1), j1 - 1, np.argmin(is_full, axis=-1))
-        return out
-
-    first = int(count((at_j[:, 0] - start - steps)[None, :])[0])
-    if k == 1:
-        return np.array([first], np.int64)
-    # table[k - 1, f]: full polls of cycle k when cycle k - 1 made f
-    table = count(at_j[:, 1:].T[:, None, :] - at_j[:, :-1].T[:, :, None] - steps[None, None, :])
-    d = 1
-    while d < k - 1:  # table[i] becomes the composition of cycles 1 .. i + 1
-        table[d:] = np.take_along_axis(table[d:], table[:-d], axis=1)
-        d *= 2
-    return np.concatenate(([first], table[:, first]))
-
-
-def _cycle_sizes(full: IntArray, last: IntArray, w: int) -> IntArray:
-    """Poll sizes: each cycle's ``full`` polls of ``w`` then its last poll."""
-    reps = full + 1
-    sizes = np.full(int(reps.sum()), w, np.int64)
-    ends = np.cumsum(reps) - 1
-    sizes[ends] = last
-    return sizes
-
-
 def _lands_on(world: World, src: Source) -> NetDev | None:
     dev = world.devices.get(src.device)
     if dev is None:
@@ -873,116 +690,3 @@ def _lands_on(world: World, src: Source) -> NetDev | None:
 def _rows(counts: IntArray) -> Rows:
     nz = np.flatnonzero(counts)
     return Rows(nz.astype(np.int64), counts[nz], False)
-
-
-def _round(lam: float) -> float:
-    """Arrival rates rounded to 1/64 of a power of two, so patterns are reused."""
-    if lam <= 0:
-        return 0.0
-    m, e = np.frexp(lam)
-    return float(np.ldexp(round(float(m) * 64) / 64, int(e)))
-
-
-def _tile(pattern: tuple[float, ...], frames: int, weight: int) -> IntArray:
-    """Poll sizes covering ``frames`` frames: the pattern repeated, cut at whole frames."""
-    if frames <= 0:
-        return np.zeros(0, np.int64)
-    per = sum(pattern)
-    reps = int(np.ceil(frames / max(per, 1e-9))) + 1
-    cum = np.cumsum(np.tile(np.asarray(pattern, dtype=np.float64), reps))
-    n = int(np.searchsorted(cum, frames - 1e-9)) + 1
-    bounds = np.minimum(np.floor(cum[:n] + 1e-9).astype(np.int64), frames)
-    bounds[-1] = frames
-    sizes = np.diff(np.concatenate(([0], bounds)))
-    return np.minimum(sizes, weight)
-
-
-def _full_sizes(frames: int, weight: int) -> IntArray:
-    """A saturated instance's polls: full budgets, and what is left in one last poll."""
-    full, rest = divmod(frames, weight)
-    out = np.full(full + (1 if rest else 0), weight, np.int64)
-    if rest:
-        out[-1] = rest
-    return out
-
-
-def _even_sizes(frames: int, polls: int, weight: int) -> IntArray:
-    polls = max(polls, 1 if frames else 0)
-    if not polls:
-        return np.zeros(0, np.int64)
-    out = np.full(polls, frames // polls, np.int64) + (np.arange(polls) < frames % polls)
-    return np.minimum(out, weight)
-
-
-def _spread_over(n: int, sizes: IntArray) -> IntArray:
-    total = int(sizes.sum())
-    if total <= 0:
-        return np.zeros_like(sizes)
-    return share(n, sizes.astype(np.float64))
-
-
-def _fifo_take(waiting: IntArray, arriving: IntArray, n: int, rotate: int) -> IntArray:
-    """``n`` frames from the ring's head: what was waiting first, then the newest."""
-    w_total = int(waiting.sum())
-    if n <= w_total:
-        return take_share(waiting, n, rotate)
-    return waiting + take_share(arriving, n - w_total, rotate)
-
-
-def _drain_wire(
-    nic: NetDev, demand: IntArray, demand_b: FloatArray, credit: FloatArray, dt: int
-) -> tuple[IntArray, FloatArray]:
-    """The wire serves the rings round-robin by frame: each ring sends the same share of what
-    it holds; fractions of a frame carry per ring into the next step."""
-    assert isinstance(nic, Nic)
-    tot_f = int(demand.sum())
-    tot_b = float(demand_b.sum())
-    cap_b = cap_f = 0.0
-    if nic.running:
-        cap_b = nic.speed_bps / 8.0 * dt / 1e9
-        cap_f = nic.drv.tx_pps_max * dt / 1e9 if nic.drv.tx_pps_max else float("inf")
-    if tot_b <= cap_b and tot_f <= cap_f:
-        return demand.copy(), np.zeros_like(credit)
-    frac = min(cap_b / tot_b if tot_b else 0.0, cap_f / tot_f if tot_f else 0.0)
-    want = demand * frac + credit
-    out = np.minimum(np.floor(want + 1e-9).astype(np.int64), demand)
-    return out, np.where(demand > out, want - out, 0.0)
-
-
-def _drain_tap(
-    tap: Tun, demand: IntArray, credit: FloatArray, dt: int
-) -> tuple[IntArray, FloatArray]:
-    """The reader (a VM's vhost, a program) takes frames off each queue's ring at its rate
-    (``tun_do_read``)."""
-    cap = (tap.reader_pps or 0.0) / tap.queues * dt / 1e9
-    want = np.minimum(demand.astype(np.float64), cap + credit)
-    out = np.floor(want + 1e-9).astype(np.int64)
-    left = np.where(demand > out, np.minimum(want - out + (cap - want).clip(0), 1.0), 0.0)
-    return out, left
-
-
-def _water_fill(demand: FloatArray, cost: FloatArray, budget: float) -> FloatArray:
-    """Every instance gets up to the same number of frames; find the level at which the time
-    spent equals ``budget``."""
-    if len(demand) == 1:
-        out1: FloatArray = np.minimum(demand, budget / cost)
-        return out1
-    order = np.argsort(demand, kind="stable")
-    d = demand[order]
-    cst = cost[order]
-    served = np.zeros_like(d)
-    remaining = budget
-    level_prev = 0.0
-    for i in range(len(d)):
-        rate = float(cst[i:].sum())
-        need = (d[i] - level_prev) * rate
-        if need <= remaining:
-            remaining -= need
-            level_prev = float(d[i])
-            served[i] = d[i]
-        else:
-            served[i:] = level_prev + remaining / rate
-            break
-    out: FloatArray = np.empty_like(served)
-    out[order] = served
-    return out

@@ -22,7 +22,8 @@ from xdptui.sim.dev.netdev import MODE_DRV, NetDev
 from xdptui.sim.hashing import FlowHeaders, bond_xmit_hash
 
 if TYPE_CHECKING:
-    from xdptui.sim.datapath import Datapath, Xmit
+    from xdptui.sim.datapath import Datapath
+    from xdptui.sim.devmap import Xmit
 
 IntArray = npt.NDArray[np.int64]
 
@@ -266,3 +267,27 @@ def rr_counts(a: int, b: int, pps: int, cnt: int) -> IntArray:
 
     out: IntArray = upto(b) - upto(a)
     return out
+
+
+def rr_poll_counts(
+    x: IntArray | None, table: list[str | None], pps: int, c0: int, slave: str
+) -> IntArray | None:
+    """Per poll, the round-robin frames that go to ``slave``: the per-CPU counter runs on
+    from ``c0`` through the polls' frames (``bond_rr_gen_slave_id``), each id mapped by
+    ``bond_get_slave_by_id`` (``table``). ``x``: the round-robin frames of each poll."""
+    if x is None or len(x) <= 1 or not table:
+        return None
+    cnt = len(table)
+    pps = max(1, pps)
+    a = c0 + 1 + np.concatenate(([0], np.cumsum(x)[:-1]))
+    lo = np.arange(cnt, dtype=np.int64) * pps
+    period = pps * cnt
+
+    def upto(v: IntArray) -> IntArray:
+        out: IntArray = (v[:, None] // period) * pps + np.clip(v[:, None] % period - lo, 0, pps)
+        return out
+
+    per_id = upto(a + x) - upto(a)
+    mine = np.array([name == slave for name in table], dtype=bool)
+    counts: IntArray = per_id[:, mine].sum(axis=1)
+    return counts

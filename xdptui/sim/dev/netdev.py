@@ -27,7 +27,8 @@ from xdptui.sim.programs import Program
 
 if TYPE_CHECKING:
     from xdptui.sim.batch import Rows
-    from xdptui.sim.datapath import Datapath, Xmit
+    from xdptui.sim.datapath import Datapath
+    from xdptui.sim.devmap import Xmit
 
 # IFLA_XDP_ATTACHED modes (include/uapi/linux/if_link.h); the keys of NetDev.xdp.
 MODE_DRV = "native"

@@ -25,7 +25,8 @@ from xdptui.sim.kconst import NAPI_POLL_WEIGHT
 
 if TYPE_CHECKING:
     from xdptui.sim.batch import Rows
-    from xdptui.sim.datapath import Datapath, Xmit
+    from xdptui.sim.datapath import Datapath
+    from xdptui.sim.devmap import Xmit
 
 IntArray = npt.NDArray[np.int64]
 

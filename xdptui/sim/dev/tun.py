@@ -32,7 +32,8 @@ from xdptui.sim.kconst import (
 
 if TYPE_CHECKING:
     from xdptui.sim.batch import Rows
-    from xdptui.sim.datapath import Datapath, Xmit
+    from xdptui.sim.datapath import Datapath
+    from xdptui.sim.devmap import Xmit
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

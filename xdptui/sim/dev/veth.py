@@ -18,7 +18,8 @@ from xdptui.sim.dev.netdev import MODE_DRV, NetDev
 
 if TYPE_CHECKING:
     from xdptui.sim.batch import Rows
-    from xdptui.sim.datapath import Datapath, Xmit
+    from xdptui.sim.datapath import Datapath
+    from xdptui.sim.devmap import Xmit
 
 
 @dataclass(eq=False)

@@ -1,0 +1,130 @@
+"""Transmit rings in fast mode: what a step's frames do to a NIC's TX rings and the wire
+(line rate, frame + 20 bytes of preamble and gap, the driver's frame-rate limit) and to a
+tap's rings and its reader (``tun_do_read``). Frames a full ring refuses are counted where the
+kernel counts them (``Datapath.refused``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from xdptui.sim.batch import Rows
+from xdptui.sim.datapath import Datapath, Refusal
+from xdptui.sim.dev.netdev import NetDev
+from xdptui.sim.dev.nic import Nic
+from xdptui.sim.dev.rings import TxRing
+from xdptui.sim.dev.tun import Tun
+from xdptui.sim.kconst import WIRE_OVERHEAD
+from xdptui.sim.splitting import share
+from xdptui.sim.world import World
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass
+class Claim:
+    """Frames offered to a transmit ring during a step, settled when it drains."""
+
+    ring_dev: NetDev
+    ring: TxRing
+    rows: Rows
+    ref: Refusal
+    wire: float
+
+
+def drain(world: World, dp: Datapath, claims: list[Claim], dt: int) -> None:
+    """Transmit rings take what they have room for and drain at line rate (frame + 20
+    bytes of preamble and gap), sharing the wire; a tap's reader takes frames at its rate.
+    Refused frames are counted where the kernel counts them (``Datapath.refused``)."""
+    by_ring: dict[int, list[Claim]] = {}
+    tx_by_card: dict[str, int] = {}
+    for cl in claims:
+        by_ring.setdefault(id(cl.ring), []).append(cl)
+    for dev in world.devices.values():
+        rings = dev.tx if isinstance(dev, Nic | Tun) else []
+        if not rings:
+            continue
+        mine = [by_ring.get(id(r), []) for r in rings]
+        inc = np.array([sum(cl.rows.total for cl in m) for m in mine], dtype=np.int64)
+        inc_b = np.array([sum(cl.wire for cl in m) for m in mine])
+        occ = np.array([r.occ for r in rings], dtype=np.int64)
+        if not inc.any() and not occ.any():
+            continue
+        occ_b = np.array([r.occ_bytes for r in rings])
+        demand = occ + inc
+        demand_b = occ_b + inc_b
+        credit = np.array([r.credit for r in rings])
+        if isinstance(dev, Tun):
+            out, credit = drain_tap(dev, demand, credit, dt)
+        else:
+            out, credit = drain_wire(dev, demand, demand_b, credit, dt)
+        out_b = np.where(demand > 0, demand_b * out / np.maximum(demand, 1), 0.0)
+        left = demand - out
+        left_b = demand_b - out_b
+        size = np.array([r.size for r in rings], dtype=np.int64)
+        refused = np.maximum(left - size, 0)
+        mean_left = np.where(left > 0, left_b / np.maximum(left, 1), 0.0)
+        for i, r in enumerate(rings):
+            r.occ = int(left[i] - refused[i])
+            r.occ_bytes = float(left_b[i] - refused[i] * mean_left[i])
+            r.credit = float(credit[i])
+            r.sent += int(out[i])
+            r.dropped += int(refused[i])
+            _settle(dp, dev, mine[i], int(refused[i]))
+        sent = int(out.sum())
+        dev.add("tx_packets", sent)
+        dev.add("tx_bytes", round(float(out_b.sum())) - WIRE_OVERHEAD * sent)
+        if isinstance(dev, Nic) and dev.card in world.cards:
+            tx_by_card[dev.card] = tx_by_card.get(dev.card, 0) + sent
+    for name, sent in tx_by_card.items():  # the DMA the frames sent this step took
+        card = world.cards[name]
+        card.tat += round((sent - card.tx_ahead) * card.tx_weight * card.s)
+        card.tx_ahead = 0
+
+
+def _settle(dp: Datapath, ring_dev: NetDev, claims: list[Claim], refused: int) -> None:
+    """Share a ring's refused frames among the claims that offered frames to it."""
+    if not claims:
+        return
+    offered = np.array([cl.rows.total for cl in claims], dtype=np.float64)
+    lost = share(min(refused, int(offered.sum())), offered)
+    for cl, n_lost in zip(claims, lost, strict=True):
+        ok = cl.rows.head(cl.rows.total - int(n_lost))
+        dp.accepted(cl.ref, ok, into_rx=False)
+        dp.refused(cl.ref, ring_dev, int(n_lost), ok.total)
+
+
+def drain_wire(
+    nic: NetDev, demand: IntArray, demand_b: FloatArray, credit: FloatArray, dt: int
+) -> tuple[IntArray, FloatArray]:
+    """The wire serves the rings round-robin by frame: each ring sends the same share of what
+    it holds; fractions of a frame carry per ring into the next step."""
+    assert isinstance(nic, Nic)
+    tot_f = int(demand.sum())
+    tot_b = float(demand_b.sum())
+    cap_b = cap_f = 0.0
+    if nic.running:
+        cap_b = nic.speed_bps / 8.0 * dt / 1e9
+        cap_f = nic.drv.tx_pps_max * dt / 1e9 if nic.drv.tx_pps_max else float("inf")
+    if tot_b <= cap_b and tot_f <= cap_f:
+        return demand.copy(), np.zeros_like(credit)
+    frac = min(cap_b / tot_b if tot_b else 0.0, cap_f / tot_f if tot_f else 0.0)
+    want = demand * frac + credit
+    out = np.minimum(np.floor(want + 1e-9).astype(np.int64), demand)
+    return out, np.where(demand > out, want - out, 0.0)
+
+
+def drain_tap(
+    tap: Tun, demand: IntArray, credit: FloatArray, dt: int
+) -> tuple[IntArray, FloatArray]:
+    """The reader (a VM's vhost, a program) takes frames off each queue's ring at its rate
+    (``tun_do_read``)."""
+    cap = (tap.reader_pps or 0.0) / tap.queues * dt / 1e9
+    want = np.minimum(demand.astype(np.float64), cap + credit)
+    out = np.floor(want + 1e-9).astype(np.int64)
+    left = np.where(demand > out, np.minimum(want - out + (cap - want).clip(0), 1.0), 0.0)
+    return out, left
