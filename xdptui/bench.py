@@ -61,7 +61,8 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
         print(json.dumps(result))
     else:
         print(f"topology            {topology.name} ({result['mode']} mode)")
-        print(f"simulated           {format_duration(sim.now_ns)} in {result['steps']} steps")
+        unit = f"{result['polls']:,} polls" if exact else f"{result['steps']:,} steps"
+        print(f"simulated           {format_duration(sim.now_ns)} in {unit}")
         print(f"frames simulated    {frames:,}")
         print(f"wall time           {wall:.3f} s (cpu {cpu:.3f} s)")
         print(f"frames / wall-s     {format_rate(result['frames_per_wall_s'], 'fps')}")

@@ -443,7 +443,7 @@ class Exact:
         keep = np.zeros(n, dtype=bool)
         full = np.zeros(n, dtype=bool)
         if card is None:
-            keep = _cumcount(key) < free[key]
+            keep = _fits(key, free, np.zeros(nkeys, np.int64))
             full = ~keep
         else:
             live = np.ones(n, dtype=bool)
@@ -452,11 +452,12 @@ class Exact:
                 cand = np.flatnonzero(live[start:]) + start
                 if not len(cand):
                     break
-                took = cand[card.admit(times[cand], commit=False)]
+                took_mask, tat = card.trial(times[cand])
+                took = cand[took_mask]
                 used = np.bincount(key[keep], minlength=nkeys)
-                over = _cumcount(key[took]) + used[key[took]] >= free[key[took]]
+                over = ~_fits(key[took], free, used)
                 if not over.any():
-                    card.admit(times[cand])
+                    card.tat = tat
                     keep[took] = True
                     break
                 f = int(took[int(np.argmax(over))])
@@ -480,16 +481,20 @@ class Exact:
         """Descriptors onto the rings; drops counted where the kernel counts them."""
         dev = p.dev
         sender = self.world.devices[p.src.device] if p.src.local else None
-        for q in np.unique(p.queue):
+        nq = len(dev.rxq)
+        took = np.flatnonzero(keep)
+        by_q = took[np.argsort(p.queue[took], kind="stable")] if nq > 1 else took
+        n_take = np.bincount(p.queue[took], minlength=nq)
+        n_full = np.bincount(p.queue[full], minlength=nq)
+        n_card = np.bincount(p.queue[~keep & ~full], minlength=nq)
+        ends = np.cumsum(n_take)
+        for q in np.flatnonzero(n_take | n_full | n_card):
             rxq = dev.rxq[int(q)]
-            mine = p.queue == q
-            take = np.flatnonzero(mine & keep)
-            n_full = int((mine & full).sum())
-            n_card = int((mine & ~keep & ~full).sum())
-            if n_card:
-                rxq.rx_dropped += n_card
-                dev.add("rx_dropped", n_card)
-            if len(take):
+            if n_card[q]:
+                rxq.rx_dropped += int(n_card[q])
+                dev.add("rx_dropped", int(n_card[q]))
+            if n_take[q]:
+                take = by_q[ends[q] - n_take[q] : ends[q]]
                 rxq.fifo.push(
                     {"entry": p.entries[take], "ident": p.ident[take], "t": p.times[take]}
                 )
@@ -497,29 +502,34 @@ class Exact:
                 if sender is not None:  # veth_xmit: the sender transmitted what the ring took
                     sender.add("tx_packets", len(take))
                     sender.add("tx_bytes", int(self.world.entries.size[p.entries[take]].sum()))
-            if n_full:
+            if n_full[q]:
+                nf = int(n_full[q])
                 if isinstance(dev, Tun):  # the writer waits: it writes slower
-                    dev.throttled += n_full
+                    dev.throttled += nf
                 elif sender is not None:  # veth_xmit: ptr_ring full -> priv->dropped
-                    sender.add("tx_dropped", n_full)
+                    sender.add("tx_dropped", nf)
                 else:
-                    rxq.rx_dropped += n_full
-                    dev.add("rx_dropped", n_full)
-                at = int(p.times[np.flatnonzero(mine & full)[0]])
-                self.log_drop(at, dev.name, "rx_ring_full", n_full, queue=int(q))
-            watch = self.dp.watch
-            if watch is not None:
-                hit = np.flatnonzero(mine & (p.ident == watch))
-                if len(hit):
-                    f = int(hit[0])
-                    at = int(p.times[f])
-                    where = (
-                        f"queue {rxq.index} ({len(rxq.fifo)}/{rxq.size}), IRQ on cpu {rxq.irq_cpu}"
-                    )
-                    self.dp.hop(at, dev.name, "rx_ring", where)
-                    if not keep[f]:
-                        why = "the ring is full" if full[f] else "the card has no DMA budget"
-                        self.dp.hop(at, dev.name, "drop", f"{why}: rx_dropped", end=True)
+                    rxq.rx_dropped += nf
+                    dev.add("rx_dropped", nf)
+                at = int(p.times[np.flatnonzero((p.queue == q) & full)[0]])
+                self.log_drop(at, dev.name, "rx_ring_full", nf, queue=int(q))
+        if self.dp.watch is not None:
+            self._watch_arrival(p, keep, full)
+
+    def _watch_arrival(
+        self, p: Arrivals, keep: npt.NDArray[np.bool_], full: npt.NDArray[np.bool_]
+    ) -> None:
+        hit = np.flatnonzero(p.ident == self.dp.watch)
+        if not len(hit):
+            return
+        f = int(hit[0])
+        at = int(p.times[f])
+        rxq = p.dev.rxq[int(p.queue[f])]
+        where = f"queue {rxq.index} ({len(rxq.fifo)}/{rxq.size}), IRQ on cpu {rxq.irq_cpu}"
+        self.dp.hop(at, p.dev.name, "rx_ring", where)
+        if not keep[f]:
+            why = "the ring is full" if full[f] else "the card has no DMA budget"
+            self.dp.hop(at, p.dev.name, "drop", f"{why}: rx_dropped", end=True)
 
     def local_tx(self, t: int) -> None:
         """Frames the local stack sends out of a NIC, a bond or a tap (``from:``), each
@@ -603,6 +613,15 @@ class Exact:
         ev: Event = {"t_ns": t, "kind": "drop", "dev": dev, "where": where, "frames": frames}
         ev.update(extra)
         self.stream.emit(ev)
+
+
+def _fits(key: IntArray, free: IntArray, used: IntArray) -> npt.NDArray[np.bool_]:
+    """Which frames (in order, by ring ``key``) find a free slot, ``used`` slots already
+    taken in this batch."""
+    if not len(key) or (np.bincount(key, minlength=len(free)) + used <= free).all():
+        return np.ones(len(key), dtype=bool)
+    fits: npt.NDArray[np.bool_] = _cumcount(key) + used[key] < free[key]
+    return fits
 
 
 def _cumcount(key: IntArray) -> IntArray:

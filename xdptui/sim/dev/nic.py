@@ -199,10 +199,19 @@ class Card:
             self.tat += round(n * self.tx_weight * self.s)
 
     def admit(self, a: IntArray, commit: bool = True) -> npt.NDArray[np.bool_]:
-        """Which frames arriving at (sorted) times ``a`` the card takes -- frame by frame in
-        order (a frame is taken iff it arrives no earlier than ``tat - burst * s``, and then
-        ``tat = max(tat, a) + s``), vectorised over runs: while the card keeps up, TAT is a
-        running maximum; while it is behind it takes the first frame after each slot opens."""
+        """Which frames arriving at (sorted) times ``a`` the card takes (``trial``), taking
+        them when ``commit``."""
+        keep, tat = self.trial(a)
+        if commit:
+            self.tat = tat
+        return keep
+
+    def trial(self, a: IntArray) -> tuple[npt.NDArray[np.bool_], int]:
+        """Which frames arriving at (sorted) times ``a`` the card would take, and its TAT
+        after them -- frame by frame in order (a frame is taken iff it arrives no earlier
+        than ``tat - burst * s``, and then ``tat = max(tat, a) + s``), vectorised over runs:
+        while the card keeps up, TAT is a running maximum; while it is behind it takes the
+        first frame after each slot opens."""
         n = len(a)
         keep = np.zeros(n, dtype=bool)
         s, tau = self.s, self.burst * self.s
@@ -240,9 +249,7 @@ class Card:
                 i = int(idx[m])  # the card caught up: this frame starts a new run
             else:
                 i = int(idx[m - 1]) + 1
-        if commit:
-            self.tat = tat
-        return keep
+        return keep, tat
 
     def admit_count(self, n: int, t0: int, t1: int, r: float, wires: int) -> tuple[int, int]:
         """Fast mode: of ``n`` frames arriving evenly over (t0, t1], how many the card takes,

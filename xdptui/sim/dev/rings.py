@@ -61,8 +61,11 @@ class Fifo:
         return {c: self.buf[c][self.head : end].copy() for c in self.columns}
 
     def pop(self, n: int) -> dict[str, IntArray]:
-        out = self.peek(n)
-        self.head += len(out[self.columns[0]])
+        """The first ``n`` records, removed. They are views of storage no later push writes
+        to (pushes go past the tail; a buffer that grows or is cleared is a new one)."""
+        end = min(self.tail, self.head + n)
+        out = {c: self.buf[c][self.head : end] for c in self.columns}
+        self.head = end
         return out
 
     def column(self, name: str) -> IntArray:
@@ -73,6 +76,7 @@ class Fifo:
 
     def clear(self) -> int:
         n = len(self)
+        self.buf = {c: np.zeros(16, np.int64) for c in self.columns}
         self.head = self.tail = 0
         return n
 
