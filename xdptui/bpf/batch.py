@@ -105,7 +105,7 @@ class Batch:
     log_event: list[int] = field(default_factory=list)
     events: int = 0
     snapshots: dict[int, MapSnapshot] = field(default_factory=dict)
-    inserts: dict[int, list[int]] = field(default_factory=dict)  # map index -> inserting rows
+    inserts: dict[int, list[int]] = field(default_factory=dict)  # map -> rows changing its size
     hit_full: set[int] = field(default_factory=set)
     insns: int = 0
 
@@ -197,7 +197,7 @@ class Batch:
         A word touched by two or more packets conflicts unless every touch reads it, every
         touch is a non-fetching atomic add, or all touches are one atomic instruction (which
         applied them in packet order). A map that filled up (E2BIG or an LRU eviction) while
-        two packets inserted conflicts at the second inserter."""
+        two packets inserted or deleted (or, for LRU, looked up) conflicts at the second."""
         cut: int | None = None
         for mi in self.hit_full:
             rows = sorted(set(self.inserts.get(mi, [])))

@@ -185,6 +185,7 @@ class _Loader:
                 d.get("value_size", 0),
                 d.get("max_entries", 0),
                 d.get("map_flags", 0),
+                d.get("pinning", 0),
             )
             self.map_at[(idx, s.value)] = self._add_map(mdef)
 

@@ -77,6 +77,8 @@ def map_lookup_elem(b: Batch, g: Group) -> None:
     keys = _mem_rows(b, g, 2, m.key_size)
     if m.is_hash:
         b.log_keys(mi, keys, g.idx, READ)
+    if m.is_lru:  # a lookup refreshes the element: it changes what an eviction takes
+        b.inserts.setdefault(mi, []).extend(g.idx.tolist())
     off = m.slot_offsets(keys, b.cpu)
     if m.map_type in DEVMAP_TYPES:
         # The value (struct bpf_devmap_val) is read-only to programs.
@@ -134,6 +136,8 @@ def map_delete_elem(b: Batch, g: Group) -> None:
     ret = m.prog_delete(keys)
     if m.is_hash:
         b.log_keys(mi, keys, g.idx, WRITE)
+        # A delete frees room: with the map full, it decides whether a later insert fits.
+        b.inserts.setdefault(mi, []).extend(g.idx[ret == 0].tolist())
     g.r[0] = ret.view(np.uint64)
 
 
@@ -293,27 +297,52 @@ def xdp_store_bytes(b: Batch, g: Group) -> None:
     g.r[0] = ret
 
 
+def _csum_partial(data: npt.NDArray[np.uint8], seed: U64) -> U64:
+    """x86-64 ``csum_partial()``: 64-bit little-endian words (the tail zero-padded) added with
+    end-around carry onto the seed, folded to 32 bits."""
+    n = data.shape[1]
+    pad = (-n) % 8
+    if pad:
+        data = np.concatenate([data, np.zeros((len(data), pad), dtype=np.uint8)], axis=1)
+    words = np.ascontiguousarray(data).view("<u4").astype(np.uint64)
+    # Summing 32-bit halves then folding gives the same end-around-carry sum as 64-bit adds.
+    total = seed.astype(np.uint64) + words.sum(axis=1, dtype=np.uint64)
+    for _ in range(3):
+        total = (total & np.uint64(0xFFFFFFFF)) + (total >> np.uint64(32))
+    return total
+
+
+def _csum_add(a: U64, b: U64) -> U64:
+    s = a + b
+    return (s & np.uint64(0xFFFFFFFF)) + (s >> np.uint64(32))
+
+
 def csum_diff(b: Batch, g: Group) -> None:
-    """``bpf_csum_diff(from, from_size, to, to_size, seed)``: ``csum_partial()`` of the
-    complemented ``from`` words and the ``to`` words, as x86-64 folds it to 32 bits."""
+    """``bpf_csum_diff(from, from_size, to, to_size, seed)`` as Linux 6.13+ has it:
+    ``csum_partial(to) - csum_partial(from)`` in ones' complement (``~csum_partial(from,
+    ~seed)`` with no ``to``, the seed with neither), folded to 16 bits by
+    ``csum_from32to16()``."""
     fs = (g.r[2] & np.uint64(0xFFFFFFFF)).astype(np.int64)
     ts = (g.r[4] & np.uint64(0xFFFFFFFF)).astype(np.int64)
-    bad = ((fs | ts) & 3 != 0) | (fs + ts > 512)
-    out = _neg(Errno.EINVAL, len(g))
-    seed = g.r[5] & np.uint64(0xFFFFFFFF)
-    for f, t in {(int(a), int(c)) for a, c in zip(fs[~bad], ts[~bad], strict=True)}:
-        sel = ~bad & (fs == f) & (ts == t)
+    m32 = np.uint64(0xFFFFFFFF)
+    out = np.zeros(len(g), dtype=np.uint64)
+    seed = g.r[5] & m32
+    for f, t in {(int(a), int(c)) for a, c in zip(fs, ts, strict=True)}:
+        sel = (fs == f) & (ts == t)
         sub = g.take(sel)
-        total = seed[sel].copy()
-        if f:
-            words = np.ascontiguousarray(_mem_rows(b, sub, 1, f)).view("<u4").astype(np.uint64)
-            total = total + (np.uint64(0xFFFFFFFF) - words).sum(axis=1, dtype=np.uint64)
-        if t:
-            words = np.ascontiguousarray(_mem_rows(b, sub, 3, t)).view("<u4").astype(np.uint64)
-            total = total + words.sum(axis=1, dtype=np.uint64)
-        for _ in range(3):
-            total = (total & np.uint64(0xFFFFFFFF)) + (total >> np.uint64(32))
-        out[sel] = total
+        sd = seed[sel]
+        if f and t:
+            to = _csum_partial(_mem_rows(b, sub, 3, t), sd)
+            frm = _csum_partial(_mem_rows(b, sub, 1, f), np.zeros_like(sd))
+            ret = _csum_add(to, ~frm & m32)
+        elif t:
+            ret = _csum_partial(_mem_rows(b, sub, 3, t), sd)
+        elif f:
+            ret = ~_csum_partial(_mem_rows(b, sub, 1, f), ~sd & m32) & m32
+        else:
+            ret = sd
+        ret = (ret + (((ret >> np.uint64(16)) | (ret << np.uint64(16))) & m32)) & m32
+        out[sel] = ret >> np.uint64(16)
     g.r[0] = out
 
 

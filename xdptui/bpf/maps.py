@@ -72,6 +72,7 @@ class MapDef:
     value_size: int
     max_entries: int
     map_flags: int = 0
+    pinning: int = 0  # LIBBPF_PIN_BY_NAME (1): libbpf pins it at /sys/fs/bpf/NAME
 
 
 @dataclass
@@ -94,6 +95,7 @@ class BpfMap:
         self.value_size = mdef.value_size
         self.max_entries = mdef.max_entries
         self.map_flags = mdef.map_flags
+        self.pinning = mdef.pinning
         self.ncpus = ncpus if mdef.map_type in PERCPU_TYPES else 1
         self.frozen = frozen
         self.region = 0

@@ -203,13 +203,36 @@ def _ld_imm64(ins: Insn) -> Op:
     return ld
 
 
+# Helpers taking a map, and the register it is in.
+MAP_ARG = {1: 1, 2: 1, 3: 1, 51: 1, 130: 1, 25: 2, 121: 2}
+
+
 def _call_helper(ins: Insn) -> Op:
     fn = helper(ins.imm)
+    reg = MAP_ARG.get(ins.imm)
 
     def call(b: Batch, g: Group) -> None:
         fn(b, g)
 
-    return call
+    if reg is None:
+        return call
+
+    def call_per_map(b: Batch, g: Group) -> None:
+        # One call site may be reached with different maps (the verifier allows it when each
+        # path's map pointer is a constant): run the helper once per map.
+        maps = g.r[reg]
+        if len(maps) == 0 or (maps == maps[0]).all():
+            fn(b, g)
+            return
+        r0 = np.zeros(len(g), dtype=np.uint64)
+        for value in np.unique(maps):
+            sel = maps == value
+            sub = g.take(sel)
+            fn(b, sub)
+            r0[sel] = sub.r[0]
+        g.r[0] = r0
+
+    return call_per_map
 
 
 def _cond(ins: Insn) -> Cond:
