@@ -67,9 +67,14 @@ def load_raw(insns: bytes, license: bytes = b"GPL\0") -> int:
     """BPF_PROG_LOAD of raw XDP instructions (no maps); returns the program fd."""
     ins = ctypes.create_string_buffer(insns, len(insns))
     lic = ctypes.create_string_buffer(license, len(license))
-    log = ctypes.create_string_buffer(65536)
     attr = bytearray(128)
-    struct.pack_into("<IIQQIIQ", attr, 0, BPF_PROG_TYPE_XDP, len(insns) // 8, _addr(ins), _addr(lic), 1, len(log), _addr(log))
+    struct.pack_into("<IIQQ", attr, 0, BPF_PROG_TYPE_XDP, len(insns) // 8, _addr(ins), _addr(lic))
+    try:
+        return bpf(BPF_PROG_LOAD, attr)
+    except OSError:
+        pass
+    log = ctypes.create_string_buffer(1 << 22)
+    struct.pack_into("<IIQ", attr, 24, 1, len(log), _addr(log))
     try:
         return bpf(BPF_PROG_LOAD, attr)
     except OSError as exc:
