@@ -45,13 +45,13 @@ def _flat(b: Batch, region: int, rows: I64, off: I64, size: int, write: bool) ->
             rel = int(off[i] - b.data_off[rows[i]])
             raise _fail(b, int(rows[i]), f"invalid access to packet, off={rel} size={size}, "
                         f"{int(b.end_off[rows[i]] - b.data_off[rows[i]])} bytes of packet")
-        return b.buf, rows * mem.FRAME_SIZE + off
+        return b.buf, rows * b.width + off
     if region == mem.STACK_REGION:
-        ok = (off >= 0) & (off + size <= mem.STACK_BYTES)
+        ok = (off >= 0) & (off + size <= b.stack_width)
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
             raise _fail(b, int(rows[i]), f"invalid stack access off={int(off[i])} size={size}")
-        return b.stack, rows * mem.STACK_BYTES + off
+        return b.stack, rows * b.stack_width + off
     mi = region - mem.FIRST_MAP_REGION
     if 0 <= mi < len(b.maps):
         m = b.maps[mi]
@@ -172,7 +172,7 @@ def atomic(b: Batch, rows: I64, addr: U64, size: int, op: int, fetch: bool, src:
             raise _fail(b, int(r[0]), f"misaligned access off={int(off[0])} size={size}")
         if region >= mem.FIRST_MAP_REGION:
             b.before_write(region - mem.FIRST_MAP_REGION)
-            kind = ADD if (op == 0 and not fetch and not fused) else FETCH
+            kind = ADD if (op == 0 and not fetch) else FETCH
             b.log_arena(region, off, size, r, kind)
         o = _apply(arr, flat, size, op, s, c, mask)
         if sel is None:

@@ -83,7 +83,9 @@ class Batch:
     maps: list[BpfMap] = field(init=False)
     n: int = field(init=False)
     buf: U8 = field(init=False)
+    width: int = field(init=False)  # bytes of frame buffer per row (grows with adjust_tail)
     stack: U8 = field(init=False)
+    stack_width: int = field(init=False)  # stack bytes per row (grows with the call depth)
     data_off: I64 = field(init=False)
     end_off: I64 = field(init=False)
     meta_off: I64 = field(init=False)
@@ -112,8 +114,6 @@ class Batch:
     def __post_init__(self) -> None:
         self.maps = self.prog.maps
         n = self.n = len(self.packets)
-        self.buf = np.zeros(n * mem.FRAME_SIZE, dtype=np.uint8)
-        self.stack = np.zeros(n * mem.STACK_BYTES, dtype=np.uint8)
         lens = np.fromiter((len(p) for p in self.packets), dtype=np.int64, count=n)
         if n and (lens.min() < mem.ETH_HLEN or lens.max() > mem.MAX_LINEAR):
             bad = int(np.flatnonzero((lens < mem.ETH_HLEN) | (lens > mem.MAX_LINEAR))[0])
@@ -122,11 +122,15 @@ class Batch:
                 f"packet {self.first + bad}: {lens[bad]} bytes; BPF_PROG_TEST_RUN takes "
                 f"{mem.ETH_HLEN} to {mem.MAX_LINEAR} bytes of linear data",
             )
-        if n:
-            joined = np.frombuffer(b"".join(self.packets), dtype=np.uint8)
-            starts = np.arange(n, dtype=np.int64) * mem.FRAME_SIZE + mem.XDP_PACKET_HEADROOM
-            pos = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
-            self.buf[pos + np.arange(len(joined))] = joined
+        # Each row: the headroom, the frame, zeros up to the longest frame (8-byte aligned).
+        longest = int(lens.max()) if n else 0
+        self.width = (mem.XDP_PACKET_HEADROOM + longest + 7) & ~7
+        room = bytes(mem.XDP_PACKET_HEADROOM)
+        tail = self.width - mem.XDP_PACKET_HEADROOM
+        joined = bytearray(b"".join(room + p.ljust(tail, b"\0") for p in self.packets))
+        self.buf = np.frombuffer(joined, dtype=np.uint8) if n else np.zeros(0, dtype=np.uint8)
+        self.stack_width = MAX_BPF_STACK
+        self.stack = np.zeros(n * self.stack_width, dtype=np.uint8)
         self.data_off = np.full(n, mem.XDP_PACKET_HEADROOM, dtype=np.int64)
         self.meta_off = self.data_off.copy()
         self.end_off = self.data_off + lens
@@ -141,6 +145,24 @@ class Batch:
         self.redirect_map = np.full(n, -1, dtype=np.int64)
         self.redirect_key = np.full(n, -1, dtype=np.int64)
         self.redirect_flags = np.zeros(n, dtype=np.int64)
+
+    def ensure_width(self, end: int) -> None:
+        """Widen every row's frame buffer to hold ``end`` bytes (bpf_xdp_adjust_tail)."""
+        if end <= self.width:
+            return
+        new = min(mem.FRAME_SIZE, (end + 63) & ~63)
+        grown = np.zeros((self.n, new), dtype=np.uint8)
+        grown[:, : self.width] = self.buf.reshape(self.n, self.width)
+        self.buf, self.width = grown.reshape(-1), new
+
+    def ensure_stack(self, frames: int) -> None:
+        """Room for ``frames`` stack frames per row (bpf-to-bpf calls)."""
+        need = frames * MAX_BPF_STACK
+        if need <= self.stack_width:
+            return
+        grown = np.zeros((self.n, need), dtype=np.uint8)
+        grown[:, : self.stack_width] = self.stack.reshape(self.n, self.stack_width)
+        self.stack, self.stack_width = grown.reshape(-1), need
 
     def initial_group(self) -> Group:
         n = self.n

@@ -222,7 +222,7 @@ def xdp_adjust_head(b: Batch, g: Group) -> None:
     moved = ml > 0
     for i in np.flatnonzero(moved):
         row, src = int(r[i]), int(b.meta_off[r[i]])
-        base = row * mem.FRAME_SIZE
+        base = row * b.width
         chunk = b.buf[base + src : base + src + int(ml[i])].copy()
         b.buf[base + src + int(d[i]) : base + src + int(d[i]) + int(ml[i])] = chunk
     b.meta_off[r] += d
@@ -249,8 +249,10 @@ def xdp_adjust_tail(b: Batch, g: Group) -> None:
     end = b.end_off[rows] + delta
     ok = (end <= mem.DATA_HARD_END) & (end >= b.data_off[rows] + mem.ETH_HLEN)
     grow = ok & (delta > 0)
+    if grow.any():
+        b.ensure_width(int(end[grow].max()))
     for i in np.flatnonzero(grow):
-        base = int(rows[i]) * mem.FRAME_SIZE
+        base = int(rows[i]) * b.width
         b.buf[base + int(b.end_off[rows[i]]) : base + int(end[i])] = 0
     b.end_off[rows[ok]] = end[ok]
     g.r[0] = np.where(ok, np.uint64(0), _neg(Errno.EINVAL, len(g)))

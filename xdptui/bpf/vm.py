@@ -30,6 +30,7 @@ from xdptui.bpf import memory as mem
 from xdptui.bpf.batch import Batch, Group, Record, merge
 from xdptui.bpf.helpers import HELPERS, helper
 from xdptui.bpf.isa import MAX_BPF_STACK, MAX_CALL_FRAMES, Insn
+from xdptui.bpf.liveness import live_out
 from xdptui.bpf.objfile import BpfProgram
 from xdptui.model.errors import Errno, KernelError
 
@@ -177,19 +178,26 @@ def _atomic(ins: Insn) -> Op:
     return atom
 
 
-def _fused_add(ld: Insn, add: Insn) -> Op:
-    """``rX = *(rA + off); rX += v; *(rA + off) = rX`` as one fetch-add (see module doc)."""
+def _fused_add(ld: Insn, add: Insn, observed: bool) -> Op:
+    """``rX = *(rA + off); rX += v; *(rA + off) = rX`` -- or ``rY += rX`` and store ``rY`` --
+    as one fetch-add (see module doc); when the registers it sets are dead after the store
+    (``observed`` False), a plain commutative add."""
     dst, base, size = ld.dst, ld.src, ld.size
     o = _imm64(ld.off)
-    src = _src(add)
+    commuted = add.dst != ld.dst  # rY += rX: the addend is rY, the sum lands in rY
+    src = (lambda g: g.r[add.dst]) if commuted else _src(add)
     is64 = add.cls == isa.BPF_ALU64
+    out = add.dst
+    m32 = np.uint64(0xFFFFFFFF)
 
     def fused(b: Batch, g: Group) -> None:
         v = src(g)
-        old = access.atomic(b, g.idx, g.r[base] + o, size, 0, True, v, None, fused=True)
+        old = access.atomic(b, g.idx, g.r[base] + o, size, 0, observed, v, None, fused=True)
         with np.errstate(over="ignore"):
             res = old + v
-        g.r[dst] = res if is64 else res & np.uint64(0xFFFFFFFF)
+        if commuted:
+            g.r[dst] = old
+        g.r[out] = res if is64 else res & m32
 
     return fused
 
@@ -256,25 +264,30 @@ def _jump_target(pc: int, ins: Insn) -> int:
 
 
 def _fusable(insns: list[Insn], pc: int, leaders: set[int]) -> bool:
-    """A ``ldx; add; stx`` on the same address, inside one block, the add not using the base."""
+    """``ldx rX, [rA+off]; add rX, v; stx [rA+off], rX`` (or ``add rY, rX; stx ..., rY``)
+    inside one block, the add touching neither rA nor, for ``rX += v``, rX through v."""
     if pc + 2 >= len(insns) or (pc + 1) in leaders or (pc + 2) in leaders:
         return False
     ld, add, st = insns[pc], insns[pc + 1], insns[pc + 2]
-    return (
+    if not (
         ld.cls == isa.BPF_LDX
         and ld.mode == isa.BPF_MEM
         and ld.dst != ld.src
         and add.cls in (isa.BPF_ALU64, isa.BPF_ALU)
         and add.op == isa.BPF_ADD
-        and add.dst == ld.dst
-        and (add.source == isa.BPF_K or add.src not in (ld.dst,))
+        and add.off == 0
+        and add.dst != ld.src
         and st.cls == isa.BPF_STX
         and st.mode == isa.BPF_MEM
         and st.dst == ld.src
-        and st.src == ld.dst
         and st.off == ld.off
         and st.size == ld.size
-    )
+        and st.src == add.dst
+    ):
+        return False
+    if add.dst == ld.dst:
+        return add.source == isa.BPF_K or add.src not in (ld.dst, ld.src)
+    return add.source == isa.BPF_X and add.src == ld.dst
 
 
 def compile_program(prog: BpfProgram) -> dict[int, Block]:
@@ -286,6 +299,7 @@ def compile_program(prog: BpfProgram) -> dict[int, Block]:
     check(prog)
     insns = prog.insns
     n = len(insns)
+    live = live_out(insns)
     leaders = {0}
     for pc, ins in enumerate(insns):
         if ins.is_ld_imm64():
@@ -326,7 +340,9 @@ def compile_program(prog: BpfProgram) -> dict[int, Block]:
             ops.append(_compile_one(insns, pc, leaders))
             if ops[-1] is _SKIP2:
                 ops.pop()
-                ops.append(_fused_add(insns[pc], insns[pc + 1]))
+                sets = (1 << insns[pc].dst) | (1 << insns[pc + 1].dst)
+                observed = bool(live[pc + 2] & sets)
+                ops.append(_fused_add(insns[pc], insns[pc + 1], observed))
                 pc += 3
                 continue
             pc += 1
@@ -408,6 +424,7 @@ def _successors(b: Batch, blk: Block, g: Group) -> list[tuple[int, Group]]:
         d = b.depth[g.idx]
         if (d + 1 >= MAX_CALL_FRAMES).any():
             raise KernelError(Errno.E2BIG, f"the call stack of {MAX_CALL_FRAMES + 1} frames is too deep")
+        b.ensure_stack(int(d.max()) + 2)
         b.saved[g.idx, d] = np.stack(g.r[6:11], axis=1)
         b.retpc[g.idx, d] = blk.fall
         b.depth[g.idx] = d + 1
@@ -515,18 +532,18 @@ def _result(prog: BpfProgram, parts: list[Batch], n: int, passes: int) -> BatchR
         sl = slice(b.first, b.first + b.n)
         retval[sl] = (b.retval & np.uint64(0xFFFFFFFF)).astype(np.uint32)
         meta_len[sl] = b.data_off - b.meta_off
-        raw = b.buf.tobytes()
-        for i in range(b.n):
-            base = i * mem.FRAME_SIZE
-            data.append(raw[base + int(b.meta_off[i]) : base + int(b.end_off[i])])
-            if b.redirect_ifindex[i] >= 0:
-                redirects.append(Redirect(ifindex=int(b.redirect_ifindex[i])))
-            elif b.redirect_map[i] >= 0:
-                redirects.append(
-                    Redirect(map=prog.maps[int(b.redirect_map[i])].name, key=int(b.redirect_key[i]), flags=int(b.redirect_flags[i]))
-                )
-            else:
-                redirects.append(None)
+        view = memoryview(b.buf)
+        base = np.arange(b.n, dtype=np.int64) * b.width
+        starts = (base + b.meta_off).tolist()
+        ends = (base + b.end_off).tolist()
+        data.extend(view[s:e].tobytes() for s, e in zip(starts, ends, strict=True))
+        part: list[Redirect | None] = [None] * b.n
+        for i in np.flatnonzero(b.redirect_ifindex >= 0).tolist():
+            part[i] = Redirect(ifindex=int(b.redirect_ifindex[i]))
+        for i in np.flatnonzero(b.redirect_map >= 0).tolist():
+            name = prog.maps[int(b.redirect_map[i])].name
+            part[i] = Redirect(map=name, key=int(b.redirect_key[i]), flags=int(b.redirect_flags[i]))
+        redirects.extend(part)
         records.extend(rec for _row, _seq, rec in sorted(b.records, key=lambda t: (t[0], t[1])))
         insns += b.insns
     return BatchResult(retval, data, meta_len, redirects, records, insns, passes)
