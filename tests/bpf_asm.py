@@ -11,7 +11,9 @@ def insn(code: int, dst: int = 0, src: int = 0, off: int = 0, imm: int = 0) -> b
     return struct.pack("<BBhi", code, (src << 4) | dst, off, imm)
 
 
-def alu(op: int, dst: int, src: int | None = None, imm: int = 0, is64: bool = True, off: int = 0) -> bytes:
+def alu(
+    op: int, dst: int, src: int | None = None, imm: int = 0, is64: bool = True, off: int = 0
+) -> bytes:
     cls = isa.BPF_ALU64 if is64 else isa.BPF_ALU
     if src is None:
         return insn(cls | op | isa.BPF_K, dst, 0, off, imm)
@@ -31,7 +33,9 @@ def stx(size: int, dst: int, src: int, off: int) -> bytes:
     return insn(isa.BPF_STX | isa.BPF_MEM | size, dst, src, off)
 
 
-def jmp(op: int, dst: int, off: int, src: int | None = None, imm: int = 0, is32: bool = False) -> bytes:
+def jmp(
+    op: int, dst: int, off: int, src: int | None = None, imm: int = 0, is32: bool = False
+) -> bytes:
     cls = isa.BPF_JMP32 if is32 else isa.BPF_JMP
     if src is None:
         return insn(cls | op | isa.BPF_K, dst, 0, off, imm)

@@ -17,9 +17,19 @@ def corpus(count: int = 1100, seed: int = 15) -> list[bytes]:
     out: list[bytes] = []
     while len(out) < count:
         kind = rnd.randrange(10)
-        size = rnd.choice((14, 15, 20, 33, 34, 42, 54, 60, 64, 65, 128, 512, 1000, 1500, 1514, 2048, 3000)) if rnd.random() < 0.4 else rnd.randint(14, 1600)
+        size = (
+            rnd.choice(
+                (14, 15, 20, 33, 34, 42, 54, 60, 64, 65, 128, 512, 1000, 1500, 1514, 2048, 3000)
+            )
+            if rnd.random() < 0.4
+            else rnd.randint(14, 1600)
+        )
         v6 = rnd.random() < 0.3
-        src = f"2001:db8:{rnd.choice(('1', 'bad'))}::{rnd.randint(1, 9)}" if v6 else f"10.0.{rnd.randint(0, 3)}.{rnd.randint(1, 254)}"
+        src = (
+            f"2001:db8:{rnd.choice(('1', 'bad'))}::{rnd.randint(1, 9)}"
+            if v6
+            else f"10.0.{rnd.randint(0, 3)}.{rnd.randint(1, 254)}"
+        )
         if v6 and rnd.random() < 0.2:
             src = "fe80::1"
         dst = f"2001:db8:2::{rnd.randint(1, 9)}" if v6 else f"10.1.0.{rnd.randint(0, 9)}"
@@ -49,7 +59,9 @@ def corpus(count: int = 1100, seed: int = 15) -> list[bytes]:
             icmp_type=rnd.choice((0, 8, 128, 129, 3)),
         )
         if kind == 4:  # not IP
-            frame = frame[:12] + struct.pack("!H", rnd.choice((0x0806, 0x88CC, 0x0000))) + frame[14:]
+            frame = (
+                frame[:12] + struct.pack("!H", rnd.choice((0x0806, 0x88CC, 0x0000))) + frame[14:]
+            )
         elif kind == 5:  # truncated headers
             frame = frame[: rnd.randint(14, min(len(frame), 80))]
         elif kind == 6:  # random bytes

@@ -78,7 +78,9 @@ def load_raw(insns: bytes, license: bytes = b"GPL\0") -> int:
     try:
         return bpf(BPF_PROG_LOAD, attr)
     except OSError as exc:
-        raise OSError(exc.errno, f"{exc.strerror}: {log.value.decode(errors='replace')[-500:]}") from None
+        raise OSError(
+            exc.errno, f"{exc.strerror}: {log.value.decode(errors='replace')[-500:]}"
+        ) from None
 
 
 @dataclass
@@ -92,7 +94,9 @@ def test_run(prog_fd: int, data: bytes) -> TestRun:
     din = ctypes.create_string_buffer(data, len(data))
     dout = ctypes.create_string_buffer(8192)
     attr = bytearray(80)
-    struct.pack_into("<IIIIQQII", attr, 0, prog_fd, 0, len(data), len(dout), _addr(din), _addr(dout), 1, 0)
+    struct.pack_into(
+        "<IIIIQQII", attr, 0, prog_fd, 0, len(data), len(dout), _addr(din), _addr(dout), 1, 0
+    )
     bpf(BPF_PROG_TEST_RUN, attr)
     retval, _size_in, size_out = struct.unpack_from("<III", attr, 4)
     return TestRun(retval, dout.raw[:size_out])

@@ -97,7 +97,19 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     arch = f"/usr/include/{os.uname().machine}-linux-gnu"
     for src in PROGS.glob("*.c"):
         res = subprocess.run(
-            ["clang", "-O2", "-g", "-target", "bpf", "-mcpu=v3", f"-I{arch}", "-c", str(src), "-o", str(out / f"{src.stem}.o")],
+            [
+                "clang",
+                "-O2",
+                "-g",
+                "-target",
+                "bpf",
+                "-mcpu=v3",
+                f"-I{arch}",
+                "-c",
+                str(src),
+                "-o",
+                str(out / f"{src.stem}.o"),
+            ],
             capture_output=True,
             text=True,
         )
@@ -171,8 +183,12 @@ def compare(obj_path: Path, prog_name: str, setup: Callable[[Setter], None] | No
     return len(PACKETS)
 
 
-@pytest.mark.parametrize(("stem", "prog", "setup"), EXAMPLE_CASES, ids=[c[0] for c in EXAMPLE_CASES])
-def test_examples_match_the_kernel(stem: str, prog: str, setup: Callable[[Setter], None] | None) -> None:
+@pytest.mark.parametrize(
+    ("stem", "prog", "setup"), EXAMPLE_CASES, ids=[c[0] for c in EXAMPLE_CASES]
+)
+def test_examples_match_the_kernel(
+    stem: str, prog: str, setup: Callable[[Setter], None] | None
+) -> None:
     assert compare(EXAMPLES / f"{stem}.o", prog, setup) >= 1000
 
 
@@ -198,7 +214,9 @@ def xdp_tools_cases() -> list[tuple[str, str]]:
 
 
 @pytest.mark.skipif(not XDP_TOOLS, reason="xdp-tools is not installed (apt-get install xdp-tools)")
-@pytest.mark.parametrize(("path", "prog"), xdp_tools_cases() or [("", "")], ids=lambda v: Path(v).name if "/" in v else v)
+@pytest.mark.parametrize(
+    ("path", "prog"), xdp_tools_cases() or [("", "")], ids=lambda v: Path(v).name if "/" in v else v
+)
 def test_xdp_tools_objects_match_the_kernel(path: str, prog: str) -> None:
     if prog.startswith("!"):
         pytest.skip(f"{Path(path).name}: {prog[1:]}")

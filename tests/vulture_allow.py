@@ -7,6 +7,8 @@ imports or runs it. Each line names an attribute so vulture counts it as used.
 # ruff: noqa: B018, F821
 
 from xdptui.app import XdpApp
+from xdptui.bpf.batch import Record
+from xdptui.bpf.isa import encode
 from xdptui.model.report_spec import DeviceEntry, QueueEntry
 from xdptui.sim.programs import XdpContext
 from xdptui.widgets.drops import DropsPanel
@@ -24,3 +26,5 @@ DeviceEntry.active_slave
 DeviceEntry.slow_path_reasons
 DeviceEntry.writes_throttled
 DeviceEntry.verdicts_by_path
+Record.packet  # xdptui.bpf API: which packet of the batch wrote an output record
+encode  # xdptui.bpf.isa: instructions back to bytes, for tools that build programs

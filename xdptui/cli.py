@@ -209,9 +209,12 @@ def _bpf(args: argparse.Namespace) -> int:
     try:
         if args.cmd == "bench":
             return tool.bench_prog(args.file, args.sec, args.packets, args.json)
-        return tool.prog_run(args.file, args.sec, args.data_in, args.data_out, args.repeat, args.json)
+        return tool.prog_run(
+            args.file, args.sec, args.data_in, args.data_out, args.repeat, args.json
+        )
     except KernelError as exc:
-        fail(f"xdptui {args.cmd} {args.what}: {exc.errno.name}: {exc.extack.splitlines()[0] if exc.extack else exc.errno.strerror}")
+        why = exc.extack.splitlines()[0] if exc.extack else exc.errno.strerror
+        fail(f"xdptui {args.cmd} {args.what}: {exc.errno.name}: {why}")
 
 
 def _schema(fmt: str) -> int:

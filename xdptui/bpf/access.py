@@ -7,6 +7,8 @@ else is refused with ``EACCES`` and the verifier's wording -- never a read of ho
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -17,8 +19,13 @@ from xdptui.model.errors import Errno, KernelError
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
-DTYPES = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
-SIGNED = {1: np.dtype("<i1"), 2: np.dtype("<i2"), 4: np.dtype("<i4")}
+DTYPES: dict[int, np.dtype[Any]] = {
+    1: np.dtype("<u1"),
+    2: np.dtype("<u2"),
+    4: np.dtype("<u4"),
+    8: np.dtype("<u8"),
+}
+SIGNED: dict[int, np.dtype[Any]] = {1: np.dtype("<i1"), 2: np.dtype("<i2"), 4: np.dtype("<i4")}
 
 
 def _fail(b: Batch, row: int, what: str) -> KernelError:
@@ -36,15 +43,21 @@ def split_regions(addr: U64) -> list[tuple[int, npt.NDArray[np.bool_] | None]]:
     return [(int(r), region == r) for r in np.unique(region)]
 
 
-def _flat(b: Batch, region: int, rows: I64, off: I64, size: int, write: bool) -> tuple[npt.NDArray[np.uint8], I64]:
+def _flat(
+    b: Batch, region: int, rows: I64, off: I64, size: int, write: bool
+) -> tuple[npt.NDArray[np.uint8], I64]:
     """The byte array and flat start index of each access, after the bounds check."""
     if region == mem.PKT_REGION:
         ok = (off >= b.meta_off[rows]) & (off + size <= b.end_off[rows])
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
             rel = int(off[i] - b.data_off[rows[i]])
-            raise _fail(b, int(rows[i]), f"invalid access to packet, off={rel} size={size}, "
-                        f"{int(b.end_off[rows[i]] - b.data_off[rows[i]])} bytes of packet")
+            raise _fail(
+                b,
+                int(rows[i]),
+                f"invalid access to packet, off={rel} size={size}, "
+                f"{int(b.end_off[rows[i]] - b.data_off[rows[i]])} bytes of packet",
+            )
         return b.buf, rows * b.width + off
     if region == mem.STACK_REGION:
         ok = (off >= 0) & (off + size <= b.stack_width)
@@ -59,8 +72,11 @@ def _flat(b: Batch, region: int, rows: I64, off: I64, size: int, write: bool) ->
         ok = (off >= 0) & (off + size <= m.arena.size) & ((off % vs) + size <= vs)
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
-            raise _fail(b, int(rows[i]), f"invalid access to map value, value_size={vs} "
-                        f"off={int(off[i] % vs)} size={size}")
+            raise _fail(
+                b,
+                int(rows[i]),
+                f"invalid access to map value, value_size={vs} off={int(off[i] % vs)} size={size}",
+            )
         if write and m.map_flags & BPF_F_RDONLY_PROG:
             raise _fail(b, int(rows[0]), f"write into map forbidden, value_size={vs}")
         return m.arena, off
@@ -75,7 +91,8 @@ def read_bytes(b: Batch, region: int, rows: I64, off: I64, size: int) -> npt.NDA
     arr, flat = _flat(b, region, rows, off, size, False)
     if region >= mem.FIRST_MAP_REGION:
         b.log_arena(region, off, size, rows, READ)
-    return arr[flat[:, None] + np.arange(size)]
+    out: npt.NDArray[np.uint8] = arr[flat[:, None] + np.arange(size)]
+    return out
 
 
 def write_bytes(b: Batch, region: int, rows: I64, off: I64, data: npt.NDArray[np.uint8]) -> None:
@@ -144,7 +161,17 @@ def store(b: Batch, rows: I64, addr: U64, size: int, value: U64) -> None:
         write_bytes(b, region, r, off, data)
 
 
-def atomic(b: Batch, rows: I64, addr: U64, size: int, op: int, fetch: bool, src: U64, cmp: U64 | None, fused: bool = False) -> U64:
+def atomic(
+    b: Batch,
+    rows: I64,
+    addr: U64,
+    size: int,
+    op: int,
+    fetch: bool,
+    src: U64,
+    cmp: U64 | None,
+    fused: bool = False,
+) -> U64:
     """An atomic read-modify-write; returns each row's old value.
 
     ``op`` is the ALU op applied (``BPF_ADD``, ``OR``, ``AND``, ``XOR``) or ``-1`` for xchg,
@@ -181,7 +208,15 @@ def atomic(b: Batch, rows: I64, addr: U64, size: int, op: int, fetch: bool, src:
     return old
 
 
-def _apply(arr: npt.NDArray[np.uint8], flat: I64, size: int, op: int, s: U64, c: U64 | None, mask: np.uint64) -> U64:
+def _apply(
+    arr: npt.NDArray[np.uint8],
+    flat: I64,
+    size: int,
+    op: int,
+    s: U64,
+    c: U64 | None,
+    mask: np.uint64,
+) -> U64:
     idx = flat[:, None] + np.arange(size)
     cur = np.ascontiguousarray(arr[idx]).view(DTYPES[size]).reshape(-1).astype(np.uint64)
     uniq, inv, counts = np.unique(flat, return_inverse=True, return_counts=True)
@@ -214,7 +249,13 @@ def _apply(arr: npt.NDArray[np.uint8], flat: I64, size: int, op: int, s: U64, c:
         key = int(flat[i])
         v = state.get(key, int(cur[i]))
         old[i] = v
-        one = _combine(op, np.array([v], dtype=np.uint64), s[i : i + 1], None if c is None else c[i : i + 1], mask)
+        one = _combine(
+            op,
+            np.array([v], dtype=np.uint64),
+            s[i : i + 1],
+            None if c is None else c[i : i + 1],
+            mask,
+        )
         state[key] = int(one[0])
     for key, v in state.items():
         arr[key : key + size] = np.frombuffer(int(v).to_bytes(size, "little"), dtype=np.uint8)

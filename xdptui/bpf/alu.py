@@ -170,26 +170,29 @@ def condition(op: int, is32: bool, a: U64, b: U64) -> Bools:
         sa, sb = _s32(a), _s32(b)
     else:
         sa, sb = _s64(a), _s64(b)
+    res: Bools
     if op == isa.BPF_JEQ:
-        return a == b
-    if op == isa.BPF_JNE:
-        return a != b
-    if op == isa.BPF_JGT:
-        return a > b
-    if op == isa.BPF_JGE:
-        return a >= b
-    if op == isa.BPF_JLT:
-        return a < b
-    if op == isa.BPF_JLE:
-        return a <= b
-    if op == isa.BPF_JSET:
-        return (a & b) != 0
-    if op == isa.BPF_JSGT:
-        return sa > sb
-    if op == isa.BPF_JSGE:
-        return sa >= sb
-    if op == isa.BPF_JSLT:
-        return sa < sb
-    if op == isa.BPF_JSLE:
-        return sa <= sb
-    raise ValueError(op)
+        res = a == b
+    elif op == isa.BPF_JNE:
+        res = a != b
+    elif op == isa.BPF_JGT:
+        res = a > b
+    elif op == isa.BPF_JGE:
+        res = a >= b
+    elif op == isa.BPF_JLT:
+        res = a < b
+    elif op == isa.BPF_JLE:
+        res = a <= b
+    elif op == isa.BPF_JSET:
+        res = (a & b) != 0
+    elif op == isa.BPF_JSGT:
+        res = sa > sb
+    elif op == isa.BPF_JSGE:
+        res = sa >= sb
+    elif op == isa.BPF_JSLT:
+        res = sa < sb
+    elif op == isa.BPF_JSLE:
+        res = sa <= sb
+    else:
+        raise ValueError(op)
+    return res

@@ -182,7 +182,9 @@ class Batch:
         self.log_kind.append(kind)
         self.log_event.append(event or self.new_event())
 
-    def log_arena(self, region: int, off: I64, size: int, rows: I64, kind: int, event: int = 0) -> None:
+    def log_arena(
+        self, region: int, off: I64, size: int, rows: I64, kind: int, event: int = 0
+    ) -> None:
         base = np.uint64(region << 32)
         first = (base + off.astype(np.uint64)) >> np.uint64(3)
         last = (base + (off + size - 1).astype(np.uint64)) >> np.uint64(3)
@@ -222,9 +224,9 @@ class Batch:
         two packets inserted or deleted (or, for LRU, looked up) conflicts at the second."""
         cut: int | None = None
         for mi in self.hit_full:
-            rows = sorted(set(self.inserts.get(mi, [])))
-            if len(rows) > 1:
-                cut = rows[1] if cut is None else min(cut, rows[1])
+            sizers = sorted(set(self.inserts.get(mi, [])))
+            if len(sizers) > 1:
+                cut = sizers[1] if cut is None else min(cut, sizers[1])
         if not self.log_words:
             return cut
         words = np.concatenate(self.log_words)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
@@ -30,9 +29,6 @@ from xdptui.model.errors import Errno, KernelError
 EM_BPF = 247
 R_BPF_64_64 = 1
 R_BPF_64_ABS64 = 2
-R_BPF_64_ABS32 = 3
-R_BPF_64_NODYLD32 = 4
-R_BPF_64_32 = 10
 SHF_EXECINSTR = 0x4
 DATA_PREFIXES = (".rodata", ".data", ".bss")
 
@@ -78,7 +74,9 @@ class _Loader:
         self.path = path
         self.ncpus = ncpus
         if elf["e_machine"] != "EM_BPF" and elf["e_machine"] != EM_BPF:
-            raise KernelError(Errno.EINVAL, f"{path}: not a BPF object (e_machine {elf['e_machine']})")
+            raise KernelError(
+                Errno.EINVAL, f"{path}: not a BPF object (e_machine {elf['e_machine']})"
+            )
         if not elf.little_endian:
             raise KernelError(Errno.EINVAL, f"{path}: big-endian BPF objects are not supported")
         self.sections: list[Section] = list(elf.iter_sections())
@@ -119,7 +117,9 @@ class _Loader:
             if not (sec["sh_flags"] & SHF_EXECINSTR) or sec.name == ".text" or sec["sh_size"] == 0:
                 continue
             funcs = [
-                s for s in self.syms if s.shndx == idx and s.kind == "STT_FUNC" and s.bind != "STB_LOCAL"
+                s
+                for s in self.syms
+                if s.shndx == idx and s.kind == "STT_FUNC" and s.bind != "STB_LOCAL"
             ] or [_Sym(sec.name, 0, sec["sh_size"], idx, "STT_FUNC", "STB_GLOBAL")]
             attach = xdp_attach_type(sec.name)
             for fn in funcs:
@@ -150,7 +150,10 @@ class _Loader:
                 self._btf_maps(idx)
             elif sec.name == "maps":
                 self._legacy_maps(idx, sec.data())
-            elif sec.name.startswith(DATA_PREFIXES) and sec["sh_type"] in ("SHT_PROGBITS", "SHT_NOBITS"):
+            elif sec.name.startswith(DATA_PREFIXES) and sec["sh_type"] in (
+                "SHT_PROGBITS",
+                "SHT_NOBITS",
+            ):
                 if sec["sh_flags"] & SHF_EXECINSTR:
                     continue
                 size = sec["sh_size"]
@@ -166,7 +169,10 @@ class _Loader:
     def _btf_maps(self, idx: int) -> None:
         if self.btf is None:
             raise KernelError(Errno.EINVAL, f"{self.path}: .maps section without .BTF")
-        for s in sorted((s for s in self.syms if s.shndx == idx and s.kind == "STT_OBJECT"), key=lambda s: s.value):
+        for s in sorted(
+            (s for s in self.syms if s.shndx == idx and s.kind == "STT_OBJECT"),
+            key=lambda s: s.value,
+        ):
             d = self.btf.map_def(s.name)
             if "map_type" not in d and "type" not in d:
                 raise KernelError(Errno.EINVAL, f"map '{s.name}': no type")
@@ -190,7 +196,14 @@ class _Loader:
             self.map_at[(idx, s.value)] = self._add_map(mdef)
 
     def _legacy_maps(self, idx: int, data: bytes) -> None:
-        syms = sorted((s for s in self.syms if s.shndx == idx and s.kind in ("STT_OBJECT", "STT_NOTYPE") and s.name), key=lambda s: s.value)
+        syms = sorted(
+            (
+                s
+                for s in self.syms
+                if s.shndx == idx and s.kind in ("STT_OBJECT", "STT_NOTYPE") and s.name
+            ),
+            key=lambda s: s.value,
+        )
         for s in syms:
             raw = data[s.value : s.value + 20].ljust(20, b"\0")
             mtype, ks, vs, me, fl = struct.unpack("<5I", raw)
@@ -206,7 +219,10 @@ class _Loader:
         for sec in self.sections:
             if isinstance(sec, RelocationSection) and sec["sh_info"] == idx:
                 for r in sec.iter_relocations():
-                    out[r["r_offset"] // isa.INSN_SIZE] = (r["r_info_type"], self.syms[r["r_info_sym"]])
+                    out[r["r_offset"] // isa.INSN_SIZE] = (
+                        r["r_info_type"],
+                        self.syms[r["r_info_sym"]],
+                    )
         return out
 
     def _link(self, idx: int, fn: _Sym, text_idx: int | None) -> list[Insn]:
@@ -222,7 +238,9 @@ class _Loader:
         own = self._code(idx)
         if count == 0:
             count = len(own) - start
-        parts: list[tuple[int, int, list[Insn], int]] = [(idx, start, own[start : start + count], 0)]
+        parts: list[tuple[int, int, list[Insn], int]] = [
+            (idx, start, own[start : start + count], 0)
+        ]
         text = self._code(text_idx) if text_idx is not None else []
         if text:
             parts.append((text_idx or 0, 0, text, count))
@@ -230,7 +248,11 @@ class _Loader:
         for sec_idx, first, code, base in parts:
             relocs = self._relocs(sec_idx)
             for i, ins in enumerate(code):
-                image.append(self._relocate(sec_idx, first + i, ins, relocs, base + i, count, first, len(code), base))
+                image.append(
+                    self._relocate(
+                        sec_idx, first + i, ins, relocs, base + i, count, first, len(code), base
+                    )
+                )
         return self._fold_ld_imm64(image)
 
     def _relocate(
@@ -248,7 +270,10 @@ class _Loader:
         rel = relocs.get(sec_i)
         if isa.is_call(ins):
             if ins.src == isa.BPF_PSEUDO_KFUNC_CALL or (rel and rel[1].shndx == "SHN_UNDEF"):
-                raise KernelError(Errno.EINVAL, f"call to kfunc '{rel[1].name if rel else ins.imm}' is not supported")
+                raise KernelError(
+                    Errno.EINVAL,
+                    f"call to kfunc '{rel[1].name if rel else ins.imm}' is not supported",
+                )
             if ins.src != isa.BPF_PSEUDO_CALL:
                 return ins  # a helper, by number
             if rel is None:
@@ -257,37 +282,63 @@ class _Loader:
                 sym = rel[1]
                 target_sec = int(sym.shndx)
                 target = sym.value // isa.INSN_SIZE + ins.imm + 1
-            img_target = self._image_index(target_sec, target, sec_idx, first, code_len, base, own_len)
+            img_target = self._image_index(
+                target_sec, target, sec_idx, first, code_len, base, own_len
+            )
             return Insn(ins.code, ins.dst, ins.src, ins.off, img_target - img_i - 1)
         if rel is None:
             if ins.is_ld_imm64() and ins.src == isa.BPF_PSEUDO_FUNC:
-                raise KernelError(Errno.EINVAL, "callbacks (bpf_loop, bpf_for_each_map_elem, timers) are not supported")
+                raise KernelError(
+                    Errno.EINVAL,
+                    "callbacks (bpf_loop, bpf_for_each_map_elem, timers) are not supported",
+                )
             return ins
         rtype, sym = rel
         if not ins.is_ld_imm64():
-            raise KernelError(Errno.EINVAL, f"relocation against '{sym.name}' on a non-ld_imm64 instruction")
+            raise KernelError(
+                Errno.EINVAL, f"relocation against '{sym.name}' on a non-ld_imm64 instruction"
+            )
         if rtype not in (R_BPF_64_64, R_BPF_64_ABS64):
-            raise KernelError(Errno.EINVAL, f"unsupported relocation type {rtype} against '{sym.name}'")
+            raise KernelError(
+                Errno.EINVAL, f"unsupported relocation type {rtype} against '{sym.name}'"
+            )
         if sym.shndx == "SHN_UNDEF":
-            raise KernelError(Errno.EINVAL, f"extern '{sym.name}' (kconfig / ksym) is not supported")
+            raise KernelError(
+                Errno.EINVAL, f"extern '{sym.name}' (kconfig / ksym) is not supported"
+            )
         shndx = int(sym.shndx)
         key = (shndx, sym.value)
         if key in self.map_at:
             return Insn(ins.code, ins.dst, isa.BPF_PSEUDO_MAP_FD, ins.off, self.map_at[key], 0)
         if shndx in self.data_map:
             mi = self.data_map[shndx]
-            return Insn(ins.code, ins.dst, isa.BPF_PSEUDO_MAP_VALUE, ins.off, mi, sym.value + ins.imm)
+            return Insn(
+                ins.code, ins.dst, isa.BPF_PSEUDO_MAP_VALUE, ins.off, mi, sym.value + ins.imm
+            )
         sname = self.sec_name(shndx)
         if sname == ".text" or self.sections[shndx]["sh_flags"] & SHF_EXECINSTR:
             raise KernelError(Errno.EINVAL, "function pointers (callbacks) are not supported")
-        raise KernelError(Errno.EINVAL, f"relocation against '{sym.name}' in section '{sname}' is not supported")
+        raise KernelError(
+            Errno.EINVAL, f"relocation against '{sym.name}' in section '{sname}' is not supported"
+        )
 
-    def _image_index(self, target_sec: int, target: int, sec_idx: int, first: int, code_len: int, base: int, own_len: int) -> int:
+    def _image_index(
+        self,
+        target_sec: int,
+        target: int,
+        sec_idx: int,
+        first: int,
+        code_len: int,
+        base: int,
+        own_len: int,
+    ) -> int:
         if self.sec_name(target_sec) == ".text":
             return own_len + target
         if target_sec == sec_idx and first <= target < first + code_len:
             return base + target - first
-        raise KernelError(Errno.EINVAL, f"call into section '{self.sec_name(target_sec)}' outside the program")
+        raise KernelError(
+            Errno.EINVAL, f"call into section '{self.sec_name(target_sec)}' outside the program"
+        )
 
     def _fold_ld_imm64(self, image: list[Insn]) -> list[Insn]:
         """Give every ld_imm64 its full 64-bit operand in ``imm64``: a constant, a map handle
@@ -307,25 +358,11 @@ class _Loader:
                 elif ins.src == 0:
                     value = (ins.imm & 0xFFFFFFFF) | ((hi.imm & 0xFFFFFFFF) << 32)
                 else:
-                    raise KernelError(Errno.EINVAL, f"ld_imm64 with src_reg {ins.src} is not supported")
+                    raise KernelError(
+                        Errno.EINVAL, f"ld_imm64 with src_reg {ins.src} is not supported"
+                    )
                 out[i] = Insn(ins.code, ins.dst, ins.src, ins.off, ins.imm, value)
                 i += 2
                 continue
             i += 1
         return out
-
-
-def describe(obj: BpfObject) -> dict[str, Any]:
-    """A JSON-able summary of an object (programs, maps, license)."""
-    return {
-        "programs": [
-            {"name": p.name, "section": p.section, "insns": len(p.insns), "attach": p.expected_attach_type}
-            for p in obj.programs.values()
-        ],
-        "maps": [
-            {"name": m.name, "type": MapType(m.map_type).name.lower(), "key": m.key_size, "value": m.value_size, "max_entries": m.max_entries}
-            for m in obj.maps.values()
-        ],
-        "license": obj.license,
-        "skipped": obj.skipped,
-    }

@@ -28,7 +28,7 @@ def checksum(data: bytes, start: int = 0) -> int:
     total = start + sum(struct.unpack(f"!{len(data) // 2}H", data))
     while total >> 16:
         total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
+    return int(~total & 0xFFFF)
 
 
 def _mac(mac: str | bytes) -> bytes:
@@ -80,7 +80,9 @@ def build_frame_bytes(
     if v6:
         ip = struct.pack("!IHBB", 6 << 28, l4_len, proto, ttl) + src.packed + dst.packed
     else:
-        hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + l4_len, 0, 0x4000, ttl, proto, 0, src.packed, dst.packed)
+        hdr = struct.pack(
+            "!BBHHHBBH4s4s", 0x45, 0, 20 + l4_len, 0, 0x4000, ttl, proto, 0, src.packed, dst.packed
+        )
         ip = hdr[:10] + struct.pack("!H", checksum(hdr)) + hdr[12:]
     return eth + ip + l4
 
@@ -91,7 +93,16 @@ def _pseudo(src: bytes, dst: bytes, proto: int, length: int, v6: bool) -> bytes:
     return src + dst + struct.pack("!xBH", proto, length)
 
 
-def _l4(proto: int, sport: int, dport: int, payload: bytes, pseudo: bytes, flags: int, icmp_type: int, v6: bool) -> bytes:
+def _l4(
+    proto: int,
+    sport: int,
+    dport: int,
+    payload: bytes,
+    pseudo: bytes,
+    flags: int,
+    icmp_type: int,
+    v6: bool,
+) -> bytes:
     if proto == IPPROTO_UDP:
         hdr = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0)
         c = checksum(pseudo + hdr + payload) or 0xFFFF

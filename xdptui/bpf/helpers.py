@@ -28,9 +28,8 @@ Helper = Callable[[Batch, Group], None]
 XDP_ABORTED, XDP_DROP, XDP_PASS, XDP_TX, XDP_REDIRECT = 0, 1, 2, 3, 4
 BPF_F_BROADCAST = 1 << 3
 BPF_F_EXCLUDE_INGRESS = 1 << 4
-BPF_F_CURRENT_CPU = 0xFFFFFFFF
 BPF_F_CTXLEN_MASK = 0xFFFFF << 32
-EFAULT, ENOTSUPP = 14, 524
+EFAULT = 14
 
 
 def _neg(errno: int, n: int) -> U64:
@@ -60,7 +59,9 @@ def _mem_rows(b: Batch, g: Group, reg: int, size: int | I64) -> npt.NDArray[np.u
         out = np.zeros((len(g), size), dtype=np.uint8)
         for region, sel in access.split_regions(addr):
             r = g.idx if sel is None else g.idx[sel]
-            off = ((addr if sel is None else addr[sel]) & np.uint64(mem.OFFSET_MASK)).astype(np.int64)
+            off = ((addr if sel is None else addr[sel]) & np.uint64(mem.OFFSET_MASK)).astype(
+                np.int64
+            )
             data = access.read_bytes(b, region, r, off, size)
             if sel is None:
                 return data
@@ -73,7 +74,9 @@ def map_lookup_elem(b: Batch, g: Group) -> None:
     mi = _map_index(b, g, 1)
     m = b.maps[mi]
     if m.map_type in (MapType.PERF_EVENT_ARRAY, MapType.RINGBUF):
-        raise KernelError(Errno.EINVAL, f"cannot pass map_type {m.map_type} into func bpf_map_lookup_elem#1")
+        raise KernelError(
+            Errno.EINVAL, f"cannot pass map_type {m.map_type} into func bpf_map_lookup_elem#1"
+        )
     keys = _mem_rows(b, g, 2, m.key_size)
     if m.is_hash:
         b.log_keys(mi, keys, g.idx, READ)
@@ -91,7 +94,9 @@ def map_update_elem(b: Batch, g: Group) -> None:
     mi = _map_index(b, g, 1)
     m = b.maps[mi]
     if m.map_type in DEVMAP_TYPES or m.map_type in (MapType.PERF_EVENT_ARRAY, MapType.RINGBUF):
-        raise KernelError(Errno.EINVAL, f"cannot pass map_type {m.map_type} into func bpf_map_update_elem#2")
+        raise KernelError(
+            Errno.EINVAL, f"cannot pass map_type {m.map_type} into func bpf_map_update_elem#2"
+        )
     keys = _mem_rows(b, g, 2, m.key_size)
     values = _mem_rows(b, g, 3, m.value_size)
     flags = g.r[4].astype(np.int64)
@@ -103,7 +108,15 @@ def map_update_elem(b: Batch, g: Group) -> None:
     _log_update(b, mi, keys, g.idx, ret, before, free_before)
 
 
-def _log_update(b: Batch, mi: int, keys: npt.NDArray[np.uint8], rows: I64, ret: I64, before: set[bytes], free_before: int) -> None:
+def _log_update(
+    b: Batch,
+    mi: int,
+    keys: npt.NDArray[np.uint8],
+    rows: I64,
+    ret: I64,
+    before: set[bytes],
+    free_before: int,
+) -> None:
     m = b.maps[mi]
     if m.is_hash:
         b.log_keys(mi, keys, rows, WRITE)
@@ -130,7 +143,9 @@ def map_delete_elem(b: Batch, g: Group) -> None:
     mi = _map_index(b, g, 1)
     m = b.maps[mi]
     if m.map_type in DEVMAP_TYPES:
-        raise KernelError(Errno.EINVAL, f"cannot pass map_type {m.map_type} into func bpf_map_delete_elem#3")
+        raise KernelError(
+            Errno.EINVAL, f"cannot pass map_type {m.map_type} into func bpf_map_delete_elem#3"
+        )
     keys = _mem_rows(b, g, 2, m.key_size)
     b.before_write(mi)
     ret = m.prog_delete(keys)
@@ -149,9 +164,11 @@ def get_prandom_u32(b: Batch, g: Group) -> None:
     """``bpf_user_rnd_u32``: here a hash of (seed, packet, how many calls it made before)."""
     calls = b.rnd_calls[g.idx]
     b.rnd_calls[g.idx] += 1
-    x = (np.uint64(b.seed) * np.uint64(0x9E3779B97F4A7C15)) ^ (
-        (g.idx + b.first).astype(np.uint64) << np.uint64(20)
-    ) ^ calls.astype(np.uint64)
+    x = (
+        (np.uint64(b.seed) * np.uint64(0x9E3779B97F4A7C15))
+        ^ ((g.idx + b.first).astype(np.uint64) << np.uint64(20))
+        ^ calls.astype(np.uint64)
+    )
     with np.errstate(over="ignore"):
         x ^= x >> np.uint64(33)
         x *= np.uint64(0xFF51AFD7ED558CCD)
@@ -184,7 +201,9 @@ def redirect_map(b: Batch, g: Group) -> None:
     m = b.maps[mi]
     if m.map_type not in DEVMAP_TYPES:
         kind = MapType(m.map_type).name if m.map_type in {t.value for t in MapType} else m.map_type
-        raise KernelError(Errno.EINVAL, f"bpf_redirect_map into BPF_MAP_TYPE_{kind} is not modelled")
+        raise KernelError(
+            Errno.EINVAL, f"bpf_redirect_map into BPF_MAP_TYPE_{kind} is not modelled"
+        )
     flags = g.r[3]
     action_mask = np.uint64(3)
     allowed = action_mask | np.uint64(BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS)
@@ -193,7 +212,9 @@ def redirect_map(b: Batch, g: Group) -> None:
     keys = key.astype("<u4").view(np.uint8).reshape(-1, 4)
     if m.key_size != 4:
         keys = np.zeros((len(g), m.key_size), dtype=np.uint8)
-        keys[:, : min(4, m.key_size)] = key.astype("<u4").view(np.uint8).reshape(-1, 4)[:, : m.key_size]
+        keys[:, : min(4, m.key_size)] = (
+            key.astype("<u4").view(np.uint8).reshape(-1, 4)[:, : m.key_size]
+        )
     off = m.slot_offsets(keys, b.cpu)
     if m.is_hash:
         b.log_keys(mi, keys, g.idx, READ)
@@ -204,7 +225,9 @@ def redirect_map(b: Batch, g: Group) -> None:
     rows = g.idx[hit]
     b.redirect_map[rows] = mi
     b.redirect_key[rows] = key[hit].astype(np.int64)
-    b.redirect_flags[rows] = (flags[hit] & np.uint64(BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS)).astype(np.int64)
+    b.redirect_flags[rows] = (
+        flags[hit] & np.uint64(BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS)
+    ).astype(np.int64)
     b.redirect_ifindex[rows] = -1
     miss = g.idx[~found & ~bad]
     b.redirect_map[miss] = -1
@@ -239,7 +262,9 @@ def xdp_adjust_meta(b: Batch, g: Group) -> None:
     acces = ~inval & (((metalen & 3) != 0) | (metalen > mem.XDP_META_MAX))
     ok = ~inval & ~acces
     b.meta_off[rows[ok]] = meta[ok]
-    ret = np.where(inval, _neg(Errno.EINVAL, len(g)), np.where(acces, _neg(Errno.EACCES, len(g)), np.uint64(0)))
+    ret = np.where(
+        inval, _neg(Errno.EINVAL, len(g)), np.where(acces, _neg(Errno.EACCES, len(g)), np.uint64(0))
+    )
     g.r[0] = ret
 
 
@@ -268,7 +293,9 @@ def _load_store_args(b: Batch, g: Group) -> tuple[I64, I64, npt.NDArray[np.bool_
     size = b.end_off[g.idx] - b.data_off[g.idx]
     fault = (off > 0xFFFF) | (length > 0xFFFF)
     inval = ~fault & (off + length > size)
-    ret = np.where(fault, _neg(EFAULT, len(g)), np.where(inval, _neg(Errno.EINVAL, len(g)), np.uint64(0)))
+    ret = np.where(
+        fault, _neg(EFAULT, len(g)), np.where(inval, _neg(Errno.EINVAL, len(g)), np.uint64(0))
+    )
     return off, length, ~fault & ~inval, ret
 
 
@@ -282,7 +309,9 @@ def xdp_load_bytes(b: Batch, g: Group) -> None:
         dst = g.r[3][sel]
         for region, rsel in access.split_regions(dst):
             rr = rows if rsel is None else rows[rsel]
-            doff = ((dst if rsel is None else dst[rsel]) & np.uint64(mem.OFFSET_MASK)).astype(np.int64)
+            doff = ((dst if rsel is None else dst[rsel]) & np.uint64(mem.OFFSET_MASK)).astype(
+                np.int64
+            )
             access.write_bytes(b, region, rr, doff, data if rsel is None else data[rsel])
     g.r[0] = ret
 
@@ -311,7 +340,8 @@ def _csum_partial(data: npt.NDArray[np.uint8], seed: U64) -> U64:
     total = seed.astype(np.uint64) + words.sum(axis=1, dtype=np.uint64)
     for _ in range(3):
         total = (total & np.uint64(0xFFFFFFFF)) + (total >> np.uint64(32))
-    return total
+    out: U64 = total
+    return out
 
 
 def _csum_add(a: U64, b: U64) -> U64:
@@ -348,7 +378,9 @@ def csum_diff(b: Batch, g: Group) -> None:
     g.r[0] = out
 
 
-def _emit(b: Batch, rows: I64, kind: str, data: npt.NDArray[np.uint8], texts: list[str] | None = None) -> None:
+def _emit(
+    b: Batch, rows: I64, kind: str, data: npt.NDArray[np.uint8], texts: list[str] | None = None
+) -> None:
     for i, row in enumerate(rows.tolist()):
         rec = Record(b.first + row, kind, data[i].tobytes(), texts[i] if texts else "")
         b.records.append((row, len(b.records), rec))
@@ -419,7 +451,11 @@ def _format(fmt: bytes, args: list[int]) -> str:
             v -= 1 << bits
         if conv in "ps":
             return f"{v:#x}".encode()
-        return f"%{flags}{conv if conv != 'i' else 'd'}".encode() % v if conv != "c" else bytes([v & 0xFF])
+        return (
+            f"%{flags}{conv if conv != 'i' else 'd'}".encode() % v
+            if conv != "c"
+            else bytes([v & 0xFF])
+        )
 
     return _FMT.sub(one, fmt).decode("utf-8", "replace")
 
@@ -466,4 +502,3 @@ def helper(func_id: int) -> Helper:
     if func_id in REFUSED:
         raise KernelError(Errno.EINVAL, f"{REFUSED[func_id]} is not supported")
     raise KernelError(Errno.EINVAL, f"program of this type cannot use helper #{func_id}")
-

@@ -81,10 +81,7 @@ BPF_CMPXCHG = 0xF0 | BPF_FETCH
 # src_reg of ld_imm64 and of calls.
 BPF_PSEUDO_MAP_FD = 1
 BPF_PSEUDO_MAP_VALUE = 2
-BPF_PSEUDO_BTF_ID = 3
 BPF_PSEUDO_FUNC = 4
-BPF_PSEUDO_MAP_IDX = 5
-BPF_PSEUDO_MAP_IDX_VALUE = 6
 BPF_PSEUDO_CALL = 1
 BPF_PSEUDO_KFUNC_CALL = 2
 
@@ -141,10 +138,6 @@ def encode(insns: list[Insn]) -> bytes:
     for i, ins in enumerate(insns):
         arr[i] = (ins.code, (ins.src << 4) | ins.dst, ins.off, ins.imm)
     return arr.tobytes()
-
-
-def is_exit(ins: Insn) -> bool:
-    return ins.code == BPF_JMP | BPF_EXIT
 
 
 def is_call(ins: Insn) -> bool:

@@ -48,7 +48,6 @@ BPF_NOEXIST = 1
 BPF_EXIST = 2
 
 # Map flags (map_flags).
-BPF_F_NO_PREALLOC = 1 << 0
 BPF_F_RDONLY_PROG = 1 << 7
 
 HASH_TYPES = (MapType.HASH, MapType.PERCPU_HASH, MapType.LRU_HASH, MapType.LRU_PERCPU_HASH)

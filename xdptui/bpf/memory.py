@@ -10,8 +10,6 @@ all, the last ``SKB_DATA_ALIGN(sizeof(struct skb_shared_info))`` of them reserve
 
 from __future__ import annotations
 
-from xdptui.bpf.isa import MAX_BPF_STACK, MAX_CALL_FRAMES
-
 REGION_SHIFT = 32
 OFFSET_MASK = (1 << REGION_SHIFT) - 1
 CTX_REGION = 1
@@ -33,7 +31,6 @@ DATA_HARD_END = FRAME_SIZE - SKB_SHARED_INFO_SIZE  # xdp_data_hard_end()
 XDP_FRAME_SIZE = 40  # sizeof(struct xdp_frame): adjust_head/meta keep it free at the start
 XDP_META_MAX = 255  # xdp_metalen_invalid(): skb_shared_info.meta_len is a u8
 ETH_HLEN = 14
-STACK_BYTES = MAX_BPF_STACK * MAX_CALL_FRAMES
 
 # struct xdp_md field offsets (include/uapi/linux/bpf.h).
 XDP_MD_FIELDS = {
@@ -44,7 +41,6 @@ XDP_MD_FIELDS = {
     16: "rx_queue_index",
     20: "egress_ifindex",
 }
-XDP_MD_SIZE = 24
 
 
 def map_region(index: int) -> int:

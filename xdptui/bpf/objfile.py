@@ -30,18 +30,6 @@ class BpfProgram:
     frags: bool = False
     _compiled: Any = field(default=None, repr=False)
 
-    @property
-    def gpl_compatible(self) -> bool:
-        """``license_is_gpl_compatible()``."""
-        return self.license in (
-            "GPL",
-            "GPL v2",
-            "GPL and additional rights",
-            "Dual BSD/GPL",
-            "Dual MIT/GPL",
-            "Dual MPL/GPL",
-        )
-
     def run_batch(self, packets: list[bytes], **kwargs: Any) -> BatchResult:
         """Run the program over ``packets`` in order; see ``xdptui.bpf.vm.run_batch``."""
         from xdptui.bpf.vm import run_batch
@@ -65,7 +53,9 @@ class BpfObject:
         if name is None:
             if not self.programs:
                 why = "; ".join(f"{k}: {v}" for k, v in self.skipped.items())
-                raise KernelError(Errno.ENOENT, f"{self.path}: no XDP program" + (f" ({why})" if why else ""))
+                raise KernelError(
+                    Errno.ENOENT, f"{self.path}: no XDP program" + (f" ({why})" if why else "")
+                )
             return next(iter(self.programs.values()))
         if name in self.programs:
             return self.programs[name]

@@ -21,14 +21,18 @@ def _read_input(path: str) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError as exc:
-        raise KernelError(Errno.ENOENT, f"failed to open input file {path}: {exc.strerror}") from None
+        raise KernelError(
+            Errno.ENOENT, f"failed to open input file {path}: {exc.strerror}"
+        ) from None
 
 
 def _program(path: str, sec: str | None) -> BpfProgram:
     return load_object(path).program(sec)
 
 
-def prog_run(path: str, sec: str | None, data_in: str, data_out: str | None, repeat: int, as_json: bool) -> int:
+def prog_run(
+    path: str, sec: str | None, data_in: str, data_out: str | None, repeat: int, as_json: bool
+) -> int:
     """Run the program on one frame ``repeat`` times (map effects accumulate, as in the
     kernel); print the return value and the average duration; write the output bytes."""
     if repeat < 1:
@@ -45,7 +49,9 @@ def prog_run(path: str, sec: str | None, data_in: str, data_out: str | None, rep
         try:
             Path(data_out).write_bytes(out)
         except OSError as exc:
-            raise KernelError(Errno.ENOENT, f"failed to open output file {data_out}: {exc.strerror}") from None
+            raise KernelError(
+                Errno.ENOENT, f"failed to open output file {data_out}: {exc.strerror}"
+            ) from None
     if as_json:
         doc: dict[str, object] = {
             "retval": retval,
@@ -81,7 +87,9 @@ def bench_frames(count: int) -> list[bytes]:
         frames.append(
             build_frame_bytes(
                 vlans=(100,) if i % 7 == 0 else (),
-                src_ip=f"2001:db8::{i % 65536:x}" if v6 else f"10.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}",
+                src_ip=f"2001:db8::{i % 65536:x}"
+                if v6
+                else f"10.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}",
                 dst_ip="2001:db8:1::1" if v6 else "10.255.0.1",
                 proto=58 if (v6 and proto == IPPROTO_ICMP) else proto,
                 src_port=1024 + i % 50000,

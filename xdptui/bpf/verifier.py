@@ -135,9 +135,17 @@ def _alu(st: State, fr: Frame, ins: Insn) -> State:
             fresh = Reg("pkt", st.next_id, 0, 0)
             return _top(st, _set(fr, ins.dst, fresh), st.pc + 1, st.next_id + 1)
     if dst.kind == "scalar" and src.kind == "pkt" and is64 and op == isa.BPF_ADD:
-        fresh = Reg("pkt", st.next_id, 0, 0) if dst.const is None else replace(src, off=src.off + dst.const)
+        fresh = (
+            Reg("pkt", st.next_id, 0, 0)
+            if dst.const is None
+            else replace(src, off=src.off + dst.const)
+        )
         return _top(st, _set(fr, ins.dst, fresh), st.pc + 1, st.next_id + 1)
-    result = SCALAR if dst.kind in ("scalar", "pkt", "pkt_end") and src.kind in ("scalar", "pkt", "pkt_end") else UNKNOWN
+    result = (
+        SCALAR
+        if dst.kind in ("scalar", "pkt", "pkt_end") and src.kind in ("scalar", "pkt", "pkt_end")
+        else UNKNOWN
+    )
     if dst.const is not None and src.const is not None and result is SCALAR:
         v = _fold(op, dst.const, src.const, is64)
         if v is not None:
@@ -182,7 +190,12 @@ def _branch(st: State, fr: Frame, ins: Insn, target: int) -> list[State]:
         flip = a.kind == "pkt_end"
         # Normalise to "pkt OP end".
         if flip:
-            op = {isa.BPF_JGT: isa.BPF_JLT, isa.BPF_JLT: isa.BPF_JGT, isa.BPF_JGE: isa.BPF_JLE, isa.BPF_JLE: isa.BPF_JGE}.get(op, op)
+            op = {
+                isa.BPF_JGT: isa.BPF_JLT,
+                isa.BPF_JLT: isa.BPF_JGT,
+                isa.BPF_JGE: isa.BPF_JLE,
+                isa.BPF_JLE: isa.BPF_JGE,
+            }.get(op, op)
         if op == isa.BPF_JGT:  # taken: pkt > end; fall: pkt <= end
             fall = _grow(fr, pkt.id, pkt.off)
         elif op == isa.BPF_JGE:  # fall: pkt < end
@@ -197,7 +210,12 @@ def _branch(st: State, fr: Frame, ins: Insn, target: int) -> list[State]:
         from xdptui.bpf import alu
 
         hit = bool(
-            alu.condition(op, ins.cls == isa.BPF_JMP32, np.array([a.const], dtype=np.uint64), np.array([b.const], dtype=np.uint64))[0]
+            alu.condition(
+                op,
+                ins.cls == isa.BPF_JMP32,
+                np.array([a.const], dtype=np.uint64),
+                np.array([b.const], dtype=np.uint64),
+            )[0]
         )
         return [_top(st, fr, target if hit else st.pc + 1)]
     return [_top(st, fall, st.pc + 1), _top(st, taken, target)]
@@ -208,7 +226,9 @@ def _step(prog: BpfProgram, insns: list[Insn], st: State) -> list[State]:
     fr = st.frames[-1]
     cls = ins.cls
     if ins.is_ld_imm64():
-        return [_top(st, _set(fr, ins.dst, _const(ins.imm64) if ins.src == 0 else UNKNOWN), st.pc + 2)]
+        return [
+            _top(st, _set(fr, ins.dst, _const(ins.imm64) if ins.src == 0 else UNKNOWN), st.pc + 2)
+        ]
     if cls in (isa.BPF_ALU, isa.BPF_ALU64):
         return [_alu(st, fr, ins)]
     if cls == isa.BPF_LDX:

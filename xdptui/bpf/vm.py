@@ -28,7 +28,7 @@ import numpy.typing as npt
 from xdptui.bpf import access, alu, isa
 from xdptui.bpf import memory as mem
 from xdptui.bpf.batch import Batch, Group, Record, merge
-from xdptui.bpf.helpers import HELPERS, helper
+from xdptui.bpf.helpers import helper
 from xdptui.bpf.isa import MAX_BPF_STACK, MAX_CALL_FRAMES, Insn
 from xdptui.bpf.liveness import live_out
 from xdptui.bpf.objfile import BpfProgram
@@ -331,11 +331,15 @@ def compile_program(prog: BpfProgram) -> dict[int, Block]:
                 if ins.op == isa.BPF_EXIT:
                     block = Block(start, ops, count, "exit")
                 elif ins.op == isa.BPF_CALL:
-                    block = Block(start, ops, count, "call", target=_jump_target(pc, ins), fall=pc + 1)
+                    block = Block(
+                        start, ops, count, "call", target=_jump_target(pc, ins), fall=pc + 1
+                    )
                 elif ins.op == isa.BPF_JA:
                     block = Block(start, ops, count, "goto", target=_jump_target(pc, ins))
                 else:
-                    block = Block(start, ops, count, "cond", _jump_target(pc, ins), pc + 1, _cond(ins))
+                    block = Block(
+                        start, ops, count, "cond", _jump_target(pc, ins), pc + 1, _cond(ins)
+                    )
                 break
             ops.append(_compile_one(insns, pc, leaders))
             if ops[-1] is _SKIP2:
@@ -373,7 +377,9 @@ def _compile_one(insns: list[Insn], pc: int, leaders: set[int]) -> Op:
     if cls in (isa.BPF_JMP, isa.BPF_JMP32) and ins.op == isa.BPF_CALL:
         return _call_helper(ins)
     if cls == isa.BPF_LD and ins.mode in (isa.BPF_ABS, isa.BPF_IND):
-        raise KernelError(Errno.EINVAL, "BPF_LD_[ABS|IND] instructions not allowed for this program type")
+        raise KernelError(
+            Errno.EINVAL, "BPF_LD_[ABS|IND] instructions not allowed for this program type"
+        )
     raise KernelError(Errno.EINVAL, f"unknown opcode {ins.code:02x} at insn {pc}")
 
 
@@ -423,7 +429,9 @@ def _successors(b: Batch, blk: Block, g: Group) -> list[tuple[int, Group]]:
     if blk.kind == "call":
         d = b.depth[g.idx]
         if (d + 1 >= MAX_CALL_FRAMES).any():
-            raise KernelError(Errno.E2BIG, f"the call stack of {MAX_CALL_FRAMES + 1} frames is too deep")
+            raise KernelError(
+                Errno.E2BIG, f"the call stack of {MAX_CALL_FRAMES + 1} frames is too deep"
+            )
         b.ensure_stack(int(d.max()) + 2)
         b.saved[g.idx, d] = np.stack(g.r[6:11], axis=1)
         b.retpc[g.idx, d] = blk.fall
@@ -498,7 +506,18 @@ def run_batch(
     try:
         while start < n:
             end = min(n, start + size)
-            b = Batch(prog, packets[start:end], start, ing[start:end], rxq[start:end], egr[start:end], cpu, time_ns, seed, max_insns)
+            b = Batch(
+                prog,
+                packets[start:end],
+                start,
+                ing[start:end],
+                rxq[start:end],
+                egr[start:end],
+                cpu,
+                time_ns,
+                seed,
+                max_insns,
+            )
             passes += 1
             try:
                 _execute(b, blocks)
@@ -532,7 +551,7 @@ def _result(prog: BpfProgram, parts: list[Batch], n: int, passes: int) -> BatchR
         sl = slice(b.first, b.first + b.n)
         retval[sl] = (b.retval & np.uint64(0xFFFFFFFF)).astype(np.uint32)
         meta_len[sl] = b.data_off - b.meta_off
-        view = memoryview(b.buf)
+        view = b.buf.data
         base = np.arange(b.n, dtype=np.int64) * b.width
         starts = (base + b.meta_off).tolist()
         ends = (base + b.end_off).tolist()
@@ -547,8 +566,3 @@ def _result(prog: BpfProgram, parts: list[Batch], n: int, passes: int) -> BatchR
         records.extend(rec for _row, _seq, rec in sorted(b.records, key=lambda t: (t[0], t[1])))
         insns += b.insns
     return BatchResult(retval, data, meta_len, redirects, records, insns, passes)
-
-
-def helper_names() -> dict[int, str]:
-    """The helpers this interpreter runs, by number."""
-    return {k: v[0] for k, v in HELPERS.items()}
