@@ -11,7 +11,9 @@ program needs what is not modelled.
 from __future__ import annotations
 
 import glob
+import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -23,7 +25,7 @@ import pytest
 from bpf_corpus import corpus
 
 from xdptui.bpf import load_object
-from xdptui.bpf.maps import BpfMap, MapType
+from xdptui.bpf.maps import BpfMap, MapDef, MapType
 from xdptui.model.errors import KernelError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -222,3 +224,102 @@ def test_xdp_tools_objects_match_the_kernel(path: str, prog: str) -> None:
         pytest.skip(f"{Path(path).name}: {prog[1:]}")
     names = set(load_object(path, ncpus=NCPUS).maps)
     assert compare(Path(path), prog, lambda put: setup_xdpfilt(put, names)) >= 1000
+
+
+def dump_entries(dump: str) -> list[str]:
+    """A plain dump's entries, sorted, and its closing count line."""
+    body, _, count = dump.rstrip("\n").rpartition("\n")
+    return [*sorted(re.split(r"\n(?=key:)", body)), count]
+
+
+DUMP_CASES = [
+    ("array", "array", 4, 8, 3, [(1, bytes([5, 0, 0, 0, 0, 0, 0, 1]))]),
+    ("hash", "hash", 2, 24, 4, [(1, bytes(range(1, 25))), (258, bytes(24))]),
+    ("percpu_hash", "percpu_hash", 20, 4, 3, [(7, None)]),
+    ("percpu_array", "percpu_array", 4, 12, 2, [(1, None)]),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "bpftool_type", "ks", "vs", "entries", "updates"),
+    DUMP_CASES,
+    ids=[c[0] for c in DUMP_CASES],
+)
+def test_map_dump_matches_bpftool(
+    kind: str,
+    bpftool_type: str,
+    ks: int,
+    vs: int,
+    entries: int,
+    updates: list[tuple[int, bytes | None]],
+) -> None:
+    pin = kern.BPFFS / f"xdptui_dump_{os.getpid()}_{kind}"
+    subprocess.run(
+        [
+            "bpftool",
+            "map",
+            "create",
+            str(pin),
+            "type",
+            bpftool_type,
+            "key",
+            str(ks),
+            "value",
+            str(vs),
+            "entries",
+            str(entries),
+            "name",
+            "t",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        m = BpfMap(MapDef("t", MapType[kind.upper()], ks, vs, entries), ncpus=NCPUS)
+        for key, value in updates:
+            kb = key.to_bytes(ks, "little")
+            vb = value if value is not None else bytes(range(1, m.user_value_size + 1))
+            m.update(kb, vb)
+            fd = kern.obj_get(pin)
+            try:
+                kern.map_update(fd, kb, vb)
+            finally:
+                os.close(fd)
+        plain = subprocess.run(
+            ["bpftool", "map", "dump", "pinned", str(pin)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        js = subprocess.run(
+            ["bpftool", "-j", "map", "dump", "pinned", str(pin)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        if m.is_hash:  # the kernel's hash order is its own: compare as sets of entries
+            assert dump_entries(plain) == dump_entries(m.dump())
+            assert sorted(map(str, json.loads(js))) == sorted(
+                map(str, json.loads(m.dump(as_json=True)))
+            )
+        else:
+            assert m.dump() == plain
+            assert json.loads(m.dump(as_json=True)) == json.loads(js)
+    finally:
+        pin.unlink(missing_ok=True)
+
+
+def test_the_kernel_refuses_an_unchecked_read_as_we_do() -> None:
+    from bpf_asm import exit_, ldx, mov
+
+    from xdptui.bpf import isa
+    from xdptui.bpf.isa import decode
+    from xdptui.bpf.objfile import BpfProgram
+
+    code = mov(6, 1) + ldx(isa.BPF_W, 2, 6, 0) + ldx(isa.BPF_B, 0, 2, 20) + exit_()
+    with pytest.raises(OSError) as kernel:
+        kern.load_raw(code)
+    with pytest.raises(KernelError) as ours:
+        BpfProgram("t", "xdp", decode(code), [], "GPL").run_batch([bytes(64)])
+    assert kernel.value.errno == ours.value.errno.value
+    assert ours.value.extack.splitlines()[0] in str(kernel.value)

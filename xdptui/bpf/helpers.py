@@ -165,7 +165,7 @@ def get_prandom_u32(b: Batch, g: Group) -> None:
     calls = b.rnd_calls[g.idx]
     b.rnd_calls[g.idx] += 1
     x = (
-        (np.uint64(b.seed) * np.uint64(0x9E3779B97F4A7C15))
+        np.uint64((b.seed * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF)
         ^ ((g.idx + b.first).astype(np.uint64) << np.uint64(20))
         ^ calls.astype(np.uint64)
     )

@@ -101,7 +101,7 @@ def _refuse_pkt(reg: int, r: Reg, off: int, size: int) -> KernelError:
     return KernelError(
         Errno.EACCES,
         f"invalid access to packet, off={r.off + off} size={size}, "
-        f"R{reg}(id={r.id},off={r.off},r={r.range})\nR{reg} offset is outside of the packet",
+        f"R{reg}(id={r.id},off={r.off + off},r={r.range})\nR{reg} offset is outside of the packet",
     )
 
 
