@@ -198,10 +198,14 @@ class Batch:
         """Key-level accesses of a hash map (lookups READ, updates and deletes WRITE)."""
         if len(rows) == 0:
             return
-        h = np.frombuffer(
-            b"".join(hash(k.tobytes()).to_bytes(8, "little", signed=True) for k in keys),
-            dtype=np.uint64,
-        )
+        pad = (-keys.shape[1]) % 8
+        rows8 = np.concatenate([keys, np.zeros((len(keys), pad), dtype=np.uint8)], axis=1)
+        cols = np.ascontiguousarray(rows8).view("<u8")
+        h = np.full(len(keys), 0xCBF29CE484222325, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            for c in range(cols.shape[1]):
+                h = (h ^ cols[:, c]) * np.uint64(0x100000001B3)
+                h ^= h >> np.uint64(29)
         words = np.uint64(KEY_SPACE | (mi << 48)) | (h & np.uint64((1 << 48) - 1))
         self.log(words, rows, kind)
 

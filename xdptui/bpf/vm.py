@@ -28,6 +28,7 @@ import numpy.typing as npt
 from xdptui.bpf import access, alu, isa
 from xdptui.bpf import memory as mem
 from xdptui.bpf.batch import Batch, Group, Record, merge
+from xdptui.bpf.maps import MapSnapshot
 from xdptui.bpf.helpers import helper
 from xdptui.bpf.isa import MAX_BPF_STACK, MAX_CALL_FRAMES, Insn
 from xdptui.bpf.liveness import live_out
@@ -502,41 +503,40 @@ def run_batch(
     if prog.expected_attach_type != "xdp/devmap":
         egr = np.zeros(n, dtype=np.uint64)
     parts: list[Batch] = []
+    before: dict[int, MapSnapshot] = {}  # each map's state before the batch, once it changed
     start, size, passes = 0, n, 0
-    try:
-        while start < n:
-            end = min(n, start + size)
-            b = Batch(
-                prog,
-                packets[start:end],
-                start,
-                ing[start:end],
-                rxq[start:end],
-                egr[start:end],
-                cpu,
-                time_ns,
-                seed,
-                max_insns,
-            )
-            passes += 1
-            try:
-                _execute(b, blocks)
-            except KernelError:
-                b.rollback()
-                raise
-            cut = b.first_conflict()
-            if cut is not None and cut < b.n:
-                b.rollback()
-                size = max(1, cut)
-                continue
-            b.snapshots.clear()
-            parts.append(b)
-            start = end
-            size = max(size * 2, 1)
-    except KernelError:
-        for done in parts:
-            done.rollback()
-        raise
+    while start < n:
+        end = min(n, start + size)
+        b = Batch(
+            prog,
+            packets[start:end],
+            start,
+            ing[start:end],
+            rxq[start:end],
+            egr[start:end],
+            cpu,
+            time_ns,
+            seed,
+            max_insns,
+        )
+        passes += 1
+        try:
+            _execute(b, blocks)
+        except KernelError:
+            b.rollback()
+            for mi, snap in before.items():
+                prog.maps[mi].restore(snap)
+            raise
+        cut = b.first_conflict()
+        if cut is not None and cut < b.n:
+            b.rollback()
+            size = max(1, cut)
+            continue
+        for mi, snap in b.snapshots.items():
+            before.setdefault(mi, snap)
+        parts.append(b)
+        start = end
+        size = max(size * 2, 1)
     return _result(prog, parts, n, passes)
 
 
