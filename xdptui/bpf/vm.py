@@ -28,10 +28,10 @@ import numpy.typing as npt
 from xdptui.bpf import access, alu, isa
 from xdptui.bpf import memory as mem
 from xdptui.bpf.batch import Batch, Group, Record, merge
-from xdptui.bpf.maps import MapSnapshot
 from xdptui.bpf.helpers import helper
 from xdptui.bpf.isa import MAX_BPF_STACK, MAX_CALL_FRAMES, Insn
 from xdptui.bpf.liveness import live_out
+from xdptui.bpf.maps import MapSnapshot
 from xdptui.bpf.objfile import BpfProgram
 from xdptui.model.errors import Errno, KernelError
 
