@@ -7,6 +7,8 @@ imports or runs it. Each line names an attribute so vulture counts it as used.
 # ruff: noqa: B018, F821
 
 from xdptui.app import XdpApp
+from xdptui.bpf.batch import Record
+from xdptui.bpf.isa import encode
 from xdptui.model.report_spec import DeviceEntry, QueueEntry
 from xdptui.sim.engine import Simulator
 from xdptui.sim.programs import XdpContext
@@ -29,3 +31,5 @@ Simulator.from_file  # the Python API (DESIGN, "Python API"): scripts and notebo
 Simulator.rewind
 Simulator.previous_poll_ns  # the app's step back, and the tests
 __getattr__  # xdptui.Simulator, imported on first use (PEP 562)
+Record.packet  # xdptui.bpf API: which packet of the batch wrote an output record
+encode  # xdptui.bpf.isa: instructions back to bytes, for tools that build programs

@@ -1,4 +1,4 @@
-"""Command line: ``xdptui FILE``, ``xdptui check|run|bench|reproduce|schema|serve ...``.
+"""Command line: ``xdptui FILE``, ``xdptui check|run|bench|reproduce|schema|serve|prog ...``.
 
 Every failure is one clear line per problem on stderr and exit status 2 -- never a traceback.
 """
@@ -15,7 +15,7 @@ from xdptui.model.units import UnitError, parse_duration_ns
 if TYPE_CHECKING:
     from xdptui.sim.engine import Simulator
 
-SUBCOMMANDS = ("check", "run", "trace", "bench", "reproduce", "serve", "schema", "app")
+SUBCOMMANDS = ("check", "run", "trace", "bench", "reproduce", "serve", "schema", "app", "prog")
 DEFAULT_TOPOLOGY = "dual_port.yaml"
 SCHEMA_FORMATS = ("topology", "report")
 
@@ -104,7 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--flow", type=int, default=0, help="the flow of that source (default 0)")
     trace.add_argument("--seed", type=int, default=None)
     trace.add_argument("--json", action="store_true", help="the hops as JSON")
-    bench = sub.add_parser("bench", help="benchmarks: bench sim FILE | bench ui FILE")
+    bench = sub.add_parser(
+        "bench", help="benchmarks: bench sim FILE | bench ui FILE | bench prog FILE.o"
+    )
     bench_sub = bench.add_subparsers(dest="what", parser_class=_Parser)
     bsim = bench_sub.add_parser("sim", help="headless simulation speed")
     bsim.add_argument("file")
@@ -115,6 +117,20 @@ def build_parser() -> argparse.ArgumentParser:
     bui.add_argument("file")
     bui.add_argument("--seconds", type=float, default=5.0)
     bui.add_argument("--json", action="store_true")
+    bprog = bench_sub.add_parser("prog", help="interpreter speed on a BPF ELF object")
+    bprog.add_argument("file")
+    bprog.add_argument("--sec", default=None, help="program name or section")
+    bprog.add_argument("--packets", type=int, default=65536)
+    bprog.add_argument("--json", action="store_true")
+    prog = sub.add_parser("prog", help="XDP ELF objects: prog run FILE.o --data-in PKT")
+    prog_sub = prog.add_subparsers(dest="what", parser_class=_Parser)
+    prun = prog_sub.add_parser("run", help="run a program on one frame, like bpftool prog run")
+    prun.add_argument("file")
+    prun.add_argument("--sec", default=None, help="program name or section")
+    prun.add_argument("--data-in", required=True, metavar="PKT", help="frame bytes (- for stdin)")
+    prun.add_argument("--data-out", default=None, metavar="OUT", help="file, or - for hex")
+    prun.add_argument("--repeat", type=int, default=1)
+    prun.add_argument("--json", action="store_true")
     rep = sub.add_parser("reproduce", help="the seeds' benchmark tables beside the simulator's")
     rep.add_argument("which", nargs="?", default="all", choices=("bond", "devmap", "tun", "all"))
     rep.add_argument("--json", action="store_true")
@@ -158,7 +174,13 @@ def _dispatch(args: argparse.Namespace) -> int:
             return bench.bench_sim(load(args.file), args.sim_time, args.json, args.exact)
         if args.what == "ui":
             return bench.bench_ui(args.file, args.seconds, args.json)
-        fail("xdptui bench: say what to measure: sim FILE or ui FILE")
+        if args.what == "prog":
+            return _bpf(args)
+        fail("xdptui bench: say what to measure: sim FILE, ui FILE or prog FILE.o")
+    if args.cmd == "prog":
+        if args.what != "run":
+            fail("xdptui prog: say what to do: run FILE.o --data-in PKT")
+        return _bpf(args)
     if args.cmd == "reproduce":
         from xdptui import reproduce
 
@@ -260,6 +282,22 @@ def _trace(args: argparse.Namespace) -> int:
     for h in hops:
         print(f"{format_duration(h.t_ns):>12}  {h.dev:<8} {h.stage:<13} {h.detail}")
     return 0
+
+
+def _bpf(args: argparse.Namespace) -> int:
+    """``prog run`` and ``bench prog``: a refusal is one line (errno and wording), exit 2."""
+    from xdptui.bpf import tool
+    from xdptui.model.errors import KernelError
+
+    try:
+        if args.cmd == "bench":
+            return tool.bench_prog(args.file, args.sec, args.packets, args.json)
+        return tool.prog_run(
+            args.file, args.sec, args.data_in, args.data_out, args.repeat, args.json
+        )
+    except KernelError as exc:
+        why = exc.extack.splitlines()[0] if exc.extack else exc.errno.strerror
+        fail(f"xdptui {args.cmd} {args.what}: {exc.errno.name}: {why}")
 
 
 def _schema(fmt: str) -> int:

@@ -1,0 +1,263 @@
+"""The state of one batch run: frame buffers, stacks, call frames, and the access log.
+
+A :class:`Group` is a set of packets (sorted row numbers) at the same instruction, with its
+own copy of the eleven registers; everything else lives here, indexed by row. Map accesses are
+logged per 8-byte word so ``vm`` can tell whether the batch stayed equal to running its packets
+one by one (see ``vm.run_batch``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from xdptui.bpf import memory as mem
+from xdptui.bpf.isa import MAX_BPF_STACK, MAX_CALL_FRAMES
+from xdptui.bpf.maps import BpfMap, MapSnapshot
+from xdptui.model.errors import Errno, KernelError
+
+if TYPE_CHECKING:
+    from xdptui.bpf.objfile import BpfProgram
+
+U64 = npt.NDArray[np.uint64]
+I64 = npt.NDArray[np.int64]
+U8 = npt.NDArray[np.uint8]
+M32 = np.uint64(0xFFFFFFFF)
+
+# Kinds of logged map accesses.
+READ, WRITE, ADD, FETCH = 0, 1, 2, 3
+KEY_SPACE = 1 << 62
+
+
+@dataclass
+class Group:
+    """Packets at one instruction: their rows (ascending) and their registers."""
+
+    idx: I64
+    r: list[U64]
+
+    def take(self, sel: npt.NDArray[np.bool_] | I64) -> Group:
+        return Group(self.idx[sel], [reg[sel] for reg in self.r])
+
+    def __len__(self) -> int:
+        return len(self.idx)
+
+
+def merge(groups: list[Group]) -> Group:
+    """One group from several at the same instruction, rows back in packet order."""
+    if len(groups) == 1:
+        return groups[0]
+    idx = np.concatenate([g.idx for g in groups])
+    order = np.argsort(idx, kind="stable")
+    regs = [np.concatenate([g.r[k] for g in groups])[order] for k in range(11)]
+    return Group(idx[order], regs)
+
+
+@dataclass
+class Record:
+    """An output record: a ``trace_printk`` line or a perf / ring buffer sample."""
+
+    packet: int
+    kind: str  # "trace_printk", "perf_event_output", "ringbuf_output"
+    data: bytes
+    text: str = ""
+
+
+@dataclass
+class Batch:
+    """Per-row state of the packets being run (rows are packet positions in the batch)."""
+
+    prog: BpfProgram
+    packets: list[bytes]
+    first: int  # index of row 0 in the caller's whole batch (for prandom and records)
+    ingress_ifindex: U64
+    rx_queue_index: U64
+    egress_ifindex: U64
+    cpu: int
+    time_ns: int
+    seed: int
+    max_insns: int
+    maps: list[BpfMap] = field(init=False)
+    n: int = field(init=False)
+    buf: U8 = field(init=False)
+    width: int = field(init=False)  # bytes of frame buffer per row (grows with adjust_tail)
+    stack: U8 = field(init=False)
+    stack_width: int = field(init=False)  # stack bytes per row (grows with the call depth)
+    data_off: I64 = field(init=False)
+    end_off: I64 = field(init=False)
+    meta_off: I64 = field(init=False)
+    depth: I64 = field(init=False)
+    retpc: I64 = field(init=False)
+    saved: U64 = field(init=False)
+    icount: I64 = field(init=False)
+    retval: U64 = field(init=False)
+    done: npt.NDArray[np.bool_] = field(init=False)
+    rnd_calls: I64 = field(init=False)
+    redirect_ifindex: I64 = field(init=False)
+    redirect_map: I64 = field(init=False)
+    redirect_key: I64 = field(init=False)
+    redirect_flags: I64 = field(init=False)
+    records: list[tuple[int, int, Record]] = field(default_factory=list)
+    log_words: list[U64] = field(default_factory=list)
+    log_rows: list[I64] = field(default_factory=list)
+    log_kind: list[int] = field(default_factory=list)
+    log_event: list[int] = field(default_factory=list)
+    events: int = 0
+    snapshots: dict[int, MapSnapshot] = field(default_factory=dict)
+    inserts: dict[int, list[int]] = field(default_factory=dict)  # map -> rows changing its size
+    hit_full: set[int] = field(default_factory=set)
+    insns: int = 0
+
+    def __post_init__(self) -> None:
+        self.maps = self.prog.maps
+        n = self.n = len(self.packets)
+        lens = np.fromiter((len(p) for p in self.packets), dtype=np.int64, count=n)
+        if n and (lens.min() < mem.ETH_HLEN or lens.max() > mem.MAX_LINEAR):
+            bad = int(np.flatnonzero((lens < mem.ETH_HLEN) | (lens > mem.MAX_LINEAR))[0])
+            raise KernelError(
+                Errno.EINVAL,
+                f"packet {self.first + bad}: {lens[bad]} bytes; BPF_PROG_TEST_RUN takes "
+                f"{mem.ETH_HLEN} to {mem.MAX_LINEAR} bytes of linear data",
+            )
+        # Each row: the headroom, the frame, zeros up to the longest frame (8-byte aligned).
+        longest = int(lens.max()) if n else 0
+        self.width = (mem.XDP_PACKET_HEADROOM + longest + 7) & ~7
+        room = bytes(mem.XDP_PACKET_HEADROOM)
+        tail = self.width - mem.XDP_PACKET_HEADROOM
+        joined = bytearray(b"".join(room + p.ljust(tail, b"\0") for p in self.packets))
+        self.buf = np.frombuffer(joined, dtype=np.uint8) if n else np.zeros(0, dtype=np.uint8)
+        self.stack_width = MAX_BPF_STACK
+        self.stack = np.zeros(n * self.stack_width, dtype=np.uint8)
+        self.data_off = np.full(n, mem.XDP_PACKET_HEADROOM, dtype=np.int64)
+        self.meta_off = self.data_off.copy()
+        self.end_off = self.data_off + lens
+        self.depth = np.zeros(n, dtype=np.int64)
+        self.retpc = np.zeros((n, MAX_CALL_FRAMES), dtype=np.int64)
+        self.saved = np.zeros((n, MAX_CALL_FRAMES, 5), dtype=np.uint64)
+        self.icount = np.zeros(n, dtype=np.int64)
+        self.retval = np.zeros(n, dtype=np.uint64)
+        self.done = np.zeros(n, dtype=bool)
+        self.rnd_calls = np.zeros(n, dtype=np.int64)
+        self.redirect_ifindex = np.full(n, -1, dtype=np.int64)
+        self.redirect_map = np.full(n, -1, dtype=np.int64)
+        self.redirect_key = np.full(n, -1, dtype=np.int64)
+        self.redirect_flags = np.zeros(n, dtype=np.int64)
+
+    def ensure_width(self, end: int) -> None:
+        """Widen every row's frame buffer to hold ``end`` bytes (bpf_xdp_adjust_tail)."""
+        if end <= self.width:
+            return
+        new = min(mem.FRAME_SIZE, (end + 63) & ~63)
+        grown = np.zeros((self.n, new), dtype=np.uint8)
+        grown[:, : self.width] = self.buf.reshape(self.n, self.width)
+        self.buf, self.width = grown.reshape(-1), new
+
+    def ensure_stack(self, frames: int) -> None:
+        """Room for ``frames`` stack frames per row (bpf-to-bpf calls)."""
+        need = frames * MAX_BPF_STACK
+        if need <= self.stack_width:
+            return
+        grown = np.zeros((self.n, need), dtype=np.uint8)
+        grown[:, : self.stack_width] = self.stack.reshape(self.n, self.stack_width)
+        self.stack, self.stack_width = grown.reshape(-1), need
+
+    def initial_group(self) -> Group:
+        n = self.n
+        regs = [np.zeros(n, dtype=np.uint64) for _ in range(11)]
+        regs[1] = np.full(n, mem.CTX_BASE, dtype=np.uint64)
+        regs[10] = np.full(n, mem.STACK_BASE + MAX_BPF_STACK, dtype=np.uint64)
+        return Group(np.arange(n, dtype=np.int64), regs)
+
+    # -- the access log ---------------------------------------------------------------------
+    def new_event(self) -> int:
+        self.events += 1
+        return self.events
+
+    def log(self, words: U64, rows: I64, kind: int, event: int = 0) -> None:
+        self.log_words.append(words)
+        self.log_rows.append(rows)
+        self.log_kind.append(kind)
+        self.log_event.append(event or self.new_event())
+
+    def log_arena(
+        self, region: int, off: I64, size: int, rows: I64, kind: int, event: int = 0
+    ) -> None:
+        base = np.uint64(region << 32)
+        first = (base + off.astype(np.uint64)) >> np.uint64(3)
+        last = (base + (off + size - 1).astype(np.uint64)) >> np.uint64(3)
+        ev = event or self.new_event()
+        self.log(first, rows, kind, ev)
+        spans = last != first
+        if spans.any():
+            self.log(last[spans], rows[spans], kind, ev)
+
+    def log_keys(self, mi: int, keys: U8, rows: I64, kind: int) -> None:
+        """Key-level accesses of a hash map (lookups READ, updates and deletes WRITE)."""
+        if len(rows) == 0:
+            return
+        pad = (-keys.shape[1]) % 8
+        rows8 = np.concatenate([keys, np.zeros((len(keys), pad), dtype=np.uint8)], axis=1)
+        cols = np.ascontiguousarray(rows8).view("<u8")
+        h = np.full(len(keys), 0xCBF29CE484222325, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            for c in range(cols.shape[1]):
+                h = (h ^ cols[:, c]) * np.uint64(0x100000001B3)
+                h ^= h >> np.uint64(29)
+        words = np.uint64(KEY_SPACE | (mi << 48)) | (h & np.uint64((1 << 48) - 1))
+        self.log(words, rows, kind)
+
+    def before_write(self, mi: int) -> None:
+        """Copy a map's state before the batch first changes it, to roll the batch back."""
+        if mi not in self.snapshots:
+            self.snapshots[mi] = self.maps[mi].snapshot()
+
+    def rollback(self) -> None:
+        for mi, snap in self.snapshots.items():
+            self.maps[mi].restore(snap)
+        self.snapshots.clear()
+
+    def first_conflict(self) -> int | None:
+        """The first row whose result may differ from running the rows one by one, or None.
+
+        A word touched by two or more packets conflicts unless every touch reads it, every
+        touch is a non-fetching atomic add, or all touches are one atomic instruction (which
+        applied them in packet order). A map that filled up (E2BIG or an LRU eviction) while
+        two packets inserted or deleted (or, for LRU, looked up) conflicts at the second."""
+        cut: int | None = None
+        for mi in self.hit_full:
+            sizers = sorted(set(self.inserts.get(mi, [])))
+            if len(sizers) > 1:
+                cut = sizers[1] if cut is None else min(cut, sizers[1])
+        if not self.log_words:
+            return cut
+        words = np.concatenate(self.log_words)
+        rows = np.concatenate(self.log_rows)
+        sizes = [len(w) for w in self.log_words]
+        kind = np.repeat(np.array(self.log_kind, dtype=np.int8), sizes)
+        event = np.repeat(np.array(self.log_event, dtype=np.int64), sizes)
+        order = np.lexsort((rows, words))
+        words, rows, kind, event = words[order], rows[order], kind[order], event[order]
+        start = np.flatnonzero(np.concatenate(([True], words[1:] != words[:-1])))
+        seg = np.repeat(np.arange(len(start)), np.diff(np.append(start, len(words))))
+        rmin = np.minimum.reduceat(rows, start)
+        rmax = np.maximum.reduceat(rows, start)
+        shared = rmin != rmax
+        if not shared.any():
+            return cut
+        all_read = np.maximum.reduceat((kind != READ).astype(np.int8), start) == 0
+        all_add = np.maximum.reduceat((kind != ADD).astype(np.int8), start) == 0
+        emin = np.minimum.reduceat(event, start)
+        emax = np.maximum.reduceat(event, start)
+        atomic = np.minimum.reduceat((kind >= ADD).astype(np.int8), start) == 1
+        one_atomic_event = (emin == emax) & atomic
+        bad = shared & ~all_read & ~all_add & ~one_atomic_event
+        if not bad.any():
+            return cut
+        # The second distinct packet of each bad word: the first row above the word's minimum.
+        above = rows > rmin[seg]
+        cand = np.where(above & bad[seg], rows, np.iinfo(np.int64).max)
+        second = int(cand.min())
+        return second if cut is None else min(cut, second)

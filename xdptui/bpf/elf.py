@@ -1,0 +1,368 @@
+"""``load_object()``: an ELF object as ``clang -O2 -g -target bpf -c`` emits it.
+
+Follows libbpf's ``bpf_object__open()`` and ``bpf_object__relocate()``: program sections by
+name (``SEC("xdp")``, ``xdp/...``, ``xdp.frags``, ``xdp/devmap``), ``.maps`` (BTF-defined) and
+the legacy ``maps`` section (``struct bpf_map_def``), ``.rodata*`` / ``.data*`` / ``.bss*`` as
+single-entry array maps, ``license``, ``R_BPF_64_64`` map and global-data references on
+``ld_imm64``, and bpf-to-bpf calls into ``.text`` (``R_BPF_64_32`` or pc-relative).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.relocation import RelocationSection
+from elftools.elf.sections import Section, SymbolTableSection
+
+from xdptui.bpf import isa
+from xdptui.bpf.btf import Btf, core_relo_sections
+from xdptui.bpf.isa import Insn
+from xdptui.bpf.maps import BPF_F_RDONLY_PROG, BpfMap, MapDef, MapType
+from xdptui.bpf.memory import map_handle, map_region
+from xdptui.bpf.objfile import BpfObject, BpfProgram
+from xdptui.model.errors import Errno, KernelError
+
+EM_BPF = 247
+R_BPF_64_64 = 1
+R_BPF_64_ABS64 = 2
+SHF_EXECINSTR = 0x4
+DATA_PREFIXES = (".rodata", ".data", ".bss")
+
+
+@dataclass
+class _Sym:
+    name: str
+    value: int
+    size: int
+    shndx: int | str
+    kind: str  # STT_FUNC, STT_OBJECT, STT_SECTION, STT_NOTYPE
+    bind: str
+
+
+def xdp_attach_type(section: str) -> tuple[str, bool] | None:
+    """libbpf's ``section_defs`` for XDP: (expected attach type, frags) or None if not XDP."""
+    base, _, rest = section.partition("/")
+    if base not in ("xdp", "xdp.frags"):
+        return None
+    frags = base == "xdp.frags"
+    if rest == "devmap":
+        return "xdp/devmap", frags
+    if rest == "cpumap":
+        return "xdp/cpumap", frags
+    return "xdp", frags
+
+
+def load_object(path: str | Path, ncpus: int = 1) -> BpfObject:
+    """Open, parse and relocate an object; ``ncpus`` sizes per-CPU maps (possible CPUs)."""
+    path = str(path)
+    try:
+        with open(path, "rb") as f:
+            return _Loader(ELFFile(f), path, ncpus).load()
+    except OSError as exc:
+        raise KernelError(Errno.ENOENT, f"{path}: {exc.strerror}") from None
+    except ELFError as exc:
+        raise KernelError(Errno.EINVAL, f"{path}: not an ELF object: {exc}") from None
+
+
+class _Loader:
+    def __init__(self, elf: ELFFile, path: str, ncpus: int) -> None:
+        self.elf = elf
+        self.path = path
+        self.ncpus = ncpus
+        if elf["e_machine"] != "EM_BPF" and elf["e_machine"] != EM_BPF:
+            raise KernelError(
+                Errno.EINVAL, f"{path}: not a BPF object (e_machine {elf['e_machine']})"
+            )
+        if not elf.little_endian:
+            raise KernelError(Errno.EINVAL, f"{path}: big-endian BPF objects are not supported")
+        self.sections: list[Section] = list(elf.iter_sections())
+        self.syms: list[_Sym] = []
+        for sec in self.sections:
+            if isinstance(sec, SymbolTableSection):
+                for s in sec.iter_symbols():
+                    self.syms.append(
+                        _Sym(
+                            s.name,
+                            s["st_value"],
+                            s["st_size"],
+                            s["st_shndx"],
+                            s["st_info"]["type"],
+                            s["st_info"]["bind"],
+                        )
+                    )
+        btf_sec = elf.get_section_by_name(".BTF")
+        self.btf: Btf | None = Btf(btf_sec.data()) if btf_sec is not None else None
+        ext = elf.get_section_by_name(".BTF.ext")
+        self.core = core_relo_sections(ext.data(), self.btf) if ext is not None else {}
+        self.maps: list[BpfMap] = []
+        # (section index, offset in section) -> map index, for map relocations
+        self.map_at: dict[tuple[int, int], int] = {}
+        self.data_map: dict[int, int] = {}  # section index -> map index of its global data
+
+    def sec_name(self, idx: int) -> str:
+        return self.sections[idx].name
+
+    def load(self) -> BpfObject:
+        lic = self.elf.get_section_by_name("license")
+        license = lic.data().split(b"\0")[0].decode() if lic is not None else ""
+        self._maps()
+        programs: dict[str, BpfProgram] = {}
+        skipped: dict[str, str] = {}
+        text_idx = next((i for i, s in enumerate(self.sections) if s.name == ".text"), None)
+        for idx, sec in enumerate(self.sections):
+            if not (sec["sh_flags"] & SHF_EXECINSTR) or sec.name == ".text" or sec["sh_size"] == 0:
+                continue
+            funcs = [
+                s
+                for s in self.syms
+                if s.shndx == idx and s.kind == "STT_FUNC" and s.bind != "STB_LOCAL"
+            ] or [_Sym(sec.name, 0, sec["sh_size"], idx, "STT_FUNC", "STB_GLOBAL")]
+            attach = xdp_attach_type(sec.name)
+            for fn in funcs:
+                if attach is None:
+                    skipped[fn.name] = f"section '{sec.name}' is not an XDP program"
+                    continue
+                try:
+                    insns = self._link(idx, fn, text_idx)
+                except KernelError as exc:
+                    skipped[fn.name] = exc.extack
+                    continue
+                programs[fn.name] = BpfProgram(
+                    fn.name, sec.name, insns, self.maps, license, attach[0], attach[1]
+                )
+        obj = BpfObject(self.path, programs, {m.name: m for m in self.maps}, license, skipped)
+        return obj
+
+    # -- maps ------------------------------------------------------------------------------
+    def _add_map(self, mdef: MapDef, frozen: bool = False) -> int:
+        m = BpfMap(mdef, self.ncpus, frozen)
+        m.region = map_region(len(self.maps))
+        self.maps.append(m)
+        return len(self.maps) - 1
+
+    def _maps(self) -> None:
+        for idx, sec in enumerate(self.sections):
+            if sec.name == ".maps":
+                self._btf_maps(idx)
+            elif sec.name == "maps":
+                self._legacy_maps(idx, sec.data())
+            elif sec.name.startswith(DATA_PREFIXES) and sec["sh_type"] in (
+                "SHT_PROGBITS",
+                "SHT_NOBITS",
+            ):
+                if sec["sh_flags"] & SHF_EXECINSTR:
+                    continue
+                size = sec["sh_size"]
+                if size == 0:
+                    continue
+                ro = sec.name.startswith(".rodata")
+                flags = BPF_F_RDONLY_PROG if ro else 0
+                mi = self._add_map(MapDef(sec.name, MapType.ARRAY, 4, size, 1, flags), frozen=False)
+                if sec["sh_type"] == "SHT_PROGBITS":
+                    self.maps[mi].arena[:size] = memoryview(sec.data())
+                self.data_map[idx] = mi
+
+    def _btf_maps(self, idx: int) -> None:
+        if self.btf is None:
+            raise KernelError(Errno.EINVAL, f"{self.path}: .maps section without .BTF")
+        for s in sorted(
+            (s for s in self.syms if s.shndx == idx and s.kind == "STT_OBJECT"),
+            key=lambda s: s.value,
+        ):
+            d = self.btf.map_def(s.name)
+            if "map_type" not in d and "type" not in d:
+                raise KernelError(Errno.EINVAL, f"map '{s.name}': no type")
+            mtype = d.get("type", 0)
+            if mtype in (MapType.PERF_EVENT_ARRAY,):
+                d.setdefault("key_size", 4)
+                d.setdefault("value_size", 4)
+                d.setdefault("max_entries", self.ncpus)
+            if mtype == MapType.RINGBUF:
+                d.setdefault("key_size", 0)
+                d.setdefault("value_size", 0)
+            mdef = MapDef(
+                s.name,
+                mtype,
+                d.get("key_size", 0),
+                d.get("value_size", 0),
+                d.get("max_entries", 0),
+                d.get("map_flags", 0),
+                d.get("pinning", 0),
+            )
+            self.map_at[(idx, s.value)] = self._add_map(mdef)
+
+    def _legacy_maps(self, idx: int, data: bytes) -> None:
+        syms = sorted(
+            (
+                s
+                for s in self.syms
+                if s.shndx == idx and s.kind in ("STT_OBJECT", "STT_NOTYPE") and s.name
+            ),
+            key=lambda s: s.value,
+        )
+        for s in syms:
+            raw = data[s.value : s.value + 20].ljust(20, b"\0")
+            mtype, ks, vs, me, fl = struct.unpack("<5I", raw)
+            self.map_at[(idx, s.value)] = self._add_map(MapDef(s.name, mtype, ks, vs, me, fl))
+
+    # -- programs --------------------------------------------------------------------------
+    def _code(self, idx: int) -> list[Insn]:
+        return isa.decode(self.sections[idx].data())
+
+    def _relocs(self, idx: int) -> dict[int, tuple[int, _Sym]]:
+        """Relocations of section ``idx``: instruction index -> (type, symbol)."""
+        out: dict[int, tuple[int, _Sym]] = {}
+        for sec in self.sections:
+            if isinstance(sec, RelocationSection) and sec["sh_info"] == idx:
+                for r in sec.iter_relocations():
+                    out[r["r_offset"] // isa.INSN_SIZE] = (
+                        r["r_info_type"],
+                        self.syms[r["r_info_sym"]],
+                    )
+        return out
+
+    def _link(self, idx: int, fn: _Sym, text_idx: int | None) -> list[Insn]:
+        """The program's instructions then ``.text``'s, relocated (``bpf_object__relocate``)."""
+        name = self.sec_name(idx)
+        for sec_name in (name, ".text"):
+            if self.core.get(sec_name):
+                raise KernelError(
+                    Errno.EINVAL,
+                    f"{sec_name}: CO-RE relocations (BPF_CORE_READ, bpf_core_*) are not supported",
+                )
+        start, count = fn.value // isa.INSN_SIZE, fn.size // isa.INSN_SIZE
+        own = self._code(idx)
+        if count == 0:
+            count = len(own) - start
+        parts: list[tuple[int, int, list[Insn], int]] = [
+            (idx, start, own[start : start + count], 0)
+        ]
+        text = self._code(text_idx) if text_idx is not None else []
+        if text:
+            parts.append((text_idx or 0, 0, text, count))
+        image: list[Insn] = []
+        for sec_idx, first, code, base in parts:
+            relocs = self._relocs(sec_idx)
+            for i, ins in enumerate(code):
+                image.append(
+                    self._relocate(
+                        sec_idx, first + i, ins, relocs, base + i, count, first, len(code), base
+                    )
+                )
+        return self._fold_ld_imm64(image)
+
+    def _relocate(
+        self,
+        sec_idx: int,
+        sec_i: int,
+        ins: Insn,
+        relocs: dict[int, tuple[int, _Sym]],
+        img_i: int,
+        own_len: int,
+        first: int,
+        code_len: int,
+        base: int,
+    ) -> Insn:
+        rel = relocs.get(sec_i)
+        if isa.is_call(ins):
+            if ins.src == isa.BPF_PSEUDO_KFUNC_CALL or (rel and rel[1].shndx == "SHN_UNDEF"):
+                raise KernelError(
+                    Errno.EINVAL,
+                    f"call to kfunc '{rel[1].name if rel else ins.imm}' is not supported",
+                )
+            if ins.src != isa.BPF_PSEUDO_CALL:
+                return ins  # a helper, by number
+            if rel is None:
+                target_sec, target = sec_idx, sec_i + ins.imm + 1
+            else:
+                sym = rel[1]
+                target_sec = int(sym.shndx)
+                target = sym.value // isa.INSN_SIZE + ins.imm + 1
+            img_target = self._image_index(
+                target_sec, target, sec_idx, first, code_len, base, own_len
+            )
+            return Insn(ins.code, ins.dst, ins.src, ins.off, img_target - img_i - 1)
+        if rel is None:
+            if ins.is_ld_imm64() and ins.src == isa.BPF_PSEUDO_FUNC:
+                raise KernelError(
+                    Errno.EINVAL,
+                    "callbacks (bpf_loop, bpf_for_each_map_elem, timers) are not supported",
+                )
+            return ins
+        rtype, sym = rel
+        if not ins.is_ld_imm64():
+            raise KernelError(
+                Errno.EINVAL, f"relocation against '{sym.name}' on a non-ld_imm64 instruction"
+            )
+        if rtype not in (R_BPF_64_64, R_BPF_64_ABS64):
+            raise KernelError(
+                Errno.EINVAL, f"unsupported relocation type {rtype} against '{sym.name}'"
+            )
+        if sym.shndx == "SHN_UNDEF":
+            raise KernelError(
+                Errno.EINVAL, f"extern '{sym.name}' (kconfig / ksym) is not supported"
+            )
+        shndx = int(sym.shndx)
+        key = (shndx, sym.value)
+        if key in self.map_at:
+            return Insn(ins.code, ins.dst, isa.BPF_PSEUDO_MAP_FD, ins.off, self.map_at[key], 0)
+        if shndx in self.data_map:
+            mi = self.data_map[shndx]
+            return Insn(
+                ins.code, ins.dst, isa.BPF_PSEUDO_MAP_VALUE, ins.off, mi, sym.value + ins.imm
+            )
+        sname = self.sec_name(shndx)
+        if sname == ".text" or self.sections[shndx]["sh_flags"] & SHF_EXECINSTR:
+            raise KernelError(Errno.EINVAL, "function pointers (callbacks) are not supported")
+        raise KernelError(
+            Errno.EINVAL, f"relocation against '{sym.name}' in section '{sname}' is not supported"
+        )
+
+    def _image_index(
+        self,
+        target_sec: int,
+        target: int,
+        sec_idx: int,
+        first: int,
+        code_len: int,
+        base: int,
+        own_len: int,
+    ) -> int:
+        if self.sec_name(target_sec) == ".text":
+            return own_len + target
+        if target_sec == sec_idx and first <= target < first + code_len:
+            return base + target - first
+        raise KernelError(
+            Errno.EINVAL, f"call into section '{self.sec_name(target_sec)}' outside the program"
+        )
+
+    def _fold_ld_imm64(self, image: list[Insn]) -> list[Insn]:
+        """Give every ld_imm64 its full 64-bit operand in ``imm64``: a constant, a map handle
+        (``BPF_PSEUDO_MAP_FD``) or a pointer into a map value (``BPF_PSEUDO_MAP_VALUE``)."""
+        out = list(image)
+        i = 0
+        while i < len(out):
+            ins = out[i]
+            if ins.is_ld_imm64():
+                if i + 1 >= len(out):
+                    raise KernelError(Errno.EINVAL, "invalid bpf_ld_imm64 insn")
+                hi = out[i + 1]
+                if ins.src == isa.BPF_PSEUDO_MAP_FD:
+                    value = map_handle(ins.imm)
+                elif ins.src == isa.BPF_PSEUDO_MAP_VALUE:
+                    value = (self.maps[ins.imm].region << 32) + ins.imm64
+                elif ins.src == 0:
+                    value = (ins.imm & 0xFFFFFFFF) | ((hi.imm & 0xFFFFFFFF) << 32)
+                else:
+                    raise KernelError(
+                        Errno.EINVAL, f"ld_imm64 with src_reg {ins.src} is not supported"
+                    )
+                out[i] = Insn(ins.code, ins.dst, ins.src, ins.off, ins.imm, value)
+                i += 2
+                continue
+            i += 1
+        return out

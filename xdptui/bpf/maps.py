@@ -1,0 +1,429 @@
+"""BPF maps: array, per-CPU array, hash, per-CPU hash, LRU hash, devmap, devmap_hash.
+
+Each map keeps its values in one byte arena, so a program's pointer to a value is an offset
+into it (``kernel/bpf/arraymap.c``, ``hashtab.c``, ``devmap.c``). The user-space calls follow
+``BPF_MAP_LOOKUP_ELEM`` / ``UPDATE_ELEM`` / ``DELETE_ELEM`` (per-CPU values are
+``round_up(value_size, 8)`` bytes per possible CPU, as the syscall copies them); the
+program-side calls take a batch of keys and apply them in packet order.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from xdptui.model.errors import Errno, KernelError
+
+U8Array = npt.NDArray[np.uint8]
+I64Array = npt.NDArray[np.int64]
+
+
+class MapType(enum.IntEnum):
+    """``enum bpf_map_type`` (the values this package knows by name)."""
+
+    HASH = 1
+    ARRAY = 2
+    PROG_ARRAY = 3
+    PERF_EVENT_ARRAY = 4
+    PERCPU_HASH = 5
+    PERCPU_ARRAY = 6
+    LRU_HASH = 9
+    LRU_PERCPU_HASH = 10
+    LPM_TRIE = 11
+    DEVMAP = 14
+    CPUMAP = 16
+    XSKMAP = 17
+    DEVMAP_HASH = 25
+    RINGBUF = 27
+
+
+# Update flags (include/uapi/linux/bpf.h).
+BPF_ANY = 0
+BPF_NOEXIST = 1
+BPF_EXIST = 2
+
+# Map flags (map_flags).
+BPF_F_RDONLY_PROG = 1 << 7
+
+HASH_TYPES = (MapType.HASH, MapType.PERCPU_HASH, MapType.LRU_HASH, MapType.LRU_PERCPU_HASH)
+PERCPU_TYPES = (MapType.PERCPU_ARRAY, MapType.PERCPU_HASH, MapType.LRU_PERCPU_HASH)
+DEVMAP_TYPES = (MapType.DEVMAP, MapType.DEVMAP_HASH)
+# Maps a program may name but that this package only records output into.
+EVENT_TYPES = (MapType.PERF_EVENT_ARRAY, MapType.RINGBUF)
+
+
+def _round8(n: int) -> int:
+    return (n + 7) & ~7
+
+
+@dataclass(frozen=True)
+class MapDef:
+    """What a map is declared as: ``struct bpf_map_def`` or a BTF-defined ``.maps`` entry."""
+
+    name: str
+    map_type: int
+    key_size: int
+    value_size: int
+    max_entries: int
+    map_flags: int = 0
+    pinning: int = 0  # LIBBPF_PIN_BY_NAME (1): libbpf pins it at /sys/fs/bpf/NAME
+
+
+@dataclass
+class MapSnapshot:
+    """A map's whole state, to roll a batch back (see ``vm``)."""
+
+    arena: U8Array
+    slots: OrderedDict[bytes, int]
+    free: list[int]
+
+
+class BpfMap:
+    """One map. ``region`` is set by the object that owns it: pointers into the map's arena are
+    ``region << 32 | offset`` in the interpreter's address space."""
+
+    def __init__(self, mdef: MapDef, ncpus: int = 1, frozen: bool = False) -> None:
+        self.name = mdef.name
+        self.map_type = mdef.map_type
+        self.key_size = mdef.key_size
+        self.value_size = mdef.value_size
+        self.max_entries = mdef.max_entries
+        self.map_flags = mdef.map_flags
+        self.pinning = mdef.pinning
+        self.ncpus = ncpus if mdef.map_type in PERCPU_TYPES else 1
+        self.frozen = frozen
+        self.region = 0
+        _check_def(mdef)
+        self.stride = self.value_size * self.ncpus  # bytes of one slot (all CPUs' copies)
+        self.arena = np.zeros(self.max_entries * self.stride, dtype=np.uint8)
+        # Hash maps: key bytes -> slot, in insertion order (the iteration order of dumps).
+        self.slots: OrderedDict[bytes, int] = OrderedDict()
+        self.free: list[int] = list(range(self.max_entries - 1, -1, -1))
+
+    # -- kind -----------------------------------------------------------------------------
+    @property
+    def is_hash(self) -> bool:
+        return self.map_type in HASH_TYPES or self.map_type == MapType.DEVMAP_HASH
+
+    @property
+    def is_percpu(self) -> bool:
+        return self.map_type in PERCPU_TYPES
+
+    @property
+    def is_lru(self) -> bool:
+        return self.map_type in (MapType.LRU_HASH, MapType.LRU_PERCPU_HASH)
+
+    def __repr__(self) -> str:
+        kind = MapType(self.map_type).name.lower()
+        return f"<BpfMap {self.name} {kind} key {self.key_size} value {self.value_size}>"
+
+    # -- state ----------------------------------------------------------------------------
+    def snapshot(self) -> MapSnapshot:
+        return MapSnapshot(self.arena.copy(), OrderedDict(self.slots), list(self.free))
+
+    def restore(self, snap: MapSnapshot) -> None:
+        self.arena[:] = snap.arena
+        self.slots = OrderedDict(snap.slots)
+        self.free = list(snap.free)
+
+    def _key_bytes(self, key: bytes | int) -> bytes:
+        if isinstance(key, int):
+            return key.to_bytes(self.key_size, "little", signed=key < 0)
+        if len(key) != self.key_size:
+            raise KernelError(Errno.EINVAL, f"key is {len(key)} bytes, map has key {self.key_size}")
+        return bytes(key)
+
+    def _slot_of(self, key: bytes) -> int | None:
+        """The slot holding ``key``, or None (an array index out of range is None too)."""
+        if self.is_hash:
+            return self.slots.get(key)
+        index = int.from_bytes(key, "little")
+        return index if index < self.max_entries else None
+
+    def _value_at(self, slot: int) -> bytes:
+        """The user-space view of a slot: per-CPU values padded to 8 bytes each."""
+        base = slot * self.stride
+        if not self.is_percpu:
+            return self.arena[base : base + self.value_size].tobytes()
+        pad = b"\0" * (_round8(self.value_size) - self.value_size)
+        return b"".join(
+            self.arena[base + c * self.value_size : base + (c + 1) * self.value_size].tobytes()
+            + pad
+            for c in range(self.ncpus)
+        )
+
+    def _store(self, slot: int, value: bytes) -> None:
+        base = slot * self.stride
+        if not self.is_percpu:
+            self.arena[base : base + self.value_size] = np.frombuffer(value, dtype=np.uint8)
+            return
+        step = _round8(self.value_size)
+        for c in range(self.ncpus):
+            chunk = value[c * step : c * step + self.value_size]
+            start = base + c * self.value_size
+            self.arena[start : start + self.value_size] = np.frombuffer(chunk, dtype=np.uint8)
+
+    # -- user space (the bpf(2) map commands) ------------------------------------------------
+    @property
+    def user_value_size(self) -> int:
+        return _round8(self.value_size) * self.ncpus if self.is_percpu else self.value_size
+
+    def lookup(self, key: bytes | int) -> bytes:
+        """``BPF_MAP_LOOKUP_ELEM``: the value, or ENOENT."""
+        if self.map_type in EVENT_TYPES:
+            raise KernelError(Errno.EOPNOTSUPP, f"{self.name}: lookup on this map type")
+        slot = self._slot_of(self._key_bytes(key))
+        if slot is None or (self.map_type == MapType.DEVMAP and not self._devmap_set(slot)):
+            raise KernelError(Errno.ENOENT, "No such file or directory")
+        return self._value_at(slot)
+
+    def _devmap_set(self, slot: int) -> bool:
+        base = slot * self.stride
+        return bool(self.arena[base : base + 4].any())
+
+    def update(self, key: bytes | int, value: bytes | int, flags: int = BPF_ANY) -> None:
+        """``BPF_MAP_UPDATE_ELEM`` with BPF_ANY / BPF_NOEXIST / BPF_EXIST."""
+        kb = self._key_bytes(key)
+        if isinstance(value, int):
+            value = value.to_bytes(self.user_value_size, "little")
+        if len(value) != self.user_value_size:
+            raise KernelError(
+                Errno.EINVAL, f"value is {len(value)} bytes, map wants {self.user_value_size}"
+            )
+        if self.frozen:
+            raise KernelError(Errno.EPERM, f"{self.name} is frozen")
+        err = self._update_one(kb, value, flags)
+        if err:
+            raise KernelError(Errno(-err), Errno(-err).strerror)
+
+    def _update_one(self, kb: bytes, value: bytes, flags: int) -> int:
+        """Update one element; returns 0 or a negative errno as the kernel's map ops do."""
+        if flags > BPF_EXIST:
+            return -Errno.EINVAL
+        if self.map_type in EVENT_TYPES:
+            return -Errno.EOPNOTSUPP
+        if not self.is_hash:
+            index = int.from_bytes(kb, "little")
+            if index >= self.max_entries:
+                return -Errno.E2BIG
+            if self.map_type == MapType.DEVMAP:
+                # dev_map_update_elem: ifindex 0 clears the slot; every slot "exists".
+                if flags == BPF_NOEXIST:
+                    return -Errno.EEXIST
+            elif flags == BPF_NOEXIST:
+                return -Errno.EEXIST
+            self._store(index, value)
+            return 0
+        slot = self.slots.get(kb)
+        if slot is None and flags == BPF_EXIST:
+            return -Errno.ENOENT
+        if slot is not None and flags == BPF_NOEXIST:
+            return -Errno.EEXIST
+        if slot is None:
+            if not self.free:
+                if not self.is_lru:
+                    return -Errno.E2BIG
+                # Evict the least recently used element (the kernel's LRU is approximate).
+                _, old = self.slots.popitem(last=False)
+                self.free.append(old)
+            slot = self.free.pop()
+            self.arena[slot * self.stride : (slot + 1) * self.stride] = 0
+            self.slots[kb] = slot
+        elif self.is_lru:
+            self.slots.move_to_end(kb)
+        self._store(slot, value)
+        return 0
+
+    def delete(self, key: bytes | int) -> None:
+        """``BPF_MAP_DELETE_ELEM``: arrays refuse it (EINVAL), a missing key is ENOENT."""
+        err = self._delete_one(self._key_bytes(key))
+        if err:
+            raise KernelError(Errno(-err), Errno(-err).strerror)
+
+    def _delete_one(self, kb: bytes) -> int:
+        if self.map_type == MapType.DEVMAP:
+            index = int.from_bytes(kb, "little")
+            if index >= self.max_entries:
+                return -Errno.EINVAL
+            self.arena[index * self.stride : (index + 1) * self.stride] = 0
+            return 0
+        if not self.is_hash:
+            return -Errno.EINVAL
+        slot = self.slots.pop(kb, None)
+        if slot is None:
+            return -Errno.ENOENT
+        self.free.append(slot)
+        return 0
+
+    def items(self) -> list[tuple[bytes, bytes]]:
+        """Every element as (key, user-space value), in ``BPF_MAP_GET_NEXT_KEY`` order."""
+        if self.map_type in EVENT_TYPES:
+            return []
+        if self.is_hash:
+            return [(k, self._value_at(s)) for k, s in self.slots.items()]
+        out = []
+        for i in range(self.max_entries):
+            if self.map_type == MapType.DEVMAP and not self._devmap_set(i):
+                continue
+            out.append((i.to_bytes(self.key_size, "little"), self._value_at(i)))
+        return out
+
+    def dump(self, as_json: bool = False) -> str:
+        """What ``bpftool map dump`` prints for a map without BTF (``-j`` when ``as_json``)."""
+        items = self.items()
+        if as_json:
+            return json.dumps([self._entry_json(k, v) for k, v in items], separators=(",", ":"))
+        lines = [self._entry_plain(k, v) for k, v in items]
+        n = len(items)
+        lines.append(f"Found {n} element{'' if n == 1 else 's'}")
+        return "\n".join(lines) + "\n"
+
+    def _entry_json(self, key: bytes, value: bytes) -> dict[str, object]:
+        entry: dict[str, object] = {"key": _hex_json(key)}
+        if not self.is_percpu:
+            entry["value"] = _hex_json(value)
+            return entry
+        step = _round8(self.value_size)
+        entry["values"] = [
+            {"cpu": c, "value": _hex_json(value[c * step : c * step + self.value_size])}
+            for c in range(self.ncpus)
+        ]
+        return entry
+
+    def _entry_plain(self, key: bytes, value: bytes) -> str:
+        """bpftool's ``print_entry_plain``."""
+        if not self.is_percpu:
+            break_names = self.key_size > 16 or self.value_size > 16
+            single = self.key_size + self.value_size <= 24 and not break_names
+            sep = "\n" if break_names else " "
+            return (
+                f"key:{sep}{fprint_hex(key)}{'  ' if single else chr(10)}"
+                f"value:{sep}{fprint_hex(value)}"
+            )
+        step = _round8(self.value_size)
+        out = [f"key:\n{fprint_hex(key)}"]
+        sep = "\n" if self.value_size > 16 else " "
+        for c in range(self.ncpus):
+            chunk = value[c * step : c * step + self.value_size]
+            out.append(f"value (CPU {c:02d}):{sep}{fprint_hex(chunk)}")
+        return "\n".join(out)
+
+    # -- program side (helpers, vectorised over a batch) -------------------------------------
+    def slot_offsets(self, keys: U8Array, cpu: int) -> I64Array:
+        """``map_lookup_elem`` for each key row: the value's arena offset, or -1 (NULL)."""
+        m = len(keys)
+        out = np.full(m, -1, dtype=np.int64)
+        if m == 0:
+            return out
+        cpu_off = (cpu % self.ncpus) * self.value_size if self.is_percpu else 0
+        if not self.is_hash:
+            index = _le_uint(keys)
+            ok = index < self.max_entries
+            if self.map_type == MapType.DEVMAP:
+                ok &= _devmap_present(self.arena, index, self.stride, self.max_entries)
+            out[ok] = index[ok].astype(np.int64) * self.stride + cpu_off
+            return out
+        uniq, inverse = np.unique(_rows_as_void(keys), return_inverse=True)
+        found = np.full(len(uniq), -1, dtype=np.int64)
+        for i, u in enumerate(uniq.tolist()):
+            slot = self.slots.get(bytes(u))
+            if slot is not None:
+                found[i] = slot * self.stride + cpu_off
+                if self.is_lru:
+                    self.slots.move_to_end(bytes(u))
+        return found[inverse.reshape(-1)]
+
+    def prog_update(self, keys: U8Array, values: U8Array, flags: I64Array, cpu: int) -> I64Array:
+        """``map_update_elem`` from a program, one key after another in packet order. A per-CPU
+        map's update from a program writes this CPU's copy only."""
+        out = np.zeros(len(keys), dtype=np.int64)
+        for i in range(len(keys)):
+            kb = keys[i].tobytes()
+            vb = values[i].tobytes()
+            if self.is_percpu:
+                out[i] = self._update_this_cpu(kb, vb, int(flags[i]), cpu)
+            else:
+                out[i] = self._update_one(kb, vb, int(flags[i]))
+        return out
+
+    def _update_this_cpu(self, kb: bytes, vb: bytes, flags: int, cpu: int) -> int:
+        existing = self._slot_of(kb)
+        full = bytearray(self.user_value_size)
+        if existing is not None:
+            full[:] = self._value_at(existing)
+        step = _round8(self.value_size)
+        c = cpu % self.ncpus
+        full[c * step : c * step + self.value_size] = vb
+        return self._update_one(kb, bytes(full), flags)
+
+    def prog_delete(self, keys: U8Array) -> I64Array:
+        """``map_delete_elem`` from a program, in packet order."""
+        out = np.zeros(len(keys), dtype=np.int64)
+        for i in range(len(keys)):
+            out[i] = self._delete_one(keys[i].tobytes())
+        return out
+
+
+def _check_def(mdef: MapDef) -> None:
+    """The checks of ``map_alloc_check`` that matter here, with the kernel's errno."""
+    if mdef.map_type not in {t.value for t in MapType}:
+        raise KernelError(Errno.EINVAL, f"map '{mdef.name}': unknown map type {mdef.map_type}")
+    if mdef.map_type in (MapType.PROG_ARRAY,):
+        raise KernelError(
+            Errno.EINVAL, f"map '{mdef.name}': tail calls (BPF_MAP_TYPE_PROG_ARRAY) not modelled"
+        )
+    if mdef.map_type in (MapType.CPUMAP, MapType.XSKMAP, MapType.LPM_TRIE):
+        raise KernelError(
+            Errno.EINVAL,
+            f"map '{mdef.name}': BPF_MAP_TYPE_{MapType(mdef.map_type).name} is not modelled",
+        )
+    if mdef.map_type in EVENT_TYPES:
+        return
+    if mdef.max_entries == 0 or mdef.value_size == 0:
+        raise KernelError(Errno.EINVAL, f"map '{mdef.name}': zero max_entries or value_size")
+    if mdef.map_type in (MapType.ARRAY, MapType.PERCPU_ARRAY, MapType.DEVMAP) and (
+        mdef.key_size != 4
+    ):
+        raise KernelError(Errno.EINVAL, f"map '{mdef.name}': array maps need key_size 4")
+    if mdef.map_type in DEVMAP_TYPES and mdef.value_size not in (4, 8):
+        raise KernelError(Errno.EINVAL, f"map '{mdef.name}': devmap value_size must be 4 or 8")
+    if mdef.key_size == 0:
+        raise KernelError(Errno.EINVAL, f"map '{mdef.name}': zero key_size")
+
+
+def _hex_json(data: bytes) -> list[str]:
+    return [f"0x{b:02x}" for b in data]
+
+
+def fprint_hex(data: bytes) -> str:
+    """bpftool's ``fprint_hex``: bytes in hex, two spaces every 8, a new line every 16."""
+    out = []
+    for i, b in enumerate(data):
+        pfx = "" if i == 0 else "\n" if i % 16 == 0 else "  " if i % 8 == 0 else " "
+        out.append(f"{pfx}{b:02x}")
+    return "".join(out)
+
+
+def _le_uint(rows: U8Array) -> npt.NDArray[np.uint64]:
+    """Little-endian unsigned value of each row of up to 8 bytes."""
+    padded = np.zeros((len(rows), 8), dtype=np.uint8)
+    padded[:, : rows.shape[1]] = rows[:, :8]
+    return padded.view("<u8").reshape(-1)
+
+
+def _rows_as_void(rows: U8Array) -> npt.NDArray[np.void]:
+    rows = np.ascontiguousarray(rows)
+    return rows.view(np.dtype((np.void, rows.shape[1]))).reshape(-1)
+
+
+def _devmap_present(
+    arena: U8Array, index: npt.NDArray[np.uint64], stride: int, n: int
+) -> npt.NDArray[np.bool_]:
+    safe = np.minimum(index, n - 1).astype(np.int64) * stride
+    word = arena[safe[:, None] + np.arange(4)]
+    return np.asarray(word.any(axis=1))

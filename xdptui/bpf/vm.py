@@ -1,0 +1,568 @@
+"""Running a program over a batch of packets, vectorised, with sequential results.
+
+The program is compiled once into basic blocks of closures over NumPy arrays (one element per
+packet). A batch starts as one group at instruction 0; a conditional jump splits a group by
+its mask; groups waiting at the same instruction merge again, the lowest instruction first, so
+a parse tree costs a pass per distinct path, not per packet. Loops re-run their body for the
+packets still in them; bpf-to-bpf calls push a 512-byte stack frame and the caller's r6-r10
+per packet.
+
+Order: a batch must give exactly what running its packets one by one gives. Packets only share
+map memory, so every map access is logged by word. Reads, non-fetching atomic adds, and the
+updates of one atomic instruction (applied in packet order, fetches included; a
+``load; add; store`` of the same map word is run as one) are safe to share. Any other sharing
+-- a packet reading what an earlier one wrote, or an LRU or full map taking inserts -- rolls
+the maps back and runs the batch as a shorter prefix, then goes on from there (down to a
+packet at a time when every packet depends on the one before).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from xdptui.bpf import access, alu, isa
+from xdptui.bpf import memory as mem
+from xdptui.bpf.batch import Batch, Group, Record, merge
+from xdptui.bpf.helpers import helper
+from xdptui.bpf.isa import MAX_BPF_STACK, MAX_CALL_FRAMES, Insn
+from xdptui.bpf.liveness import live_out
+from xdptui.bpf.maps import MapSnapshot
+from xdptui.bpf.objfile import BpfProgram
+from xdptui.model.errors import Errno, KernelError
+
+U64 = npt.NDArray[np.uint64]
+Op = Callable[[Batch, Group], None]
+Cond = Callable[[Group], npt.NDArray[np.bool_]]
+MAX_INSNS = 1_000_000  # the verifier's BPF_COMPLEXITY_LIMIT_INSNS, as a run-time cap here
+ACTIONS = ("XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX", "XDP_REDIRECT")
+
+
+def action_name(code: int) -> str:
+    """``enum xdp_action`` names; others print as bpftool prints an unknown number."""
+    return ACTIONS[code] if 0 <= code < len(ACTIONS) else "unknown"
+
+
+@dataclass
+class Block:
+    """Straight-line ops from ``start``, then one terminator."""
+
+    start: int
+    ops: list[Op]
+    count: int  # instructions in the block
+    kind: str  # "cond", "goto", "exit", "call", "fall"
+    target: int = -1
+    fall: int = -1
+    cond: Cond | None = None
+
+
+@dataclass
+class Redirect:
+    """Where ``bpf_redirect`` / ``bpf_redirect_map`` pointed a packet (``bpf_redirect_info``)."""
+
+    ifindex: int | None = None
+    map: str | None = None
+    key: int | None = None
+    flags: int = 0
+
+
+@dataclass
+class BatchResult:
+    """Per packet: the return value, the bytes from ``data_meta`` to ``data_end`` (what
+    ``BPF_PROG_TEST_RUN`` returns in data_out), the redirect target; the output records in
+    packet order; and how many instructions ran."""
+
+    retval: npt.NDArray[np.uint32]
+    data: list[bytes]
+    meta_len: npt.NDArray[np.int64]
+    redirects: list[Redirect | None]
+    records: list[Record] = field(default_factory=list)
+    insns: int = 0
+    passes: int = 1  # runs needed to keep the batch sequential (1: fully vectorised)
+
+
+# -- compilation ---------------------------------------------------------------------------------
+def _imm64(v: int) -> np.uint64:
+    return np.uint64(v & 0xFFFFFFFFFFFFFFFF)
+
+
+def _src(ins: Insn) -> Callable[[Group], U64]:
+    if ins.source == isa.BPF_X:
+        s = ins.src
+        return lambda g: g.r[s]
+    k = _imm64(ins.imm)
+    return lambda g: np.full(len(g), k, dtype=np.uint64)
+
+
+def _alu_op(ins: Insn) -> Op:
+    is64 = ins.cls == isa.BPF_ALU64
+    op, off, dst = ins.op, ins.off, ins.dst
+    if op == isa.BPF_END:
+        bits = ins.imm
+        if bits not in (16, 32, 64):
+            raise KernelError(Errno.EINVAL, f"BPF_END uses reserved fields (imm {bits})")
+        swap = is64 or ins.source == isa.BPF_X  # bswap (ALU64) or to big-endian
+
+        def end(b: Batch, g: Group) -> None:
+            v = g.r[dst]
+            if swap:
+                g.r[dst] = alu.bswap(v, bits)
+            elif bits < 64:
+                g.r[dst] = v & np.uint64((1 << bits) - 1)
+
+        return end
+    src = _src(ins)
+
+    def op_fn(b: Batch, g: Group) -> None:
+        g.r[dst] = alu.alu(op, off, is64, g.r[dst], src(g))
+
+    return op_fn
+
+
+def _ldx(ins: Insn) -> Op:
+    dst, base, off, size = ins.dst, ins.src, ins.off, ins.size
+    signed = ins.mode == isa.BPF_MEMSX
+    o = _imm64(off)
+
+    def ldx(b: Batch, g: Group) -> None:
+        g.r[dst] = access.load(b, g.idx, g.r[base] + o, size, signed)
+
+    return ldx
+
+
+def _st(ins: Insn) -> Op:
+    dst, off, size = ins.dst, ins.off, ins.size
+    o = _imm64(off)
+    if ins.cls == isa.BPF_ST:
+        k = _imm64(ins.imm)
+
+        def st(b: Batch, g: Group) -> None:
+            access.store(b, g.idx, g.r[dst] + o, size, np.full(len(g), k, dtype=np.uint64))
+
+        return st
+    src = ins.src
+
+    def stx(b: Batch, g: Group) -> None:
+        access.store(b, g.idx, g.r[dst] + o, size, g.r[src])
+
+    return stx
+
+
+def _atomic(ins: Insn) -> Op:
+    dst, src, off, size, imm = ins.dst, ins.src, ins.off, ins.size, ins.imm
+    if size not in (4, 8):
+        raise KernelError(Errno.EINVAL, f"invalid atomic operand size {size}")
+    o = _imm64(off)
+    fetch = bool(imm & isa.BPF_FETCH)
+    if imm == isa.BPF_XCHG:
+        op = -1
+    elif imm == isa.BPF_CMPXCHG:
+        op = -2
+    elif imm & ~isa.BPF_FETCH in (isa.BPF_ADD, isa.BPF_OR, isa.BPF_AND, isa.BPF_XOR):
+        op = imm & ~isa.BPF_FETCH
+    else:
+        raise KernelError(Errno.EINVAL, f"BPF_ATOMIC uses invalid atomic opcode {imm:#04x}")
+    m32 = np.uint64(0xFFFFFFFF)
+
+    def atom(b: Batch, g: Group) -> None:
+        cmp = g.r[0] if op == -2 else None
+        old = access.atomic(b, g.idx, g.r[dst] + o, size, op, fetch, g.r[src], cmp)
+        if op == -2:
+            g.r[0] = old if size == 8 else old & m32
+        elif fetch:
+            g.r[src] = old if size == 8 else old & m32
+
+    return atom
+
+
+def _fused_add(ld: Insn, add: Insn, observed: bool) -> Op:
+    """``rX = *(rA + off); rX += v; *(rA + off) = rX`` -- or ``rY += rX`` and store ``rY`` --
+    as one fetch-add (see module doc); when the registers it sets are dead after the store
+    (``observed`` False), a plain commutative add."""
+    dst, base, size = ld.dst, ld.src, ld.size
+    o = _imm64(ld.off)
+    commuted = add.dst != ld.dst  # rY += rX: the addend is rY, the sum lands in rY
+    src = (lambda g: g.r[add.dst]) if commuted else _src(add)
+    is64 = add.cls == isa.BPF_ALU64
+    out = add.dst
+    m32 = np.uint64(0xFFFFFFFF)
+
+    def fused(b: Batch, g: Group) -> None:
+        v = src(g)
+        old = access.atomic(b, g.idx, g.r[base] + o, size, 0, observed, v, None, fused=True)
+        with np.errstate(over="ignore"):
+            res = old + v
+        if commuted:
+            g.r[dst] = old
+        g.r[out] = res if is64 else res & m32
+
+    return fused
+
+
+def _ld_imm64(ins: Insn) -> Op:
+    dst, v = ins.dst, _imm64(ins.imm64)
+
+    def ld(b: Batch, g: Group) -> None:
+        g.r[dst] = np.full(len(g), v, dtype=np.uint64)
+
+    return ld
+
+
+# Helpers taking a map, and the register it is in.
+MAP_ARG = {1: 1, 2: 1, 3: 1, 51: 1, 130: 1, 25: 2, 121: 2}
+
+
+def _call_helper(ins: Insn) -> Op:
+    fn = helper(ins.imm)
+    reg = MAP_ARG.get(ins.imm)
+
+    def call(b: Batch, g: Group) -> None:
+        fn(b, g)
+
+    if reg is None:
+        return call
+
+    def call_per_map(b: Batch, g: Group) -> None:
+        # One call site may be reached with different maps (the verifier allows it when each
+        # path's map pointer is a constant): run the helper once per map.
+        maps = g.r[reg]
+        if len(maps) == 0 or (maps == maps[0]).all():
+            fn(b, g)
+            return
+        r0 = np.zeros(len(g), dtype=np.uint64)
+        for value in np.unique(maps):
+            sel = maps == value
+            sub = g.take(sel)
+            fn(b, sub)
+            r0[sel] = sub.r[0]
+        g.r[0] = r0
+
+    return call_per_map
+
+
+def _cond(ins: Insn) -> Cond:
+    op, is32, dst = ins.op, ins.cls == isa.BPF_JMP32, ins.dst
+    src = _src(ins)
+    return lambda g: alu.condition(op, is32, g.r[dst], src(g))
+
+
+def _is_jump(ins: Insn) -> bool:
+    return ins.cls in (isa.BPF_JMP, isa.BPF_JMP32) and not (
+        ins.op == isa.BPF_CALL and ins.src != isa.BPF_PSEUDO_CALL
+    )
+
+
+def _jump_target(pc: int, ins: Insn) -> int:
+    if ins.cls == isa.BPF_JMP32 and ins.op == isa.BPF_JA:
+        return pc + ins.imm + 1
+    if ins.op == isa.BPF_CALL:
+        return pc + ins.imm + 1
+    return pc + ins.off + 1
+
+
+def _fusable(insns: list[Insn], pc: int, leaders: set[int]) -> bool:
+    """``ldx rX, [rA+off]; add rX, v; stx [rA+off], rX`` (or ``add rY, rX; stx ..., rY``)
+    inside one block, the add touching neither rA nor, for ``rX += v``, rX through v."""
+    if pc + 2 >= len(insns) or (pc + 1) in leaders or (pc + 2) in leaders:
+        return False
+    ld, add, st = insns[pc], insns[pc + 1], insns[pc + 2]
+    if not (
+        ld.cls == isa.BPF_LDX
+        and ld.mode == isa.BPF_MEM
+        and ld.dst != ld.src
+        and add.cls in (isa.BPF_ALU64, isa.BPF_ALU)
+        and add.op == isa.BPF_ADD
+        and add.off == 0
+        and add.dst != ld.src
+        and st.cls == isa.BPF_STX
+        and st.mode == isa.BPF_MEM
+        and st.dst == ld.src
+        and st.off == ld.off
+        and st.size == ld.size
+        and st.src == add.dst
+    ):
+        return False
+    if add.dst == ld.dst:
+        return add.source == isa.BPF_K or add.src not in (ld.dst, ld.src)
+    return add.source == isa.BPF_X and add.src == ld.dst
+
+
+def compile_program(prog: BpfProgram) -> dict[int, Block]:
+    """Split into basic blocks and compile each instruction once (cached on the program)."""
+    if prog._compiled is not None:
+        return prog._compiled  # type: ignore[no-any-return]
+    from xdptui.bpf.verifier import check
+
+    check(prog)
+    insns = prog.insns
+    n = len(insns)
+    live = live_out(insns)
+    leaders = {0}
+    for pc, ins in enumerate(insns):
+        if ins.is_ld_imm64():
+            continue
+        if _is_jump(ins):
+            if ins.op not in (isa.BPF_EXIT,):
+                t = _jump_target(pc, ins)
+                if not 0 <= t < n:
+                    raise KernelError(Errno.EINVAL, f"jump out of range from insn {pc} to {t}")
+                leaders.add(t)
+            if pc + 1 < n:
+                leaders.add(pc + 1)
+    blocks: dict[int, Block] = {}
+    for start in sorted(leaders):
+        ops: list[Op] = []
+        pc = start
+        block = None
+        while pc < n:
+            ins = insns[pc]
+            if pc != start and pc in leaders:
+                block = Block(start, ops, pc - start, "fall", fall=pc)
+                break
+            if ins.is_ld_imm64():
+                ops.append(_ld_imm64(ins))
+                pc += 2
+                continue
+            if _is_jump(ins):
+                count = pc - start + 1
+                if ins.op == isa.BPF_EXIT:
+                    block = Block(start, ops, count, "exit")
+                elif ins.op == isa.BPF_CALL:
+                    block = Block(
+                        start, ops, count, "call", target=_jump_target(pc, ins), fall=pc + 1
+                    )
+                elif ins.op == isa.BPF_JA:
+                    block = Block(start, ops, count, "goto", target=_jump_target(pc, ins))
+                else:
+                    block = Block(
+                        start, ops, count, "cond", _jump_target(pc, ins), pc + 1, _cond(ins)
+                    )
+                break
+            ops.append(_compile_one(insns, pc, leaders))
+            if ops[-1] is _SKIP2:
+                ops.pop()
+                sets = (1 << insns[pc].dst) | (1 << insns[pc + 1].dst)
+                observed = bool(live[pc + 2] & sets)
+                ops.append(_fused_add(insns[pc], insns[pc + 1], observed))
+                pc += 3
+                continue
+            pc += 1
+        if block is None:
+            raise KernelError(Errno.EINVAL, "the last insn is not an exit or jmp")
+        blocks[start] = block
+    prog._compiled = blocks
+    return blocks
+
+
+def _SKIP2(b: Batch, g: Group) -> None:  # marker: the next three insns fuse into one op
+    raise AssertionError
+
+
+def _compile_one(insns: list[Insn], pc: int, leaders: set[int]) -> Op:
+    ins = insns[pc]
+    cls = ins.cls
+    if cls in (isa.BPF_ALU, isa.BPF_ALU64):
+        return _alu_op(ins)
+    if cls == isa.BPF_LDX and ins.mode in (isa.BPF_MEM, isa.BPF_MEMSX):
+        if _fusable(insns, pc, leaders):
+            return _SKIP2
+        return _ldx(ins)
+    if cls in (isa.BPF_ST, isa.BPF_STX) and ins.mode == isa.BPF_MEM:
+        return _st(ins)
+    if cls == isa.BPF_STX and ins.mode == isa.BPF_ATOMIC:
+        return _atomic(ins)
+    if cls in (isa.BPF_JMP, isa.BPF_JMP32) and ins.op == isa.BPF_CALL:
+        return _call_helper(ins)
+    if cls == isa.BPF_LD and ins.mode in (isa.BPF_ABS, isa.BPF_IND):
+        raise KernelError(
+            Errno.EINVAL, "BPF_LD_[ABS|IND] instructions not allowed for this program type"
+        )
+    raise KernelError(Errno.EINVAL, f"unknown opcode {ins.code:02x} at insn {pc}")
+
+
+# -- execution ---------------------------------------------------------------------------------
+def _execute(b: Batch, blocks: dict[int, Block]) -> None:
+    pending: dict[int, list[Group]] = {0: [b.initial_group()]}
+    heap = [0]
+    while heap:
+        pc = heapq.heappop(heap)
+        groups = pending.pop(pc, None)
+        if not groups:
+            continue
+        g = merge(groups)
+        blk = blocks[pc]
+        for op in blk.ops:
+            op(b, g)
+        b.icount[g.idx] += blk.count
+        b.insns += blk.count * len(g)
+        if b.icount[g.idx].max() > b.max_insns:
+            raise KernelError(
+                Errno.E2BIG,
+                f"packet {b.first + int(g.idx[0])}: more than {b.max_insns} instructions "
+                "(the verifier's complexity limit)",
+            )
+        for nxt, sub in _successors(b, blk, g):
+            if len(sub) == 0:
+                continue
+            if nxt not in pending:
+                pending[nxt] = []
+                heapq.heappush(heap, nxt)
+            pending[nxt].append(sub)
+
+
+def _successors(b: Batch, blk: Block, g: Group) -> list[tuple[int, Group]]:
+    if blk.kind == "fall":
+        return [(blk.fall, g)]
+    if blk.kind == "goto":
+        return [(blk.target, g)]
+    if blk.kind == "cond":
+        assert blk.cond is not None
+        taken = blk.cond(g)
+        if taken.all():
+            return [(blk.target, g)]
+        if not taken.any():
+            return [(blk.fall, g)]
+        return [(blk.target, g.take(taken)), (blk.fall, g.take(~taken))]
+    if blk.kind == "call":
+        d = b.depth[g.idx]
+        if (d + 1 >= MAX_CALL_FRAMES).any():
+            raise KernelError(
+                Errno.E2BIG, f"the call stack of {MAX_CALL_FRAMES + 1} frames is too deep"
+            )
+        b.ensure_stack(int(d.max()) + 2)
+        b.saved[g.idx, d] = np.stack(g.r[6:11], axis=1)
+        b.retpc[g.idx, d] = blk.fall
+        b.depth[g.idx] = d + 1
+        g.r[10] = np.uint64(mem.STACK_BASE) + ((d + 2) * MAX_BPF_STACK).astype(np.uint64)
+        return [(blk.target, g)]
+    # exit
+    d = b.depth[g.idx]
+    top = d == 0
+    if top.all():
+        _finish(b, g)
+        return []
+    if top.any():
+        _finish(b, g.take(top))
+        g = g.take(~top)
+        d = d[~top]
+    d = d - 1
+    saved = b.saved[g.idx, d]
+    for k in range(5):
+        g.r[6 + k] = saved[:, k].copy()
+    b.depth[g.idx] = d
+    ret = b.retpc[g.idx, d]
+    out = []
+    for pc in np.unique(ret):
+        sel = ret == pc
+        out.append((int(pc), g if sel.all() else g.take(sel)))
+    return out
+
+
+def _finish(b: Batch, g: Group) -> None:
+    b.retval[g.idx] = g.r[0]
+    b.done[g.idx] = True
+
+
+# -- the batch API -----------------------------------------------------------------------------
+def _per_packet(value: int | npt.ArrayLike, n: int) -> U64:
+    arr = np.asarray(value, dtype=np.int64)
+    if arr.ndim == 0:
+        return np.full(n, int(arr), dtype=np.uint64)
+    if len(arr) != n:
+        raise KernelError(Errno.EINVAL, f"{len(arr)} context values for {n} packets")
+    return arr.astype(np.uint64)
+
+
+def run_batch(
+    prog: BpfProgram,
+    packets: list[bytes],
+    *,
+    ingress_ifindex: int | npt.ArrayLike = 1,
+    rx_queue_index: int | npt.ArrayLike = 0,
+    egress_ifindex: int | npt.ArrayLike = 0,
+    cpu: int = 0,
+    time_ns: int = 0,
+    seed: int = 0,
+    max_insns: int = MAX_INSNS,
+) -> BatchResult:
+    """Run ``prog`` over ``packets`` as if one by one in order, on CPU ``cpu``.
+
+    Context defaults are what ``BPF_PROG_TEST_RUN`` gives without a ctx (``lo``, queue 0).
+    Map changes stay in the program's maps. Refusals raise ``KernelError``: EINVAL for what
+    the loader or verifier refuses, EACCES for a bad memory access, E2BIG for a run over the
+    instruction cap; the maps are then as before the batch."""
+    blocks = compile_program(prog)
+    n = len(packets)
+    ing = _per_packet(ingress_ifindex, n)
+    rxq = _per_packet(rx_queue_index, n)
+    egr = _per_packet(egress_ifindex, n)
+    if prog.expected_attach_type != "xdp/devmap":
+        egr = np.zeros(n, dtype=np.uint64)
+    parts: list[Batch] = []
+    before: dict[int, MapSnapshot] = {}  # each map's state before the batch, once it changed
+    start, size, passes = 0, n, 0
+    while start < n:
+        end = min(n, start + size)
+        b = Batch(
+            prog,
+            packets[start:end],
+            start,
+            ing[start:end],
+            rxq[start:end],
+            egr[start:end],
+            cpu,
+            time_ns,
+            seed,
+            max_insns,
+        )
+        passes += 1
+        try:
+            _execute(b, blocks)
+        except KernelError:
+            b.rollback()
+            for mi, snap in before.items():
+                prog.maps[mi].restore(snap)
+            raise
+        cut = b.first_conflict()
+        if cut is not None and cut < b.n:
+            b.rollback()
+            size = max(1, cut)
+            continue
+        for mi, snap in b.snapshots.items():
+            before.setdefault(mi, snap)
+        parts.append(b)
+        start = end
+        size = max(size * 2, 1)
+    return _result(prog, parts, n, passes)
+
+
+def _result(prog: BpfProgram, parts: list[Batch], n: int, passes: int) -> BatchResult:
+    retval = np.zeros(n, dtype=np.uint32)
+    meta_len = np.zeros(n, dtype=np.int64)
+    data: list[bytes] = []
+    redirects: list[Redirect | None] = []
+    records: list[Record] = []
+    insns = 0
+    for b in parts:
+        sl = slice(b.first, b.first + b.n)
+        retval[sl] = (b.retval & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        meta_len[sl] = b.data_off - b.meta_off
+        view = b.buf.data
+        base = np.arange(b.n, dtype=np.int64) * b.width
+        starts = (base + b.meta_off).tolist()
+        ends = (base + b.end_off).tolist()
+        data.extend(view[s:e].tobytes() for s, e in zip(starts, ends, strict=True))
+        part: list[Redirect | None] = [None] * b.n
+        for i in np.flatnonzero(b.redirect_ifindex >= 0).tolist():
+            part[i] = Redirect(ifindex=int(b.redirect_ifindex[i]))
+        for i in np.flatnonzero(b.redirect_map >= 0).tolist():
+            name = prog.maps[int(b.redirect_map[i])].name
+            part[i] = Redirect(map=name, key=int(b.redirect_key[i]), flags=int(b.redirect_flags[i]))
+        redirects.extend(part)
+        records.extend(rec for _row, _seq, rec in sorted(b.records, key=lambda t: (t[0], t[1])))
+        insns += b.insns
+    return BatchResult(retval, data, meta_len, redirects, records, insns, passes)
