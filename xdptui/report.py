@@ -5,13 +5,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from xdptui.model.report_spec import REPORT_VERSION
+from xdptui.model.report_spec import REPORT_VERSION, Report
 from xdptui.model.units import format_duration, format_rate
 from xdptui.model.views import Frame
-from xdptui.sim.report import build_report
+from xdptui.sim import report as sim_report
+
+if TYPE_CHECKING:
+    from xdptui.sim.engine import Simulator
 
 __all__ = ["REPORT_VERSION", "build_report", "dumps", "summary"]
+
+
+def build_report(sim: Simulator) -> Report:
+    """The JSON report (v1) of ``sim`` at its current time."""
+    view = sim.view()
+    return sim_report.build_report(sim.frame(), view.world, view.commands)
 
 
 def dumps(report: Mapping[str, object]) -> str:

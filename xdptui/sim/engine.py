@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import copy
 import heapq
-from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,40 +35,14 @@ from xdptui.sim.events import EventStream
 from xdptui.sim.exact import Exact, ExactIO
 from xdptui.sim.fast import Fast, FastIO
 from xdptui.sim.snapshot import build_frame
+from xdptui.sim.state import Checkpoint, State, copy_state
 from xdptui.sim.world import World, build_world
 
 __all__ = ["CommandResult", "Simulator"]
 
-LOG_MAX = 2_000  # command and system lines kept for the screen's log
 CHECKPOINT_EXACT_NS = 1_000_000  # a checkpoint at least this often in exact mode
 CHECKPOINT_FAST_NS = 20_000_000  # ... and in fast mode
 CHECKPOINTS_MAX = 64
-
-
-@dataclass
-class State:
-    """Everything that evolves: copied whole for a checkpoint."""
-
-    world: World
-    dp: Datapath
-    exact: Exact
-    fast: Fast
-    timers: Timers
-    is_exact: bool
-    now: int = 0
-    committed: int = 0  # fast mode has stepped the data path up to here
-    stream: EventStream = field(default_factory=EventStream)
-    log: deque[EventView] = field(default_factory=lambda: deque(maxlen=LOG_MAX))
-    commands: list[EventView] = field(default_factory=list)  # for the report (never dropped)
-    inputs: list[tuple[int, int, str, str]] = field(default_factory=list)  # t, seq, kind, data
-
-
-@dataclass
-class Checkpoint:
-    t: int
-    inputs: int  # inputs[:inputs] were applied in this state
-    state: State
-    stream_seq: int  # the event stream had reached this record
 
 
 class Simulator:
@@ -473,7 +445,8 @@ class Simulator:
         """The JSON report (v1) at ``now``."""
         from xdptui.sim.report import build_report
 
-        return dict(build_report(self))
+        view = self.view()
+        return dict(build_report(self.frame(), view.world, view.commands))
 
 
 class _NoIO:
@@ -482,14 +455,6 @@ class _NoIO:
 
     def rx(self, *args: Any) -> int:
         raise AssertionError("no mode is running")
-
-
-def copy_state(st: State, stream: EventStream | None = None) -> State:
-    """A deep copy sharing what never changes (the topology, flow tables, entries). The event
-    stream is append-only: a copy shares it (``stream`` None) or starts a new one."""
-    memo: dict[int, Any] = {id(st.world.topology): st.world.topology}
-    memo[id(st.stream)] = st.stream if stream is None else stream
-    return copy.deepcopy(st, memo)
 
 
 def switch_mode(st: State, exact: bool) -> None:

@@ -3,6 +3,7 @@ the declared shape (``xdptui.model.report_spec``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, cast
 
 from xdptui.model.report_spec import (
@@ -13,17 +14,16 @@ from xdptui.model.report_spec import (
     TrafficEntry,
     XdpEntry,
 )
-from xdptui.model.views import DeviceView
+from xdptui.model.views import DeviceView, EventView, Frame
 
 if TYPE_CHECKING:
-    from xdptui.sim.engine import Simulator
+    from xdptui.sim.world import World
 
 
-def build_report(sim: Simulator) -> Report:
-    """Everything a run produced, in the declared shape (``xdptui.model.report_spec``)."""
-    frame = sim.frame()
+def build_report(frame: Frame, world: World, commands: Iterable[EventView]) -> Report:
+    """Everything a run produced, in the declared shape (``xdptui.model.report_spec``): the
+    frame's counters, the world's sources, the commands applied."""
     tp = frame.tracepoints
-    world = sim.view().world
     return {
         "report": REPORT_VERSION,
         "topology": frame.name,
@@ -63,7 +63,7 @@ def build_report(sim: Simulator) -> Report:
         },
         "events": [
             {"t_ns": e.t_ns, "cmd": e.cmd, "ok": e.ok, "errno": e.errno, "reply": e.reply}
-            for e in sim.view().commands
+            for e in commands
         ],
     }
 

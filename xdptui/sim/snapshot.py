@@ -38,7 +38,7 @@ from xdptui.sim.dev.veth import Veth
 from xdptui.sim.tally import Tracepoints
 
 if TYPE_CHECKING:
-    from xdptui.sim.engine import State
+    from xdptui.sim.state import State
 
 
 def _rings(rings: list[TxRing], exact: bool) -> tuple[TxRingView, ...]:

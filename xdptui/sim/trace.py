@@ -9,7 +9,7 @@ count.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -17,10 +17,27 @@ from xdptui.model.views import FlowInfo, TraceHop
 from xdptui.sim.exact import ident
 
 if TYPE_CHECKING:
-    from xdptui.sim.engine import Simulator
+    from xdptui.sim.state import State
     from xdptui.sim.world import World
 
 TRACE_HORIZON_NS = 200_000_000  # give up on a frame that has not finished after this long
+
+
+class Forkable(Protocol):
+    """What tracing needs of a simulator: a copy to run ahead (``Simulator``)."""
+
+    state: State
+
+    @property
+    def now_ns(self) -> int: ...
+    @property
+    def world(self) -> World: ...
+    @property
+    def exact(self) -> bool: ...
+    @exact.setter
+    def exact(self, value: bool) -> None: ...
+    def fork(self) -> Forkable: ...
+    def run_until(self, t_ns: int) -> None: ...
 
 
 def _ip(v: int) -> str:
@@ -42,7 +59,7 @@ def list_flows(world: World, limit: int) -> tuple[FlowInfo, ...]:
     return tuple(out)
 
 
-def trace_frame(sim: Simulator, source: str, flow: int) -> tuple[TraceHop, ...]:
+def trace_frame(sim: Forkable, source: str, flow: int) -> tuple[TraceHop, ...]:
     """The hops of the next frame of ``flow`` of ``source``, from now on."""
     now = sim.now_ns
     src = next((s for s in sim.world.sources if s.spec.name == source), None)

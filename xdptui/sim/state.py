@@ -1,0 +1,53 @@
+"""What evolves in a simulation, as one value: the world, the data path, both modes' state,
+the timers and the logs. A checkpoint is a copy of it; a rewind restores one."""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdptui.model.views import EventView
+from xdptui.sim.clock import Timers
+from xdptui.sim.datapath import Datapath
+from xdptui.sim.events import EventStream
+from xdptui.sim.exact import Exact
+from xdptui.sim.fast import Fast
+from xdptui.sim.world import World
+
+LOG_MAX = 2_000  # command and system lines kept for the screen's log
+
+
+@dataclass
+class State:
+    """Everything that evolves: copied whole for a checkpoint."""
+
+    world: World
+    dp: Datapath
+    exact: Exact
+    fast: Fast
+    timers: Timers
+    is_exact: bool
+    now: int = 0
+    committed: int = 0  # fast mode has stepped the data path up to here
+    stream: EventStream = field(default_factory=EventStream)
+    log: deque[EventView] = field(default_factory=lambda: deque(maxlen=LOG_MAX))
+    commands: list[EventView] = field(default_factory=list)  # for the report (never dropped)
+    inputs: list[tuple[int, int, str, str]] = field(default_factory=list)  # t, seq, kind, data
+
+
+@dataclass
+class Checkpoint:
+    t: int
+    inputs: int  # inputs[:inputs] were applied in this state
+    state: State
+    stream_seq: int  # the event stream had reached this record
+
+
+def copy_state(st: State, stream: EventStream | None = None) -> State:
+    """A deep copy sharing what never changes (the topology, flow tables, entries). The event
+    stream is append-only: a copy shares it (``stream`` None) or starts a new one."""
+    memo: dict[int, Any] = {id(st.world.topology): st.world.topology}
+    memo[id(st.stream)] = st.stream if stream is None else stream
+    return copy.deepcopy(st, memo)
