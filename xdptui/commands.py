@@ -155,6 +155,30 @@ def validate(line: str) -> str | None:
     return None
 
 
+def programs_named(line: str) -> tuple[str, ...]:
+    """The programs a command line would load (``obj PROG``, ``egress PROG``), built-in or
+    ``file.py:function``; () for a line that loads none or does not parse."""
+    try:
+        command = parse(line)
+    except UsageError:
+        return ()
+    if isinstance(command, XdpSet) and command.prog is not None:
+        return (command.prog,)
+    if isinstance(command, MapUpdate) and command.egress is not None:
+        return (command.egress,)
+    return ()
+
+
+def with_program_replaced(line: str, program: str, replacement: str) -> str:
+    """``line`` with the word ``program`` after ``obj`` / ``egress`` replaced (re-quoted as a
+    shell would need it; comments dropped)."""
+    words = shlex.split(line, comments=True)
+    for i in range(1, len(words)):
+        if words[i] == program and words[i - 1] in ("obj", "egress"):
+            words[i] = replacement
+    return shlex.join(words)
+
+
 def _parse_ip(w: _Words) -> Command:
     force = stats = details = as_json = False
     while (word := w.peek()) is not None and word.startswith("-"):
