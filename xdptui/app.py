@@ -22,7 +22,7 @@ from functools import partial
 from typing import ClassVar, Protocol
 
 from textual import on
-from textual.app import App, SystemCommand
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -32,8 +32,10 @@ from textual.widgets import Input
 
 from xdptui import actions
 from xdptui.app_commands import APP_COMMANDS, AppCommand
+from xdptui.commands import programs_named
 from xdptui.completion import CompletionContext, complete
 from xdptui.model.catalog import PROGRAMS, is_user_program
+from xdptui.model.commands import CommandResult
 from xdptui.model.topology import Lesson, Topology
 from xdptui.model.views import DeviceView, FlowInfo, Frame, TraceHop
 from xdptui.pacing import BEHIND, REAL_TIME, SPEEDS, Pacer
@@ -49,6 +51,7 @@ from xdptui.screens.dialogs import (
     TrafficScreen,
 )
 from xdptui.screens.main import MainScreen
+from xdptui.screens.trust import TrustScreen
 from xdptui.widgets.command_line import CommandLine
 from xdptui.widgets.format import format_pps
 from xdptui.widgets.history import RateHistory, push_history
@@ -67,11 +70,16 @@ __all__ = [
     "Pacer",
     "SimulatorLike",
     "XdpApp",
+    "ask_trust",
     "make_app",
 ]
 
 
 MIN_DELAY_S = 0.001
+NO_USER_PROGRAMS = (
+    "Error: Python programs are disabled in this session (xdptui serve runs none unless "
+    "started with --allow-user-programs); built-in programs work"
+)
 
 
 class CommandResultLike(Protocol):
@@ -109,6 +117,9 @@ class XdpApp(App[None]):
         speed_ns_per_s: one of :data:`SPEEDS`; real time by default.
         clock: the real clock the pacing measures (``time.perf_counter``; tests inject one).
         topology: where lessons, map names and the traffic editor's defaults come from.
+        allow_user_programs: False refuses every command that loads a Python program, typed
+            ones included, before the simulator sees it (``xdptui serve`` without
+            ``--allow-user-programs``: a browser user must not run code on the server).
     """
 
     CSS_PATH = "app.tcss"
@@ -132,6 +143,7 @@ class XdpApp(App[None]):
         speed_ns_per_s: int = REAL_TIME,
         clock: Callable[[], float] = time.perf_counter,
         topology: Topology | None = None,
+        allow_user_programs: bool = True,
     ) -> None:
         if fps <= 0:
             raise ValueError("fps must be positive")
@@ -141,6 +153,7 @@ class XdpApp(App[None]):
         self.sim = sim
         self.fps = fps
         self.topology = topology
+        self.allow_user_programs = allow_user_programs
         self._title = title
         self.set_reactive(XdpApp.paused, paused)
         self.set_reactive(XdpApp.speed_index, SPEEDS.index(speed_ns_per_s))
@@ -330,6 +343,9 @@ class XdpApp(App[None]):
 
     def submit_command(self, text: str, origin: str = "user") -> CommandResultLike:
         """Send ``text`` to the simulator and redraw (its reply lands in the event log)."""
+        if not self.allow_user_programs and any(map(is_user_program, programs_named(text))):
+            self.notify(NO_USER_PROGRAMS, title=text, severity="error", timeout=10)
+            return CommandResult(False, "EPERM", NO_USER_PROGRAMS)
         result = self.sim.submit(text, origin=origin)
         program = _program_of(text)
         known = program in self._user_programs
@@ -781,6 +797,29 @@ class XdpApp(App[None]):
                 yield system_command
 
 
+class TrustApp(App[bool]):
+    """Only the :class:`~xdptui.screens.trust.TrustScreen`: run before the simulator exists, so
+    nothing a topology names is imported until the user agrees."""
+
+    TITLE = "xdptui"
+
+    def __init__(self, path: str, programs: Sequence[str]) -> None:
+        super().__init__()
+        self.path = path
+        self.programs = tuple(programs)
+
+    def compose(self) -> ComposeResult:
+        return iter(())
+
+    def on_mount(self) -> None:
+        self.push_screen(TrustScreen(self.path, self.programs), self.exit)
+
+
+def ask_trust(path: str, programs: Sequence[str]) -> bool:
+    """Show the programs a topology would run with Continue / Quit; True on Continue."""
+    return TrustApp(path, programs).run() is True
+
+
 def _program_of(command: str) -> str | None:
     """The ``obj PROG`` of an ``ip link set ... xdp obj PROG`` line."""
     words = command.split()
@@ -815,7 +854,12 @@ def gso_supported() -> bool:
 
 
 def make_app(
-    path: str, *, topology: Topology | None = None, paused: bool = False, fps: float = 30.0
+    path: str,
+    *,
+    topology: Topology | None = None,
+    paused: bool = False,
+    fps: float = 30.0,
+    allow_user_programs: bool = True,
 ) -> XdpApp:
     """The app on the topology in ``path`` with a real simulator (the CLI and snapshots use it).
 
@@ -838,4 +882,5 @@ def make_app(
         fps=fps,
         paused=paused,
         topology=topology,
+        allow_user_programs=allow_user_programs,
     )
