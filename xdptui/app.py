@@ -16,6 +16,7 @@ cost the next one (Textual's interval timers skip a tick that is late).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
@@ -23,7 +24,8 @@ from typing import ClassVar, Protocol
 
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
+from textual.command import CommandList, CommandPalette
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
@@ -76,6 +78,7 @@ __all__ = [
 
 
 MIN_DELAY_S = 0.001
+LOG = logging.getLogger("xdptui")
 NO_USER_PROGRAMS = (
     "Error: Python programs are disabled in this session (xdptui serve runs none unless "
     "started with --allow-user-programs); built-in programs work"
@@ -235,7 +238,19 @@ class XdpApp(App[None]):
         """One frame: advance the simulation for the real time elapsed, then redraw."""
         if self.paused:
             return
-        done = self._pacer.tick(self.sim, self.speed_ns_per_s)
+        try:
+            done = self._pacer.tick(self.sim, self.speed_ns_per_s)
+        except Exception as exc:
+            # The engine failed: stop the clock, say so, keep the app (and the last frame) up.
+            LOG.error("the simulation failed", exc_info=exc)
+            self.paused = True
+            self.notify(
+                f"The simulation stopped: {type(exc).__name__}: {exc}",
+                title="Simulation error",
+                severity="error",
+                timeout=15,
+            )
+            return
         if done > 0:
             self._run_plan_step()
         self.refresh_frame()
@@ -786,6 +801,11 @@ class XdpApp(App[None]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.help_markdown()))
 
+    def action_command_palette(self) -> None:
+        """The command palette, with its page keys made safe (:class:`SafeCommandPalette`)."""
+        if self.use_command_palette and not isinstance(self.screen, CommandPalette):
+            self.push_screen(SafeCommandPalette(id="--command-palette"))
+
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         for command in APP_COMMANDS:
             yield SystemCommand(
@@ -795,6 +815,36 @@ class XdpApp(App[None]):
         for system_command in super().get_system_commands(screen):
             if system_command.title not in ours:
                 yield system_command
+
+
+class SafeCommandPalette(CommandPalette):
+    """Textual 8.2.8's palette with PageDown / PageUp that cannot take the app down.
+
+    ``OptionList._move_page`` looks the highlighted option up in a line cache that is only
+    filled while the list has a visible region; after a resize that leaves it none (or before
+    its first layout) the lookup raises ``KeyError: 0`` and the app exits. Here a page move the
+    list cannot make falls back to moving the highlight by a page of options.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("pagedown", "safe_page(1)", "Next page", show=False),
+        Binding("pageup", "safe_page(-1)", "Previous page", show=False),
+    ]
+
+    def action_safe_page(self, direction: int) -> None:
+        commands = self.query_one(CommandList)
+        count = commands.option_count
+        if not count:
+            return
+        try:
+            if direction > 0:
+                commands.action_page_down()  # type: ignore[no-untyped-call]
+            else:
+                commands.action_page_up()  # type: ignore[no-untyped-call]
+        except (KeyError, IndexError):
+            page = max(commands.scrollable_content_region.height, 1)
+            current = commands.highlighted or 0
+            commands.highlighted = max(0, min(count - 1, current + direction * page))
 
 
 class TrustApp(App[bool]):
