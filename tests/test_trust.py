@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from fake_sim import FakeClock, FakeSim
@@ -31,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = """\
 import numpy as np
 from pathlib import Path
+from typing import ClassVar
 
 Path({marker!r}).write_text(__file__)
 
@@ -374,3 +376,35 @@ def test_serve_beyond_localhost_warns_and_pages_use_the_public_url(tmp_path: Pat
         f"xdptui serve: warning: listening on 0.0.0.0:{port}, beyond this machine: anyone who "
         "can reach it can open the app (Python programs stay disabled)"
     ) in log.read_text()
+
+
+class FakeServer:
+    """Stands in for textual-serve's Server: records what each browser's app would run."""
+
+    made: ClassVar[list[dict[str, object]]] = []
+
+    def __init__(self, command: str, **kwargs: object) -> None:
+        FakeServer.made.append({"command": command, **kwargs})
+
+    def serve(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("flags", "child_flags"),
+    [([], ["--no-user-programs"]), (["--allow-user-programs"], [])],
+)
+def test_each_browser_session_runs_the_app_with_the_servers_rules(
+    monkeypatch: pytest.MonkeyPatch, flags: list[str], child_flags: list[str]
+) -> None:
+    pytest.importorskip("textual_serve", reason="pip install -e '.[serve]'")
+    monkeypatch.setattr("textual_serve.server.Server", FakeServer)
+    FakeServer.made.clear()
+    path = ROOT / "topologies" / "dual_port.yaml"
+    port = free_port()
+    assert cli.main(["serve", str(path), "--port", str(port), *flags]) == 0
+    (made,) = FakeServer.made
+    command = str(made["command"]).split()
+    assert command[1:5] == ["-m", "xdptui", "app", str(path)]
+    assert command[5:] == child_flags
+    assert (made["host"], made["port"], made["public_url"]) == ("localhost", port, None)
