@@ -171,3 +171,14 @@ def test_xdptui_with_options_first_still_opens_the_app_parser() -> None:
     """``xdptui --trust FILE`` reads like ``xdptui FILE --trust`` (the app's options)."""
     line = refused(xdptui("--paused", "/dev/zero"))
     assert line.startswith("/dev/zero:1:1: error: can't read file: a character device")
+
+
+def test_control_characters_in_a_value_stay_on_the_error_line(tmp_path: Path) -> None:
+    """A value holding a carriage return or a line separator is escaped, so each problem is
+    still exactly one FILE:LINE:COL line (found by the fuzzed-topology property test)."""
+    path = tmp_path / "cr.yaml"
+    path.write_text(
+        'devices: {eth0: {type: nic}}\ntraffic: [{name: g, to: eth0, proto: "\\r\\u2028"}]\n'
+    )
+    line = refused(xdptui("check", str(path)))
+    assert line.startswith(f"{path}:2:38: error: traffic[0].proto: unknown proto '\\x0d\\u2028'")

@@ -119,6 +119,10 @@ _MAC = re.compile(MAC_PATTERN)
 _MAP_NAME = re.compile(MAP_NAME_PATTERN)
 _DEFAULT_SOURCE = TrafficSpec(name="")
 _NULL = "tag:yaml.org,2002:null"
+_ONE_LINE = {c: f"\\x{c:02x}" for c in (*range(32), 127, 0x85)} | {
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
 _TABLE = f" (a source's flow table holds at most {MAX_TABLE_ENTRIES} entries)"
 
 
@@ -130,7 +134,8 @@ class Diagnostic:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.loc}: error: {self.message}"
+        # One problem, one line: control characters and line breaks a user wrote are escaped.
+        return f"{self.loc}: error: {self.message}".translate(_ONE_LINE)
 
 
 class TopologyError(Exception):
