@@ -408,3 +408,22 @@ def test_each_browser_session_runs_the_app_with_the_servers_rules(
     assert command[1:5] == ["-m", "xdptui", "app", str(path)]
     assert command[5:] == child_flags
     assert (made["host"], made["port"], made["public_url"]) == ("localhost", port, None)
+
+
+def test_a_topology_from_text_resolves_against_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a topology that is not a file (``loads_topology(text)``) uses the current
+    directory, as the engine does for it."""
+    from xdptui.topology_io import loads_topology
+
+    write_program(tmp_path / "p.py", tmp_path / "ran-p")
+    monkeypatch.chdir(tmp_path)
+    topology = loads_topology("devices: {eth0: {type: nic, xdp: p.py:prog}}\n")
+    (program,) = user_programs(topology)
+    assert (program.file, program.function, program.where) == (
+        tmp_path.resolve() / "p.py",
+        "prog",
+        "devices.eth0.xdp",
+    )
+    assert ran(tmp_path) == set()

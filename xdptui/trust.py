@@ -44,7 +44,7 @@ def topology_dir(topology: Topology) -> Path:
     the current directory for a topology read from text (``<input>``), as the engine does."""
     if topology.source.startswith("<"):
         return Path.cwd()
-    return Path(topology.source).resolve().parent
+    return Path(topology.source).parent.resolve()
 
 
 def _program(spec: str, base: Path, where: str, loc: Loc | None) -> UserProgram | None:
