@@ -58,7 +58,13 @@ def _key(rng: random.Random) -> str:
 
 
 async def mash(
-    app: XdpApp, pilot: Pilot[None], rng: random.Random, *, keys: int, seconds: float
+    app: XdpApp,
+    pilot: Pilot[None],
+    rng: random.Random,
+    *,
+    keys: int,
+    seconds: float,
+    progress: bool = False,
 ) -> Stats:
     """Press up to ``keys`` random keys (one in 25 a resize) for at most ``seconds``."""
     stats = Stats()
@@ -70,6 +76,9 @@ async def mash(
         else:
             await pilot.press(_key(rng))
             stats.keys += 1
+            if progress and stats.keys % 500 == 0:
+                elapsed = time.monotonic() - start
+                print(f"  {stats.keys} keys, {stats.resizes} resizes, {elapsed:.0f} s", flush=True)
         stats.screens.add(type(app.screen).__name__)
         if stats.keys % 8 == 0:
             await pilot.pause()
@@ -79,12 +88,12 @@ async def mash(
     return stats
 
 
-async def run_one(path: str, keys: int, seed: int) -> tuple[bool, str]:
+async def run_one(path: str, keys: int, seed: int, seconds: float) -> tuple[bool, str]:
     app = make_app(path, paused=False)
     rng = random.Random(seed)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            stats = await mash(app, pilot, rng, keys=keys, seconds=3600.0)
+            stats = await mash(app, pilot, rng, keys=keys, seconds=seconds, progress=True)
             up = app.is_running
             sim = app.sim
             now = sim.now_ns
@@ -104,10 +113,11 @@ def main() -> int:
     parser.add_argument("files", nargs="+")
     parser.add_argument("--keys", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=14)
+    parser.add_argument("--max-seconds", type=float, default=7200.0, help="per topology")
     args = parser.parse_args()
     ok = True
     for i, path in enumerate(args.files):
-        up, line = asyncio.run(run_one(path, args.keys, args.seed + i))
+        up, line = asyncio.run(run_one(path, args.keys, args.seed + i, args.max_seconds))
         print(line, flush=True)
         ok = ok and up
     return 0 if ok else 1

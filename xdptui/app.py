@@ -80,8 +80,8 @@ __all__ = [
 MIN_DELAY_S = 0.001
 LOG = logging.getLogger("xdptui")
 NO_USER_PROGRAMS = (
-    "Error: Python programs are disabled in this session (xdptui serve runs none unless "
-    "started with --allow-user-programs); built-in programs work"
+    "Error: Python programs are disabled in this session (--no-user-programs; xdptui serve "
+    "runs them only when started with --allow-user-programs); built-in programs work"
 )
 
 
