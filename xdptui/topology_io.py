@@ -233,7 +233,7 @@ def _compose(text: str, filename: str) -> Node | None:
         return TopologyError([Diagnostic(Loc(filename, line, col), f"invalid YAML: {message}")])
 
     try:
-        shared = _anchors_and_aliases(text)
+        root, shared = _NoAliasLoader.compose(text)
         if shared:
             raise TopologyError(
                 [
@@ -245,7 +245,7 @@ def _compose(text: str, filename: str) -> Node | None:
                     for line, col, what in shared
                 ]
             )
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        return root
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "syntax error"
@@ -265,18 +265,37 @@ def _compose(text: str, filename: str) -> Node | None:
         raise fail(1, 1, "nested too deeply") from None
 
 
-def _anchors_and_aliases(text: str) -> list[tuple[int, int, str]]:
-    """Every ``&anchor`` and ``*alias`` in the text as (line, column, what), from the parser's
-    events (linear: nothing is expanded). Refusing them keeps a small file from standing for an
-    exponentially large tree."""
-    found: list[tuple[int, int, str]] = []
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+class _NoAliasLoader(yaml.SafeLoader):
+    """Composes as SafeLoader does, but notes every ``&anchor`` and ``*alias`` (line, column,
+    what) instead of sharing nodes: an alias becomes an empty placeholder, so nothing is
+    expanded, a small file can't stand for an exponentially large tree, and every one is found
+    in the same single pass."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.shared: list[tuple[int, int, str]] = []
+
+    @classmethod
+    def compose(cls, text: str) -> tuple[Node | None, list[tuple[int, int, str]]]:
+        """The document's root node and the anchors and aliases found in it."""
+        loader = cls(text)
+        try:
+            return loader.get_single_node(), loader.shared
+        finally:
+            loader.dispose()
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
         if isinstance(event, NodeEvent) and event.anchor is not None:
             kind = "alias *" if isinstance(event, AliasEvent) else "anchor &"
             mark = event.start_mark
             line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-            found.append((line, col, f"{kind}{event.anchor}"))
-    return found
+            self.shared.append((line, col, f"{kind}{event.anchor}"))
+            if isinstance(event, AliasEvent):
+                self.get_event()  # type: ignore[no-untyped-call]
+                return ScalarNode(_NULL, "")  # never read: the file is refused
+            event.anchor = None  # composed as a plain node: nothing can refer to it
+        return super().compose_node(parent, index)
 
 
 def _in_file_order(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
