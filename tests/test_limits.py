@@ -259,3 +259,29 @@ def test_irq_cpus_without_queues_are_bounded_too(
         "topo.yaml:3:31: error: devices.eth0.irq_cpus: lists 3 CPUs, one per queue, but the "
         "device takes at most 2 queues"
     )
+
+
+def test_a_timeline_pktgen_past_the_rate_limit_is_refused_by_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: check ok, then run died of an int64 overflow in the first step after it."""
+    text = """\
+        devices: {tap0: {type: tun, reader: 1Mpps}}
+        traffic: [{name: g, to: tap0, rate: 1Mpps}]
+        timeline:
+          - {at: 1ms, do: "pktgen tap0 rate 100000000000000000000Gpps"}
+          - {at: 1ms, do: "reader tap0 rate 100000000000000000000Gpps"}
+          - {at: 1ms, do: "pktgen tap0 flows 65537"}
+        """
+    status, _, err = check(tmp_path, text, capsys)
+    assert status == 2
+    assert err.splitlines() == [
+        'topo.yaml:4:19: error: timeline[0].do: pktgen: rate "100000000000000000000Gpps" is out '
+        "of range; valid: above 0, up to 10Gpps",
+        'topo.yaml:5:19: error: timeline[1].do: reader: rate "100000000000000000000Gpps" is out '
+        "of range; valid: above 0, up to 10Gpps",
+        "topo.yaml:6:19: error: timeline[2].do: pktgen: flows must be 1..65536 (the flow table)",
+    ]
+    edge = text.replace("100000000000000000000Gpps", "10Gpps").replace("65537", "65536")
+    sim = runs(tmp_path, edge)
+    assert sum(1 for e in sim.frame().events if e.cmd.startswith(("pktgen", "reader"))) == 3
