@@ -250,3 +250,22 @@ async def test_random_keys_and_resizes_never_take_the_app_down(topology: str) ->
         await pilot.pause()
     assert app.return_code in (None, 0)
     assert KEYS  # the masher's alphabet covers the app's bindings (checked in keymash)
+
+
+async def test_a_command_the_simulator_fails_on_is_a_failed_reply_not_a_crash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app, sim = make()
+
+    def broken(cmd: str, origin: str = "user") -> object:
+        raise OverflowError("Python int too large to convert to C long")
+
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        monkeypatch.setattr(sim, "submit", broken)
+        await pilot.press("colon")
+        app.main_screen.command_line.value = "pktgen tap0 rate 1Gpps"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any("the simulator failed on this command: OverflowError" in t for t in toasts(app))
+        monkeypatch.undo()
+        await still_answers(app, pilot)

@@ -361,7 +361,13 @@ class XdpApp(App[None]):
         if not self.allow_user_programs and any(map(is_user_program, programs_named(text))):
             self.notify(NO_USER_PROGRAMS, title=text, severity="error", timeout=10)
             return CommandResult(False, "EPERM", NO_USER_PROGRAMS)
-        result = self.sim.submit(text, origin=origin)
+        try:
+            result = self.sim.submit(text, origin=origin)
+        except Exception as exc:  # a bug in the engine, not a refusal: keep the app up
+            LOG.error("the simulator failed on %r", text, exc_info=exc)
+            reply = f"xdptui: the simulator failed on this command: {type(exc).__name__}: {exc}"
+            self.notify(reply, title=text, severity="error", timeout=15)
+            return CommandResult(False, None, reply)
         program = _program_of(text)
         known = program in self._user_programs
         if result.ok and program is not None and is_user_program(program) and not known:
