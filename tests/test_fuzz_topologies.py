@@ -120,9 +120,14 @@ def mutated_text(draw: st.DrawFn, text: str) -> str:
     return text
 
 
-def check(text: str) -> tuple[int, str, Path, str]:
-    """``xdptui check`` on ``text`` in a fresh directory: (status, stderr, path, stdout)."""
-    folder = Path(tempfile.mkdtemp(prefix="xdptui-fuzz-"))
+@contextlib.contextmanager
+def folder() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="xdptui-fuzz-") as name:
+        yield Path(name)
+
+
+def check(text: str, folder: Path) -> tuple[int, str, Path, str]:
+    """``xdptui check`` on ``text`` as ``folder``/topo.yaml: (status, stderr, path, stdout)."""
     path = folder / "topo.yaml"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
     out, err = io.StringIO(), io.StringIO()
@@ -155,7 +160,8 @@ def test_mutated_documents_give_file_line_col_errors_never_a_traceback(
 ) -> None:
     doc = data.draw(mutated_document(yaml.safe_load(topology.read_text())))
     text = yaml.safe_dump(doc, allow_unicode=True)
-    status, stderr, path, _ = check(text)
+    with folder() as where:
+        status, stderr, path, _ = check(text, where)
     assert_clean(status, stderr, path)
 
 
@@ -166,7 +172,8 @@ def test_mutated_text_gives_file_line_col_errors_never_a_traceback(
     topology: Path, data: st.DataObject
 ) -> None:
     text = data.draw(mutated_text(topology.read_text()))
-    status, stderr, path, _ = check(text)
+    with folder() as where:
+        status, stderr, path, _ = check(text, where)
     assert_clean(status, stderr, path)
 
 
@@ -176,11 +183,13 @@ def test_what_check_accepts_runs(data: st.DataObject) -> None:
     """Small mutations that pass ``check`` build a simulator and run 200 µs of it."""
     topology = data.draw(st.sampled_from(TOPOLOGIES))
     doc = data.draw(mutated_document(yaml.safe_load(topology.read_text())))
-    status, _, path, _ = check(yaml.safe_dump(doc, allow_unicode=True))
-    event(f"check exit {status}")
-    if status != 0:
-        return
-    sim = Simulator(cli.load(str(path)))
+    with folder() as where:
+        status, _, path, _ = check(yaml.safe_dump(doc, allow_unicode=True), where)
+        event(f"check exit {status}")
+        if status != 0:
+            return
+        topology = cli.load(str(path))
+    sim = Simulator(topology)
     sim.run_until(200_000)
     report.build_report(sim)
     report.summary(sim.frame())
