@@ -24,6 +24,9 @@ PLACEHOLDER = (
     "ip link set dev eth1 down | ip -force link set dev eth0 xdp obj xdp_drop | ethtool -L"
 )
 
+HISTORY = 500
+"""Commands the line remembers for ↑↓."""
+
 Completer = Callable[[str], tuple[int, tuple[str, ...]]]
 """line -> (where the word being completed starts, candidates for it)."""
 
@@ -125,9 +128,11 @@ class CommandLine(Input):
         return tuple(self._history)
 
     def remember(self, command: str) -> None:
-        """Add ``command`` to the history (not twice in a row) and reset the walk."""
+        """Add ``command`` to the history (not twice in a row, the newest :data:`HISTORY`)
+        and reset the walk."""
         if command and (not self._history or self._history[-1] != command):
             self._history.append(command)
+            del self._history[:-HISTORY]
         self._cursor = len(self._history)
 
     def action_cancel(self) -> None:

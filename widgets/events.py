@@ -9,6 +9,7 @@ scrolled back."""
 
 from __future__ import annotations
 
+from collections import deque
 from typing import ClassVar
 
 from textual.geometry import Size
@@ -19,6 +20,8 @@ from xdptui.widgets.format import format_sim_time
 from xdptui.widgets.lines import LinePanel, strip
 
 _TIME_W = 14
+MAX_EVENTS = 1000
+"""The newest events the log keeps drawn; older ones leave the top (the report keeps them)."""
 ORIGIN_MARKS = {
     "user": "$",
     "timeline": "@",
@@ -73,40 +76,77 @@ command shows ✗, the errno name and the reply the real tool prints (`RTNETLINK
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._count = 0
+        self._last: EventView | None = None
+        self._drawn: deque[int] = deque()  # lines of each event drawn, oldest first
+        self._hidden = 0  # events older than the MAX_EVENTS drawn
+        self._has_marker = False  # the first body line says how many are hidden
 
     def update_view(self, view: tuple[EventView, ...]) -> bool:
-        """Append the events past the ones already drawn (a shorter log starts over)."""
-        if self._view is not None and len(view) == self._count:
+        """Append the events past the ones already drawn; a log that did not simply grow is
+        drawn again. At most :data:`MAX_EVENTS` events are kept drawn."""
+        count = self._count
+        if self._view is not None and len(view) == count and (not view or view[-1] == self._last):
             return False
-        full = self._view is None or self._count == 0 or len(view) < self._count
+        grew = count > 0 and len(view) > count and view[count - 1] == self._last
         follow = self.scroll_offset.y >= self.max_scroll_y - 1
-        new = view[self._count :]
+        new = view[count:]
         self._view = view
         self._count = len(view)
+        self._last = view[-1] if view else None
         if not self.is_mounted:
             return True
-        if full:
+        if not grew or self._built_width < 0 or not self._append(new):
             self._rebuild()
-        else:
-            for event in new:
-                self._body += self._event_lines(event)
-            widest = max(self.virtual_size.width, *(line.cell_length for line in self._body))
-            self.virtual_size = Size(widest, len(self._body))
-            self.refresh()
-        if full or follow:
+        if not grew or follow:
             self.scroll_end(animate=False)
+        return True
+
+    def _append(self, new: tuple[EventView, ...]) -> bool:
+        """Draw ``new`` below the log and drop the oldest past :data:`MAX_EVENTS`; False if
+        drawing failed (the caller draws everything again, which shows the failure)."""
+        try:
+            added = [self._event_lines(event) for event in new[-MAX_EVENTS:]]
+        except Exception:
+            return False
+        lines = self._body[1:] if self._has_marker else self._body
+        hidden = self._hidden + len(new) - len(added)
+        for event_lines in added:
+            lines += event_lines
+            self._drawn.append(len(event_lines))
+        drop = 0
+        while len(self._drawn) > MAX_EVENTS:
+            drop += self._drawn.popleft()
+            hidden += 1
+        self._hidden = hidden
+        self._has_marker = hidden > 0
+        self._body = [self._marker()] * self._has_marker + lines[drop:]
+        widest = max(self.virtual_size.width, *(line.cell_length for line in self._body))
+        self.virtual_size = Size(widest, len(self._body))
+        self.refresh()
         return True
 
     def build(self, view: tuple[EventView, ...], width: int) -> tuple[list[Strip], list[Strip]]:
         body: list[Strip] = []
+        self._drawn.clear()
+        self._hidden = max(len(view) - MAX_EVENTS, 0)
+        self._has_marker = self._hidden > 0
         if not view:
             body.append(
                 strip([("no commands yet: press : to type one", self.style_of("event-log--dim"))])
             )
             return [], body
-        for event in view:
-            body += self._event_lines(event)
+        if self._hidden:
+            body.append(self._marker())
+        for event in view[-MAX_EVENTS:]:
+            lines = self._event_lines(event)
+            self._drawn.append(len(lines))
+            body += lines
         return [], body
+
+    def _marker(self) -> Strip:
+        return strip(
+            [(f"… {self._hidden} earlier events not shown", self.style_of("event-log--dim"))]
+        )
 
     def _event_lines(self, event: EventView) -> list[Strip]:
         s = self.style_of

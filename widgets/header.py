@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from xdptui.widgets.format import format_rtf, format_sim_time, format_speed
+from xdptui.widgets.guard import guarded_render
 from xdptui.widgets.project import HeaderView
 
 REAL_TIME_NS_PER_S = 1_000_000_000
@@ -70,6 +71,7 @@ class SimHeader(Widget):
     def _style(self, part: str) -> Style:
         return self.get_component_rich_style(f"sim-header--{part}", partial=True)
 
+    @guarded_render
     def render(self) -> Text:
         view = self._view
         text = Text(no_wrap=True, overflow="ellipsis")

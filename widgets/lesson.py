@@ -15,6 +15,7 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widget import Widget
 
+from xdptui.widgets.guard import guarded_render
 from xdptui.widgets.lines import LinePanel, Part, strip
 from xdptui.widgets.project_lesson import LessonView
 
@@ -156,6 +157,7 @@ class LessonBar(Widget):
         self.refresh(layout=True)
         return True
 
+    @guarded_render
     def render(self) -> Text:
         view = self._view
         text = Text(overflow="ellipsis")

@@ -18,10 +18,14 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from xdptui.widgets.guard import drawing_failed, failure_text
+
 ViewT = TypeVar("ViewT")
 
 Part = tuple[str, Style]
 """A run of text and its style; a line is a sequence of parts."""
+
+FAILURE_STYLE = Style(color="red", bold=True)
 
 
 def strip(parts: list[Part]) -> Strip:
@@ -95,12 +99,7 @@ class LinePanel(ScrollView, Generic[ViewT]):
             self._built_width = -1
             return
         old_head, old_body = self._head, self._body
-        width = self.size.width
-        head, body = self.build(self._view, width)
-        if len(head) + len(body) > self.size.height and not self.show_vertical_scrollbar:
-            # The vertical scrollbar is about to take a column: draw for what will be left.
-            width = max(width - self.styles.scrollbar_size_vertical, 0)
-            head, body = self.build(self._view, width)
+        head, body = self._build_guarded(self._view)
         self._head, self._body = head, body
         same_width = self._built_width == self.size.width
         self._built_width = self.size.width
@@ -118,6 +117,27 @@ class LinePanel(ScrollView, Generic[ViewT]):
             self._refresh_changed(old_head, old_body)
         else:
             self.refresh()
+
+    def _build_guarded(self, view: ViewT) -> tuple[list[Strip], list[Strip]]:
+        """:meth:`build` for the panel's width; a failure is logged and drawn as one line."""
+        try:
+            width = self.size.width
+            head, body = self.build(view, width)
+            if len(head) + len(body) > self.size.height and not self.show_vertical_scrollbar:
+                # The vertical scrollbar is about to take a column: draw for what will be left.
+                width = max(width - self.styles.scrollbar_size_vertical, 0)
+                head, body = self.build(view, width)
+        except Exception as exc:
+            drawing_failed(self, exc)
+            return [], [strip([(failure_text(exc), FAILURE_STYLE)])]
+        return head, body
+
+    def show_failure(self, exc: BaseException) -> None:
+        """Draw one line saying the view could not be made (the caller has logged it)."""
+        self._view = None
+        self._head, self._body = [], [strip([(failure_text(exc), FAILURE_STYLE)])]
+        self.virtual_size = Size(self.size.width, 1)
+        self.refresh()
 
     def _refresh_changed(self, old_head: list[Strip], old_body: list[Strip]) -> None:
         """Repaint only the visible lines whose strips changed (compositing costs per line)."""
@@ -154,6 +174,13 @@ class LinePanel(ScrollView, Generic[ViewT]):
         return index if 0 <= index < len(self._body) else None
 
     def render_line(self, y: int) -> Strip:
+        try:
+            return self._render_line(y)
+        except Exception as exc:
+            drawing_failed(self, exc)
+            return Strip.blank(self.size.width)
+
+    def _render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         width = self.size.width
         if y < len(self._head):

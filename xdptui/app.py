@@ -16,14 +16,16 @@ cost the next one (Textual's interval timers skip a tick that is late).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import ClassVar, Protocol
 
 from textual import on
-from textual.app import App, SystemCommand
-from textual.binding import BindingType
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.command import CommandList, CommandPalette
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
@@ -32,9 +34,10 @@ from textual.widgets import Input
 
 from xdptui import actions
 from xdptui.app_commands import APP_COMMANDS, AppCommand
+from xdptui.commands import programs_named
 from xdptui.completion import CompletionContext, complete
 from xdptui.model.catalog import PROGRAMS, is_user_program
-from xdptui.model.commands import Command, Pktgen, XdpSet
+from xdptui.model.commands import Command, CommandResult, Pktgen, XdpSet
 from xdptui.model.topology import Lesson, Topology
 from xdptui.model.views import DeviceView, FlowInfo, Frame, TraceHop
 from xdptui.pacing import BEHIND, REAL_TIME, SPEEDS, Pacer
@@ -50,6 +53,7 @@ from xdptui.screens.dialogs import (
     TrafficScreen,
 )
 from xdptui.screens.main import MainScreen
+from xdptui.screens.trust import TrustScreen
 from xdptui.widgets.command_line import CommandLine
 from xdptui.widgets.format import format_pps
 from xdptui.widgets.history import RateHistory, push_history
@@ -68,12 +72,18 @@ __all__ = [
     "Pacer",
     "SimulatorLike",
     "XdpApp",
+    "ask_trust",
     "make_app",
 ]
 
 
 MIN_DELAY_S = 0.001
 EXACT_MAX_SPEED = 1_000_000  # ns of simulated time per second at and below which exact mode runs
+LOG = logging.getLogger("xdptui")
+NO_USER_PROGRAMS = (
+    "Error: Python programs are disabled in this session (--no-user-programs; xdptui serve "
+    "runs them only when started with --allow-user-programs); built-in programs work"
+)
 
 
 class CommandResultLike(Protocol):
@@ -116,6 +126,9 @@ class XdpApp(App[None]):
         speed_ns_per_s: one of :data:`SPEEDS`; real time by default.
         clock: the real clock the pacing measures (``time.perf_counter``; tests inject one).
         topology: where lessons, map names and the traffic editor's defaults come from.
+        allow_user_programs: False refuses every command that loads a Python program, typed
+            ones included, before the simulator sees it (``xdptui serve`` without
+            ``--allow-user-programs``: a browser user must not run code on the server).
     """
 
     CSS_PATH = "app.tcss"
@@ -139,6 +152,7 @@ class XdpApp(App[None]):
         speed_ns_per_s: int = REAL_TIME,
         clock: Callable[[], float] = time.perf_counter,
         topology: Topology | None = None,
+        allow_user_programs: bool = True,
     ) -> None:
         if fps <= 0:
             raise ValueError("fps must be positive")
@@ -148,6 +162,7 @@ class XdpApp(App[None]):
         self.sim = sim
         self.fps = fps
         self.topology = topology
+        self.allow_user_programs = allow_user_programs
         self._title = title
         self.set_reactive(XdpApp.paused, paused)
         self.set_reactive(XdpApp.speed_index, SPEEDS.index(speed_ns_per_s))
@@ -229,7 +244,19 @@ class XdpApp(App[None]):
         """One frame: advance the simulation for the real time elapsed, then redraw."""
         if self.paused:
             return
-        done = self._pacer.tick(self.sim, self.speed_ns_per_s)
+        try:
+            done = self._pacer.tick(self.sim, self.speed_ns_per_s)
+        except Exception as exc:
+            # The engine failed: stop the clock, say so, keep the app (and the last frame) up.
+            LOG.error("the simulation failed", exc_info=exc)
+            self.paused = True
+            self.notify(
+                f"The simulation stopped: {type(exc).__name__}: {exc}",
+                title="Simulation error",
+                severity="error",
+                timeout=15,
+            )
+            return
         if done > 0:
             self._run_plan_step()
         self.refresh_frame()
@@ -346,7 +373,16 @@ class XdpApp(App[None]):
 
     def submit_command(self, text: str, origin: str = "user") -> CommandResultLike:
         """Send ``text`` to the simulator and redraw (its reply lands in the event log)."""
-        result = self.sim.submit(text, origin=origin)
+        if not self.allow_user_programs and any(map(is_user_program, programs_named(text))):
+            self.notify(NO_USER_PROGRAMS, title=text, severity="error", timeout=10)
+            return CommandResult(False, "EPERM", NO_USER_PROGRAMS)
+        try:
+            result = self.sim.submit(text, origin=origin)
+        except Exception as exc:  # a bug in the engine, not a refusal: keep the app up
+            LOG.error("the simulator failed on %r", text, exc_info=exc)
+            reply = f"xdptui: the simulator failed on this command: {type(exc).__name__}: {exc}"
+            self.notify(reply, title=text, severity="error", timeout=15)
+            return CommandResult(False, None, reply)
         command = result.command
         program = command.prog if result.ok and isinstance(command, XdpSet) else None
         if program is not None and is_user_program(program) and program not in self._user_programs:
@@ -782,6 +818,11 @@ class XdpApp(App[None]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.help_markdown()))
 
+    def action_command_palette(self) -> None:
+        """The command palette, with its page keys made safe (:class:`SafeCommandPalette`)."""
+        if self.use_command_palette and not isinstance(self.screen, CommandPalette):
+            self.push_screen(SafeCommandPalette(id="--command-palette"))
+
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         for command in APP_COMMANDS:
             yield SystemCommand(
@@ -791,6 +832,59 @@ class XdpApp(App[None]):
         for system_command in super().get_system_commands(screen):
             if system_command.title not in ours:
                 yield system_command
+
+
+class SafeCommandPalette(CommandPalette):
+    """Textual 8.2.8's palette with PageDown / PageUp that cannot take the app down.
+
+    ``OptionList._move_page`` looks the highlighted option up in a line cache that is only
+    filled while the list has a visible region; after a resize that leaves it none (or before
+    its first layout) the lookup raises ``KeyError: 0`` and the app exits. Here a page move the
+    list cannot make falls back to moving the highlight by a page of options.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("pagedown", "safe_page(1)", "Next page", show=False),
+        Binding("pageup", "safe_page(-1)", "Previous page", show=False),
+    ]
+
+    def action_safe_page(self, direction: int) -> None:
+        commands = self.query_one(CommandList)
+        count = commands.option_count
+        if not count:
+            return
+        try:
+            if direction > 0:
+                commands.action_page_down()  # type: ignore[no-untyped-call]
+            else:
+                commands.action_page_up()  # type: ignore[no-untyped-call]
+        except (KeyError, IndexError):
+            page = max(commands.scrollable_content_region.height, 1)
+            current = commands.highlighted or 0
+            commands.highlighted = max(0, min(count - 1, current + direction * page))
+
+
+class TrustApp(App[bool]):
+    """Only the :class:`~xdptui.screens.trust.TrustScreen`: run before the simulator exists, so
+    nothing a topology names is imported until the user agrees."""
+
+    TITLE = "xdptui"
+
+    def __init__(self, path: str, programs: Sequence[str]) -> None:
+        super().__init__()
+        self.path = path
+        self.programs = tuple(programs)
+
+    def compose(self) -> ComposeResult:
+        return iter(())
+
+    def on_mount(self) -> None:
+        self.push_screen(TrustScreen(self.path, self.programs), self.exit)
+
+
+def ask_trust(path: str, programs: Sequence[str]) -> bool:
+    """Show the programs a topology would run with Continue / Quit; True on Continue."""
+    return TrustApp(path, programs).run() is True
 
 
 def _device_label(dev: DeviceView) -> str:
@@ -815,7 +909,12 @@ def gso_supported() -> bool:
 
 
 def make_app(
-    path: str, *, topology: Topology | None = None, paused: bool = False, fps: float = 30.0
+    path: str,
+    *,
+    topology: Topology | None = None,
+    paused: bool = False,
+    fps: float = 30.0,
+    allow_user_programs: bool = True,
 ) -> XdpApp:
     """The app on the topology in ``path`` with a real simulator (the CLI and snapshots use it).
 
@@ -837,4 +936,5 @@ def make_app(
         fps=fps,
         paused=paused,
         topology=topology,
+        allow_user_programs=allow_user_programs,
     )

@@ -6,18 +6,26 @@ Every failure is one clear line per problem on stderr and exit status 2 -- never
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from xdptui.model.limits import DURATION_MAX_NS, PORT_MAX, PORT_MIN, SEED_MAX
 from xdptui.model.units import UnitError, parse_duration_ns
 
 if TYPE_CHECKING:
+    from xdptui.model.topology import Topology
     from xdptui.sim.engine import Simulator
+    from xdptui.trust import UserProgram
 
 SUBCOMMANDS = ("check", "run", "trace", "bench", "reproduce", "serve", "schema", "app", "prog")
 DEFAULT_TOPOLOGY = "dual_port.yaml"
 SCHEMA_FORMATS = ("topology", "report")
+TRUST_HELP = "run the Python programs the topology names (xdptui check lists them)"
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "ip6-localhost")
 
 
 def version() -> str:
@@ -58,11 +66,66 @@ def load(path: str):  # type: ignore[no-untyped-def]
         raise SystemExit(2) from None
 
 
+_CLI_DURATION = re.compile(r"^(\d{1,15}(?:\.\d{0,9})?|\.\d{1,9})(ns|us|µs|ms|s)$")
+
+
 def _duration(text: str) -> int:
+    """A duration with its unit (``10ms``): a bare number is refused rather than read as ns."""
+    word = text.strip()
+    shown = word if len(word) <= 24 else word[:21] + "..."
+    longest = f"at most {DURATION_MAX_NS // 10**9}s (one day of simulated time)"
+    if re.fullmatch(r"\d{1,15}(\.\d*)?", word):
+        raise argparse.ArgumentTypeError(
+            f"'{word}' has no unit; did you mean {word}ms, {word}us or {word}ns? "
+            "(units: ns, us, ms, s)"
+        )
+    if re.fullmatch(r"[\d.]+(ns|us|µs|ms|s)?", word) and not _CLI_DURATION.match(word):
+        raise argparse.ArgumentTypeError(f"'{shown}' is too long; {longest}")
+    if not _CLI_DURATION.match(word):
+        raise argparse.ArgumentTypeError(
+            f"'{shown}' is not a duration; give a number and a unit (ns, us, ms or s), e.g. 10ms"
+        )
     try:
-        return parse_duration_ns(text)
+        ns = parse_duration_ns(word)
     except UnitError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    if ns > DURATION_MAX_NS:
+        raise argparse.ArgumentTypeError(f"'{shown}' is too long; {longest}")
+    return ns
+
+
+def _bounded_int(text: str, lo: int, hi: int, what: str) -> int:
+    word = text.strip()
+    if not re.fullmatch(r"[+-]?\d{1,20}", word) or not lo <= int(word) <= hi:
+        shown = word if len(word) <= 24 else word[:21] + "..."
+        raise argparse.ArgumentTypeError(f"'{shown}' is not {what}; valid: {lo}..{hi}")
+    return int(word)
+
+
+def _seed(text: str) -> int:
+    return _bounded_int(text, 0, SEED_MAX, "a seed")
+
+
+def _port(text: str) -> int:
+    return _bounded_int(text, PORT_MIN, PORT_MAX, "a TCP port")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= 3600):
+        raise argparse.ArgumentTypeError(f"'{text[:24]}' is not a number of seconds 0..3600")
+    return value
+
+
+def _public_url(text: str) -> str:
+    if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s]*)?", text):
+        raise argparse.ArgumentTypeError(
+            f"'{text[:60]}' is not a URL browsers can open, e.g. http://classroom-host:8000"
+        )
+    return text.rstrip("/")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -77,12 +140,19 @@ def build_parser() -> argparse.ArgumentParser:
     app = sub.add_parser("app", help="open the app on a topology (the default)")
     app.add_argument("file", nargs="?", default=None)
     app.add_argument("--paused", action="store_true", help="start paused")
+    app.add_argument("--trust", action="store_true", help=TRUST_HELP)
+    app.add_argument(
+        "--no-user-programs",
+        action="store_true",
+        help="refuse every Python program, typed ones too (what serve runs each browser with)",
+    )
     check = sub.add_parser("check", help="validate a topology file")
     check.add_argument("file", nargs="?", default=None, help="default: the bundled dual_port")
     run = sub.add_parser("run", help="run headless and print a summary / JSON report")
     run.add_argument("file", nargs="?", default=None, help="default: the bundled dual_port")
     run.add_argument("--duration", type=_duration, default=10_000_000, help="e.g. 10ms")
-    run.add_argument("--seed", type=int, default=None)
+    run.add_argument("--seed", type=_seed, default=None, help=f"0..{SEED_MAX}")
+    run.add_argument("--trust", action="store_true", help=TRUST_HELP)
     run.add_argument("--json", metavar="PATH|-", default=None)
     run.add_argument(
         "--exact",
@@ -102,7 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--at", type=_duration, default=0, help="when to start following, e.g. 2ms")
     trace.add_argument("--source", default=None, help="the traffic source (default: the first)")
     trace.add_argument("--flow", type=int, default=0, help="the flow of that source (default 0)")
-    trace.add_argument("--seed", type=int, default=None)
+    trace.add_argument("--seed", type=_seed, default=None, help=f"0..{SEED_MAX}")
+    trace.add_argument("--trust", action="store_true", help=TRUST_HELP)
     trace.add_argument("--json", action="store_true", help="the hops as JSON")
     bench = sub.add_parser(
         "bench", help="benchmarks: bench sim FILE | bench ui FILE | bench prog FILE.o"
@@ -113,10 +184,12 @@ def build_parser() -> argparse.ArgumentParser:
     bsim.add_argument("--sim-time", type=_duration, default=100_000_000)
     bsim.add_argument("--exact", action="store_true", help="exact mode (every poll an event)")
     bsim.add_argument("--json", action="store_true")
+    bsim.add_argument("--trust", action="store_true", help=TRUST_HELP)
     bui = bench_sub.add_parser("ui", help="the app's frame rate with the simulation in real time")
     bui.add_argument("file")
-    bui.add_argument("--seconds", type=float, default=5.0)
+    bui.add_argument("--seconds", type=_seconds, default=5.0)
     bui.add_argument("--json", action="store_true")
+    bui.add_argument("--trust", action="store_true", help=TRUST_HELP)
     bprog = bench_sub.add_parser("prog", help="interpreter speed on a BPF ELF object")
     bprog.add_argument("file")
     bprog.add_argument("--sec", default=None, help="program name or section")
@@ -138,20 +211,37 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("format", choices=SCHEMA_FORMATS, help="topology or report")
     serve = sub.add_parser("serve", help="serve the app to browsers with textual-serve")
     serve.add_argument("file", nargs="?", default=None)
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--host", default="localhost")
+    serve.add_argument("--port", type=_port, default=8000, help=f"{PORT_MIN}..{PORT_MAX}")
+    serve.add_argument("--host", default="localhost", help="default localhost: this machine only")
+    serve.add_argument(
+        "--public-url",
+        type=_public_url,
+        default=None,
+        help="the address browsers use to reach the server (behind a proxy, or a classroom's "
+        "host name with --host 0.0.0.0), e.g. http://lab-host:8000",
+    )
+    serve.add_argument(
+        "--allow-user-programs",
+        action="store_true",
+        help="let the served app run Python programs: typed ones, and the topology's with --trust",
+    )
+    serve.add_argument("--trust", action="store_true", help=TRUST_HELP)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list or (args_list[0] not in SUBCOMMANDS and not args_list[0].startswith("-")):
-        args_list = ["app", *args_list]
+    if not args_list or args_list[0] not in (*SUBCOMMANDS, "-h", "--help", "--version"):
+        args_list = ["app", *args_list]  # xdptui FILE [--trust] ... opens the app
     args = build_parser().parse_args(args_list)
     try:
         return _dispatch(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (``xdptui run ... | head``): stop quietly, as a shell tool does.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -162,6 +252,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             f"{args.file}: ok ({topo.name}: {len(topo.devices)} devices, "
             f"{len(topo.traffic)} traffic sources, {len(topo.timeline)} timeline events)"
         )
+        _list_programs(args.file, topo)
         return 0
     if args.cmd == "run":
         return _run(args)
@@ -171,8 +262,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from xdptui import bench
 
         if args.what == "sim":
-            return bench.bench_sim(load(args.file), args.sim_time, args.json, args.exact)
+            topo = _trusted(load(args.file), args.trust, "bench sim")
+            return bench.bench_sim(topo, args.sim_time, args.json, args.exact)
         if args.what == "ui":
+            _trusted(load(args.file), args.trust, "bench ui")
             return bench.bench_ui(args.file, args.seconds, args.json)
         if args.what == "prog":
             return _bpf(args)
@@ -188,14 +281,72 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.cmd == "schema":
         return _schema(args.format)
     if args.cmd == "serve":
-        return _serve(args.file or default_topology(), args.host, args.port)
-    path = getattr(args, "file", None) or default_topology()
-    topo = load(path)
-    from xdptui.app import make_app
+        return _serve(args)
+    return _app(args)
 
-    app = make_app(path, topology=topo, paused=getattr(args, "paused", False))
+
+def _app(args: argparse.Namespace) -> int:
+    path = args.file or default_topology()
+    topo = load(path)
+    from xdptui.app import ask_trust, make_app
+    from xdptui.trust import consent_lines, user_programs
+
+    programs = user_programs(topo)
+    if programs and args.no_user_programs:
+        _refuse("xdptui", path, programs, "With --no-user-programs it runs no Python programs.")
+    if programs and not args.trust and not ask_trust(path, consent_lines(programs)):
+        fail(f"xdptui: {path} not opened: you did not agree to run its Python programs")
+    app = make_app(
+        path,
+        topology=topo,
+        paused=args.paused,
+        allow_user_programs=not args.no_user_programs,
+    )
     app.run()
     return 0
+
+
+def _list_programs(path: str, topology: Topology) -> None:
+    """``check``: the Python programs the file would run (it runs none of them)."""
+    from xdptui.trust import user_programs
+
+    programs = user_programs(topology)
+    if not programs:
+        return
+    print(
+        f"{path}: names {len(programs)} Python program{'s' if len(programs) != 1 else ''}; "
+        "run and the app run them only with --trust (the app asks first):"
+    )
+    for program in programs:
+        print(f"  {program}")
+
+
+def _refuse(command: str, path: str, programs: tuple[UserProgram, ...], how: str) -> NoReturn:
+    """Exit 2: ``path`` names Python programs that ``command`` will not run; ``how`` says what
+    would let it."""
+    from xdptui.trust import consent_lines
+
+    listing = "\n".join(f"  {line}" for line in consent_lines(programs))
+    fail(
+        f"{command}: {path} names Python programs; they would run with your rights:\n"
+        f"{listing}\n{how}"
+    )
+
+
+def _trusted(topology: Topology, trust: bool, command: str) -> Topology:
+    """The topology, or exit 2 listing the Python programs it names when ``--trust`` is not
+    given (DESIGN's Trust: a file runs no code without the user's agreement)."""
+    from xdptui.trust import user_programs
+
+    programs = user_programs(topology)
+    if programs and not trust:
+        _refuse(
+            f"xdptui {command}",
+            topology.source,
+            programs,
+            "Read them, then run again with --trust to run them (nothing was run).",
+        )
+    return topology
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -204,7 +355,7 @@ def _run(args: argparse.Namespace) -> int:
     from xdptui import report
     from xdptui.sim.engine import Simulator
 
-    topo = load(args.file or default_topology())
+    topo = _trusted(load(args.file or default_topology()), args.trust, "run")
     if args.seed is not None:
         topo = dataclasses.replace(topo, seed=args.seed)
     sim = Simulator(topo, exact=args.exact)
@@ -263,7 +414,7 @@ def _trace(args: argparse.Namespace) -> int:
     from xdptui.model.units import format_duration
     from xdptui.sim.engine import Simulator
 
-    topo = load(args.file or default_topology())
+    topo = _trusted(load(args.file or default_topology()), args.trust, "trace")
     if args.seed is not None:
         topo = dataclasses.replace(topo, seed=args.seed)
     if not topo.traffic:
@@ -311,17 +462,64 @@ def _schema(fmt: str) -> int:
     return 0
 
 
-def _serve(path: str, host: str, port: int) -> int:
-    load(path)
+def _serve(args: argparse.Namespace) -> int:
+    """Serve the app to browsers. Every browser user drives an app process on this machine, so
+    the served app runs no Python program unless ``--allow-user-programs`` says so (and the
+    topology's own need ``--trust`` from whoever starts the server)."""
+    import shlex
+    import socket
+
+    from xdptui.trust import user_programs
+
+    path = str(Path(args.file or default_topology()).resolve())
+    topo = load(args.file or default_topology())
+    programs = user_programs(topo)
+    if programs and not args.allow_user_programs:
+        _refuse(
+            "xdptui serve",
+            path,
+            programs,
+            "Every browser's session would run them on this machine: serve runs no Python "
+            "programs unless started with --allow-user-programs (and --trust for the file's).",
+        )
+    if programs and not args.trust:
+        _refuse(
+            "xdptui serve",
+            path,
+            programs,
+            "Read them, then start serve again with --trust to serve them.",
+        )
     try:
         from textual_serve.server import Server
     except ImportError:
         fail("xdptui serve needs textual-serve: pip install -e '.[serve]'")
-    import shlex
-
+    try:
+        # Bind once here: a port in use or a host that does not resolve is a clear line now,
+        # not a server that never answers.
+        for family, kind, proto, _, address in socket.getaddrinfo(
+            args.host, args.port, type=socket.SOCK_STREAM
+        ):
+            with socket.socket(family, kind, proto) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind(address)
+    except (OSError, UnicodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        fail(f"xdptui serve: cannot listen on {args.host}:{args.port}: {reason}")
+    if args.host not in LOCAL_HOSTS:
+        print(
+            f"xdptui serve: warning: listening on {args.host}:{args.port}, beyond this machine: "
+            "anyone who can reach it can open the app"
+            + ("" if args.allow_user_programs else " (Python programs stay disabled)"),
+            file=sys.stderr,
+        )
     # Each browser gets its own app process running this command (textual-serve).
-    command = f"{shlex.quote(sys.executable)} -m xdptui {shlex.quote(path)}"
-    Server(command, host=host, port=port, title="xdptui").serve()
+    words = [sys.executable, "-m", "xdptui", "app", path]
+    words += ["--trust"] if programs else []
+    words += [] if args.allow_user_programs else ["--no-user-programs"]
+    command = " ".join(shlex.quote(word) for word in words)
+    Server(
+        command, host=args.host, port=args.port, title="xdptui", public_url=args.public_url
+    ).serve()
     return 0
 
 

@@ -31,8 +31,9 @@ from xdptui.model.commands import (
     XdpSet,
 )
 from xdptui.model.errors import Errno, UsageError
+from xdptui.model.limits import MAX_TABLE_ENTRIES, RATE_MAX_BPS, RATE_MAX_PPS
 from xdptui.model.topology import BOND_MODES, XMIT_HASH_POLICIES
-from xdptui.model.units import UnitError, parse_rate
+from xdptui.model.units import Rate, UnitError, parse_rate
 
 XDP_KEYWORDS = ("xdp", "xdpgeneric", "xdpdrv", "xdpoffload")
 INCOMPLETE = 'Command line is not complete. Try option "help"'
@@ -153,6 +154,30 @@ def validate(line: str) -> str | None:
     except UsageError as exc:
         return str(exc)
     return None
+
+
+def programs_named(line: str) -> tuple[str, ...]:
+    """The programs a command line would load (``obj PROG``, ``egress PROG``), built-in or
+    ``file.py:function``; () for a line that loads none or does not parse."""
+    try:
+        command = parse(line)
+    except UsageError:
+        return ()
+    if isinstance(command, XdpSet) and command.prog is not None:
+        return (command.prog,)
+    if isinstance(command, MapUpdate) and command.egress is not None:
+        return (command.egress,)
+    return ()
+
+
+def with_program_replaced(line: str, program: str, replacement: str) -> str:
+    """``line`` with the word ``program`` after ``obj`` / ``egress`` replaced (re-quoted as a
+    shell would need it; comments dropped)."""
+    words = shlex.split(line, comments=True)
+    for i in range(1, len(words)):
+        if words[i] == program and words[i - 1] in ("obj", "egress"):
+            words[i] = replacement
+    return shlex.join(words)
 
 
 def _parse_ip(w: _Words) -> Command:
@@ -392,17 +417,15 @@ def _parse_pktgen(w: _Words) -> Pktgen:
     while w.more():
         word = w.next()
         if word == "rate":
-            value = w.next()
-            try:
-                rate = parse_rate(value)
-            except UnitError as exc:
-                raise UsageError(f"pktgen: rate: {exc}") from None
+            rate = _rate(w.next(), "pktgen")
         elif word in ("size", "pkt_size"):
             size = _int(w.next(), "size")
             if not 60 <= size <= 9600:
                 raise UsageError("pktgen: size must be 60..9600 bytes")
         elif word == "flows":
             flows = _int(w.next(), "flows")
+            if not 1 <= flows <= MAX_TABLE_ENTRIES:
+                raise UsageError(f"pktgen: flows must be 1..{MAX_TABLE_ENTRIES} (the flow table)")
         elif word == "gso":
             value = w.next()
             try:
@@ -418,6 +441,21 @@ def _parse_pktgen(w: _Words) -> Pktgen:
     return Pktgen(dev, False, rate, size, flows, gso)
 
 
+def _rate(value: str, tool: str) -> Rate:
+    """A rate word: > 0 and at most what a topology may ask for (``xdptui.model.limits``)."""
+    try:
+        rate = parse_rate(value)
+    except UnitError as exc:
+        raise UsageError(f"{tool}: rate: {exc}") from None
+    if rate.kind == "line":
+        return rate
+    top = RATE_MAX_PPS if rate.kind == "pps" else RATE_MAX_BPS
+    if not 0 < rate.value <= top:
+        largest = f"{top / 1e9:.0f}G{rate.kind}"
+        raise UsageError(f'{tool}: rate "{value}" is out of range; valid: above 0, up to {largest}')
+    return rate
+
+
 def _parse_reader(w: _Words) -> SetReader:
     dev = w.next()
     word = w.next()
@@ -425,11 +463,7 @@ def _parse_reader(w: _Words) -> SetReader:
         return SetReader(dev, None)
     if word != "rate":
         raise UsageError(f'reader: expected "rate R" or "stop", not "{word}"')
-    value = w.next()
-    try:
-        rate = parse_rate(value)
-    except UnitError as exc:
-        raise UsageError(f"reader: rate: {exc}") from None
+    rate = _rate(w.next(), "reader")
     if rate.kind == "line":
         raise UsageError("reader: give a rate in pps (e.g. 500Kpps)")
     return SetReader(dev, rate)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import os
 import re
+import stat
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +22,11 @@ from typing import Literal, NamedTuple, TypeVar
 
 import yaml
 from yaml.constructor import SafeConstructor
+from yaml.events import AliasEvent, NodeEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.reader import ReaderError
 
+from xdptui.commands import programs_named, with_program_replaced
 from xdptui.model.catalog import (
     DEVMAP_EGRESS_OK,
     PROGRAMS,
@@ -30,6 +34,27 @@ from xdptui.model.catalog import (
     did_you_mean,
     is_user_program,
     program_info,
+)
+from xdptui.model.limits import (
+    CPUS_MAX,
+    DRIVER_LIMITS,
+    DURATION_MAX_NS,
+    INT_MAX,
+    MAX_TABLE_ENTRIES,
+    MTU_MAX,
+    MTU_MIN,
+    RATE_MAX_BPS,
+    RATE_MAX_PPS,
+    SEED_MAX,
+    SPEED_MAX_BPS,
+    SPEED_MIN_BPS,
+    TOPOLOGY_MAX_BYTES,
+    U32_MAX,
+    U63_MAX,
+    XDP_MAX_MTU,
+    flow_table_entries,
+    max_channels,
+    ring_sizes,
 )
 from xdptui.model.topology import (
     BOND_MODES,
@@ -62,18 +87,23 @@ from xdptui.model.topology_spec import (
     MAP_KEYS,
     MAP_NAME_PATTERN,
     MAP_TYPES,
-    RING_SIZES,
     STEP_KEYS,
     TIMELINE_KEYS,
     TOP_KEYS,
     TRAFFIC_KEYS,
     TUN_MODES,
     TUN_WRITERS,
-    U32_MAX,
     XDP_KEYS,
     XDP_MODES,
 )
-from xdptui.model.units import LINE, Rate, UnitError, parse_duration_ns, parse_rate, parse_speed_bps
+from xdptui.model.units import (
+    LINE,
+    Rate,
+    UnitError,
+    parse_duration_ns,
+    parse_rate,
+    parse_speed_bps,
+)
 
 __all__ = ["CommandValidator", "Diagnostic", "TopologyError", "load_topology", "loads_topology"]
 
@@ -89,6 +119,11 @@ _MAC = re.compile(MAC_PATTERN)
 _MAP_NAME = re.compile(MAP_NAME_PATTERN)
 _DEFAULT_SOURCE = TrafficSpec(name="")
 _NULL = "tag:yaml.org,2002:null"
+_ONE_LINE = {c: f"\\x{c:02x}" for c in (*range(32), 127, 0x85)} | {
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+_TABLE = f" (a source's flow table holds at most {MAX_TABLE_ENTRIES} entries)"
 
 
 @dataclass(frozen=True)
@@ -99,7 +134,8 @@ class Diagnostic:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.loc}: error: {self.message}"
+        # One problem, one line: control characters and line breaks a user wrote are escaped.
+        return f"{self.loc}: error: {self.message}".translate(_ONE_LINE)
 
 
 class TopologyError(Exception):
@@ -114,12 +150,9 @@ def load_topology(path: str | Path, validate_command: CommandValidator | None = 
     """Read and validate a topology file; raise :class:`TopologyError` listing every problem."""
     filename = str(path)
     try:
-        data = Path(path).read_bytes()
-    except (OSError, ValueError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise TopologyError(
-            [Diagnostic(Loc(filename, 1, 1), f"can't read file: {reason}")]
-        ) from None
+        data = _read_regular_file(Path(path), TOPOLOGY_MAX_BYTES)
+    except _Unreadable as exc:
+        raise TopologyError([Diagnostic(Loc(filename, 1, 1), f"can't read file: {exc}")]) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -128,6 +161,57 @@ def load_topology(path: str | Path, validate_command: CommandValidator | None = 
         message = f"invalid YAML: the file is not UTF-8 (byte 0x{data[exc.start]:02x})"
         raise TopologyError([Diagnostic(Loc(filename, line, col), message)]) from None
     return loads_topology(text, filename, validate_command)
+
+
+class _Unreadable(Exception):
+    """Why a topology file can't be read (the message completes "can't read file: ...")."""
+
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _read_regular_file(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes.
+
+    Opened non-blocking (a FIFO's open would wait for a writer) and checked on the open
+    descriptor, so ``/dev/zero``, a FIFO or a directory is refused at once instead of being
+    read forever."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError) as exc:
+        raise _Unreadable(getattr(exc, "strerror", None) or str(exc)) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+            raise _Unreadable(f"{kind}, not a regular file; give a topology .yaml file")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 16, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise _Unreadable(exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise _Unreadable(
+            f"the file is larger than {_size_text(limit)}, the most a topology may be"
+        )
+    return b"".join(chunks)
+
+
+def _size_text(size: int) -> str:
+    return f"{size >> 20} MiB" if size % (1 << 20) == 0 else f"{size} bytes"
 
 
 def loads_topology(
@@ -149,7 +233,19 @@ def _compose(text: str, filename: str) -> Node | None:
         return TopologyError([Diagnostic(Loc(filename, line, col), f"invalid YAML: {message}")])
 
     try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        root, shared = _NoAliasLoader.compose(text)
+        if shared:
+            raise TopologyError(
+                [
+                    Diagnostic(
+                        Loc(filename, line, col),
+                        f"invalid YAML: anchors and aliases are not supported ({what}); "
+                        "write the value out where it is used",
+                    )
+                    for line, col, what in shared
+                ]
+            )
+        return root
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "syntax error"
@@ -167,6 +263,39 @@ def _compose(text: str, filename: str) -> Node | None:
         raise fail(1, 1, str(exc)) from None
     except RecursionError:
         raise fail(1, 1, "nested too deeply") from None
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """Composes as SafeLoader does, but notes every ``&anchor`` and ``*alias`` (line, column,
+    what) instead of sharing nodes: an alias becomes an empty placeholder, so nothing is
+    expanded, a small file can't stand for an exponentially large tree, and every one is found
+    in the same single pass."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.shared: list[tuple[int, int, str]] = []
+
+    @classmethod
+    def compose(cls, text: str) -> tuple[Node | None, list[tuple[int, int, str]]]:
+        """The document's root node and the anchors and aliases found in it."""
+        loader = cls(text)
+        try:
+            return loader.get_single_node(), loader.shared
+        finally:
+            loader.dispose()
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, NodeEvent) and event.anchor is not None:
+            kind = "alias *" if isinstance(event, AliasEvent) else "anchor &"
+            mark = event.start_mark
+            line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+            self.shared.append((line, col, f"{kind}{event.anchor}"))
+            if isinstance(event, AliasEvent):
+                self.get_event()  # type: ignore[no-untyped-call]
+                return ScalarNode(_NULL, "")  # never read: the file is refused
+            event.anchor = None  # composed as a plain node: nothing can refer to it
+        return super().compose_node(parent, index)
 
 
 def _in_file_order(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
@@ -279,6 +408,7 @@ class _Loader:
         self.cpus = 4
         self.device_names: list[str] = []
         self.map_names: list[str] = []
+        self.mtu_nodes: dict[str, Node] = {}
 
     # errors and locations
 
@@ -388,7 +518,10 @@ class _Loader:
         sc = self.scalar(node, path, what)
         return None if sc is None else str(sc.value)
 
-    def integer(self, node: Node, path: str, lo: int, hi: int | None = None) -> int | None:
+    def integer(
+        self, node: Node, path: str, lo: int, hi: int | None = None, why: str = ""
+    ) -> int | None:
+        """An integer lo..hi; ``why`` (the rule behind the bounds) follows an out-of-range."""
         want = f"an integer {lo}..{hi}" if hi is not None else f"an integer >= {lo}"
         sc = self.scalar(node, path, want)
         if sc is None:
@@ -399,7 +532,7 @@ class _Loader:
             return None
         if value < lo or (hi is not None and value > hi):
             valid = f"{lo}..{hi}" if hi is not None else f">= {lo}"
-            self.error(sc, path, f"{value} is out of range; valid: {valid}")
+            self.error(sc, path, f"{value} is out of range; valid: {valid}{why}")
             return None
         return value
 
@@ -454,7 +587,16 @@ class _Loader:
         return None
 
     def duration(self, node: Node, path: str) -> int | None:
-        return self.unit(node, path, parse_duration_ns, "a duration (e.g. 500us, 2ms)")
+        ns = self.unit(node, path, parse_duration_ns, "a duration (e.g. 500us, 2ms)")
+        if ns is not None and ns > DURATION_MAX_NS:
+            self.error(
+                node,
+                path,
+                f"{_describe(node)} is too long; valid: 0s..{DURATION_MAX_NS // 10**9}s "
+                "(one day of simulated time)",
+            )
+            return None
+        return ns
 
     def rate(self, node: Node, path: str, allow_line: bool = True) -> Rate | None:
         rate = self.unit(node, path, parse_rate, "a rate (e.g. 14.88Mpps, 40Gbps, line)")
@@ -466,12 +608,22 @@ class _Loader:
         if rate.kind != "line" and not (math.isfinite(rate.value) and rate.value > 0):
             self.error(node, path, "a rate must be > 0 (e.g. 2Mpps or 10Gbps)")
             return None
+        top = RATE_MAX_PPS if rate.kind == "pps" else RATE_MAX_BPS
+        if rate.kind != "line" and rate.value > top:
+            largest = f"{top / 1e9:.0f}G{rate.kind}"
+            self.error(node, path, f"{_describe(node)} is too fast; valid: up to {largest}")
+            return None
         return rate
 
     def speed(self, node: Node, path: str) -> int | None:
         speed = self.unit(node, path, parse_speed_bps, "a link speed (10G, 25G, 40G, 100G)")
-        if speed is not None and speed <= 0:
-            self.error(node, path, "a link speed must be > 0 (e.g. 10G, 25G, 100G)")
+        if speed is not None and not SPEED_MIN_BPS <= speed <= SPEED_MAX_BPS:
+            self.error(
+                node,
+                path,
+                f"{_describe(node)} is out of range; valid: 1M..800G "
+                "(e.g. 10G, 25G, 100G; ethtool's speeds run from 1 Mb/s to 800 Gb/s)",
+            )
             return None
         return speed
 
@@ -508,23 +660,56 @@ class _Loader:
         if name in allowed:
             return name
         if is_user_program(name):
-            file, _, func = name.rpartition(":")
-            try:
-                resolved = (self.base_dir / file).resolve()
-                found = resolved.is_file()
-            except (OSError, ValueError):
-                resolved, found = self.base_dir / file, False
-            if not found:
-                self.error(
-                    node, path, f"user program file '{file}' not found (looked for {resolved})"
-                )
-                return None
-            return f"{resolved}:{func}"
+            return self.user_program(node, path, name)
         names = sorted(allowed) if isinstance(allowed, frozenset | set) else list(allowed)
         hint = did_you_mean(name, names)
         valid = f"{_choices(names)}, or {USER_PROGRAM}"
         self.error(node, path, f"unknown {what} '{name}'{hint}; valid: {valid}")
         return None
+
+    def user_program(self, node: Node, path: str, name: str) -> str | None:
+        """``file.py:function`` as an absolute path inside the topology's directory.
+
+        DESIGN's Trust: a file's Python programs resolve against the file's own directory,
+        never the current one, and may not leave it (no absolute paths, no ``..`` or symlink
+        out of it), so the programs a shared topology runs are the ones shipped beside it."""
+        file, _, func = name.rpartition(":")
+        try:
+            base = self.base_dir.resolve()
+            if Path(file).is_absolute() or file.startswith("~"):
+                self.error(
+                    node,
+                    path,
+                    f"user program '{file}' is an absolute path; a topology names its Python "
+                    f"programs relative to its own directory ({base}), "
+                    f"e.g. progs/{Path(file).name}",
+                )
+                return None
+            if not Path(os.path.normpath(base / file)).is_relative_to(base):
+                self.error(
+                    node,
+                    path,
+                    f"user program '{file}' is outside the topology's directory ({base}); a "
+                    "topology may only run Python programs in its directory or below it",
+                )
+                return None
+            resolved = (base / file).resolve()
+            if not resolved.is_relative_to(base):
+                self.error(
+                    node,
+                    path,
+                    f"user program '{file}' leads out of the topology's directory ({base}) "
+                    f"through a symbolic link, to {resolved}; a topology may only run Python "
+                    "programs in its directory or below it",
+                )
+                return None
+            found = resolved.is_file()
+        except (OSError, ValueError, RuntimeError):
+            resolved, found = self.base_dir / file, False
+        if not found:
+            self.error(node, path, f"user program file '{file}' not found (looked for {resolved})")
+            return None
+        return f"{resolved}:{func}"
 
     # the document
 
@@ -545,8 +730,8 @@ class _Loader:
         fields = self.known(self.pairs(root, "", "a mapping") or [], "", TOP_KEYS)
         name = self.opt(fields, "name", "", self.text, default_name)
         description = self.opt(fields, "description", "", self.text, "")
-        seed = self.opt(fields, "seed", "", lambda n, p: self.integer(n, p, 0), 1)
-        self.cpus = self.opt(fields, "cpus", "", lambda n, p: self.integer(n, p, 1, 4096), 4)
+        seed = self.opt(fields, "seed", "", lambda n, p: self.integer(n, p, 0, SEED_MAX), 1)
+        self.cpus = self.opt(fields, "cpus", "", lambda n, p: self.integer(n, p, 1, CPUS_MAX), 4)
         self.map_names = self.prescan_maps(fields.get("maps"))
         devices_node = self.require(fields, "devices", root, "", "a mapping of device names")
         devices = self.devices(devices_node) if devices_node is not None else ()
@@ -615,7 +800,28 @@ class _Loader:
                 specs.append(spec)
         specs = self.link_veths(specs, peer_nodes)
         self.check_bonds(specs, slave_nodes)
+        by_name = {s.name: s for s in specs}
+        for bond in specs:
+            if isinstance(bond, BondSpec) and bond.xdp is not None:
+                for slave in bond.slaves:
+                    nic = by_name.get(slave)
+                    if isinstance(nic, NicSpec) and DRIVER_LIMITS[nic.driver].native_xdp:
+                        program = f"{bond.name}'s program {bond.xdp.program}, pushed to its slaves"
+                        self.check_xdp_mtu(nic.name, nic.mtu, program)
         return tuple(specs)
+
+    def check_xdp_mtu(self, dev: str, mtu: int, program: str, other: str = "") -> None:
+        """A native program needs frames that fit one buffer (``ice_xdp_setup_prog``,
+        ``ixgbe_xdp_setup``: -EINVAL "MTU too large for XDP")."""
+        node = self.mtu_nodes.get(dev)
+        if node is None or mtu <= XDP_MAX_MTU:
+            return
+        self.error(
+            node,
+            f"devices.{dev}.mtu",
+            f"{mtu} is too large for native XDP ({program}); valid: {MTU_MIN}..{XDP_MAX_MTU}, "
+            f"one buffer per frame (the driver answers EINVAL: MTU too large for XDP){other}",
+        )
 
     def device(
         self,
@@ -638,10 +844,14 @@ class _Loader:
         if kind is None:
             return None
         fields = self.known(pairs, path, DEVICE.keys(kind), f" for a {kind}")
+        if "mtu" in fields:
+            self.mtu_nodes[pair.key] = fields["mtu"].value
         common = _Common(
             name=pair.key,
             up=self.opt(fields, "up", path, self.boolean, True),
-            mtu=self.opt(fields, "mtu", path, lambda n, p: self.integer(n, p, 68, 65535), 1500),
+            mtu=self.opt(
+                fields, "mtu", path, lambda n, p: self.integer(n, p, MTU_MIN, MTU_MAX), 1500
+            ),
             xdp=self.opt(fields, "xdp", path, self.xdp, None),
             loc=self.loc(pair.key_node),
         )
@@ -654,8 +864,24 @@ class _Loader:
         return self.tun(fields, path, common)
 
     def nic(self, fields: dict[str, _Pair], path: str, c: _Common) -> NicSpec:
-        queues = self.opt(fields, "queues", path, lambda n, p: self.integer(n, p, 1, 256), None)
+        driver = self.opt(fields, "driver", path, self.driver, "ice")
+        limit = max_channels(driver, self.cpus)
+        why = (
+            f" (ethtool -L takes 1..{limit} on {driver} with {self.cpus} CPUs: "
+            f"the driver's {DRIVER_LIMITS[driver].max_queues} queues, at most one per CPU)"
+        )
+        queues = self.opt(
+            fields, "queues", path, lambda n, p: self.integer(n, p, 1, limit, why), None
+        )
         irq_cpus = self.opt(fields, "irq_cpus", path, self.irq_cpus, None)
+        if irq_cpus is not None and queues is None and len(irq_cpus) > limit:
+            self.error(
+                fields["irq_cpus"].value,
+                f"{path}.irq_cpus",
+                f"lists {len(irq_cpus)} CPUs, one per queue, but the device takes at most "
+                f"{limit} queues{why}",
+            )
+            irq_cpus = None
         if irq_cpus is not None and queues is not None and len(irq_cpus) != queues:
             self.error(
                 fields["irq_cpus"].value,
@@ -665,17 +891,24 @@ class _Loader:
             )
         if irq_cpus is not None and queues is None:
             queues = len(irq_cpus)
+        xdp = c.xdp
+        if xdp is not None and xdp.mode in (None, "native") and DRIVER_LIMITS[driver].native_xdp:
+            self.check_xdp_mtu(
+                c.name, c.mtu, f"its program {xdp.program}", ", or attach it with mode: generic"
+            )
         return NicSpec(
             name=c.name,
             up=c.up,
             mtu=c.mtu,
             xdp=c.xdp,
             loc=c.loc,
-            driver=self.opt(fields, "driver", path, self.driver, "ice"),
+            driver=driver,
             speed_bps=self.opt(fields, "speed", path, self.speed, 100_000_000_000),
             queues=queues,
-            ring=self.opt(fields, "ring", path, self.ring_size, None),
-            tx_ring=self.opt(fields, "tx_ring", path, self.ring_size, None),
+            ring=self.opt(fields, "ring", path, lambda n, p: self.ring_size(n, p, driver), None),
+            tx_ring=self.opt(
+                fields, "tx_ring", path, lambda n, p: self.ring_size(n, p, driver), None
+            ),
             irq_cpus=irq_cpus,
             card=self.opt(fields, "card", path, self.text, None),
         )
@@ -683,12 +916,13 @@ class _Loader:
     def driver(self, node: Node, path: str) -> str | None:
         return self.choice(node, path, NIC_DRIVERS, "driver")
 
-    def ring_size(self, node: Node, path: str) -> int | None:
-        size = self.integer(node, path, RING_SIZES[0], RING_SIZES[-1])
-        if size is not None and size not in RING_SIZES:
-            self.error(
-                node, path, f"{size} is not a power of two; valid: {_choices(map(str, RING_SIZES))}"
-            )
+    def ring_size(self, node: Node, path: str, driver: str) -> int | None:
+        sizes = ring_sizes(driver)
+        valid = f"valid on {driver}: {_choices(map(str, sizes))}"
+        why = f" (ethtool -G takes up to {DRIVER_LIMITS[driver].rx_ring_max} on {driver})"
+        size = self.integer(node, path, sizes[0], sizes[-1], why)
+        if size is not None and size not in sizes:
+            self.error(node, path, f"{size} is not a power of two; {valid}")
             return None
         return size
 
@@ -699,8 +933,8 @@ class _Loader:
         if not items:
             self.error(node, path, "needs one CPU per queue, got an empty list")
             return None
-        if len(items) > 256:
-            self.error(node, path, f"lists {len(items)} CPUs; a NIC has at most 256 queues")
+        if len(items) > CPUS_MAX:
+            self.error(node, path, f"lists {len(items)} CPUs; there are at most {CPUS_MAX}")
             return None
         cpus = [
             self.integer(item, f"{path}[{i}]", 0, self.cpus - 1) for i, item in enumerate(items)
@@ -927,7 +1161,7 @@ class _Loader:
             mode="tun" if mode == "tun" else "tap",
             queues=self.opt(fields, "queues", path, lambda n, p: self.integer(n, p, 1, 256), 1),
             tx_queue_len=self.opt(
-                fields, "tx_queue_len", path, lambda n, p: self.integer(n, p, 1), 500
+                fields, "tx_queue_len", path, lambda n, p: self.integer(n, p, 1, U32_MAX), 500
             ),
             vnet_hdr=self.opt(fields, "vnet_hdr", path, self.boolean, True),
             reader=self.opt(
@@ -936,7 +1170,9 @@ class _Loader:
             writer="vhost" if writer == "vhost" else "write",
             blocking=self.opt(fields, "blocking", path, self.boolean, False),
             zerocopy=self.opt(fields, "zerocopy", path, self.boolean, False),
-            sndbuf=self.opt(fields, "sndbuf", path, lambda n, p: self.integer(n, p, 1), None),
+            sndbuf=self.opt(
+                fields, "sndbuf", path, lambda n, p: self.integer(n, p, 1, INT_MAX), None
+            ),
             napi_frags=self.opt(fields, "napi_frags", path, self.boolean, False),
         )
 
@@ -1192,7 +1428,9 @@ class _Loader:
             to=to,
             from_=from_,
             rate=self.opt(fields, "rate", path, self.rate, LINE),
-            count=self.opt(fields, "count", path, lambda n, p: self.integer(n, p, 1), None),
+            count=self.opt(
+                fields, "count", path, lambda n, p: self.integer(n, p, 1, U63_MAX), None
+            ),
             start_ns=self.opt(fields, "start", path, self.duration, 0),
             sizes=self.opt(fields, "size", path, self.sizes, (64,)),
             proto=self.opt(
@@ -1205,12 +1443,49 @@ class _Loader:
             src_port=self.opt(fields, "src_port", path, self.port_range, _DEFAULT_SOURCE.src_port),
             dst_port=self.opt(fields, "dst_port", path, self.port_range, _DEFAULT_SOURCE.dst_port),
             vlan=self.opt(fields, "vlan", path, lambda n, p: self.integer(n, p, 1, 4094), None),
-            flows=self.opt(fields, "flows", path, lambda n, p: self.integer(n, p, 1, 1_000_000), 1),
+            flows=self.opt(
+                fields,
+                "flows",
+                path,
+                lambda n, p: self.integer(n, p, 1, MAX_TABLE_ENTRIES, _TABLE),
+                1,
+            ),
             random=self.opt(fields, "random", path, self.boolean, False),
             gso=self.opt(fields, "gso", path, self.share, 0.0),
             loc=self.loc(node),
         )
+        if not self.check_flow_table(spec, fields, node, path):
+            return None
         return None if name is None or name_node is None else (spec, name_node)
+
+    def check_flow_table(
+        self, spec: TrafficSpec, fields: dict[str, _Pair], node: Node, path: str
+    ) -> bool:
+        """The source's flow table fits (``build_flow_table``: ``lcm(flows, len(sizes))``
+        entries, stretched to a multiple of 20 for a GSO share strictly between 0 and 1)."""
+        n_sizes = len(spec.sizes)
+        entries = flow_table_entries(spec.flows, n_sizes, spec.gso)
+        if entries <= MAX_TABLE_ENTRIES:
+            return True
+        gso = 0.0 < spec.gso < 1.0
+        need = f"lcm({spec.flows} flows, {n_sizes} sizes{', 20 for the GSO share' if gso else ''})"
+        step = math.lcm(n_sizes, 20) if gso else n_sizes
+        best = (min(spec.flows, MAX_TABLE_ENTRIES) // step) * step
+        fix = (
+            f"e.g. flows: {best} (a multiple of {step})"
+            if best
+            else f"use fewer sizes (at most {MAX_TABLE_ENTRIES // (20 if gso else 1)})"
+        )
+        key = next((k for k in ("flows", "size", "gso") if k in fields), None)
+        at = fields[key].value if key is not None else node
+        self.error(
+            at,
+            _join(path, key) if key else path,
+            f"the flow table needs {need} = {entries} entries, more than the "
+            f"{MAX_TABLE_ENTRIES} a source may have; valid: flows whose table is at most "
+            f"{MAX_TABLE_ENTRIES} entries, {fix}",
+        )
+        return False
 
     def sizes(self, node: Node, path: str) -> tuple[int, ...] | None:
         if isinstance(node, SequenceNode):
@@ -1291,15 +1566,24 @@ class _Loader:
     # timeline and lessons
 
     def command(self, node: Node, path: str) -> str | None:
+        """A command string; a Python program it names is checked like ``xdp:``'s and written
+        back as its absolute path, so the command runs the file beside the topology."""
         text = self.text(node, path, "a command string")
-        if text is None or self.validate is None:
-            return text
-        try:
-            problem = self.validate(text)
-        except Exception as exc:  # a bug in the validator must not become a traceback here
-            problem = f"can't check this command ({type(exc).__name__}: {exc})"
-        if problem is not None:
-            self.error(node, path, problem)
+        if text is None:
+            return None
+        if self.validate is not None:
+            try:
+                problem = self.validate(text)
+            except Exception as exc:  # a bug in the validator must not become a traceback here
+                problem = f"can't check this command ({type(exc).__name__}: {exc})"
+            if problem is not None:
+                self.error(node, path, problem)
+                return text
+        for program in programs_named(text):
+            if is_user_program(program):
+                resolved = self.user_program(node, path, program)
+                if resolved is not None:
+                    text = with_program_replaced(text, program, resolved)
         return text
 
     def timeline(self, node: Node, path: str) -> tuple[TimelineEntry, ...] | None:

@@ -11,6 +11,16 @@ from __future__ import annotations
 from typing import get_args
 
 from xdptui.model.catalog import DEVMAP_EGRESS_OK, PROGRAMS
+from xdptui.model.limits import (
+    CPUS_MAX,
+    INT_MAX,
+    MAX_TABLE_ENTRIES,
+    MTU_MAX,
+    MTU_MIN,
+    SEED_MAX,
+    U32_MAX,
+    U63_MAX,
+)
 from xdptui.model.spec import (
     AnyOf,
     Bool,
@@ -51,7 +61,6 @@ MAP_TYPES: tuple[MapType, ...] = get_args(MapType)
 TUN_MODES: tuple[TunMode, ...] = get_args(TunMode)
 TUN_WRITERS: tuple[TunWriter, ...] = get_args(TunWriter)
 RING_SIZES = tuple(1 << n for n in range(6, 14))  # 64 .. 8192
-U32_MAX = (1 << 32) - 1
 MAP_NAME_PATTERN = r"^[A-Za-z0-9_.]{1,15}$"  # BPF_OBJ_NAME_LEN
 DEV_NAME_PATTERN = r"^(?!\.\.?$)[^/:\s]{1,15}$"  # dev_valid_name (the loader counts bytes)
 USER_PROGRAM_PATTERN = r"^.+\.py:[A-Za-z_][A-Za-z0-9_]*$"
@@ -106,7 +115,7 @@ DEVICE = Tagged(
     tag_description="the device type",
     common=(
         Field("up", Bool(), "administratively up", default=True),
-        Field("mtu", Int(68, 65535), "MTU in bytes", default=1500),
+        Field("mtu", Int(MTU_MIN, MTU_MAX), "MTU in bytes", default=1500),
         Field("xdp", AnyOf((PROGRAM, XDP)), "the XDP program attached at start"),
     ),
     variants={
@@ -168,13 +177,13 @@ DEVICE = Tagged(
             (
                 Field("mode", Enum(TUN_MODES), "tap (Ethernet) or tun (L3)", default="tap"),
                 Field("queues", Int(1, 256), "queues (IFF_MULTI_QUEUE)", default=1),
-                Field("tx_queue_len", Int(minimum=1), "the ring userspace reads", default=500),
+                Field("tx_queue_len", Int(1, U32_MAX), "the ring userspace reads", default=500),
                 Field("vnet_hdr", Bool(), "IFF_VNET_HDR", default=True),
                 Field("reader", _rate(line=False), "how fast userspace reads, e.g. 2Mpps"),
                 Field("writer", Enum(TUN_WRITERS), "how frames are written", default="write"),
                 Field("blocking", Bool(), "blocking writes (no O_NONBLOCK)", default=False),
                 Field("zerocopy", Bool(), "vhost zerocopy", default=False),
-                Field("sndbuf", Int(minimum=1), "TUNSETSNDBUF; default INT_MAX"),
+                Field("sndbuf", Int(1, INT_MAX), "TUNSETSNDBUF; default INT_MAX"),
                 Field("napi_frags", Bool(), "IFF_NAPI_FRAGS", default=False),
             ),
             description="a tun/tap device",
@@ -217,7 +226,7 @@ TRAFFIC = Obj(
         Field("to", Str(), "frames arrive on this device (from the wire)"),
         Field("from", Str(), "the local stack sends out of this device"),
         Field("rate", _rate(line=True), "offered rate: pps, bps or line", default="line"),
-        Field("count", Int(minimum=1), "stop after this many frames"),
+        Field("count", Int(1, U63_MAX), "stop after this many frames"),
         Field("start", DURATION, "when the source starts", default=0),
         Field(
             "size",
@@ -241,7 +250,12 @@ TRAFFIC = Obj(
         Field("src_port", AnyOf((Int(0, 65535), _field_range(r"\d+", "1024-65535"))), "port"),
         Field("dst_port", AnyOf((Int(0, 65535), _field_range(r"\d+", "80"))), "port or range"),
         Field("vlan", Int(1, 4094), "an 802.1Q tag"),
-        Field("flows", Int(1, 1_000_000), "flow i takes the i-th value of every range", default=1),
+        Field(
+            "flows",
+            Int(1, MAX_TABLE_ENTRIES),
+            "flow i takes the i-th value of every range; lcm(flows, sizes) <= 65536",
+            default=1,
+        ),
         Field("random", Bool(), "each flow's values drawn at random (seeded)", default=False),
         Field("gso", Num(0, 1), "share of GSO super-frames (taps)", default=0),
     ),
@@ -272,8 +286,8 @@ TOPOLOGY = Obj(
     (
         Field("name", Str(), "shown in the header; default: the file name"),
         Field("description", Str(), "what this scenario teaches"),
-        Field("seed", Int(minimum=0), "the random seed", default=1),
-        Field("cpus", Int(1, 4096), "nr_cpu_ids", default=4),
+        Field("seed", Int(0, SEED_MAX), "the random seed", default=1),
+        Field("cpus", Int(1, CPUS_MAX), "nr_cpu_ids", default=4),
         Field(
             "devices",
             MapOf(

@@ -9,6 +9,9 @@ theirs when their tab opens), so hidden panels cost nothing. Nothing is recompos
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -24,15 +27,26 @@ from xdptui.widgets.cpus import CpuMap
 from xdptui.widgets.devices import DevicesTable
 from xdptui.widgets.drops import DropsPanel
 from xdptui.widgets.events import EventLog
+from xdptui.widgets.guard import drawing_failed
 from xdptui.widgets.header import SimHeader
 from xdptui.widgets.lesson import LessonBar, LessonPanel
+from xdptui.widgets.lines import LinePanel
 from xdptui.widgets.paths import PathsPanel
 from xdptui.widgets.project import HeaderView, Projection
+from xdptui.widgets.project_lesson import LessonView
+from xdptui.widgets.project_taps import TapsView
 from xdptui.widgets.rings import RingsPanel
 from xdptui.widgets.sparklines import SparklinesPanel
 from xdptui.widgets.taps import TapsPanel
 
 HINT = "tab completes · ↑↓ history · enter runs · esc closes"
+
+V = TypeVar("V")
+V_contra = TypeVar("V_contra", contravariant=True)
+
+
+class _ShowsView(Protocol[V_contra]):
+    def update_view(self, view: V_contra) -> bool: ...
 
 
 class MainScreen(Screen[None]):
@@ -160,29 +174,46 @@ class MainScreen(Screen[None]):
         """Hand the visible panels their views (a panel with an equal view does not repaint)."""
         self._projection = views
         tab = self._active
+        hand = self._hand
         if tab == "paths":
-            self.paths_panel.update_view(views.paths)
-            self.sparklines.update_view(views.sparklines)
+            hand(self.paths_panel, lambda: views.paths)
+            hand(self.sparklines, lambda: views.sparklines)
         elif tab == "devices":
-            self.devices_table.update_view(views.devices)
-            self.counters_panel.update_view(views.counters)
+            hand(self.devices_table, lambda: views.devices)
+            hand(self.counters_panel, lambda: views.counters)
         elif tab == "rings":
-            self.rings_panel.update_view(views.rings)
-            self.cpu_map.update_view(views.cpus)
-            taps = views.taps
-            self.taps_panel.display = bool(taps.rows)
-            self.taps_panel.update_view(taps)
+            hand(self.rings_panel, lambda: views.rings)
+            hand(self.cpu_map, lambda: views.cpus)
+            hand(self.taps_panel, lambda: self._taps_view(views))
         elif tab == "drops":
-            self.drops_panel.update_view(views.drops)
+            hand(self.drops_panel, lambda: views.drops)
         elif tab == "bond":
-            self.bond_panel.update_view(views.bond)
+            hand(self.bond_panel, lambda: views.bond)
         elif tab == "lesson":
-            self.lesson_panel.update_view(views.lesson)
+            hand(self.lesson_panel, lambda: views.lesson)
+        hand(self.lesson_bar, lambda: self._lesson_bar_view(views))
+        hand(self.event_log, lambda: views.events)
+
+    def _taps_view(self, views: Projection) -> TapsView:
+        taps = views.taps
+        self.taps_panel.display = bool(taps.rows)
+        return taps
+
+    def _lesson_bar_view(self, views: Projection) -> LessonView:
         lesson = views.lesson
-        self.lesson_bar.display = lesson.lesson >= 0 and tab != "lesson"
-        if self.lesson_bar.display:
-            self.lesson_bar.update_view(lesson)
-        self.event_log.update_view(views.events)
+        self.lesson_bar.display = lesson.lesson >= 0 and self._active != "lesson"
+        return lesson
+
+    def _hand(self, panel: _ShowsView[V], view: Callable[[], V]) -> None:
+        """Give ``panel`` its view; a view that can't be made is logged and shown in the panel
+        (a panel's own drawing failures are caught where it draws)."""
+        try:
+            panel.update_view(view())
+        except Exception as exc:
+            if isinstance(panel, Widget):
+                drawing_failed(panel, exc)
+            if isinstance(panel, LinePanel):
+                panel.show_failure(exc)
 
     def show_header(self, view: HeaderView) -> None:
         self.sim_header.update_view(view)

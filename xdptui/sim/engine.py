@@ -60,6 +60,12 @@ class Simulator:
         poll_by_poll: bool = False,
         max_step_ns: int | None = None,
     ) -> None:
+        if not trust:
+            from xdptui.trust import UntrustedTopology, user_programs
+
+            named = user_programs(topology)
+            if named:
+                raise UntrustedTopology(topology, named)
         self.topology = topology
         self.trust = trust
         _ = max_step_ns
