@@ -54,6 +54,7 @@ FloatArray = npt.NDArray[np.float64]
 
 SETTLE_NS = 1_000  # after a change, steps restart this short and double
 MAX_STEP_NS = 50_000_000  # the longest step
+GROWTH = 4  # each quiet step this many times the last
 MAX_CHAIN = 6  # veth hops served within one step
 
 
@@ -98,7 +99,7 @@ class Grid:
         self.next = t + SETTLE_NS
 
     def advance(self) -> None:
-        self.step = min(self.step * 2, MAX_STEP_NS)
+        self.step = min(self.step * GROWTH, MAX_STEP_NS)
         self.next += self.step
 
 
