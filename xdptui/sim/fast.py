@@ -54,7 +54,7 @@ FloatArray = npt.NDArray[np.float64]
 
 SETTLE_NS = 1_000  # after a change, steps restart this short and double
 MAX_STEP_NS = 50_000_000  # the longest step
-GROWTH = 4  # each quiet step this many times the last
+GROWTH = 2  # each quiet step this many times the last (4 blurs a tap ring filling)
 MAX_CHAIN = 6  # veth hops served within one step
 
 
