@@ -13,6 +13,7 @@ refused frame counts is decided here, once, for both.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -23,6 +24,7 @@ from xdptui.model.errors import Errno
 from xdptui.sim import devmap
 from xdptui.sim.batch import PollShape, Rows
 from xdptui.sim.bond.bond_main import Bond, BondLogic, rr_poll_counts
+from xdptui.sim.classes import FlowClasses, compile_classes
 from xdptui.sim.core.filter import (
     RR_CLASS,
     TX_ABORT,
@@ -40,13 +42,17 @@ from xdptui.sim.kconst import (
     XDP_ABORTED,
     XDP_DROP,
     XDP_PASS,
+    XDP_REDIRECT,
     XDP_TX,
     action_name,
 )
+from xdptui.sim.layout import Layouts
+from xdptui.sim.shared import SharedCache
 from xdptui.sim.tally import CpuStats, Tracepoints
 from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass
@@ -84,11 +90,13 @@ class Datapath:
         self.io = io
         self.tp = Tracepoints()
         self.cpu = CpuStats.make(world.nr_cpus)
-        self.compiled: dict[str, Compiled] = {}
+        self.compiled: SharedCache[str, Compiled] = SharedCache()
         self.compiled_epoch = -1
+        self.classes = FlowClasses(-1, np.zeros(0, np.int64), np.zeros(0, np.int64))
+        self.layouts = Layouts()
         self.master_key = False
-        self.egress_cache: dict[tuple[int, str, str], IntArray] = {}
-        self._err: dict[tuple[str, int, str], IntArray] = {}
+        self.egress_cache: SharedCache[tuple[int, str, str], IntArray] = SharedCache()
+        self._err: SharedCache[tuple[str, int, str], IntArray] = SharedCache()
         self.watch: int | None = None  # a followed frame's identity (exact mode)
         self.hops: list[tuple[int, str, str, str]] = []
         self.watch_done = False
@@ -120,13 +128,16 @@ class Datapath:
         if self.compiled_epoch == w.epoch:
             return
         self.master_key = any(isinstance(d, Bond) and d.bond_prog for d in w.devices.values())
-        self.egress_cache = {}
-        self._err = {}
+        self.egress_cache = SharedCache()
+        self._err = SharedCache()
         for dev in w.devices.values():
             if isinstance(dev, Bond):
                 BondLogic(dev, w.devices).update_slave_arr()
-        self.compiled = {dev.name: compile_device(self, dev) for dev in w.devices.values()}
+        self.compiled = SharedCache(
+            (dev.name, compile_device(self, dev)) for dev in w.devices.values()
+        )
         self.compiled_epoch = w.epoch
+        self.classes = compile_classes(self)
 
     # ------------------------------------------------------------ the poll
 
@@ -153,6 +164,46 @@ class Datapath:
         for mode, part, part_shape in self._paths(dev, c, rows, shape):
             self._verdicts(dev, c, mode, queue, cpu, t, part, part_shape, out)
         return out
+
+    def napi_poll_many(
+        self, dev: NetDev, t: int, polls: Sequence[tuple[int, int, Rows, PollShape]]
+    ) -> FloatArray:
+        """``napi_poll`` for many NAPI instances of one device at once, each given as
+        (queue, cpu, rows, shape); returns each one's CPU time. What does not depend on the
+        queue or the CPU -- the counters, XDP_DROP, XDP_PASS, XDP_ABORTED -- is done once for
+        all of them; XDP_TX and redirects go instance by instance (rings and bulk queues are
+        per CPU)."""
+        c = self.compiled[dev.name]
+        if isinstance(dev, Tun):  # each write's path: instance by instance
+            return np.array([self.napi_poll(dev, q, u, t, r, sh).cost_ns for q, u, r, sh in polls])
+        d = dev.costs()
+        n_polls = np.array([sh.polls for _, _, _, sh in polls], np.int64)
+        cpus = np.array([cpu for _, cpu, _, _ in polls], np.int64)
+        np.add.at(self.cpu.polls, cpus, n_polls)
+        cost: FloatArray = (n_polls * float(d.poll)).astype(np.float64)
+        entry = np.concatenate([r.entry for _, _, r, _ in polls])
+        count = np.concatenate([r.count for _, _, r, _ in polls])
+        owner = np.repeat(np.arange(len(polls)), [len(r) for _, _, r, _ in polls])
+        rows = Rows(entry, count, False)
+        if not rows.total:
+            return cost
+        dev.add("rx_packets", rows.total)
+        dev.add("rx_bytes", rows.bytes(self.world.entries.size))
+        cost += np.bincount(owner, weights=count * c.cost[entry], minlength=len(polls))
+        if c.mode is None:
+            self.up_the_stack(dev, rows)
+            return cost
+        act = c.act[entry]
+        onward = (act == XDP_TX) | (act == XDP_REDIRECT)
+        out = PollOutcome(0, 0.0)
+        self._verdicts(dev, c, c.mode, -1, -1, t, rows.where(~onward), PollShape(0), out)
+        for i in np.unique(owner[onward]):
+            q, cpu, r, shape = polls[int(i)]
+            mine = onward[owner == i]
+            one = PollOutcome(0, 0.0)
+            self._verdicts(dev, c, c.mode, q, cpu, t, r.where(mine), shape, one)
+            cost[i] += one.cost_ns
+        return cost
 
     def _paths(
         self, dev: NetDev, c: Compiled, rows: Rows, shape: PollShape

@@ -395,7 +395,7 @@ def _egress_bulk(dp: Datapath, dev: NetDev, tgt: NetDev, rows: Rows, prog: Progr
     ``xdp_exception`` on the target and free it."""
     if prog is None:
         return rows
-    raw = _egress_verdicts(dp, prog, dev, tgt)[rows.entry]
+    raw = egress_verdicts(dp, prog, dev, tgt)[rows.entry]
     other = (raw != XDP_PASS) & (raw != XDP_DROP)
     for code in np.unique(raw[other]):
         dp.tp.exception[(tgt.name, action_name(int(code)))] += int(rows.count[raw == code].sum())
@@ -411,7 +411,7 @@ def _egress_each(
     keep = np.ones(len(rows), dtype=bool)
     for k, prog in progs.items():
         sel = keys == k
-        raw = _egress_verdicts(dp, prog, dev, tgt)[rows.entry]
+        raw = egress_verdicts(dp, prog, dev, tgt)[rows.entry]
         keep &= ~sel | (raw == XDP_PASS)
         other = sel & (raw != XDP_PASS) & (raw != XDP_DROP)
         for code in np.unique(raw[other]):
@@ -421,7 +421,9 @@ def _egress_each(
     return rows.where(keep)
 
 
-def _egress_verdicts(dp: Datapath, prog: Program, rx_dev: NetDev, tgt: NetDev) -> IntArray:
+def egress_verdicts(dp: Datapath, prog: Program, rx_dev: NetDev, tgt: NetDev) -> IntArray:
+    """``dev_map_bpf_prog_run``'s verdict per entry for frames from ``rx_dev`` leaving by
+    ``tgt`` (cached per configuration)."""
     key = (prog.prog_id, rx_dev.name, tgt.name)
     cached = dp.egress_cache.get(key)
     if cached is None:

@@ -154,7 +154,6 @@ class Exact:
         self.cpus = [CpuState() for _ in range(world.nr_cpus)]
         self.admitted: dict[str, int] = {}
         self._pending_sched: list[tuple[NetDev, RxQueue, int]] = []
-        self._positions: dict[tuple[int, str, int, int], IntArray] = {}
         self.polls = 0
 
     # ------------------------------------------------------------ scheduling
@@ -359,14 +358,10 @@ class Exact:
 
     def _positions_of(self, src: Source, dev: NetDev, q: int) -> IntArray:
         """Cycle positions of ``src``'s entries that land on queue ``q`` of ``dev``."""
-        key = (src.index, dev.name, q, self.world.epoch * 0 + len(dev.rxq) + id(src.table))
-        pos = self._positions.get(key)
-        if pos is None:
-            idx = np.arange(len(src.table), dtype=np.int64) + src.offset
-            queue = self.queue_of(dev, idx)
-            pos = np.flatnonzero(queue == q).astype(np.int64)
-            self._positions[key] = pos
-        return pos
+        self.dp.compile()
+        g = self.dp.layouts.get(self.world, src, dev, self.dp.classes.of_entry).queues
+        out: IntArray = g.order[g.start[q] : g.start[q + 1]]
+        return out
 
     def queue_of(self, dev: NetDev, entries: IntArray) -> IntArray:
         if isinstance(dev, Nic):

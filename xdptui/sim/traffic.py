@@ -10,6 +10,7 @@ entry (counts of frames per entry) instead of per frame.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,8 @@ from xdptui.sim.hashing import (
     toeplitz_hash,
 )
 from xdptui.sim.kconst import WIRE_OVERHEAD
+
+IntArray = npt.NDArray[np.int64]
 
 __all__ = [
     "MAX_TABLE_ENTRIES",
@@ -145,6 +148,25 @@ class Source:
         if self.spec.count is not None:
             n = np.minimum(n, self.spec.count)
         return n
+
+    def emitted_from(self, t_ref: int, span: int) -> Callable[[npt.NDArray[np.int64]], IntArray]:
+        """``emitted_by`` for times in ``[t_ref, t_ref + span]``, cheaper: one multiply per
+        time, counted on from ``t_ref`` with the exact remainder there (Python integers)."""
+        if self.stopped or self.milli <= 0 or self.milli * (span + 1) >= 2**62:
+            return self.emitted_by
+        origin = self.rate_origin_ns
+        ref = max(t_ref, origin)
+        total = self.milli * (ref - origin)
+        n_ref = self.emitted_at_origin + total // 10**12
+        rem = total % 10**12
+        milli, cap = self.milli, self.spec.count
+
+        def emitted(t: npt.NDArray[np.int64]) -> IntArray:
+            n: IntArray = n_ref + (rem + milli * np.maximum(t - ref, 0)) // 10**12
+            n = np.where(t <= origin, self.emitted_at_origin, n)
+            return np.minimum(n, cap) if cap is not None else n
+
+        return emitted
 
     def arrival_ns(self, n0: int, n1: int) -> npt.NDArray[np.int64]:
         """Arrival times of frames ``n0 .. n1 - 1`` (all after the rate's origin): frame

@@ -7,6 +7,7 @@ offset[s] + len(table_s)``, so a verdict or a cost is one array over all entries
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from xdptui.sim.kconst import NAPI_POLL_WEIGHT, VETH_RING_SIZE, VHOST_NET_BATCH,
 from xdptui.sim.traffic import FlowTable, Source, build_flow_table
 
 IntArray = npt.NDArray[np.int64]
+
+EPOCHS = itertools.count(1)
 
 TAP_WRITE_BACKLOG = 256  # frames a writer holds back while busy (a virtqueue; UNVERIFIED)
 VHOST_WAKE_NS = 20_000  # vhost-net's worker runs at most this often (UNVERIFIED)
@@ -71,13 +74,16 @@ class World:
     maps: dict[str, DevMap] = field(default_factory=dict)
     cards: dict[str, Card] = field(default_factory=dict)
     devmap_egress: str = "flush"  # flush (since the seed's patch) | enqueue (before it)
-    epoch: int = 0  # bumped on every state change that can alter a verdict or a path
+    epoch: int = field(default_factory=lambda: next(EPOCHS))  # see ``touch``
     next_prog_id: int = 1
     prog_loaded_ns: dict[int, int] = field(default_factory=dict)  # prog id -> load time
     by_ifindex: dict[int, NetDev] = field(default_factory=dict)
 
     def touch(self) -> None:
-        self.epoch += 1
+        """A state change that can alter a verdict or a path: a new epoch, unique across every
+        copy of every world in this process, so what is derived from one configuration can be
+        cached by its epoch and shared by checkpoints and forks (``SharedCache``)."""
+        self.epoch = next(EPOCHS)
 
     def nic(self, name: str) -> Nic | None:
         dev = self.devices.get(name)
