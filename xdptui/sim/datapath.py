@@ -35,6 +35,7 @@ from xdptui.sim.core.filter import (
     enqueue_errors,
 )
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev
+from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.devmap import Flush, Xmit, calls_full
@@ -78,6 +79,10 @@ class IO(Protocol):
     """Where frames land, as each mode keeps rings."""
 
     def tx(self, ring_dev: NetDev, ring: TxRing, rows: Rows, t: int, ref: Refusal) -> int: ...
+
+    def tx_many(
+        self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal
+    ) -> int: ...
 
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int: ...
 
@@ -138,6 +143,10 @@ class Datapath:
         )
         self.compiled_epoch = w.epoch
         self.classes = compile_classes(self)
+        for src in w.sources:  # where each source's frames land, per queue and class
+            lands = w.lands_on(src)
+            if lands is not None and lands.rxq:
+                self.layouts.get(w, src, lands, self.classes.of_entry)
 
     # ------------------------------------------------------------ the poll
 
@@ -197,6 +206,10 @@ class Datapath:
         onward = (act == XDP_TX) | (act == XDP_REDIRECT)
         out = PollOutcome(0, 0.0)
         self._verdicts(dev, c, c.mode, -1, -1, t, rows.where(~onward), PollShape(0), out)
+        if isinstance(dev, Nic) and c.mode == MODE_DRV:
+            queues = np.array([q for q, _, _, _ in polls], np.int64)
+            onward &= ~self._tx_many(dev, c, act, owner, cpus, queues, t, rows)
+            onward &= ~self._redirect_many(dev, c, act, owner, cpus, t, rows, polls, cost)
         for i in np.unique(owner[onward]):
             q, cpu, r, shape = polls[int(i)]
             mine = onward[owner == i]
@@ -204,6 +217,68 @@ class Datapath:
             self._verdicts(dev, c, c.mode, q, cpu, t, r.where(mine), shape, one)
             cost[i] += one.cost_ns
         return cost
+
+    def _tx_many(
+        self,
+        dev: Nic,
+        c: Compiled,
+        act: IntArray,
+        owner: IntArray,
+        cpus: IntArray,
+        queues: IntArray,
+        t: int,
+        rows: Rows,
+    ) -> npt.NDArray[np.bool_]:
+        """Native XDP_TX of many instances at once (not on a bond slave); returns the rows
+        done."""
+        tx: npt.NDArray[np.bool_] = act == XDP_TX
+        if c.master is not None or not tx.any():
+            return np.zeros(len(act), bool)
+        part = rows.where(tx)
+        dev.add("xdp_tx", part.total)
+        dev.xdp_tx_many(self, cpus[owner[tx]], queues[owner[tx]], t, part)
+        return tx
+
+    def _redirect_many(
+        self,
+        dev: NetDev,
+        c: Compiled,
+        act: IntArray,
+        owner: IntArray,
+        cpus: IntArray,
+        t: int,
+        rows: Rows,
+        polls: Sequence[tuple[int, int, Rows, PollShape]],
+        cost: FloatArray,
+    ) -> npt.NDArray[np.bool_]:
+        """Native unicast redirects of many instances at once, toward NICs and without devmap
+        egress programs (``devmap.enqueue_many``); returns the rows done."""
+        red: npt.NDArray[np.bool_] = act == XDP_REDIRECT
+        if c.broadcast or not red.any() or self.world.devmap_egress != "flush":
+            return np.zeros(len(act), bool)
+        dmap = self.world.maps.get(c.map_name) if c.map_name else None
+        target = c.target[rows.entry]
+        plain = red.copy()
+        for ifindex in np.unique(target[red & (c.err[rows.entry] == 0)]).tolist():
+            tgt = self.world.by_ifindex[ifindex]
+            keys = c.key[rows.entry[red & (target == ifindex)]]
+            if not isinstance(tgt, Nic) or devmap.programs_of(dmap, keys):
+                plain &= target != ifindex
+        if not plain.any():
+            return plain
+        part = rows.where(plain)
+        dev.add("xdp_redirect", part.total)
+        err = c.err[part.entry]
+        self._redirect_failed(dev, MODE_DRV, part, err)
+        ok = err == 0
+        self.tp.redirect += int(part.count[ok].sum())
+        who = owner[plain]
+        for ifindex in np.unique(c.target[part.entry[ok]]).tolist():
+            sel = ok & (c.target[part.entry] == ifindex)
+            tgt = self.world.by_ifindex[ifindex]
+            assert isinstance(tgt, Nic)
+            devmap.enqueue_many(self, dev, tgt, t, part.where(sel), who[sel], cpus, polls, cost)
+        return plain
 
     def _paths(
         self, dev: NetDev, c: Compiled, rows: Rows, shape: PollShape

@@ -15,6 +15,7 @@ frames in order; fast mode counts ceil(k / 16) bulks for a poll of k frames.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -43,8 +44,10 @@ from xdptui.sim.tally import XmitTally
 
 if TYPE_CHECKING:
     from xdptui.sim.datapath import Datapath, PollOutcome
+    from xdptui.sim.dev.nic import Nic
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass
@@ -337,6 +340,54 @@ def _flush_fast(
             share = max(1, round(flushes * part.total / rows.total))
             x = Xmit(dev, tgt, cpu, t, kept, share, tally, bursts=shape.bursts)
             tgt.ndo_xdp_xmit(dp, x)
+
+
+def enqueue_many(
+    dp: Datapath,
+    dev: NetDev,
+    tgt: Nic,
+    t: int,
+    rows: Rows,
+    who: IntArray,
+    cpus: IntArray,
+    polls: Sequence[tuple[int, int, Rows, PollShape]],
+    cost: FloatArray,
+) -> None:
+    """``_flush_fast`` for the polls of many instances toward one NIC, without egress
+    programs: each instance's bulks are counted from its polls (ceil(k / 16) per poll) on its
+    CPU's bulk queue, and every CPU's bulks go to ``ndo_xdp_xmit`` together."""
+    tally = dp.tp.xmit(dev.name, tgt.name)
+    flush = flush_cost(dev, tgt)
+    n = np.bincount(who, weights=rows.count, minlength=len(polls)).astype(np.int64)
+    calls = np.zeros(len(polls), np.int64)
+    bursts = 0
+    cls = tgt.ifindex
+    for i in np.flatnonzero(n).tolist():
+        _, cpu, _, shape = polls[i]
+        per_poll = shape.classes.get(cls)
+        total = int(n[i])
+        if per_poll is None or abs(int(per_poll.sum()) - total) > 0.02 * total + 1:
+            per_poll = _even(total, shape.polls)  # no poll-by-poll record: spread evenly
+        flushes = int((-(-per_poll // DEV_MAP_BULK_SIZE)).sum())
+        calls[i] = flushes
+        bursts += shape.bursts
+        bq = dp.tp.bq(cpu, dev.name, tgt.name)
+        bq.flushes += flushes
+        bq.frames += total
+        bq.last_bulk = total / max(flushes, 1)
+        bq.program = ""
+    cost += calls * flush
+    tally.flushes += int(calls.sum())
+    x = Xmit(dev, tgt, -1, t, rows, int(calls.sum()), tally, bursts=max(bursts, 1))
+    row_calls = np.zeros(len(rows), np.int64)
+    first = np.unique(who, return_index=True)[1]  # each instance's calls on one of its rows
+    row_calls[first] = calls[who[first]]
+    tgt.ndo_xdp_xmit_many(dp, x, cpus[who], row_calls)
+
+
+def programs_of(dmap: object, keys: IntArray) -> dict[int, Program]:
+    """The egress programs of the devmap entries ``keys`` (by key)."""
+    return _programs(dmap, keys)
 
 
 def _write_flush(dev: NetDev) -> float:

@@ -459,6 +459,9 @@ class _NoIO:
     def tx(self, *args: Any) -> int:
         raise AssertionError("no mode is running")
 
+    def tx_many(self, *args: Any) -> int:
+        raise AssertionError("no mode is running")
+
     def rx(self, *args: Any) -> int:
         raise AssertionError("no mode is running")
 

@@ -30,7 +30,6 @@ from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Card, Nic
 from xdptui.sim.dev.rings import ARMED, IRQ_PENDING, SCHEDULED, RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
-from xdptui.sim.dev.veth import Veth
 from xdptui.sim.events import Event, EventStream
 from xdptui.sim.kconst import WIRE_OVERHEAD
 from xdptui.sim.traffic import Source
@@ -114,6 +113,12 @@ class ExactIO:
             self.dp.hop(t, ring_dev.name, "drop", f"ring {ring.index} is full", end=True)
         return n_ok
 
+    def tx_many(self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal) -> int:
+        taken = 0
+        for r in np.unique(rings).tolist():
+            taken += self.tx(ring_dev, _tx_rings(ring_dev)[r], rows.where(rings == r), t, ref)
+        return taken
+
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int:
         free = max(0, rxq.size - len(rxq.fifo))
         ok = rows.head(free)
@@ -167,7 +172,7 @@ class Exact:
 
     def run(self, t_end: int) -> None:
         """Process every event at or before ``t_end``."""
-        local = any(s.local and self._lands_on(s) is None for s in self.world.sources)
+        local = any(s.local and self.world.lands_on(s) is None for s in self.world.sources)
         while self.heap and self.heap[0][0] <= t_end:
             t, _, kind, dev, q = heapq.heappop(self.heap)
             if local:
@@ -337,7 +342,7 @@ class Exact:
         """When the next frame for ``rxq`` reaches ``dev`` after ``t`` (NEVER if none)."""
         best = NEVER
         for src in self.world.sources:
-            if self._lands_on(src) is not dev or src.stopped:
+            if self.world.lands_on(src) is not dev or src.stopped:
                 continue
             n = src.emitted_until(t)
             if src.spec.count is not None and n >= src.spec.count:
@@ -371,17 +376,6 @@ class Exact:
         res: IntArray = rss % max(1, len(dev.rxq))
         return res
 
-    def _lands_on(self, src: Source) -> NetDev | None:
-        """The device whose receive queues a source's frames reach (a veth sender's peer)."""
-        dev = self.world.devices.get(src.device)
-        if dev is None:
-            return None
-        if not src.local:
-            return dev
-        if isinstance(dev, Veth):
-            return self.world.devices.get(dev.peer)
-        return None
-
     def admit(self, dev: NetDev, t: int) -> None:
         """Bring ``dev``'s arrivals up to ``t`` into its rings (all ports of its card, which
         share the card's DMA budget, together), frame by frame in arrival order: a frame
@@ -400,7 +394,7 @@ class Exact:
             self.admitted[d.name] = t
         parts: list[Arrivals] = []
         for src in w.sources:
-            target = self._lands_on(src)
+            target = self.world.lands_on(src)
             if target is None or target not in group:
                 continue
             n0, n1 = src.emitted, src.emitted_until(t)
@@ -530,7 +524,7 @@ class Exact:
         """Frames the local stack sends out of a NIC, a bond or a tap (``from:``), each
         queued at its own time (sent from CPU 0)."""
         for src in self.world.sources:
-            if not src.local or self._lands_on(src) is not None:
+            if not src.local or self.world.lands_on(src) is not None:
                 continue
             n0, n1 = src.emitted, src.emitted_until(t)
             if n1 <= n0:

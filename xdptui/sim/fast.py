@@ -17,6 +17,7 @@ shared data path (``Datapath.napi_poll``).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -55,7 +56,7 @@ from xdptui.sim.world import World
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
-SETTLE_NS = 1_000  # after a change, steps restart this short and double
+SETTLE_NS = 8_000  # after a change, steps restart this short and double
 MAX_STEP_NS = 50_000_000  # the longest step
 GROWTH = 2  # each quiet step this many times the last (4 blurs a tap ring filling)
 MAX_CHAIN = 6  # veth hops served within one step
@@ -79,8 +80,11 @@ class FastIO:
         self.pending: list[Pending] = []
 
     def tx(self, ring_dev: NetDev, ring: TxRing, rows: Rows, t: int, ref: Refusal) -> int:
-        wire = float(rows.count @ self.fast.world.entries.wire_bytes[rows.entry])
-        self.claims.append(Claim(ring_dev, ring, rows, ref, wire))
+        self.claims.append(Claim(ring_dev, ring, rows, ref))
+        return rows.total
+
+    def tx_many(self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal) -> int:
+        self.claims.append(Claim(ring_dev, None, rows, ref, rings))
         return rows.total
 
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int:
@@ -118,6 +122,7 @@ class Work:
     arr: IntArray
     kept: FloatArray  # the share of the arrivals the card took
     feeds: list[list[Pending]] = field(default_factory=list)  # veth: the offers served here
+    groups: list[tuple[IntArray, DevFacts]] | None = None  # instances by device (cached)
 
     def __len__(self) -> int:
         return len(self.rxqs)
@@ -449,7 +454,9 @@ class Fast:
 
     def _by_device(self, work: Work) -> list[tuple[IntArray, DevFacts]]:
         """The instances of each device, with its per-class facts."""
-        return self._by_device_of(work, np.arange(len(work), dtype=np.int64))
+        if work.groups is None:
+            work.groups = self._by_device_of(work, np.arange(len(work), dtype=np.int64))
+        return work.groups
 
     def _by_device_of(self, work: Work, idx: IntArray) -> list[tuple[IntArray, DevFacts]]:
         """``idx``'s instances grouped by device (as positions in ``idx``)."""
@@ -610,34 +617,42 @@ class Fast:
         lost_n = lost.sum(axis=1)
         kept_n = rest.sum(axis=1)
         rep = self.dp.classes.rep
-        for i, (dev, rxq) in enumerate(zip(work.devs, work.rxqs, strict=True)):
+        held = _rows_many(rest, rep)
+        peak = np.minimum(size, np.maximum(plan.peak, kept_n)).tolist()
+        columns = zip(
+            work.devs,
+            work.rxqs,
+            held,
+            plan.next_irq.tolist(),
+            peak,
+            served.tolist(),
+            plan.polls.tolist(),
+            lost_n.tolist(),
+            strict=True,
+        )
+        for i, (dev, rxq, h, nxt, pk, n, polls, n_lost) in enumerate(columns):
             fed = work.fed(i)
-            if lost_n[i] and not fed:
-                self._overflow(dev, rxq, int(lost_n[i]))
-            rxq.held = _rows(rest[i], rep) if kept_n[i] else Rows.empty()
-            rxq.fast_irq = int(plan.next_irq[i])
-            rxq.peak = max(rxq.peak, min(rxq.size, int(max(plan.peak[i], kept_n[i]))))
-            rxq.rx_packets += int(served[i])
-            rxq.polls += int(plan.polls[i])
+            if n_lost and not fed:
+                self._overflow(dev, rxq, n_lost)
+            rxq.held = h
+            rxq.fast_irq = nxt
+            if pk > rxq.peak:
+                rxq.peak = pk
+            rxq.rx_packets += n
+            rxq.polls += polls
             if fed:
                 self._accept_fed(fed, int(total[i]), int(served[i] + kept_n[i]))
         used = np.zeros(len(work))
+        rows = _rows_many(take, rep)
         for idx, _ in self._by_device(work):
             dev = work.devs[int(idx[0])]
+            shapes = self._shapes(work, plan, idx, take)
             batch = [
-                (
-                    work.rxqs[i].index,
-                    int(work.cpu[i]),
-                    _rows(take[i], rep),
-                    self._shape(work, plan, i, take[i])
-                    if i in plan.sizes
-                    else PollShape(int(plan.polls[i]), int(plan.bursts[i]) or int(plan.polls[i])),
-                )
-                for i in idx.tolist()
+                (work.rxqs[i].index, int(work.cpu[i]), rows[i], shapes[i]) for i in idx.tolist()
             ]
             used[idx] = self.dp.napi_poll_many(dev, t0, batch)
-        for i, rxq in enumerate(work.rxqs):
-            rxq.fast_pos += int(served[i])
+        for rxq, n in zip(work.rxqs, served.tolist(), strict=True):
+            rxq.fast_pos += n
         return used
 
     def _overflow(self, dev: NetDev, rxq: RxQueue, n: int) -> None:
@@ -692,42 +707,67 @@ class Fast:
 
     # ------------------------------------------------------------ per-poll shape
 
-    def _shape(self, work: Work, plan: Plan, i: int, take: IntArray) -> PollShape:
-        """Per poll, how many frames go to each bulk queue: counted over the queue's
-        contiguous frame ranges where its sequence is known, else spread evenly."""
-        polls = int(plan.polls[i])
-        shape = PollShape(polls, int(plan.bursts[i]) or polls)
-        sizes = plan.sizes.get(i)
-        if sizes is None or polls == 0:
-            return shape
-        dev = work.devs[i]
+    def _shapes(
+        self, work: Work, plan: Plan, idx: IntArray, take: IntArray
+    ) -> dict[int, PollShape]:
+        """Per poll, how many frames go to each bulk queue, for one device's instances
+        ``idx``: counted over each queue's contiguous frame ranges where its sequence is known
+        (all instances in one search), else spread evenly."""
+        out = {
+            i: PollShape(int(plan.polls[i]), int(plan.bursts[i]) or int(plan.polls[i]))
+            for i in idx.tolist()
+        }
+        want = [i for i in idx.tolist() if i in plan.sizes and plan.polls[i] > 0]
+        if not want:
+            return out
+        dev = work.devs[want[0]]
         f = self._dev_facts(dev)
+        if not len(f.flush):
+            return out
         c = self.dp.compiled[dev.name]
-        per_label = np.bincount(f.bq[f.bq >= 0], weights=take[f.bq >= 0], minlength=len(f.flush))
-        present = np.flatnonzero(per_label)
-        if not len(present):
-            return shape
-        src = self._single_source(dev) if not work.fed(i) else None
-        if src is None:
-            for lab in present:
-                shape.classes[int(f.bq_value[lab])] = spread_over(int(per_label[lab]), sizes)
-            return shape
+        has = f.bq >= 0
+        onehot = np.zeros((len(f.bq), len(f.flush)), np.int64)
+        onehot[np.flatnonzero(has), f.bq[has]] = 1
+        per_label = take[want] @ onehot
+        src = self._single_source(dev)
+        exact = [k for k, i in enumerate(want) if src is not None and not work.fed(i)]
+        for k in sorted(set(range(len(want))) - set(exact)):
+            shape, spread = out[want[k]], plan.sizes[want[k]]
+            for lab in np.flatnonzero(per_label[k]).tolist():
+                shape.classes[int(f.bq_value[lab])] = spread_over(int(per_label[k, lab]), spread)
+        if not exact:
+            return out
+        assert src is not None
         lay = self._layout(src, dev)
         grp = self._bq_group(src, dev, lay, f)
-        q = work.rxqs[i].index
-        period = int(lay.per_queue[q])
-        start = int(plan.start[i]) if plan.start[i] >= 0 else work.rxqs[i].fast_pos
-        bounds = start + np.concatenate(([0], np.cumsum(sizes)))
+        rows = [want[k] for k in exact]
+        sizes = [plan.sizes[i] for i in rows]
+        lengths = np.array([len(z) + 1 for z in sizes], np.int64)
+        q = np.array([work.rxqs[i].index for i in rows], np.int64)
+        start = np.array(
+            [plan.start[i] if plan.start[i] >= 0 else work.rxqs[i].fast_pos for i in rows],
+            np.int64,
+        )
+        cum = np.concatenate([np.concatenate(([0], np.cumsum(z))) for z in sizes])
+        bounds = np.repeat(start, lengths) + cum
+        qs = np.repeat(q, lengths)
+        period = lay.per_queue[qs]
+        offs = np.concatenate(([0], np.cumsum(lengths)))
         n_lab = len(f.bq_value) + 1  # label 0: no bulk queue
-        for lab in present:
-            g = np.full(len(bounds), q * n_lab + int(lab) + 1, np.int64)
-            per_poll = np.diff(grp.count(g, bounds, period))
+        labels = np.flatnonzero(per_label[exact].sum(axis=0))
+        for lab in labels.tolist():
+            g = qs * n_lab + lab + 1
+            d = np.diff(grp.count(g, bounds, period))
             cls = int(f.bq_value[lab])
-            shape.classes[cls] = per_poll
+            first = None
             if f.multi_key[lab]:  # the poll's first enqueuer decides the egress program
-                first = grp.next_at(g[:-1], bounds[:-1] % period)
-                shape.first_key[cls] = c.key[lay.entry[first]]
-        return shape
+                first = c.key[lay.entry[grp.next_at(g, bounds % period)]]
+            for k, i in enumerate(rows):
+                if per_label[exact[k], lab]:
+                    out[i].classes[cls] = d[offs[k] : offs[k + 1] - 1]
+                    if first is not None:
+                        out[i].first_key[cls] = first[offs[k] : offs[k + 1] - 1]
+        return out
 
     def _bq_group(self, src: Source, dev: NetDev, lay: SourceLayout, f: DevFacts) -> Grouped:
         key = (self.world.epoch, src.index, dev.name)
@@ -757,7 +797,7 @@ class Fast:
         if key not in self._single:
             if len(self._single) > 256:
                 self._single.clear()
-            srcs = [s for s in self.world.sources if _lands_on(self.world, s) is dev]
+            srcs = [s for s in self.world.sources if self.world.lands_on(s) is dev]
             self._single[key] = srcs[0].index if len(srcs) == 1 else None
         index = self._single[key]
         return self.world.sources[index] if index is not None else None
@@ -857,18 +897,16 @@ def _wire_frames(nic: Nic, dt: int) -> int:
     return int(pps * dt / 1e9)
 
 
-def _lands_on(world: World, src: Source) -> NetDev | None:
-    dev = world.devices.get(src.device)
-    if dev is None:
-        return None
-    if not src.local:
-        return dev
-    if isinstance(dev, Veth):
-        return world.devices.get(dev.peer)
-    return None
-
-
 def _rows(counts: IntArray, rep: IntArray) -> Rows:
     """Class counts as rows, one representative entry per class."""
     nz = np.flatnonzero(counts)
     return Rows(rep[nz], counts[nz], False)
+
+
+def _rows_many(counts: IntArray, rep: IntArray) -> list[Rows]:
+    """``_rows`` for every row of a matrix."""
+    i, c = np.nonzero(counts)
+    ends = np.searchsorted(i, np.arange(len(counts) + 1))
+    entry = rep[c]
+    value = counts[i, c]
+    return [Rows(entry[a:b], value[a:b], False) for a, b in itertools.pairwise(ends.tolist())]

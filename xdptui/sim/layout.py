@@ -33,8 +33,8 @@ class Grouped:
     elements lie below a position, and which element is the first at or after one."""
 
     def __init__(self, group: IntArray, pos: IntArray, n_groups: int, span: int) -> None:
-        order = np.lexsort((pos, group))
         self.span = max(int(span), 1)
+        order = np.argsort(group * self.span + pos)  # keys are unique: any sort is stable
         self.order = order  # element index, sorted by (group, position)
         self.key = group[order] * self.span + pos[order]
         self.start = np.searchsorted(group[order], np.arange(n_groups + 1)).astype(np.int64)

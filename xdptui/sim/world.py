@@ -89,6 +89,18 @@ class World:
         dev = self.devices.get(name)
         return dev if isinstance(dev, Nic) else None
 
+    def lands_on(self, src: Source) -> NetDev | None:
+        """The device whose receive queues a source's frames reach: its own for frames from
+        the wire, a veth sender's peer (``veth_xmit``), none for the local stack's."""
+        dev = self.devices.get(src.device)
+        if dev is None:
+            return None
+        if not src.local:
+            return dev
+        if isinstance(dev, Veth):
+            return self.devices.get(dev.peer)
+        return None
+
     def source_pps(self, src: Source) -> float:
         """Frames per second; frames arriving from the wire can't beat the port's line rate
         (an offered rate above it is capped, as the sender's own port would cap it)."""

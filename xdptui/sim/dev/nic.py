@@ -86,6 +86,15 @@ class Nic(NetDev):
             return queue % self.xdp_rings
         return int(self.ring_of_cpu[cpu])
 
+    def xdp_tx_rings(self, cpus: IntArray, queues: IntArray) -> IntArray:
+        """``xdp_tx_ring`` for many (cpu, queue) pairs at once."""
+        if self.xdp_rings == 0:
+            return np.full(len(cpus), -1, np.int64)
+        if self.drv.tx_ring_rule == "per_queue_pair":
+            out: IntArray = queues % self.xdp_rings
+            return out
+        return self.ring_of_cpu[cpus]
+
     def service_ns(self, wire_bytes: IntArray) -> IntArray:
         """Wire time of each frame (frame + preamble and gap at the port's speed), never less
         than the driver's XDP TX descriptor rate allows."""
@@ -102,6 +111,36 @@ class Nic(NetDev):
             dp.xdp_tx_failed(self, rows)
             return
         dp.io.tx(self, self.tx[ring], rows, t, dp.refusal("tx", self))
+
+    def xdp_tx_many(
+        self, dp: Datapath, cpus: IntArray, queues: IntArray, t: int, rows: Rows
+    ) -> None:
+        """``xdp_tx`` for frames polled by many (cpu, queue) instances (``cpus``/``queues``
+        per row, fast mode): each onto its own ring, every ring in one claim."""
+        ring = self.xdp_tx_rings(cpus, queues)
+        bad = ring < 0
+        if bad.any():
+            dp.xdp_tx_failed(self, rows.where(bad))
+        if not bad.all():
+            dp.io.tx_many(self, ring[~bad], rows.where(~bad), t, dp.refusal("tx", self))
+
+    def ndo_xdp_xmit_many(self, dp: Datapath, x: Xmit, cpus: IntArray, calls: IntArray) -> None:
+        """``ndo_xdp_xmit`` for the bulks of many CPUs (``cpus`` per row; ``calls`` the
+        flushes behind each row's frames): each CPU's onto its XDP ring, -ENXIO where it has
+        none."""
+        from xdptui.sim.devmap import Xmit
+
+        ring = self.ring_of_cpu[cpus] if self.xdp_rings else np.full(len(cpus), -1, np.int64)
+        bad = ring < 0
+        for mask in (bad, ~bad):
+            if not mask.any():
+                continue
+            part = Xmit(x.src, self, -1, x.t, x.rows.where(mask), int(calls[mask].sum()),
+                        x.tally, bursts=x.bursts)  # fmt: skip
+            if mask is bad:
+                dp.xmit_error(part, Errno.ENXIO)
+            else:
+                dp.io.tx_many(self, ring[mask], part.rows, x.t, dp.refusal("xmit", x.src, part))
 
     def ndo_xdp_xmit(self, dp: Datapath, x: Xmit) -> None:
         """``ixgbe_xdp_xmit`` / ``i40e_xdp_xmit`` / ``ice_xdp_xmit``: onto the sending CPU's
