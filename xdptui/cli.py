@@ -180,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench_sub = bench.add_subparsers(dest="what", parser_class=_Parser)
     bsim = bench_sub.add_parser("sim", help="headless simulation speed")
-    bsim.add_argument("file")
+    bsim.add_argument("file", nargs="+", help="one topology, or several to compare side by side")
     bsim.add_argument("--sim-time", type=_duration, default=100_000_000)
     bsim.add_argument("--exact", action="store_true", help="exact mode (every poll an event)")
     bsim.add_argument("--json", action="store_true")
@@ -262,8 +262,12 @@ def _dispatch(args: argparse.Namespace) -> int:
         from xdptui import bench
 
         if args.what == "sim":
-            topo = _trusted(load(args.file), args.trust, "bench sim")
-            return bench.bench_sim(topo, args.sim_time, args.json, args.exact)
+            topos = [_trusted(load(f), args.trust, "bench sim") for f in args.file]
+            if len(topos) > 1:
+                return bench.bench_sim_many(
+                    args.file, args.sim_time, args.exact, args.trust, args.json
+                )
+            return bench.bench_sim(topos[0], args.sim_time, args.json, args.exact)
         if args.what == "ui":
             _trusted(load(args.file), args.trust, "bench ui")
             return bench.bench_ui(args.file, args.seconds, args.json)

@@ -253,7 +253,7 @@ TRAFFIC = Obj(
         Field(
             "flows",
             Int(1, MAX_TABLE_ENTRIES),
-            "flow i takes the i-th value of every range; lcm(flows, sizes) <= 65536",
+            f"flow i takes the i-th value of every range; lcm(flows, sizes) <= {MAX_TABLE_ENTRIES}",
             default=1,
         ),
         Field("random", Bool(), "each flow's values drawn at random (seeded)", default=False),

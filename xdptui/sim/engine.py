@@ -495,6 +495,9 @@ def switch_mode(st: State, exact: bool) -> None:
     else:
         st.exact.run(t)
         st.exact.settle(t)
+        for card in w.cards.values():  # what left by now; fast mode charges the rest as sent
+            st.exact.charge_due(card, t)
+        st.exact.tx_due = {}
         for dev in w.devices.values():
             for rxq in dev.rxq:
                 rxq.to_fast()

@@ -94,7 +94,7 @@ class ExactIO:
             ring.fifo.push({"entry": ok.entry, "wire": wire, "t": dep})
             self.dp.accepted(ref, ok, into_rx=False)
             if isinstance(ring_dev, Nic) and ring_dev.card in self.exact.world.cards:
-                self.exact.world.cards[ring_dev.card].charge_tx(n_ok, t)
+                self.exact.tx_due.setdefault(ring_dev.card, []).append(dep)
         refused = rows.total - n_ok
         if refused:
             self.dp.refused(ref, ring_dev, refused)
@@ -158,6 +158,7 @@ class Exact:
         self.seq = 0
         self.cpus = [CpuState() for _ in range(world.nr_cpus)]
         self.admitted: dict[str, int] = {}
+        self.tx_due: dict[str, list[IntArray]] = {}  # per card: departures not yet charged
         self._pending_sched: list[tuple[NetDev, RxQueue, int]] = []
         self.polls = 0
 
@@ -392,6 +393,8 @@ class Exact:
             return
         for d in group:
             self.admitted[d.name] = t
+        if card is not None:
+            self.charge_due(card, t)
         parts: list[Arrivals] = []
         for src in w.sources:
             target = self.world.lands_on(src)
@@ -544,24 +547,36 @@ class Exact:
     # ------------------------------------------------------------ transmit rings
 
     def departures(self, dev: NetDev, ring: TxRing, wire: IntArray, ready: IntArray) -> IntArray:
-        """Departure times of frames queued at ``ready``: the wire (or a tap queue's reader)
-        sends one frame after the other, d_i = max(d_{i-1}, ready_i) + s_i."""
+        """Departure times (ns, rounded up) of frames queued at ``ready``: the wire (or a tap
+        queue's reader) sends one frame after the other, d_i = max(d_{i-1}, ready_i) + s_i, in
+        picoseconds so a 6.72 ns frame time is not rounded to 7."""
         if isinstance(dev, Nic):
-            s = dev.service_ns(wire)
-            start = dev.wire_free_at
+            s = dev.service_ps(wire)
+            start = dev.wire_free_ps
         elif isinstance(dev, Tun):
-            s = np.full(len(wire), dev.reader_ns(), np.int64)
-            start = dev.reader_free_at[ring.index]
+            s = np.full(len(wire), dev.reader_ps(), np.int64)
+            start = dev.reader_free_ps[ring.index]
         else:
             return ready
         cs = np.cumsum(s)
         prev = np.concatenate(([0], cs[:-1]))
-        dep: IntArray = cs + np.maximum.accumulate(np.maximum(ready - prev, start))
+        dep_ps = cs + np.maximum.accumulate(np.maximum(ready * 1000 - prev, start))
         if isinstance(dev, Nic):
-            dev.wire_free_at = int(dep[-1])
+            dev.wire_free_ps = int(dep_ps[-1])
         elif isinstance(dev, Tun):
-            dev.reader_free_at[ring.index] = int(dep[-1])
+            dev.reader_free_ps[ring.index] = int(dep_ps[-1])
+        dep: IntArray = -(-dep_ps // 1000)
         return dep
+
+    def charge_due(self, card: Card, t: int) -> None:
+        """The DMA of the frames the card's ports sent by ``t`` (charged as they leave)."""
+        due = self.tx_due.get(card.name)
+        if not due:
+            return
+        dep = np.sort(np.concatenate(due))
+        n = int(np.searchsorted(dep, t, side="right"))
+        card.charge_sent(dep[:n])
+        self.tx_due[card.name] = [dep[n:]] if n < len(dep) else []
 
     def refill(self, dev: NetDev, ring: TxRing, t: int) -> None:
         """A fast-mode ring's frames (counts) become descriptors leaving from ``t`` on."""
@@ -573,6 +588,8 @@ class Exact:
         dep = self.departures(dev, ring, wire, np.full(n, t, np.int64))
         ring.fifo.push({"entry": np.zeros(n, np.int64), "wire": wire, "t": dep})
         ring.occ, ring.occ_bytes = 0, 0.0
+        if isinstance(dev, Nic) and dev.card in self.world.cards:
+            self.tx_due.setdefault(dev.card, []).append(dep)
 
     def complete(self, dev: NetDev, ring: TxRing, t: int) -> None:
         """Frames whose departure time has passed have left: ``tx_packets`` (the TX

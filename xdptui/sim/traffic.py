@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from xdptui.model.limits import MAX_TABLE_ENTRIES
 from xdptui.model.topology import Range, TrafficSpec
 from xdptui.model.units import Rate
 from xdptui.sim.hashing import (
@@ -41,7 +42,6 @@ __all__ = [
     "frames_per_entry",
 ]
 
-MAX_TABLE_ENTRIES = 65536
 """The largest flow table (``lcm(flows, len(sizes))``) a source may need."""
 
 GSO_GRAIN = 20

@@ -212,7 +212,7 @@ def build_device(spec: DeviceSpec, ifindex: int, nr_cpus: int, entries: Entries)
             sndbuf_default=spec.sndbuf is None,
             napi_frags=spec.napi_frags,
             tx=[TxRing(q, spec.tx_queue_len) for q in range(spec.queues)],
-            reader_free_at=[0] * spec.queues,
+            reader_free_ps=[0] * spec.queues,
         )
         tun.counters.update(dict.fromkeys(TUN_COUNTERS, 0))
         # A writer thread per queue on its own CPU: one write at a time, or a vhost batch;

@@ -45,7 +45,7 @@ class Nic(NetDev):
     ring_of_cpu: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     tx: list[TxRing] = field(default_factory=list)  # the XDP TX rings, then the stack's queue
     card: str = ""  # ports of one card share its DMA budget (rx_pps_max)
-    wire_free_at: int = 0  # exact mode: when the wire finishes the frame it is sending
+    wire_free_ps: int = 0  # exact mode: when the wire finishes the frame it is sending (ps)
 
     @property
     def drv(self) -> DriverProfile:
@@ -95,13 +95,13 @@ class Nic(NetDev):
             return out
         return self.ring_of_cpu[cpus]
 
-    def service_ns(self, wire_bytes: IntArray) -> IntArray:
-        """Wire time of each frame (frame + preamble and gap at the port's speed), never less
-        than the driver's XDP TX descriptor rate allows."""
-        ns: IntArray = -(-(wire_bytes * 8 * 10**9) // max(self.speed_bps, 1))
+    def service_ps(self, wire_bytes: IntArray) -> IntArray:
+        """Wire time of each frame in picoseconds (frame + preamble and gap at the port's
+        speed), never less than the driver's XDP TX descriptor rate allows."""
+        ps: IntArray = -(-(wire_bytes * 8 * 10**12) // max(self.speed_bps, 1))
         if self.drv.tx_pps_max:
-            ns = np.maximum(ns, int(np.ceil(1e9 / self.drv.tx_pps_max)))
-        return ns
+            ps = np.maximum(ps, int(np.ceil(1e12 / self.drv.tx_pps_max)))
+        return ps
 
     # ------------------------------------------------------------ data path
 
@@ -229,13 +229,16 @@ class Card:
         """Picoseconds of DMA per received frame."""
         return round(1e12 / self.rx_pps)
 
-    def charge_tx(self, n: int, t: int) -> None:
-        """``n`` frames queued for transmit at ``t`` (ns) take their share of the DMA (a
-        negative ``n`` gives back what was charged ahead)."""
-        if n > 0:
-            self.tat = max(self.tat, t * 1000) + round(n * self.tx_weight * self.s)
-        elif n < 0:
-            self.tat += round(n * self.tx_weight * self.s)
+    def charge_sent(self, dep: IntArray) -> None:
+        """Frames transmitted at (sorted) times ``dep`` (ns) take their DMA when they leave:
+        ``tat = max(tat, d) + c`` frame after frame, c = ``tx_weight`` received frames' worth,
+        which is max(tat + n c, max_j d_j + (n - j) c)."""
+        n = len(dep)
+        if not n:
+            return
+        c = round(self.tx_weight * self.s)
+        tail = (n - np.arange(n, dtype=np.int64)) * c
+        self.tat = max(self.tat + n * c, int((dep * 1000 + tail).max()))
 
     def admit(self, a: IntArray, commit: bool = True) -> npt.NDArray[np.bool_]:
         """Which frames arriving at (sorted) times ``a`` the card takes (``trial``), taking
