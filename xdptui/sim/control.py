@@ -24,6 +24,7 @@ from xdptui.model.errors import Errno, KernelError
 from xdptui.sim import show
 from xdptui.sim.bond.bond_main import Bond
 from xdptui.sim.bond.bond_options import BondControl
+from xdptui.sim.core.bpf_eval import verify_on_traffic
 from xdptui.sim.core.bpf_obj import ATTACH_DEVMAP, ATTACH_XDP
 from xdptui.sim.core.derived import carry_over
 from xdptui.sim.core.filter import make_context
@@ -72,7 +73,9 @@ class Control(BondControl):
         program is run once over the flow table, the "verifier" refusing a bad one now."""
         w = self.world
         if is_object_program(spec):
-            return make_object_program(spec, w.next_prog_id, w.base_dir, w, attach)
+            prog, create = make_object_program(spec, w.next_prog_id, w.base_dir, w, attach)
+            verify_on_traffic(prog, w, dev, attach == ATTACH_DEVMAP)
+            return prog, create
         params = self.resolve_params(spec, given) if attach == ATTACH_XDP else {}
         prog = make_program(spec, params, w.next_prog_id, w.base_dir)
         egress = dev if attach == ATTACH_DEVMAP else None

@@ -229,7 +229,7 @@ class Datapath:
                     dev.add("rx_dropped", n)
             elif code == XDP_PASS:
                 dev.add("xdp_pass", n)
-                self.up_the_stack(dev, bpf_run.emitted(c.out, part))
+                self.up_the_stack(dev, bpf_run.leaving(self, dev, c, part))
             elif code == XDP_ABORTED:
                 dev.add("xdp_aborted", n)
                 if isinstance(dev, Tun) and mode == MODE_DRV:
@@ -243,7 +243,7 @@ class Datapath:
                 if c.master is not None:
                     self._master_redirect(dev, c, mode, queue, cpu, t, part, shape, out)
                 else:
-                    self._xdp_tx(dev, mode, queue, cpu, t, bpf_run.emitted(c.out, part))
+                    self._xdp_tx(dev, mode, queue, cpu, t, bpf_run.leaving(self, dev, c, part))
             else:
                 self._redirect(dev, c, mode, cpu, t, part, shape, out)
 
@@ -316,8 +316,8 @@ class Datapath:
         if aborted.total:
             dev.add("xdp_aborted", aborted.total)
             self.tp.exception[(dev.name, "XDP_ABORTED")] += aborted.total
-        here = bpf_run.emitted(c.out, rows.where(slave == TX_HERE))
-        rr = bpf_run.emitted(c.out, rows.where(slave == TX_RR))
+        here = bpf_run.leaving(self, dev, c, rows.where(slave == TX_HERE))
+        rr = bpf_run.leaving(self, dev, c, rows.where(slave == TX_RR))
         parts: list[tuple[int, Rows, IntArray]] = []
         if rr.total:
             c0 = int(bond.rr_counter[cpu])
@@ -337,7 +337,7 @@ class Datapath:
                     shape.classes[target.ifindex] = counts
         for ifindex in np.unique(slave[slave >= 0]):
             part = rows.where(slave == ifindex)
-            parts.append((int(ifindex), bpf_run.emitted(c.out, part), c.tx_err[part.entry]))
+            parts.append((int(ifindex), bpf_run.leaving(self, dev, c, part), c.tx_err[part.entry]))
         if self.watched(here):
             self.hop(
                 t,
@@ -401,14 +401,16 @@ class Datapath:
         self.tp.redirect += ok.total  # one xdp_redirect per input frame
         dmap = self.world.maps.get(c.map_name) if c.map_name else None
         if c.broadcast:
-            devmap.broadcast(self, dev, c, mode, cpu, t, bpf_run.emitted(c.out, ok), shape, out)
+            devmap.broadcast(
+                self, dev, c, mode, cpu, t, bpf_run.leaving(self, dev, c, ok), shape, out
+            )
             return
         target = c.target[ok.entry]
         for ifindex in np.unique(target):
             part = ok.where(target == ifindex)
             tgt = self.world.by_ifindex[int(ifindex)]
             keys = c.key[part.entry]
-            part = bpf_run.emitted(c.out, part)
+            part = bpf_run.leaving(self, dev, c, part)
             devmap.enqueue(self, dev, tgt, mode, cpu, t, part, keys, dmap, shape, int(ifindex), out)
 
     def _redirect_failed(self, dev: NetDev, mode: str, rows: Rows, err: IntArray) -> None:

@@ -412,10 +412,7 @@ def _egress_run(
     them and counts in its maps; a built-in or Python program leaves them as they are)."""
     if prog.obj is None:
         return _egress_verdicts(dp, prog, dev, tgt)[rows.entry], rows
-    ev = bpf_run.egress(dp, prog, dev, tgt)
-    if ev.depends is not None:
-        prog.obj.approximated += rows.total  # a stateful egress program: its probe's verdicts
-    return bpf_run.run_egress(dp, ev, rows, cpu)
+    return bpf_run.run_egress(dp, prog, dev, tgt, rows, cpu)
 
 
 def _egress_each(

@@ -157,6 +157,8 @@ def prog_show(world: World, as_json: bool) -> str:
         obj = p.prog.obj
         if obj is not None and obj.depends is not None:
             lines.append(f"\txdptui: {per_frame_note(obj)}")
+        if obj is not None and obj.fault is not None:
+            lines.append(f"\txdptui: faults on some frames, which are XDP_ABORTED: {obj.fault}")
     return "\n".join(lines)
 
 

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.bpf.maps import PERCPU_TYPES
+from xdptui.model.errors import Errno, KernelError
 from xdptui.sim.core import derived
 from xdptui.sim.core.bpf_obj import ObjProgram, Outcome, devmap_fingerprint, sync_devmaps
 from xdptui.sim.core.derived import FrameKey
@@ -98,6 +99,7 @@ class Probe:
     insns: IntArray
     eff: tuple[IntArray, IntArray, IntArray, IntArray, U64]  # entry, map, offset, size, value
     depends: str | None
+    fault: str | None = None  # the first run-time refusal met (those frames: XDP_ABORTED)
 
     def __len__(self) -> int:
         return len(self.retval)
@@ -117,10 +119,11 @@ class ObjEval:
     key: IntArray  # devmap key of a bpf_redirect_map (-1: none)
     map_name: str | None
     broadcast: int
-    out: IntArray  # the entry of the frame it leaves (-1: not in the table: the input's)
+    out: IntArray  # the entry of the frame it leaves (-1: not in the table yet: ``missing``)
     insns: IntArray
     effects: Effects
     depends: str | None  # why verdicts may differ between frames of an entry (None: they don't)
+    missing: dict[int, FrameKey] = field(default_factory=dict)  # entry -> frame not in the table
 
     @property
     def obj(self) -> ObjProgram:
@@ -158,7 +161,9 @@ def run_probe(
     egress: int,
     queue: IntArray,
 ) -> Probe:
-    """Run the program on each frame as if it were the only one, maps put back after."""
+    """Run the program on each frame as if it were the only one, maps put back after. A frame
+    the interpreter refuses (an access the kernel's verifier would not have let through) is
+    XDP_ABORTED and the first refusal is kept (``Probe.fault``)."""
     n = len(frames)
     retval = np.zeros(n, dtype=np.int64)
     ifindex = np.full(n, -1, dtype=np.int64)
@@ -169,20 +174,32 @@ def run_probe(
     out: list[FrameKey | None] = [None] * n
     effs: list[tuple[IntArray, IntArray, IntArray, IntArray, U64]] = []
     depends: str | None = None
+    fault: str | None = None
     snaps = [m.snapshot() for m in obj.maps]
+    work = [(start, min(n, start + PROBE_CHUNK)) for start in range(0, n, PROBE_CHUNK)][::-1]
     try:
-        for start in range(0, n, PROBE_CHUNK):
-            end = min(n, start + PROBE_CHUNK)
-            res = obj.prog.run_batch(
-                frames[start:end],
-                ingress_ifindex=ingress,
-                rx_queue_index=queue[start:end],
-                egress_ifindex=egress,
-                sequential=False,
-                record=True,
-            )
-            for m, snap in zip(obj.maps, snaps, strict=True):
-                m.restore(snap)
+        while work:
+            start, end = work.pop()
+            try:
+                res = obj.prog.run_batch(
+                    frames[start:end],
+                    ingress_ifindex=ingress,
+                    rx_queue_index=queue[start:end],
+                    egress_ifindex=egress,
+                    sequential=False,
+                    record=True,
+                )
+            except KernelError as exc:
+                # A fault the kernel's verifier would have refused at load: find the frames
+                # that meet it; each is XDP_ABORTED (the interpreter stops the run).
+                if end - start > 1:
+                    work.extend((i, i + 1) for i in range(end - 1, start - 1, -1))
+                elif fault is None:
+                    fault = exc.extack.removeprefix("packet 0: ")
+                continue
+            finally:
+                for m, snap in zip(obj.maps, snaps, strict=True):
+                    m.restore(snap)
             retval[start:end] = res.retval
             if res.counts is not None:
                 insns[start:end] = res.counts
@@ -220,7 +237,7 @@ def run_probe(
         for m, snap in zip(obj.maps, snaps, strict=True):
             m.restore(snap)
     eff = _cat_effects(effs)
-    return Probe(None, retval, ifindex, mapidx, key, flags, out, insns, eff, depends)
+    return Probe(None, retval, ifindex, mapidx, key, flags, out, insns, eff, depends, fault)
 
 
 def _cat_effects(
@@ -259,6 +276,7 @@ def _join(a: Probe, b: Probe, shift: int) -> Probe:
         np.concatenate((a.insns, b.insns)),
         eff,
         a.depends or b.depends,
+        a.fault or b.fault,
     )
 
 
@@ -329,10 +347,13 @@ def evaluate(dp: Datapath, prog: Program, dev: NetDev | None, egress: NetDev | N
     for (base, sig), pin in obj.pins.get(name, {}).items():
         if pin < n and base < n:
             raw[pin], ifindex[pin], mapidx[pin], key[pin], flags[pin], outs[pin] = sig
-    out = _resolve(dp, e, outs)
+    out, missing = _resolve(e, outs)
+    if egress is None and dev is not None:  # traffic arriving here: its outputs join now
+        dp.bpf.frames.extend(k for i, k in missing.items() if _arrives(w, dev, i))
     target, map_name, broadcast = _targets(w, obj, raw, ifindex, mapidx, key, flags)
     depends = (obj.code.varying and f"calls {obj.code.varying}") or p.depends
     obj.depends = obj.depends or depends
+    obj.fault = obj.fault or p.fault
     return ObjEval(
         prog,
         name,
@@ -348,23 +369,40 @@ def evaluate(dp: Datapath, prog: Program, dev: NetDev | None, egress: NetDev | N
         p.insns[:n].copy(),
         _effects(p, n),
         depends,
+        missing,
     )
 
 
-def _resolve(dp: Datapath, e: Entries, outs: list[FrameKey | None]) -> IntArray:
-    """Each entry's output entry: itself when unchanged, the entry holding the new frame,
-    or -1 when the table lacks it (then it is asked for)."""
+def _arrives(w: World, dev: NetDev, entry: int) -> bool:
+    """Is ``entry`` a frame of a source whose frames arrive on ``dev`` (from the wire, a
+    tap's writer, or the local stack through ``dev``'s veth peer)?"""
+    for src in w.sources:
+        if not src.offset <= entry < src.offset + len(src.table):
+            continue
+        if src.local:
+            sender = w.devices.get(src.device)
+            return getattr(sender, "peer", None) == dev.name
+        return src.device == dev.name
+    return False
+
+
+def _resolve(e: Entries, outs: list[FrameKey | None]) -> tuple[IntArray, dict[int, FrameKey]]:
+    """Each entry's output entry: itself when unchanged, the entry holding the new frame, or
+    -1 when the table lacks it -- the frame is then returned, to be added when frames of that
+    entry really leave (``bpf_run.leaving``): outputs of frames that never come this way (a
+    rewrite of a rewrite) never enter the table."""
     out = np.arange(len(outs), dtype=np.int64)
+    missing: dict[int, FrameKey] = {}
     for i, k in enumerate(outs):
         if k is None:
             continue
         hit = derived.find(e, k)
         if hit is None:
             out[i] = -1
-            dp.bpf.frames.append(k)
+            missing[i] = k
         else:
             out[i] = hit
-    return out
+    return out, missing
 
 
 def _targets(
@@ -452,3 +490,22 @@ def percpu_stride(obj: ObjProgram, maps: IntArray) -> IntArray:
     )
     out: IntArray = sizes[maps]
     return out
+
+
+def verify_on_traffic(prog: Program, world: World, dev: NetDev | None, egress: bool) -> None:
+    """Run a freshly loaded object over the configured traffic (the probe the next compile
+    reuses): a frame the interpreter refuses is an access the kernel's verifier would not
+    have let through, so the load is refused with its errno, as ``BPF_PROG_LOAD`` would."""
+    obj = prog.obj
+    assert obj is not None
+    sync_devmaps(obj, world)
+    e = world.entries
+    queue = np.zeros(len(e), dtype=np.int64) if egress else rx_queues(dev, e)
+    ifindex = dev.ifindex if dev is not None else 0
+    p = _probe(obj, e, 0 if egress else ifindex, ifindex if egress else 0, queue)
+    if p.fault is not None:
+        raise KernelError(
+            Errno.EACCES,
+            f"{obj.name}: {p.fault} (on a frame of the configured traffic; the kernel's "
+            "verifier would refuse this program)",
+        )

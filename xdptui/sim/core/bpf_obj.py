@@ -125,6 +125,7 @@ class ObjProgram:
     approximated: int = 0  # frames fast mode gave a sampled outcome to (stateful programs)
     frames_run: int = 0  # frames run one by one (exact mode, stateful programs)
     depends: str | None = None  # why its verdict can vary frame to frame, once seen
+    fault: str | None = None  # a run-time refusal its frames met (those are XDP_ABORTED)
 
     def __post_init__(self) -> None:
         self.prog = dataclasses.replace(self.code.template, maps=self.maps)
@@ -139,6 +140,7 @@ class ObjProgram:
             self.approximated,
             self.frames_run,
             self.depends,
+            self.fault,
         )
         memo[id(self)] = other
         return other

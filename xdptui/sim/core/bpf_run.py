@@ -20,7 +20,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.bpf.vm import action_name
+from xdptui.bpf.batch import KEY_SPACE, READ, AccessLog
+from xdptui.bpf.maps import BpfMap
+from xdptui.bpf.memory import FIRST_MAP_REGION
+from xdptui.bpf.vm import BatchResult, action_name
 from xdptui.model.views import MapAccessView, ProgramRunView
 from xdptui.sim.batch import Rows
 from xdptui.sim.core import derived
@@ -114,7 +117,7 @@ def _pinned(ev: ObjEval, dev: str, entries: IntArray, sigs: list[Outcome]) -> In
 
 def _run(
     dp: Datapath, ev: ObjEval, entries: IntArray, cpu: int, t: int, record: bool = False
-) -> tuple[list[Outcome], object]:
+) -> tuple[list[Outcome], BatchResult]:
     """Run the program on these entries' frames in order, on the real maps."""
     e = dp.world.entries
     data = derived.frame_bytes(e)
@@ -224,13 +227,12 @@ def _share(rows: Rows, seq: IntArray, label: IntArray, sampled: IntArray) -> Row
 
 
 def _extrapolate(
-    obj: ObjProgram, res: object, seq: IntArray, sampled: IntArray, rest: IntArray
+    obj: ObjProgram, res: BatchResult, seq: IntArray, sampled: IntArray, rest: IntArray
 ) -> None:
     """The sample's commutative adds, scaled to the frames it stood for."""
-    adds = getattr(res, "adds", [])
-    if not adds or not rest.any():
+    if not res.adds or not rest.any():
         return
-    for mi, pos, off, size, val in adds:
+    for mi, pos, off, size, val in res.adds:
         r = seq[pos]
         factor = rest[r] / np.maximum(sampled[r], 1)
         extra = np.rint(val.view(np.int64) * factor).astype(np.int64).view(np.uint64)
@@ -248,25 +250,56 @@ def egress(dp: Datapath, prog: Program, rx_dev: NetDev, tgt: NetDev) -> ObjEval:
     hit = dp.bpf.egress.get(key)
     if hit is None:
         hit = dp.bpf.egress[key] = evaluate(dp, prog, rx_dev, tgt)
-        if dp.bpf.pending:
-            dp.world.touch()  # its output frames join the table at the next compile
     return hit
 
 
-def run_egress(dp: Datapath, ev: ObjEval, rows: Rows, cpu: int) -> tuple[IntArray, Rows]:
+def run_egress(
+    dp: Datapath, prog: Program, rx_dev: NetDev, tgt: NetDev, rows: Rows, cpu: int
+) -> tuple[IntArray, Rows]:
     """The egress program on a bulk: each frame's return code, and the frames it leaves."""
+    ev = egress(dp, prog, rx_dev, tgt)
+    if ev.depends is not None:
+        ev.obj.approximated += rows.total  # a stateful egress program: its probe's verdicts
     apply_effects(ev, rows, cpu)
     raw = ev.raw[rows.entry]
-    return raw, emitted(ev.out, rows)
+    out = ev.out[rows.entry]
+    if (out < 0).any() and _add_frames(dp, ev, rows.entry[out < 0], rows.ordered):
+        out = egress(dp, prog, rx_dev, tgt).out[rows.entry]
+    return raw, _relabel(rows, out)
 
 
-def emitted(out: IntArray | None, rows: Rows) -> Rows:
-    """The frames a program left: each row relabelled to its output entry (one the table
-    lacks yet keeps its input's)."""
-    if out is None or not len(rows):
+def leaving(dp: Datapath, dev: NetDev, c: Compiled, rows: Rows) -> Rows:
+    """The frames ``dev``'s program left, handed to the next stage: each row relabelled to
+    its output entry. An output the table lacks is added now in exact mode (the paths are
+    compiled again at once); fast mode keeps the input's entry until the next step."""
+    if c.out is None or not len(rows):
         return rows
-    new = out[rows.entry]
-    new = np.where(new < 0, rows.entry, new)
+    out = c.out[rows.entry]
+    missing = out < 0
+    if (
+        missing.any()
+        and c.obj is not None
+        and _add_frames(dp, c.obj, rows.entry[missing], rows.ordered)
+    ):
+        fresh = dp.compiled[dev.name].out
+        out = fresh[rows.entry] if fresh is not None else out
+    return _relabel(rows, out)
+
+
+def _add_frames(dp: Datapath, ev: ObjEval, entries: IntArray, now: bool) -> bool:
+    """Ask for the output frames of ``entries``; True if they were added now."""
+    keys = [ev.missing[int(e)] for e in np.unique(entries) if int(e) in ev.missing]
+    if not keys:
+        return False
+    dp.bpf.frames.extend(keys)
+    dp.world.touch()  # fast mode: compiled again (and the frames added) before the next step
+    if now:
+        dp.compile()
+    return now
+
+
+def _relabel(rows: Rows, out: IntArray) -> Rows:
+    new = np.where(out < 0, rows.entry, out)
     return Rows(new, rows.count, rows.ordered, rows.ident, rows.time)
 
 
@@ -333,26 +366,24 @@ def explain(dp: Datapath, ev: ObjEval, entry: int, cpu: int, t: int) -> ProgramR
 
 def _accesses(
     obj: ObjProgram,
-    log: object,
+    log: AccessLog | None,
     before: list[npt.NDArray[np.uint8]],
     after: list[npt.NDArray[np.uint8]],
 ) -> tuple[MapAccessView, ...]:
     """Map values the run read or changed, one per (map, element, CPU copy)."""
     touched: dict[tuple[int, int, int | None], str] = {}
-    words = getattr(log, "words", None)
-    kinds = getattr(log, "kinds", None)
-    if words is not None and kinds is not None:
-        for w, k in zip(words.tolist(), kinds.tolist(), strict=True):
-            if w & (1 << 62):
+    if log is not None:
+        for w, k in zip(log.words.tolist(), log.kinds.tolist(), strict=True):
+            if w & KEY_SPACE:
                 continue  # a hash key's own word: its value is listed by offset
-            mi = (w >> 29) - 16
+            mi = (w >> 29) - FIRST_MAP_REGION
             if not 0 <= mi < len(obj.maps):
                 continue
             m = obj.maps[mi]
             off = (w << 3) & 0xFFFFFFFF
             slot, within = divmod(off, m.stride)
             cpu = within // m.value_size if m.is_percpu else None
-            kind = "read" if k == 0 else "write"
+            kind = "read" if k == READ else "write"
             touched.setdefault((mi, slot, cpu), kind)
             if kind == "write":
                 touched[(mi, slot, cpu)] = kind
@@ -377,12 +408,8 @@ def _accesses(
     return tuple(out)
 
 
-def _key_of(m: object, slot: int) -> str:
-    slots = getattr(m, "slots", {})
-    key_size = int(getattr(m, "key_size", 4))
-    if getattr(m, "is_hash", False):
-        for kb, s in slots.items():
-            if s == slot:
-                return bytes(kb).hex(" ")
-        return "?"
-    return slot.to_bytes(key_size, "little").hex(" ")
+def _key_of(m: BpfMap, slot: int) -> str:
+    """The key of a slot, as bpftool prints keys."""
+    if m.is_hash:
+        return next((kb.hex(" ") for kb, s in m.slots.items() if s == slot), "?")
+    return slot.to_bytes(m.key_size, "little").hex(" ")

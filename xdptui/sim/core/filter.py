@@ -155,7 +155,7 @@ def compile_device(dp: Datapath, dev: NetDev) -> Compiled:
         ev = evaluate(dp, att.prog, dev, None)
         raw, redirect_ifindex, redirect_key = ev.raw, ev.target, ev.key
         map_name, broadcast = ev.map_name, ev.broadcast
-        out = np.where(ev.out < 0, np.arange(n), ev.out)
+        out = np.where(ev.out < 0, np.arange(n), ev.out)  # (sizes, hashes: until it is added)
     else:
         ctx = make_context(w, dev, att.prog)
         raw = att.prog.run(ctx)
@@ -191,7 +191,7 @@ def compile_device(dp: Datapath, dev: NetDev) -> Compiled:
     c.bq_class = _bq_class(c)
     c.cost = _cost(dp, dev, c, att.prog)
     if ev is not None:
-        c.obj, c.out = ev, out
+        c.obj, c.out = ev, ev.out
         c.cost = c.cost + ev.insns * costs.BPF_INSN_NS
     return c
 
