@@ -449,3 +449,23 @@ def test_a_stateful_programs_run_does_not_depend_on_cuts_or_rewinds(tmp_path: Pa
 def test_the_shipped_topologies_carry_the_examples_objects():
     for obj in OBJECTS.glob("*.o"):
         assert obj.read_bytes() == (ROOT / "examples" / "bpf" / obj.name).read_bytes(), obj.name
+
+
+async def test_the_follow_view_shows_a_programs_run_on_the_frame() -> None:
+    """In the app, following a frame through bpf_router lists router_stats.o's run: the frame
+    in and out and the per-CPU counter it wrote."""
+    from test_app import open_tab
+    from test_dashboard import SIZE, choose, paths
+
+    from xdptui.app import make_app
+
+    app = make_app(str(TOPOLOGIES / "bpf_router.yaml"), paused=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_tab(pilot, "drops")
+        await pilot.press("f")
+        await pilot.pause()
+        await choose(pilot, "pktgen:0")
+        text = paths(app)
+        assert "xdp_router_stats (id 1) ran" in text
+        assert "frame in  (64 B)" in text and "frame out (64 B)" in text
+        assert "map slot_stats [00 00 00 00] cpu" in text

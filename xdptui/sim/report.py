@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, cast
 
+from xdptui.bpf.maps import MapType
 from xdptui.model.report_spec import (
     REPORT_VERSION,
     BpfMapElem,
@@ -18,6 +19,7 @@ from xdptui.model.report_spec import (
     XdpEntry,
 )
 from xdptui.model.views import DeviceView, EventView, Frame
+from xdptui.sim.show import object_maps
 
 if TYPE_CHECKING:
     from xdptui.sim.world import World
@@ -76,8 +78,6 @@ def build_report(frame: Frame, world: World, commands: Iterable[EventView]) -> R
 
 def _objects(frame: Frame, world: World) -> list[ObjectEntry]:
     """Each loaded object with its maps' non-zero elements (as ``bpftool -j map dump``)."""
-    from xdptui.sim.show import object_maps
-
     by_id = {m.map_id: m for m in object_maps(world)}
     out: list[ObjectEntry] = []
     for o in frame.objects:
@@ -118,8 +118,6 @@ def _objects(frame: Frame, world: World) -> list[ObjectEntry]:
 
 
 def _map_type(t: int) -> str:
-    from xdptui.bpf.maps import MapType
-
     return MapType(t).name.lower()
 
 

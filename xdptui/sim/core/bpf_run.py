@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 IntArray = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
-SAMPLE_FRAMES = 256  # frames of a fast-mode step a stateful program is run on, in order
+SAMPLE_FRAMES = 64  # frames of a fast-mode poll batch a stateful program is run on, in order
 
 
 # ------------------------------------------------------------ map side effects
