@@ -469,3 +469,49 @@ async def test_the_follow_view_shows_a_programs_run_on_the_frame() -> None:
         assert "xdp_router_stats (id 1) ran" in text
         assert "frame in  (64 B)" in text and "frame out (64 B)" in text
         assert "map slot_stats [00 00 00 00] cpu" in text
+
+
+@pytest.mark.skipif(shutil.which("clang") is None, reason="needs clang to build the program")
+@pytest.mark.parametrize("exact", MODES)
+def test_a_redirect_checks_the_size_the_program_left(tmp_path: Path, exact: bool):
+    """encap_redirect.c grows each frame by 20 bytes and redirects it to eth1 (MTU 1500, so
+    xdp_ok_fwd_dev takes up to 1518 bytes): 1400-byte frames go, 1500-byte ones become
+    EMSGSIZE (xdp_redirect_err) -- judged on the frame the program left, not the one it got."""
+    import subprocess
+
+    obj = tmp_path / "encap_redirect.o"
+    src = ROOT / "tests" / "programs" / "encap_redirect.c"
+    inc = "-I/usr/include/x86_64-linux-gnu"
+    cmd = ["clang", "-O2", "-g", "-target", "bpf", inc, "-c", str(src), "-o", str(obj)]
+    if subprocess.run(cmd, capture_output=True).returncode != 0:
+        pytest.skip("clang could not build the program (libbpf headers missing?)")
+    text = """
+        cpus: 1
+        devices:
+          eth0: {type: nic, driver: ice, speed: 25G, queues: 1, xdp: encap_redirect.o}
+          eth1: {type: nic, driver: ice, speed: 25G, queues: 1, xdp: xdp_pass}
+        traffic:
+          - {name: g, to: eth0, rate: 100Kpps, count: 1000, size: [1400, 1500]}
+    """
+    sim = _sim(tmp_path, text, exact)
+    sim.run_until(12_000_000)
+    rep = sim.report()
+    assert rep["devices"]["eth1"]["counters"]["tx_packets"] == 500
+    assert rep["devices"]["eth1"]["counters"]["tx_bytes"] == 500 * 1420
+    errs = {(x["dev"], x["err"]): x["count"] for x in rep["tracepoints"]["xdp_redirect_err"]}
+    assert errs == {("eth0", "EMSGSIZE"): 500}
+
+
+def test_check_lists_the_objects_a_topology_loads_and_trace_prints_their_runs():
+    from test_cli import xdptui
+
+    res = xdptui("check", str(TOPOLOGIES / "bpf_router.yaml"))
+    assert res.returncode == 0
+    assert "names 3 BPF objects (verified; they run in xdptui's eBPF interpreter" in res.stdout
+    assert f"devices.eth0.xdp: {TOPOLOGIES / 'bpf' / 'router_stats.o'}" in res.stdout
+    res = xdptui("trace", str(TOPOLOGIES / "bpf_router.yaml"), "--at", "1ms", "--json")
+    hops = json.loads(res.stdout)["hops"]
+    (run,) = [h["program"] for h in hops if "program" in h]
+    assert run["name"] == "xdp_router_stats" and run["action"] == "XDP_REDIRECT"
+    assert bytes.fromhex(run["after"])[22] == 63  # the TTL it left
+    assert run["maps"][0]["map"] == "slot_stats" and run["maps"][0]["kind"] == "write"
