@@ -17,6 +17,8 @@ from xdptui.topology_io import load_topology
 DURATIONS_MS = {
     "bond_failover": 4,
     "bond_modes": 12,
+    "bpf_reflector": 6,
+    "bpf_router": 8,
     "devmap_egress": 45,
     "dual_port": 5,
     "ixgbe_many_cpus": 3,

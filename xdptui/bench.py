@@ -36,8 +36,11 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
     per wall-second."""
     from xdptui.sim.engine import Simulator
 
-    sim = Simulator(topology, exact=exact)
-    sim.advance(1)  # compile paths outside the timed part
+    built = time.perf_counter()
+    sim = Simulator(topology, exact=exact)  # compiles every device's paths
+    build = time.perf_counter() - built
+    entries = len(sim.world.entries)
+    sim.advance(1)
     cpu0 = time.process_time()
     start = time.perf_counter()
     sim.run_until(sim_ns)
@@ -47,7 +50,7 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
     result: dict[str, Any] = {
         "topology": topology.name,
         "mode": "exact" if exact else "fast",
-        "flow_entries": len(sim.world.entries),
+        "flow_entries": entries,
         "flow_classes": len(sim.state.dp.classes),
         "peak_rss_mb": round(_peak_rss_mb(), 1),
         "frames": frames,
@@ -59,6 +62,9 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
         "simpy_events_per_s": round(simpy_baseline(), 1),
         "steps": sim.state.fast.steps,
         "polls": int(sim.state.dp.cpu.polls.sum()),
+        "build_s": round(build, 4),
+        "entries": entries,
+        "entries_per_build_s": round(entries / build if build else 0.0, 1),
     }
     if as_json:
         print(json.dumps(result))
@@ -66,8 +72,11 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
         print(f"topology            {topology.name} ({result['mode']} mode)")
         unit = f"{result['polls']:,} polls" if exact else f"{result['steps']:,} steps"
         print(f"simulated           {format_duration(sim.now_ns)} in {unit}")
-        entries, classes = result["flow_entries"], result["flow_classes"]
-        print(f"flow table          {entries:,} entries in {classes:,} classes")
+        classes = result["flow_classes"]
+        print(
+            f"built               {build:.3f} s: {entries:,} flow-table entries in {classes:,} "
+            f"classes ({entries / build if build else 0.0:,.0f} entries/s)"
+        )
         print(f"frames simulated    {frames:,}")
         print(f"wall time           {wall:.3f} s (cpu {cpu:.3f} s)")
         print(f"frames / wall-s     {format_rate(result['frames_per_wall_s'], 'fps')}")

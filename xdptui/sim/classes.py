@@ -118,6 +118,13 @@ def _egress_columns(dp: Datapath) -> Iterable[IntArray]:
             if entry.egress is None or tgt is None:
                 continue
             for rx in senders:
+                if entry.egress.obj is not None:  # a real object: its verdict and output
+                    from xdptui.sim.core import bpf_run
+
+                    ev = bpf_run.egress(dp, entry.egress, rx, tgt)
+                    yield ev.raw.astype(np.int64)
+                    yield ev.out.astype(np.int64)
+                    continue
                 yield egress_verdicts(dp, entry.egress, rx, tgt).astype(np.int64)
 
 

@@ -25,6 +25,8 @@ from xdptui.sim import devmap
 from xdptui.sim.batch import PollShape, Rows
 from xdptui.sim.bond.bond_main import Bond, BondLogic, rr_poll_counts
 from xdptui.sim.classes import FlowClasses, compile_classes
+from xdptui.sim.core import bpf_run
+from xdptui.sim.core.bpf_eval import BpfState, grow_pending
 from xdptui.sim.core.filter import (
     RR_CLASS,
     TX_ABORT,
@@ -54,6 +56,7 @@ from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+COMPILE_ROUNDS = 6  # frames made by programs feed other programs: a few rounds, then stop
 
 
 @dataclass
@@ -95,7 +98,7 @@ class Datapath:
         self.io = io
         self.tp = Tracepoints()
         self.cpu = CpuStats.make(world.nr_cpus)
-        self.compiled: SharedCache[str, Compiled] = SharedCache()
+        self.compiled: dict[str, Compiled] = SharedCache()
         self.compiled_epoch = -1
         self.classes = FlowClasses(-1, np.zeros(0, np.int64), np.zeros(0, np.int64))
         self.layouts = Layouts()
@@ -103,8 +106,9 @@ class Datapath:
         self.egress_cache: SharedCache[tuple[int, str, str], IntArray] = SharedCache()
         self._err: SharedCache[tuple[str, int, str], IntArray] = SharedCache()
         self.watch: int | None = None  # a followed frame's identity (exact mode)
-        self.hops: list[tuple[int, str, str, str]] = []
+        self.hops: list[tuple[int, str, str, str, object]] = []
         self.watch_done = False
+        self.bpf = BpfState()  # real programs: frames and outcomes to add, egress evaluations
 
     # ------------------------------------------------------------ following one frame
 
@@ -116,11 +120,20 @@ class Datapath:
             and bool(np.any(rows.ident == self.watch))
         )
 
-    def hop(self, t: int, dev: str, stage: str, detail: str, end: bool = False) -> None:
-        """Record a hop of the followed frame; ``end``: its journey is over."""
+    def hop(
+        self,
+        t: int,
+        dev: str,
+        stage: str,
+        detail: str,
+        end: bool = False,
+        program: object = None,
+    ) -> None:
+        """Record a hop of the followed frame; ``end``: its journey is over; ``program``: a
+        real program's run on it (``ProgramRunView``)."""
         if self.watch_done:
             return
-        self.hops.append((t, dev, stage, detail))
+        self.hops.append((t, dev, stage, detail, program))
         if end:
             self.watch_done = True
             self.watch = None
@@ -128,20 +141,28 @@ class Datapath:
     # ------------------------------------------------------------ compile
 
     def compile(self) -> None:
-        """Recompute every device's per-entry paths if the configuration changed."""
+        """Recompute every device's per-entry paths if the configuration changed -- again
+        while real programs make frames the flow table lacks (``bpf_eval.grow_pending``)."""
         w = self.world
-        if self.compiled_epoch == w.epoch:
+        for round_ in range(COMPILE_ROUNDS):
+            if self.compiled_epoch == w.epoch:
+                break
+            self.master_key = any(isinstance(d, Bond) and d.bond_prog for d in w.devices.values())
+            self.egress_cache = SharedCache()
+            self.bpf.egress = {}
+            self._err = SharedCache()
+            for dev in w.devices.values():
+                if isinstance(dev, Bond):
+                    BondLogic(dev, w.devices).update_slave_arr()
+            compiled = {dev.name: compile_device(self, dev) for dev in w.devices.values()}
+            # shared by copies of the state unless a real program's maps hang off it
+            shared = all(c.obj is None for c in compiled.values())
+            self.compiled = SharedCache(compiled) if shared else compiled
+            self.compiled_epoch = w.epoch
+            if not grow_pending(self, final=round_ == COMPILE_ROUNDS - 1):
+                break
+        if self.classes.epoch == self.compiled_epoch:
             return
-        self.master_key = any(isinstance(d, Bond) and d.bond_prog for d in w.devices.values())
-        self.egress_cache = SharedCache()
-        self._err = SharedCache()
-        for dev in w.devices.values():
-            if isinstance(dev, Bond):
-                BondLogic(dev, w.devices).update_slave_arr()
-        self.compiled = SharedCache(
-            (dev.name, compile_device(self, dev)) for dev in w.devices.values()
-        )
-        self.compiled_epoch = w.epoch
         self.classes = compile_classes(self)
         for src in w.sources:  # where each source's frames land, per queue and class
             lands = w.lands_on(src)
@@ -164,6 +185,8 @@ class Datapath:
         c = self.compiled[dev.name]
         dev.add("rx_packets", rows.total)
         dev.add("rx_bytes", rows.bytes(e.size))
+        if c.obj is not None:  # a real program: its map effects, per-frame outcomes
+            c, rows = bpf_run.run_xdp(self, dev, c, rows, cpu, t)
         out.cost_ns += float(rows.count @ c.cost[rows.entry])
         if c.mode is None:
             if self.watched(rows):
@@ -183,7 +206,8 @@ class Datapath:
         all of them; XDP_TX and redirects go instance by instance (rings and bulk queues are
         per CPU)."""
         c = self.compiled[dev.name]
-        if isinstance(dev, Tun):  # each write's path: instance by instance
+        if isinstance(dev, Tun) or c.obj is not None:  # a tap's writes, a real program's
+            # maps (per CPU) and outcomes: instance by instance
             return np.array([self.napi_poll(dev, q, u, t, r, sh).cost_ns for q, u, r, sh in polls])
         d = dev.costs()
         n_polls = np.array([sh.polls for _, _, _, sh in polls], np.int64)
@@ -335,7 +359,7 @@ class Datapath:
                     dev.add("rx_dropped", n)
             elif code == XDP_PASS:
                 dev.add("xdp_pass", n)
-                self.up_the_stack(dev, part)
+                self.up_the_stack(dev, bpf_run.leaving(self, dev, c, part))
             elif code == XDP_ABORTED:
                 dev.add("xdp_aborted", n)
                 if isinstance(dev, Tun) and mode == MODE_DRV:
@@ -349,7 +373,7 @@ class Datapath:
                 if c.master is not None:
                     self._master_redirect(dev, c, mode, queue, cpu, t, part, shape, out)
                 else:
-                    self._xdp_tx(dev, mode, queue, cpu, t, part)
+                    self._xdp_tx(dev, mode, queue, cpu, t, bpf_run.leaving(self, dev, c, part))
             else:
                 self._redirect(dev, c, mode, cpu, t, part, shape, out)
 
@@ -422,8 +446,8 @@ class Datapath:
         if aborted.total:
             dev.add("xdp_aborted", aborted.total)
             self.tp.exception[(dev.name, "XDP_ABORTED")] += aborted.total
-        here = rows.where(slave == TX_HERE)
-        rr = rows.where(slave == TX_RR)
+        here = bpf_run.leaving(self, dev, c, rows.where(slave == TX_HERE))
+        rr = bpf_run.leaving(self, dev, c, rows.where(slave == TX_RR))
         parts: list[tuple[int, Rows, IntArray]] = []
         if rr.total:
             c0 = int(bond.rr_counter[cpu])
@@ -443,7 +467,7 @@ class Datapath:
                     shape.classes[target.ifindex] = counts
         for ifindex in np.unique(slave[slave >= 0]):
             part = rows.where(slave == ifindex)
-            parts.append((int(ifindex), part, c.tx_err[part.entry]))
+            parts.append((int(ifindex), bpf_run.leaving(self, dev, c, part), c.tx_err[part.entry]))
         if self.watched(here):
             self.hop(
                 t,
@@ -507,13 +531,16 @@ class Datapath:
         self.tp.redirect += ok.total  # one xdp_redirect per input frame
         dmap = self.world.maps.get(c.map_name) if c.map_name else None
         if c.broadcast:
-            devmap.broadcast(self, dev, c, mode, cpu, t, ok, shape, out)
+            devmap.broadcast(
+                self, dev, c, mode, cpu, t, bpf_run.leaving(self, dev, c, ok), shape, out
+            )
             return
         target = c.target[ok.entry]
         for ifindex in np.unique(target):
             part = ok.where(target == ifindex)
             tgt = self.world.by_ifindex[int(ifindex)]
             keys = c.key[part.entry]
+            part = bpf_run.leaving(self, dev, c, part)
             devmap.enqueue(self, dev, tgt, mode, cpu, t, part, keys, dmap, shape, int(ifindex), out)
 
     def _redirect_failed(self, dev: NetDev, mode: str, rows: Rows, err: IntArray) -> None:

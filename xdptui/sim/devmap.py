@@ -25,6 +25,7 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno, KernelError
 from xdptui.sim import costs
 from xdptui.sim.batch import PollShape, Rows
+from xdptui.sim.core import bpf_run
 from xdptui.sim.core.filter import BROADCAST, Compiled, make_context
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev
 from xdptui.sim.dev.tun import Tun
@@ -227,12 +228,12 @@ def enqueue(
         )
         dp.hop(t, dev.name, "bulk_queue", how)
     if mode == MODE_SKB:
-        kept = _egress_each(dp, dev, tgt, rows, keys, progs)
+        kept = _egress_each(dp, dev, tgt, rows, keys, progs, cpu)
         if kept.total:
             tgt.generic_xmit(dp, dev, cpu, t, kept)
         return
     if dp.world.devmap_egress == "enqueue":  # before the seed's patch: at enqueue
-        rows = _egress_each(dp, dev, tgt, rows, keys, progs)
+        rows = _egress_each(dp, dev, tgt, rows, keys, progs, cpu)
         keys = np.full(len(rows), -1, dtype=np.int64)
         progs = {}
     if rows.ordered:
@@ -263,7 +264,7 @@ def _flush_exact(
         end = start + DEV_MAP_BULK_SIZE
         chunk = rows.slice(start, end)
         cnt = len(chunk)
-        kept = _egress_bulk(dp, dev, tgt, chunk, prog)
+        kept = _egress_bulk(dp, dev, tgt, chunk, prog, cpu)
         tally.flushes += 1
         bq.flushes += 1
         bq.frames += cnt
@@ -332,7 +333,7 @@ def _flush_fast(
         if not part.total:
             continue
         bq.program = prog.name if prog is not None else ""
-        kept = _egress_bulk(dp, dev, tgt, part, prog)
+        kept = _egress_bulk(dp, dev, tgt, part, prog, cpu)
         dropped = part.total - kept.total
         tally.drops += dropped
         tally.egress_drops += dropped
@@ -441,35 +442,57 @@ def _programs(dmap: object, keys: IntArray) -> dict[int, Program]:
     return out
 
 
-def _egress_bulk(dp: Datapath, dev: NetDev, tgt: NetDev, rows: Rows, prog: Program | None) -> Rows:
-    """``dev_map_bpf_prog_run``: PASS keeps the frame, DROP frees it, other codes fire
-    ``xdp_exception`` on the target and free it."""
+def _egress_bulk(
+    dp: Datapath, dev: NetDev, tgt: NetDev, rows: Rows, prog: Program | None, cpu: int
+) -> Rows:
+    """``dev_map_bpf_prog_run``: PASS keeps the frame (as the program left it), DROP frees
+    it, other codes fire ``xdp_exception`` on the target and free it."""
     if prog is None:
         return rows
-    raw = egress_verdicts(dp, prog, dev, tgt)[rows.entry]
+    raw, left = _egress_run(dp, prog, dev, tgt, rows, cpu)
     other = (raw != XDP_PASS) & (raw != XDP_DROP)
     for code in np.unique(raw[other]):
         dp.tp.exception[(tgt.name, action_name(int(code)))] += int(rows.count[raw == code].sum())
-    return rows.where(raw == XDP_PASS)
+    return left.where(raw == XDP_PASS)
+
+
+def _egress_run(
+    dp: Datapath, prog: Program, dev: NetDev, tgt: NetDev, rows: Rows, cpu: int
+) -> tuple[IntArray, Rows]:
+    """Each frame's return code and the frames the program leaves (a real object rewrites
+    them and counts in its maps; a built-in or Python program leaves them as they are)."""
+    if prog.obj is None:
+        return egress_verdicts(dp, prog, dev, tgt)[rows.entry], rows
+    return bpf_run.run_egress(dp, prog, dev, tgt, rows, cpu)
 
 
 def _egress_each(
-    dp: Datapath, dev: NetDev, tgt: NetDev, rows: Rows, keys: IntArray, progs: dict[int, Program]
+    dp: Datapath,
+    dev: NetDev,
+    tgt: NetDev,
+    rows: Rows,
+    keys: IntArray,
+    progs: dict[int, Program],
+    cpu: int,
 ) -> Rows:
     """Each frame meets its own entry's program (generic XDP, or before the patch)."""
     if not progs:
         return rows
     keep = np.ones(len(rows), dtype=bool)
+    entry = rows.entry.copy()
     for k, prog in progs.items():
         sel = keys == k
-        raw = egress_verdicts(dp, prog, dev, tgt)[rows.entry]
-        keep &= ~sel | (raw == XDP_PASS)
+        part_raw, left = _egress_run(dp, prog, dev, tgt, rows.where(sel), cpu)
+        entry[sel] = left.entry  # the frames as the program left them
+        raw = np.full(len(rows), XDP_PASS, dtype=np.int64)
+        raw[sel] = part_raw
+        keep &= raw == XDP_PASS
         other = sel & (raw != XDP_PASS) & (raw != XDP_DROP)
         for code in np.unique(raw[other]):
             dp.tp.exception[(tgt.name, action_name(int(code)))] += int(
                 rows.count[other & (raw == code)].sum()
             )
-    return rows.where(keep)
+    return Rows(entry, rows.count, rows.ordered, rows.ident, rows.time).where(keep)
 
 
 def egress_verdicts(dp: Datapath, prog: Program, rx_dev: NetDev, tgt: NetDev) -> IntArray:

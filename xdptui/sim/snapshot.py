@@ -20,6 +20,7 @@ from xdptui.model.views import (
     MapEntryView,
     MapView,
     NicView,
+    ObjectView,
     QueueView,
     RedirectErrView,
     SourceView,
@@ -35,10 +36,12 @@ from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
+from xdptui.sim.show import loaded_programs
 from xdptui.sim.tally import Tracepoints
 
 if TYPE_CHECKING:
     from xdptui.sim.state import State
+    from xdptui.sim.world import World
 
 
 def _rings(rings: list[TxRing], exact: bool) -> tuple[TxRingView, ...]:
@@ -201,4 +204,29 @@ def build_frame(
         bulk_queues=bulk,
         sources=sources,
         exact=st.is_exact,
+        objects=object_views(w),
     )
+
+
+def object_views(w: World) -> tuple[ObjectView, ...]:
+    """The loaded real XDP objects, by program id."""
+    out = []
+    for p in loaded_programs(w):
+        obj = p.prog.obj
+        if obj is None:
+            continue
+        out.append(
+            ObjectView(
+                p.id,
+                obj.name,
+                obj.code.path,
+                obj.code.section,
+                obj.code.tag,
+                obj.code.insns,
+                obj.depends,
+                obj.approximated,
+                obj.frames_run,
+                p.map_ids,
+            )
+        )
+    return tuple(out)

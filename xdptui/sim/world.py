@@ -55,9 +55,20 @@ class Entries:
     src_port: npt.NDArray[np.uint16]
     dst_port: npt.NDArray[np.uint16]
     headers: FlowHeaders
+    # Entries past the sources' are frames the data path made (``xdptui.sim.core.derived``):
+    # a program's rewrite, or one frame's outcome of a program that reads state it writes.
+    n_source: int = -1  # -1: every entry comes from a source
+    derived: tuple[tuple[bytes, int, bool], ...] = ()  # (frame bytes, size, GSO) of those
+    # Lazily built, pure functions of the entries (frame bytes, their index): shared.
+    cache: dict[str, Any] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.size)
+
+    @property
+    def sources_end(self) -> int:
+        """Entries below this come from the traffic sources' flow tables."""
+        return len(self) if self.n_source < 0 else self.n_source
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Entries:
         return self
@@ -76,6 +87,7 @@ class World:
     devmap_egress: str = "flush"  # flush (since the seed's patch) | enqueue (before it)
     epoch: int = field(default_factory=lambda: next(EPOCHS))  # see ``touch``
     next_prog_id: int = 1
+    next_map_id: int = 1  # the topology's devmaps take 1..; real objects' maps follow
     prog_loaded_ns: dict[int, int] = field(default_factory=dict)  # prog id -> load time
     by_ifindex: dict[int, NetDev] = field(default_factory=dict)
 
@@ -264,6 +276,7 @@ def build_world(topology: Topology) -> World:
     world.by_ifindex = {d.ifindex: d for d in devices.values()}
     for map_id, mspec in enumerate(topology.maps, start=1):
         world.maps[mspec.name] = DevMap(mspec.name, mspec.type, mspec.max_entries, map_id)
+    world.next_map_id = len(topology.maps) + 1
     for dev in devices.values():
         if isinstance(dev, Nic) and dev.drv.rx_pps_max is not None and dev.card not in world.cards:
             world.cards[dev.card] = Card(dev.card, dev.drv.rx_pps_max, dev.drv.tx_dma_weight)
