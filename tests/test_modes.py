@@ -85,6 +85,22 @@ def test_fast_and_exact_agree_at_scale():
     assert_agree(runs[False], runs[True])
 
 
+def test_a_sources_new_size_reaches_only_its_own_frames():
+    """tun_vm with the VM's writes grown to 4000 bytes at 4 ms: eth1, fed by another source of
+    64-byte frames, still receives 64-byte frames only (rx_bytes = 64 x rx_packets, no
+    EMSGSIZE into tap1), and both modes agree on every counter."""
+    text = (TOPOLOGIES / "tun_vm.yaml").read_text()
+    text = text.replace("timeline:\n", 'timeline:\n  - {at: 4ms, do: "pktgen tap0 size 4000"}\n', 1)
+    runs = {}
+    for exact in (False, True):
+        sim = Simulator(topo(text), exact=exact)
+        sim.run_until(12_000_000)
+        runs[exact] = counters(sim)
+        assert runs[exact]["eth1.rx_bytes"] == 64 * runs[exact]["eth1.rx_packets"]
+        assert "xdp_redirect_err.eth1.EMSGSIZE" not in runs[exact]
+    assert_agree(runs[False], runs[True])
+
+
 def test_switching_modes_moves_no_counter():
     sim = Simulator(load_topology(TOPOLOGIES / "dual_port.yaml"))
     sim.run_until(2_345_678)

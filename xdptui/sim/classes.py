@@ -1,12 +1,13 @@
 """Flow classes: flow-table entries that every stage of the data path treats alike.
 
-Two entries are in one class when every device's compiled path gives them the same verdict,
-target, errno, devmap key, tun path, bond slave, bulk queue and cost, they have the same size,
-GSO flag and IP protocol, land on the same queue of every veth or tap that can receive them,
-and meet the same devmap egress verdicts. Fast mode counts frames per class, so a step costs
-what its classes cost, not what its flows do; one representative entry of each class stands for
-all of them in the shared data path (``Rows.entry``). Per-entry identity comes back in exact
-mode and for a followed frame.
+Two entries are in one class when they come from the same source (so a representative stays a
+frame of that source when a command later changes the source's sizes or headers), every
+device's compiled path gives them the same verdict, target, errno, devmap key, tun path, bond
+slave, bulk queue and cost, they have the same size, GSO flag and IP protocol, land on the same
+queue of every veth or tap that can receive them, and meet the same devmap egress verdicts.
+Fast mode counts frames per class, so a step costs what its classes cost, not what its flows
+do; one representative entry of each class stands for all of them in the shared data path
+(``Rows.entry``). Per-entry identity comes back in exact mode and for a followed frame.
 
 The key is built column by column into a 64-bit hash, then checked: a collision would merge
 entries that differ, so any column that is not constant within a class makes the classes be
@@ -79,6 +80,8 @@ def _columns(dp: Datapath) -> Iterable[IntArray]:
     w = dp.world
     n = len(w.entries)
     e = w.entries
+    starts = np.array([src.offset for src in w.sources] + [e.sources_end], np.int64)
+    yield np.searchsorted(starts, np.arange(n, dtype=np.int64), side="right")  # the source
     yield e.size.astype(np.int64)
     yield e.gso.astype(np.int64)
     yield e.proto.astype(np.int64)
