@@ -476,7 +476,7 @@ def switch_mode(st: State, exact: bool) -> None:
     if exact:
         for dev in w.devices.values():
             for rxq in dev.rxq:
-                rxq.to_exact(st.fast.queue_order(dev, rxq), st.dp.classes.of_entry, t)
+                rxq.to_exact(st.fast.facts.queue_order(dev, rxq), st.dp.classes.of_entry, t)
                 rxq.state = ARMED
             if isinstance(dev, Nic | Tun):
                 for ring in dev.tx:

@@ -19,20 +19,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.sim.batch import PollShape, Rows
-from xdptui.sim.core.filter import RR_CLASS
+from xdptui.sim.batch import Rows
 from xdptui.sim.datapath import Datapath, Refusal
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
-from xdptui.sim.devmap import flush_cost
 from xdptui.sim.fast_polls import (
     Pattern,
     cycles,
@@ -41,14 +39,12 @@ from xdptui.sim.fast_polls import (
     full_sizes,
     napi_pattern,
     round_rates,
-    spread_over,
     tile,
     water_fill,
 )
+from xdptui.sim.fast_shapes import MAX_CHAIN, DevFacts, Facts, Pending, Plan, Work
 from xdptui.sim.fast_tx import Claim, drain
-from xdptui.sim.kconst import DEV_MAP_BULK_SIZE, XDP_TX
-from xdptui.sim.layout import Grouped, SourceLayout
-from xdptui.sim.shared import SharedCache
+from xdptui.sim.layout import SourceLayout
 from xdptui.sim.splitting import share, take_rows
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
@@ -59,18 +55,6 @@ FloatArray = npt.NDArray[np.float64]
 SETTLE_NS = 8_000  # after a change, steps restart this short and double
 MAX_STEP_NS = 50_000_000  # the longest step
 GROWTH = 2  # each quiet step this many times the last (4 blurs a tap ring filling)
-MAX_CHAIN = 6  # veth hops served within one step
-
-
-@dataclass
-class Pending:
-    """Frames put into a veth queue during a step, served in the same step."""
-
-    dev: NetDev
-    rxq: RxQueue
-    rows: Rows
-    cpu: int
-    ref: Refusal
 
 
 class FastIO:
@@ -110,64 +94,13 @@ class Grid:
         self.next += self.step
 
 
-@dataclass
-class Work:
-    """NAPI instances with frames this step, one row each: what waits in the ring (``held``),
-    what arrives (``arr``), per flow class."""
-
-    devs: list[NetDev]
-    rxqs: list[RxQueue]
-    cpu: IntArray
-    held: IntArray
-    arr: IntArray
-    kept: FloatArray  # the share of the arrivals the card took
-    feeds: list[list[Pending]] = field(default_factory=list)  # veth: the offers served here
-    groups: list[tuple[IntArray, DevFacts]] | None = None  # instances by device (cached)
-
-    def __len__(self) -> int:
-        return len(self.rxqs)
-
-    def fed(self, i: int) -> list[Pending]:
-        return self.feeds[i] if self.feeds else []
-
-
-@dataclass
-class Plan:
-    """Each instance's polls this step (``sizes`` only where a bulk queue needs them)."""
-
-    served: IntArray
-    polls: IntArray
-    bursts: IntArray
-    work: FloatArray
-    drops: IntArray
-    peak: IntArray
-    next_irq: IntArray
-    start: IntArray  # queue position of the first frame taken (-1: not known)
-    sizes: dict[int, IntArray]
-
-
-@dataclass(frozen=True)
-class DevFacts:
-    """A device's per-class arithmetic inputs (one configuration's)."""
-
-    cost: FloatArray  # ns per frame on the polling CPU, chain of veth peers included
-    poll: float
-    bq: IntArray  # bulk queue label per class (-1: none)
-    bq_value: IntArray  # label -> the bulk class (target ifindex, RR_CLASS, BROADCAST)
-    flush: FloatArray  # label -> ns per flush
-    tx_out: FloatArray  # 1 where the frame leaves by a port of the same card
-    multi_key: npt.NDArray[np.bool_]  # label -> its classes have several devmap keys
-
-
 class Fast:
     def __init__(self, world: World, dp: Datapath) -> None:
         self.world = world
         self.dp = dp
         self.grid = Grid()
         self.steps = 0
-        self._facts: SharedCache[tuple[str, int], DevFacts] = SharedCache()
-        self._bq_groups: SharedCache[tuple[int, int, str], Grouped] = SharedCache()
-        self._single: SharedCache[tuple[int, str], int | None] = SharedCache()
+        self.facts = Facts(world, dp)
 
     # ------------------------------------------------------------ time
 
@@ -253,20 +186,17 @@ class Fast:
                 return
             dev.stack_xmit(self.dp, 0, t0, rows)
             return
-        lay = self._layout(src, dev)
+        lay = self.facts.layout(src, dev)
         counts = lay.pair_frames(n0, n1)
         nz = np.flatnonzero(counts)
         rows_i = np.array([index[id(dev.rxq[int(q)])] for q in range(len(dev.rxq))], np.int64)
         np.add.at(arr, (rows_i[lay.pair_q[nz]], lay.pair_c[nz]), counts[nz])
 
     def _class_rows(self, src: Source, dev: NetDev, n0: int, n1: int) -> Rows:
-        lay = self._layout(src, dev)
+        lay = self.facts.layout(src, dev)
         counts = lay.pair_frames(n0, n1)
         per_class = np.bincount(lay.pair_c, weights=counts, minlength=len(self.dp.classes))
         return _rows(per_class.astype(np.int64), self.dp.classes.rep)
-
-    def _layout(self, src: Source, dev: NetDev) -> SourceLayout:
-        return self.dp.layouts.get(self.world, src, dev, self.dp.classes.of_entry)
 
     # ------------------------------------------------------------ the cards' DMA
 
@@ -289,7 +219,7 @@ class Fast:
             for sel, f in self._by_device_of(work, idx):  # what the CPU could take, and the ring
                 Di = work.held[idx[sel]] + work.arr[idx[sel]]
                 total = np.maximum(Di.sum(axis=1), 1)
-                unit[sel] = Di @ f.cost / total + self._flush_many(f, Di, weight[sel])
+                unit[sel] = Di @ f.cost / total + self.facts.flush_many(f, Di, weight[sel])
                 unit[sel] += f.poll / weight[sel]
                 tx_share[sel] = Di @ f.tx_out / total
             sizes = np.array([work.rxqs[i].size for i in idx], np.int64)
@@ -354,7 +284,7 @@ class Fast:
         for idx, f in self._by_device(work):
             Di = D[idx]
             cost[idx] = Di @ f.cost / np.maximum(demand[idx], 1)
-            cost[idx] += self._flush_many(f, Di, per_poll[idx])
+            cost[idx] += self.facts.flush_many(f, Di, per_poll[idx])
             poll[idx] = f.poll
             targets[idx] = Di[:, f.bq >= 0].sum(axis=1) > 0
         plan = Plan(
@@ -394,7 +324,7 @@ class Fast:
         cycle = np.array([p.cycle_ns for p in pats])
         saturated = np.array([p.saturated or not p.sizes for p in pats], bool)
         grid = ~saturated & (np.abs(cycle - itr[rest]) < 0.01 * itr[rest])
-        single = np.array([self._single_source(work.devs[i]) is not None for i in rest], bool)
+        single = np.array([self.facts.single_source(work.devs[i]) is not None for i in rest], bool)
         on_grid = rest[grid & targets[rest] & single]
         full = rest[saturated & ~(grid & targets[rest] & single)]
         plan.polls[full] = plan.bursts[full] = -(-demand[full] // weight[full])
@@ -464,7 +394,7 @@ class Fast:
         for k, i in enumerate(idx.tolist()):
             seen.setdefault(work.devs[i].name, []).append(k)
         return [
-            (np.array(ks, np.int64), self._dev_facts(self.world.devices[name]))
+            (np.array(ks, np.int64), self.facts.dev_facts(self.world.devices[name]))
             for name, ks in seen.items()
         ]
 
@@ -491,7 +421,7 @@ class Fast:
         groups: dict[tuple[int, str], list[int]] = {}
         srcs: list[Source] = []
         for k, i in enumerate(idx.tolist()):
-            src = self._single_source(work.devs[i])
+            src = self.facts.single_source(work.devs[i])
             assert src is not None
             srcs.append(src)
             groups.setdefault((src.index, work.devs[i].name), []).append(k)
@@ -503,7 +433,7 @@ class Fast:
         for (_, name), ks in groups.items():
             sel = np.array(ks, np.int64)
             src = srcs[ks[0]]
-            lay = self._layout(src, self.world.devices[name])
+            lay = self.facts.layout(src, self.world.devices[name])
             emitted_by = src.emitted_from(t0, (t1 - t0) * 2 + 10**6)
             part_of[sel] = len(parts)
             parts.append((sel, emitted_by, lay))
@@ -579,10 +509,12 @@ class Fast:
         demand = D.sum(axis=1).astype(np.float64)
         eff = np.empty(len(idx))
         for k, i in enumerate(idx):
-            f = self._dev_facts(work.devs[i])
+            f = self.facts.dev_facts(work.devs[i])
             w = float(work.rxqs[i].weight)
             total = max(float(demand[k]), 1.0)
-            eff[k] = float(D[k] @ f.cost) / total + self._flush_per_frame(f, D[k], w) + f.poll / w
+            eff[k] = (
+                float(D[k] @ f.cost) / total + self.facts.flush_per_frame(f, D[k], w) + f.poll / w
+            )
         served = water_fill(demand, eff, budget)
         for k, i in enumerate(idx):
             w = work.rxqs[i].weight
@@ -646,7 +578,7 @@ class Fast:
         rows = _rows_many(take, rep)
         for idx, _ in self._by_device(work):
             dev = work.devs[int(idx[0])]
-            shapes = self._shapes(work, plan, idx, take)
+            shapes = self.facts.shapes(work, plan, idx, take)
             batch = [
                 (work.rxqs[i].index, int(work.cpu[i]), rows[i], shapes[i]) for i in idx.tolist()
             ]
@@ -704,189 +636,6 @@ class Fast:
             ok = p.rows.head(p.rows.total - int(n_lost))
             self.dp.accepted(p.ref, ok, into_rx=True)
             self.dp.refused(p.ref, p.dev, int(n_lost))
-
-    # ------------------------------------------------------------ per-poll shape
-
-    def _shapes(
-        self, work: Work, plan: Plan, idx: IntArray, take: IntArray
-    ) -> dict[int, PollShape]:
-        """Per poll, how many frames go to each bulk queue, for one device's instances
-        ``idx``: counted over each queue's contiguous frame ranges where its sequence is known
-        (all instances in one search), else spread evenly."""
-        out = {
-            i: PollShape(int(plan.polls[i]), int(plan.bursts[i]) or int(plan.polls[i]))
-            for i in idx.tolist()
-        }
-        want = [i for i in idx.tolist() if i in plan.sizes and plan.polls[i] > 0]
-        if not want:
-            return out
-        dev = work.devs[want[0]]
-        f = self._dev_facts(dev)
-        if not len(f.flush):
-            return out
-        c = self.dp.compiled[dev.name]
-        has = f.bq >= 0
-        onehot = np.zeros((len(f.bq), len(f.flush)), np.int64)
-        onehot[np.flatnonzero(has), f.bq[has]] = 1
-        per_label = take[want] @ onehot
-        src = self._single_source(dev)
-        exact = [k for k, i in enumerate(want) if src is not None and not work.fed(i)]
-        for k in sorted(set(range(len(want))) - set(exact)):
-            shape, spread = out[want[k]], plan.sizes[want[k]]
-            for lab in np.flatnonzero(per_label[k]).tolist():
-                shape.classes[int(f.bq_value[lab])] = spread_over(int(per_label[k, lab]), spread)
-        if not exact:
-            return out
-        assert src is not None
-        lay = self._layout(src, dev)
-        grp = self._bq_group(src, dev, lay, f)
-        rows = [want[k] for k in exact]
-        sizes = [plan.sizes[i] for i in rows]
-        lengths = np.array([len(z) + 1 for z in sizes], np.int64)
-        q = np.array([work.rxqs[i].index for i in rows], np.int64)
-        start = np.array(
-            [plan.start[i] if plan.start[i] >= 0 else work.rxqs[i].fast_pos for i in rows],
-            np.int64,
-        )
-        cum = np.concatenate([np.concatenate(([0], np.cumsum(z))) for z in sizes])
-        bounds = np.repeat(start, lengths) + cum
-        qs = np.repeat(q, lengths)
-        period = lay.per_queue[qs]
-        offs = np.concatenate(([0], np.cumsum(lengths)))
-        n_lab = len(f.bq_value) + 1  # label 0: no bulk queue
-        labels = np.flatnonzero(per_label[exact].sum(axis=0))
-        for lab in labels.tolist():
-            g = qs * n_lab + lab + 1
-            d = np.diff(grp.count(g, bounds, period))
-            cls = int(f.bq_value[lab])
-            first = None
-            if f.multi_key[lab]:  # the poll's first enqueuer decides the egress program
-                first = c.key[lay.entry[grp.next_at(g, bounds % period)]]
-            for k, i in enumerate(rows):
-                if per_label[exact[k], lab]:
-                    out[i].classes[cls] = d[offs[k] : offs[k + 1] - 1]
-                    if first is not None:
-                        out[i].first_key[cls] = first[offs[k] : offs[k + 1] - 1]
-        return out
-
-    def _bq_group(self, src: Source, dev: NetDev, lay: SourceLayout, f: DevFacts) -> Grouped:
-        key = (self.world.epoch, src.index, dev.name)
-        hit = self._bq_groups.get(key)
-        if hit is None:
-            if len(self._bq_groups) > 64:
-                self._bq_groups.clear()
-            label = f.bq[self.dp.classes.of_entry] + 1  # 0: no bulk queue
-            hit = self._bq_groups[key] = lay.by_queue(label, len(f.bq_value) + 1)
-        return hit
-
-    def queue_order(self, dev: NetDev, rxq: RxQueue) -> IntArray | None:
-        """The entries a queue's next frames come as, from where its sequence stands (for
-        laying its counts out as descriptors)."""
-        src = self._single_source(dev)
-        if src is None:
-            return None
-        self.dp.compile()
-        seq = self._layout(src, dev).sequence(rxq.index)
-        if not len(seq):
-            return None
-        return np.roll(seq, -(rxq.fast_pos % len(seq)))
-
-    def _single_source(self, dev: NetDev) -> Source | None:
-        """The one source whose frames reach ``dev``'s queues (None: none or several)."""
-        key = (self.world.epoch, dev.name)
-        if key not in self._single:
-            if len(self._single) > 256:
-                self._single.clear()
-            srcs = [s for s in self.world.sources if self.world.lands_on(s) is dev]
-            self._single[key] = srcs[0].index if len(srcs) == 1 else None
-        index = self._single[key]
-        return self.world.sources[index] if index is not None else None
-
-    # ------------------------------------------------------------ per-class facts
-
-    def _dev_facts(self, dev: NetDev) -> DevFacts:
-        """Per-class facts a step's arithmetic needs, computed once per configuration."""
-        key = (dev.name, self.world.epoch)
-        hit = self._facts.get(key)
-        if hit is not None:
-            return hit
-        dp = self.dp
-        c = dp.compiled[dev.name]
-        rep = dp.classes.rep
-        bq_entry = c.bq_class[rep]
-        values = np.unique(bq_entry[bq_entry != -1])
-        label = np.full(len(rep), -1, np.int64)
-        flush = np.zeros(len(values))
-        for k, v in enumerate(values):
-            label[bq_entry == v] = k
-            tgt = self.world.by_ifindex.get(int(v)) if v >= 0 else None
-            if tgt is not None:
-                flush[k] = flush_cost(dev, tgt)
-            elif v == RR_CLASS:
-                flush[k] = 80.0  # a round-robin bond's slaves: their flushes, on average
-        tx_out = (c.act == XDP_TX) & (c.mode is not None)
-        card = dev.card if isinstance(dev, Nic) else None
-        for ifindex in np.unique(c.target[c.target >= 0]):
-            tgt = self.world.by_ifindex.get(int(ifindex))
-            if isinstance(tgt, Nic) and tgt.card == card:
-                tx_out |= (c.target == ifindex) & (c.err == 0)
-        cost = c.cost[rep] + self._chain(dev)[rep]
-        keys = c.key[rep]
-        multi = np.array([len(np.unique(keys[label == k])) > 1 for k in range(len(values))], bool)
-        out = DevFacts(
-            cost, dev.costs().poll, label, values, flush, tx_out[rep].astype(float), multi
-        )
-        if len(self._facts) > 256:
-            self._facts.clear()
-        self._facts[key] = out
-        return out
-
-    def _flush_many(self, f: DevFacts, D: IntArray, per_poll: FloatArray) -> FloatArray:
-        """``_flush_per_frame`` for many instances (rows of ``D``) at once."""
-        if not len(f.flush):
-            return np.zeros(len(D))
-        onehot = np.zeros((len(f.bq), len(f.flush)))
-        has = f.bq >= 0
-        onehot[np.flatnonzero(has), f.bq[has]] = 1.0
-        total = np.maximum(D.sum(axis=1), 1)
-        k = (D @ onehot) / total[:, None] * per_poll[:, None]
-        out: FloatArray = (np.ceil(k / DEV_MAP_BULK_SIZE) @ f.flush) / per_poll
-        return out
-
-    def _flush_per_frame(self, f: DevFacts, d: IntArray, per_poll: float) -> float:
-        """CPU ns per frame for bulk flushes: a poll of m frames sends k = r m of them to a
-        target, in ceil(k / 16) flushes (``bq_enqueue``, ``xdp_do_flush``)."""
-        if not len(f.flush):
-            return 0.0
-        total = float(d.sum())
-        if not total:
-            return 0.0
-        per_label = np.bincount(f.bq[f.bq >= 0], weights=d[f.bq >= 0], minlength=len(f.flush))
-        k = per_label / total * per_poll
-        return float(f.flush @ np.ceil(k / DEV_MAP_BULK_SIZE)) / per_poll
-
-    def _chain(self, dev: NetDev, depth: int = 0) -> FloatArray:
-        """Per entry, the CPU ns its frame costs further on the same CPU: a veth peer's
-        NAPI runs on the sender's CPU (and its own XDP_TX or redirect into another veth)."""
-        c = self.dp.compiled[dev.name]
-        out = np.zeros(len(c.act))
-        targets: list[tuple[npt.NDArray[np.bool_], NetDev]] = []
-        if isinstance(dev, Veth):
-            peer = self.world.devices.get(dev.peer)
-            if peer is not None:
-                targets.append((c.act == XDP_TX, peer))
-        for ifindex in np.unique(c.target[c.target >= 0]):
-            tgt = self.world.by_ifindex.get(int(ifindex))
-            if isinstance(tgt, Veth):
-                peer = self.world.devices.get(tgt.peer)
-                if peer is not None:
-                    targets.append(((c.target == ifindex) & (c.err == 0), peer))
-        for mask, peer in targets:
-            if depth >= MAX_CHAIN or peer.name not in self.dp.compiled:
-                continue
-            pc = self.dp.compiled[peer.name].cost + peer.costs().poll / 64
-            out[mask] += (pc + self._chain(peer, depth + 1))[mask]
-        return out
 
 
 def _wire_frames(nic: Nic, dt: int) -> int:
