@@ -146,3 +146,7 @@ PORT_MAX = 65535
 
 TOPOLOGY_MAX_BYTES = 1 << 20
 """The largest topology file read (1 MiB; the shipped ones are a few KiB)."""
+
+# A Python program's run (or its file's import) may take this long before it is stopped and
+# reported (an SIGALRM timer on the main thread; elsewhere it is not bounded).
+PROGRAM_TIME_LIMIT_S = 2.0

@@ -50,6 +50,7 @@ from xdptui.sim.kconst import (
     action_name,
 )
 from xdptui.sim.layout import Layouts
+from xdptui.sim.programs import ProgramFailed
 from xdptui.sim.shared import SharedCache
 from xdptui.sim.tally import CpuStats, Tracepoints
 from xdptui.sim.world import World
@@ -57,6 +58,7 @@ from xdptui.sim.world import World
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 COMPILE_ROUNDS = 6  # frames made by programs feed other programs: a few rounds, then stop
+MAX_FAILED_PROGRAMS = 64  # programs detached in one compilation before giving up
 
 
 @dataclass
@@ -99,6 +101,7 @@ class Datapath:
         self.tp = Tracepoints()
         self.cpu = CpuStats.make(world.nr_cpus)
         self.compiled: dict[str, Compiled] = SharedCache()
+        self.failures: list[tuple[ProgramFailed, list[str]]] = []  # detached since last asked
         self.compiled_epoch = -1
         self.classes = FlowClasses(-1, np.zeros(0, np.int64), np.zeros(0, np.int64))
         self.layouts = Layouts()
@@ -141,8 +144,21 @@ class Datapath:
     # ------------------------------------------------------------ compile
 
     def compile(self) -> None:
-        """Recompute every device's per-entry paths if the configuration changed -- again
-        while real programs make frames the flow table lacks (``bpf_eval.grow_pending``)."""
+        """Recompute every device's per-entry paths if the configuration changed. A Python
+        program that fails on the new configuration is detached and the paths recomputed
+        without it; ``failures`` keeps what happened for the engine to report."""
+        for _ in range(MAX_FAILED_PROGRAMS):
+            try:
+                self._compile()
+                return
+            except ProgramFailed as exc:
+                where = self.world.detach_program(exc.prog_id)
+                self.failures.append((exc, where))
+        self._compile()
+
+    def _compile(self) -> None:
+        """Every device's per-entry paths -- again while real programs make frames the flow
+        table lacks (``bpf_eval.grow_pending``)."""
         w = self.world
         for round_ in range(COMPILE_ROUNDS):
             if self.compiled_epoch == w.epoch:

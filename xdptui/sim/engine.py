@@ -204,6 +204,7 @@ class Simulator:
             while st.timers.peek() == nxt:
                 self._fire(st.timers.pop())
             self._after_change()
+        self._program_failures()
         self._preview = None
         self._maybe_checkpoint()
 
@@ -255,6 +256,29 @@ class Simulator:
             st.fast.grid.restart(st.now)
         if st.is_exact:
             st.exact.rearm_all(st.now)
+        self._program_failures()
+
+    def _program_failures(self) -> None:
+        """Programs the data path detached because they failed: each an event in the log, the
+        report's ``events`` and the event stream (``prog_fail``)."""
+        st = self.state
+        for exc, where in st.dp.failures:
+            text = f"program {exc.prog_name} (id {exc.prog_id}) {exc.why}"
+            reply = f"{text}; detached from {', '.join(where) or 'nothing'}"
+            ev = EventView(st.now, f"# {exc.prog_name} failed", False, "EINVAL", reply, "system")
+            st.log.append(ev)
+            st.commands.append(ev)
+            st.stream.emit(
+                {
+                    "t_ns": st.now,
+                    "kind": "prog_fail",
+                    "prog": exc.prog_name,
+                    "id": exc.prog_id,
+                    "error": exc.why,
+                    "detached": where,
+                }
+            )
+        st.dp.failures.clear()
 
     def step_poll(self) -> bool:
         """One NAPI poll forward -- the next poll on any CPU, in time order (exact mode)."""

@@ -9,7 +9,10 @@ so a header-only verdict is computed once per entry and reused for every frame (
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Mapping
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ import numpy.typing as npt
 
 from xdptui.model.catalog import is_user_program, program_info
 from xdptui.model.errors import Errno, KernelError
+from xdptui.model.limits import PROGRAM_TIME_LIMIT_S
 from xdptui.sim import costs
 from xdptui.sim.core.bpf_obj import ObjProgram, load_program, split_spec
 from xdptui.sim.kconst import (
@@ -105,6 +109,56 @@ class XdpContext:
 ProgramFunc = Callable[[XdpContext], IntArray]
 
 
+class ProgramFailed(KernelError):
+    """A Python program raised, returned the wrong thing, exited or overran its time limit."""
+
+    def __init__(self, name: str, prog_id: int, why: str) -> None:
+        super().__init__(Errno.EINVAL, f"program {name} {why}")
+        self.prog_name = name
+        self.prog_id = prog_id
+        self.why = why
+
+
+class _Overran(Exception):
+    pass
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Stop the code inside after ``seconds`` of wall time (``_Overran``): an interval timer on
+    the main thread; elsewhere signals cannot reach it and the code runs unbounded."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def overran(_signum: int, _frame: object) -> None:
+        raise _Overran
+
+    old = signal.signal(signal.SIGALRM, overran)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _contained(what: str, call: Callable[[], Any]) -> tuple[Any, str | None]:
+    """Run user code: its result, or why it failed (exceptions, ``sys.exit``, Ctrl-C raised by
+    the code, a hang past the time limit) -- nothing it does ends the process."""
+    try:
+        with time_limit(PROGRAM_TIME_LIMIT_S):
+            return call(), None
+    except _Overran:
+        return None, f"ran longer than {PROGRAM_TIME_LIMIT_S:g} s ({what} stopped)"
+    except SystemExit as exc:
+        return None, f"called sys.exit({exc.code!r})"
+    except KeyboardInterrupt:
+        return None, "raised KeyboardInterrupt"
+    except Exception as exc:
+        return None, f"raised {exc!r}"
+
+
 @dataclass(frozen=True)
 class Program:
     """A loaded program: name as the user typed it, its function, its cost and parameters."""
@@ -121,20 +175,21 @@ class Program:
         return dict(self.params)
 
     def run(self, ctx: XdpContext) -> IntArray:
-        """Run on every row; a user program's bad result is refused like the verifier would."""
-        try:
-            result = self.func(ctx)
-        except Exception as exc:  # a user program's bug must not take the simulator down
-            raise KernelError(Errno.EINVAL, f"program {self.name} raised {exc!r}") from exc
+        """Run on every row; a user program's failure or bad result is ``ProgramFailed``
+        (refused at attach like the verifier would; detached if it fails later)."""
+        result, why = _contained("the run", lambda: self.func(ctx))
+        if why is not None:
+            raise ProgramFailed(self.name, self.prog_id, why)
         actions = np.asarray(result)
+        if not np.issubdtype(actions.dtype, np.integer) or actions.shape not in ((), (len(ctx),)):
+            raise ProgramFailed(
+                self.name,
+                self.prog_id,
+                "must return one integer action per row, "
+                f"got {type(result).__name__} of shape {actions.shape} dtype {actions.dtype}",
+            )
         if actions.shape == ():
             actions = np.full(len(ctx), int(actions), dtype=np.int64)
-        if actions.shape != (len(ctx),) or not np.issubdtype(actions.dtype, np.integer):
-            raise KernelError(
-                Errno.EINVAL,
-                f"program {self.name} must return one integer action per row, "
-                f"got shape {actions.shape} dtype {actions.dtype}",
-            )
         return actions.astype(np.int64, copy=False)
 
 
@@ -205,10 +260,10 @@ def load_user_function(spec: str, base_dir: Path | None = None) -> ProgramFunc:
     if module_spec is None or module_spec.loader is None:
         raise KernelError(Errno.EINVAL, f"cannot load {path_text}")
     module = importlib.util.module_from_spec(module_spec)
-    try:
-        module_spec.loader.exec_module(module)
-    except Exception as exc:
-        raise KernelError(Errno.EINVAL, f"{path_text}: {exc!r}") from exc
+    loader = module_spec.loader
+    _, why = _contained("its import", lambda: loader.exec_module(module))
+    if why is not None:
+        raise KernelError(Errno.EINVAL, f"{path_text}: importing it {why}")
     func = getattr(module, func_name, None)
     if not callable(func):
         raise KernelError(Errno.ENOENT, f"{path_text} has no function {func_name}()")

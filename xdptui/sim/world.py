@@ -8,7 +8,7 @@ offset[s] + len(table_s)``, so a verdict or a cost is one array over all entries
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +100,23 @@ class World:
     def nic(self, name: str) -> Nic | None:
         dev = self.devices.get(name)
         return dev if isinstance(dev, Nic) else None
+
+    def detach_program(self, prog_id: int) -> list[str]:
+        """A failed Python program comes off everywhere it runs: each device's attachment and
+        each devmap entry's egress program (the entry stays, without one). Returns where."""
+        where: list[str] = []
+        for dev in self.devices.values():
+            for mode, att in list(dev.xdp.items()):
+                if att.prog.prog_id == prog_id:
+                    del dev.xdp[mode]
+                    where.append(f"{dev.name} ({mode})")
+        for dmap in self.maps.values():
+            for key, entry in list(dmap.entries.items()):
+                if entry.egress is not None and entry.egress.prog_id == prog_id:
+                    dmap.entries[key] = replace(entry, egress=None)
+                    where.append(f"map {dmap.name} key {key} (egress)")
+        self.touch()
+        return where
 
     def lands_on(self, src: Source) -> NetDev | None:
         """The device whose receive queues a source's frames reach: its own for frames from
