@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import heapq
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -342,11 +343,19 @@ class Simulator:
         st.inputs.append((st.now, st.timers.seq, kind, data))
 
     def _apply(self, line: str, command: Any, origin: str) -> CommandResult:
+        """Apply a command all or nothing: a refusal restores the state from before it, so
+        whatever the command had validated, built or changed before it was refused is gone."""
+        before = copy_state(self.state)
         try:
             reply = self.control.apply(command)
             result = CommandResult(True, None, reply, command)
         except KernelError as exc:
             result = CommandResult(False, exc.errno.name, format_kernel_error(exc), command)
+            booting = self.control.booting
+            for f in fields(State):  # in place: callers up the stack hold this state object
+                setattr(self.state, f.name, getattr(before, f.name))
+            self.control = self._control()
+            self.control.booting = booting
         self._record(line, result, origin)
         return result
 
