@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from conftest import counters, sim_of
 
 from xdptui.model.views import BondView
+from xdptui.report import build_report
 from xdptui.sim.engine import Simulator
 from xdptui.sim.hashing import FlowHeaders, bond_xmit_hash
 
@@ -291,7 +294,8 @@ def test_redirect_into_a_bond_picks_a_slave_per_frame():
     sim.run_until(5_000_000)
     assert counters(sim, "eth0")["xdp_xmit"] == 500
     assert counters(sim, "eth1")["xdp_xmit"] == 500
-    assert counters(sim, "bond0")["tx_packets"] == 1000
+    bond = sim.frame().device("bond0")
+    assert bond.bond is not None and bond.bond.tx_down == 1000
 
 
 def test_redirect_into_a_bond_needs_every_slave_to_take_it():
@@ -324,7 +328,9 @@ def test_stack_tx_through_rr_bond_shares_the_counter_with_xdp():
     sim.run_until(5_000_000)
     assert counters(sim, "eth1")["tx_packets"] == 501  # first frame: id 1
     assert counters(sim, "eth0")["tx_packets"] == 500
-    assert counters(sim, "bond0")["tx_packets"] == 1001
+    bond = sim.frame().device("bond0")
+    assert bond.bond is not None and bond.bond.tx_down == 1001
+    assert bond.counter("tx_packets") == 1001  # bond_get_stats: the slaves' sum
 
 
 def test_nested_bond_propagates_to_the_leaves():
@@ -342,3 +348,53 @@ def test_nested_bond_propagates_to_the_leaves():
     assert sim.submit("ip link set dev outer xdp off").ok
     assert sim.frame().device("eth0").xdp is None
     assert sim.frame().device("inner").xdp is None
+
+
+# ------------------------------------------------------------ bond_get_stats
+
+
+def _ab_pass_bond() -> Simulator:
+    return sim_of("""
+        name: active-backup stats
+        cpus: 2
+        devices:
+          eth0: {type: nic, driver: ice, queues: 1}
+          eth1: {type: nic, driver: ice, queues: 1}
+          bond0: {type: bond, mode: active-backup, miimon: 100ms, slaves: [eth0, eth1]}
+        traffic:
+          - {name: a, to: eth0, rate: 1Mpps, count: 300}
+          - {name: b, to: eth1, rate: 1Mpps, count: 200}
+    """)
+
+
+def test_bond_counters_are_the_sum_of_active_and_backup_slaves():
+    sim = _ab_pass_bond()
+    sim.run_until(5_000_000)
+    bond = sim.frame().device("bond0")
+    # bond_get_stats folds every slave's rtnl_link_stats64, backup included: 300 + 200
+    assert bond.counter("rx_packets") == 300 + 200
+    # bond_should_deliver_exact_match: only the active slave's frames go up through the bond
+    assert bond.bond is not None and bond.bond.rx_up == 300
+    report = build_report(sim)
+    assert report["devices"]["bond0"]["rx_up"] == 300
+    assert report["devices"]["bond0"]["counters"]["rx_packets"] == 500
+
+
+def test_bond_keeps_a_released_slaves_counters():
+    sim = _ab_pass_bond()
+    sim.run_until(5_000_000)
+    res = sim.submit("ip link set dev eth1 nomaster")
+    assert res.ok, res.reply
+    # bond_get_stats: bond->bond_stats keeps what was folded in before the release
+    assert sim.frame().device("bond0").counter("rx_packets") == 500
+
+
+def test_ip_s_link_on_a_bond_shows_the_slaves_sum_and_ethtool_has_no_stats():
+    sim = _ab_pass_bond()
+    sim.run_until(5_000_000)
+    res = sim.submit("ip -j -s link show dev bond0")
+    assert res.ok, res.reply
+    (link,) = json.loads(res.reply)
+    assert link["stats64"]["rx"]["packets"] == 500
+    res = sim.submit("ethtool -S bond0")  # bonding has no get_ethtool_stats
+    assert res.ok and res.reply == "no stats available"

@@ -43,6 +43,9 @@ class Bond(NetDev):
     link: dict[str, bool] = field(default_factory=dict)  # slave->link == BOND_LINK_UP
     usable: list[str] = field(default_factory=list)  # bond->usable_slaves (hash modes)
     rr_counter: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    rx_up: int = 0  # frames delivered up through the bond (bond_handle_frame)
+    tx_down: int = 0  # frames sent down through it to a slave
+    folded: dict[str, int] = field(default_factory=dict)  # bond->bond_stats of released slaves
     hash_cache: SharedCache[tuple[object, ...], IntArray] = field(
         default_factory=SharedCache, repr=False, compare=False
     )  # the slave per entry for one hash setup (the flow table's headers, the usable slaves)
@@ -64,33 +67,65 @@ class Bond(NetDev):
     def ndo_xdp_xmit(self, dp: Datapath, x: Xmit) -> None:
         """``bond_xdp_xmit``: a slave per frame (``bond_xdp_get_xmit_slave``), each handed to
         that slave's ``ndo_xdp_xmit`` one frame per call; no slave -> -ENXIO."""
-        self.add("tx_packets", x.rows.total)
-        self.add("tx_bytes", x.rows.bytes(dp.world.entries.size))
         for name, part in BondLogic(self, dp.world.devices).xdp_split(
             x.cpu, x.rows, dp.world.entries.headers
         ):
             if name is None:
-                self.add("tx_packets", -part.total)
                 dp.xmit_error(dp.xmit_part(x, self, part, x.calls), Errno.ENXIO, count_dev=False)
                 continue
             slave = dp.world.devices[name]
+            self.tx_down += part.total
             slave.ndo_xdp_xmit(dp, dp.xmit_part(x, slave, part, part.total))
 
     def stack_xmit(self, dp: Datapath, cpu: int, t: int, rows: Rows) -> None:
         """``bond_start_xmit``: the mode's slave choice (round-robin shares the per-CPU
         counter with XDP), then the slave's own transmit path."""
-        self.add("tx_packets", rows.total)
-        self.add("tx_bytes", rows.bytes(dp.world.entries.size))
         lg = BondLogic(self, dp.world.devices)
         for name, part in lg.stack_split(cpu, rows, dp.world.entries.headers):
             if name is None:
-                self.add("tx_dropped", part.total)
-                self.add("tx_packets", -part.total)
+                self.add("tx_dropped", part.total)  # bond_tx_drop: dev_core_stats_tx_dropped_inc
                 continue
+            self.tx_down += part.total
             dp.world.devices[name].stack_xmit(dp, cpu, t, part)
 
     def generic_xmit(self, dp: Datapath, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
         self.stack_xmit(dp, cpu, t, rows)
+
+
+FOLDED_STATS = (
+    "rx_packets",
+    "rx_bytes",
+    "rx_dropped",
+    "tx_packets",
+    "tx_bytes",
+    "tx_dropped",
+    "rx_missed_errors",
+)
+"""The ``rtnl_link_stats64`` fields xdptui keeps that ``bond_fold_stats`` sums (the XDP
+counters are driver statistics, not link statistics: they are not folded)."""
+
+
+def bond_get_stats(bond: Bond, devices: dict[str, NetDev]) -> dict[str, int]:
+    """``bond_get_stats`` (bond_main.c, v6.15): ``bond->bond_stats`` -- what released slaves
+    left behind -- plus ``bond_fold_stats`` of every current slave, active and backup alike;
+    ``dev_get_stats`` then adds the bond's own core drops (``bond_tx_drop``). The bond's own
+    ``rx_up``/``tx_down`` are not link statistics."""
+    out = dict(bond.counters)
+    for key in FOLDED_STATS:
+        own = bond.counters.get(key, 0) if key == "tx_dropped" else 0
+        total = own + bond.folded.get(key, 0)
+        for name in bond.slaves:
+            dev = devices.get(name)
+            if dev is None:
+                continue
+            total += (
+                bond_get_stats(dev, devices).get(key, 0)
+                if isinstance(dev, Bond)
+                else (dev.counters.get(key, 0))
+            )
+        if key in out or total:
+            out[key] = total
+    return out
 
 
 def slave_is_up(dev: NetDev) -> bool:

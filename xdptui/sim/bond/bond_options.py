@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from xdptui.model.errors import Errno, KernelError
 from xdptui.model.topology import bond_xdp_check
-from xdptui.sim.bond.bond_main import Bond, BondLogic
+from xdptui.sim.bond.bond_main import FOLDED_STATS, Bond, BondLogic
 from xdptui.sim.dev.netdev import MODE_DRV, Attachment, NetDev
 from xdptui.sim.dev.nic import Nic, configure_xdp_rings
 from xdptui.sim.dev.veth import Veth
@@ -169,6 +169,9 @@ class BondControl:
                 self.log(f"{bond.name}: ({slave.name}) failed to unload XDP program")
         active = bond.mode != "active-backup" or bond.curr_active == slave.name
         was = "active" if active else "backup"
+        for key in FOLDED_STATS:  # bond_get_stats keeps what the slave brought (bond_stats)
+            if key in slave.counters:
+                bond.folded[key] = bond.folded.get(key, 0) + slave.counters[key]
         bond.slaves.remove(slave.name)
         bond.link.pop(slave.name, None)
         slave.master = None
