@@ -398,3 +398,59 @@ def test_ip_s_link_on_a_bond_shows_the_slaves_sum_and_ethtool_has_no_stats():
     assert link["stats64"]["rx"]["packets"] == 500
     res = sim.submit("ethtool -S bond0")  # bonding has no get_ethtool_stats
     assert res.ok and res.reply == "no stats available"
+
+
+# ------------------------------------------------------------ bond_xdp_xmit
+
+
+def _into_ab_bond(exact: bool) -> Simulator:
+    sim = sim_of("""
+        name: into an active-backup bond whose active slave is down
+        cpus: 1
+        devices:
+          eth0: {type: nic, driver: ice, queues: 1}
+          eth1: {type: nic, driver: ice, queues: 1}
+          eth2: {type: nic, driver: ice, queues: 1, xdp: {program: redirect, params: {dev: bond0}}}
+          bond0: {type: bond, mode: active-backup, miimon: 0, slaves: [eth0, eth1], xdp: xdp_pass}
+        traffic:
+          - {name: g, to: eth2, rate: 1Mpps, count: 1000}
+    """)
+    if exact:
+        sim.exact = True
+    res = sim.submit("ip link set dev eth0 down")
+    assert res.ok, res.reply
+    return sim
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_redirect_into_a_bond_whose_slave_is_down_is_refused_with_enetdown(exact: bool) -> None:
+    sim = _into_ab_bond(exact)
+    sim.run_until(5_000_000)
+    # miimon 0: the bond never notices; bond_xmit_activebackup_slave_get still returns eth0,
+    # whose ndo_xdp_xmit answers -ENETDOWN for the first frame of every bulk: nothing queued
+    assert counters(sim, "eth0")["tx_packets"] == 0
+    (m,) = [m for m in sim.frame().tracepoints.xdp_devmap_xmit if m.to_dev == "bond0"]
+    assert m.sent == 0 and m.drops == 1000
+    assert m.err == m.flushes  # every bulk failed on its first frame: bond_xdp_xmit < 0
+    assert counters(sim, "eth0")["xdp_xmit_errors"] == m.flushes  # one frame handed per bulk
+
+
+def test_bond_rr_xmit_stops_at_the_first_refused_frame() -> None:
+    from xdptui.model.errors import Errno
+    from xdptui.sim.bond.bond_main import Bond, BondLogic
+
+    sim = sim_of("""
+        name: rr
+        cpus: 1
+        devices:
+          eth0: {type: nic, driver: ice, queues: 1}
+          eth1: {type: nic, driver: ice, queues: 1}
+          bond0: {type: bond, mode: balance-rr, slaves: [eth0, eth1]}
+    """)
+    bond = sim.world.devices["bond0"]
+    assert isinstance(bond, Bond)
+    lg = BondLogic(bond, sim.world.devices)
+    # ids (counter % 2): 1 refuses. Bulk 1 starts at counter 1 -> id 1: nothing sent, the
+    # counter stops at 1. Every later bulk: counter 2k -> id 0 sent, 2k+1 -> id 1 breaks.
+    sent, first, counter = lg.rr_bulks(0, 16, 10, {"eth0": None, "eth1": Errno.ENXIO})
+    assert sent == 9 / 10 and first == 1 / 10 and counter == 1 + 9 * 2
