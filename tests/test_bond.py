@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -252,7 +253,7 @@ def test_xmit_hash_policy_changes_live_except_vlan_srcmac_under_xdp():
 
 def test_active_backup_failover_waits_for_miimon():
     sim = bond(
-        mode="active-backup",
+        mode="active-backup, miimon: 100",
         count=10**9,
         traffic="}\n  - {name: h, to: eth1, rate: 1Mpps, count: 1000000000, flows: 1",
         timeline="timeline:\n  - {at: 10ms, do: 'ip link set dev eth0 down'}\n",
@@ -454,3 +455,55 @@ def test_bond_rr_xmit_stops_at_the_first_refused_frame() -> None:
     # counter stops at 1. Every later bulk: counter 2k -> id 0 sent, 2k+1 -> id 1 breaks.
     sent, first, counter = lg.rr_bulks(0, 16, 10, {"eth0": None, "eth1": Errno.ENXIO})
     assert sent == 9 / 10 and first == 1 / 10 and counter == 1 + 9 * 2
+
+
+# ------------------------------------------------------------ bond_option_mode_set: miimon
+
+
+@pytest.mark.parametrize(
+    ("mode", "miimon"),
+    [
+        ("802.3ad", 100),
+        ("balance-tlb", 100),
+        ("balance-alb", 100),
+        ("active-backup", 0),
+        ("balance-rr", 0),
+        ("balance-xor", 0),
+        ("broadcast", 0),
+    ],
+)
+def test_miimon_default_follows_bond_option_mode_set(mode: str, miimon: int) -> None:
+    sim = sim_of(f"""
+        name: miimon default
+        devices:
+          eth0: {{type: nic, driver: ice, queues: 1}}
+          bond0: {{type: bond, mode: {mode}, slaves: [eth0]}}
+    """)
+    assert bond_view(sim).miimon == miimon
+
+
+def test_mode_change_to_8023ad_starts_mii_monitoring_at_100ms() -> None:
+    sim = sim_of("""
+        name: empty bond
+        devices:
+          bond0: {type: bond, mode: active-backup, up: false}
+    """)
+    assert bond_view(sim).miimon == 0
+    res = sim.submit("ip link set dev bond0 type bond mode 802.3ad")
+    assert res.ok, res.reply
+    assert bond_view(sim).miimon == 100
+
+
+def test_check_warns_about_active_backup_without_miimon(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from xdptui.cli import main
+
+    path = tmp_path / "ab.yaml"
+    path.write_text(
+        "name: ab\ndevices:\n  eth0: {type: nic, driver: ice}\n"
+        "  bond0: {type: bond, mode: active-backup, slaves: [eth0]}\n"
+    )
+    assert main(["check", str(path)]) == 0
+    assert "bond0: active-backup without miimon" in capsys.readouterr().err
+    path.write_text(path.read_text().replace("slaves:", "miimon: 100, slaves:"))
+    assert main(["check", str(path)]) == 0
+    assert "miimon" not in capsys.readouterr().err

@@ -26,6 +26,7 @@ from xdptui.model.topology import (
     VethSpec,
     XdpMode,
     XdpSpec,
+    default_miimon,
 )
 from xdptui.model.units import parse_rate
 from xdptui.sim.engine import Simulator
@@ -119,6 +120,7 @@ def _bond(program: str, rss: bool, devs: int) -> Topology:
         mode="802.3ad",
         xmit_hash_policy="layer3+4",
         slaves=tuple(names),
+        miimon_ms=default_miimon("802.3ad"),
         xdp=XdpSpec(program, "native"),
     )
     traffic = tuple(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdptui.model.errors import Errno, KernelError
-from xdptui.model.topology import bond_xdp_check
+from xdptui.model.topology import bond_xdp_check, default_miimon
 from xdptui.sim.bond.bond_main import FOLDED_STATS, Bond, BondLogic
 from xdptui.sim.dev.netdev import MODE_DRV, Attachment, NetDev
 from xdptui.sim.dev.nic import Nic, configure_xdp_rings
@@ -23,6 +23,7 @@ class BondControl:
     booting: bool
     now: Callable[[], int]
     log: Callable[[str], None]
+    schedule: Callable[..., None]  # (at_ns, timer kind, *args): xdptui.sim.clock
 
     def device(self, name: str) -> NetDev:  # provided by Control
         raise NotImplementedError
@@ -188,7 +189,9 @@ class BondControl:
 
     def set_mode(self, bond: Bond, mode: str) -> None:
         """``bond_opt_check_deps`` (NOSLAVES -> ENOTEMPTY, IFDOWN -> EBUSY), then
-        ``bond_option_mode_set``: a loaded program must be able to run in the new mode."""
+        ``bond_option_mode_set``: a loaded program must be able to run in the new mode; a mode
+        that can't use ARP monitoring (802.3ad, tlb, alb) starts MII monitoring at 100 ms when
+        miimon is 0."""
         if mode == bond.mode:
             return
         if bond.slaves:
@@ -204,6 +207,9 @@ class BondControl:
         bond.mode = mode
         if bond.mode != "balance-rr":
             bond.packets_per_slave = 1
+        if not bond.miimon_ms and default_miimon(mode):  # set miimon to default value
+            bond.miimon_ms = default_miimon(mode)
+            self.schedule(self.now() + bond.miimon_ms * 1_000_000, "miimon", bond.name)
         self.world.touch()
 
     def set_policy(self, bond: Bond, policy: str) -> None:
