@@ -507,3 +507,60 @@ def test_check_warns_about_active_backup_without_miimon(tmp_path: Path, capsys) 
     path.write_text(path.read_text().replace("slaves:", "miimon: 100, slaves:"))
     assert main(["check", str(path)]) == 0
     assert "miimon" not in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ replies and flags
+
+
+def test_bond_option_errors_read_as_iproute2_prints_the_extack() -> None:
+    sim = bond(count=10)
+    res = sim.submit("ip link set dev bond0 type bond mode active-backup")
+    # bond_opt_error_interpret (v6.0+): NL_SET_ERR_MSG_ATTR, iproute2 adds the full stop
+    assert (res.errno, res.reply) == (
+        "ENOTEMPTY",
+        "Error: unable to set option because the bond device has slaves.",
+    )
+    for s in ("eth0", "eth1"):
+        assert sim.submit(f"ip link set dev {s} nomaster").ok
+    res = sim.submit("ip link set dev bond0 type bond mode active-backup")
+    assert (res.errno, res.reply) == (
+        "EBUSY",
+        "Error: unable to set option because the bond is up.",
+    )
+
+
+def test_a_tap_slave_takes_the_bonds_program() -> None:
+    sim = sim_of("""
+        name: tap slave
+        devices:
+          tap0: {type: tun, mode: tap, reader: 1Mpps}
+          bond0: {type: bond, mode: active-backup, miimon: 100, slaves: [tap0], xdp: xdp_pass}
+    """)
+    assert not [e for e in sim.frame().events if not e.ok]
+    tap = sim.world.devices["tap0"]  # tap_netdev_ops has ndo_bpf and ndo_xdp_xmit
+    assert tap.xdp["native"].inherited_from == "bond0"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ip link set dev eth0 xdpgeneric off",
+        "ip link set dev eth0 xdpgeneric obj xdp_drop",
+        "ip link set dev eth0 xdp off",
+    ],
+)
+def test_xdp_on_or_off_on_a_slave_of_a_bond_with_a_program_is_eexist(line: str) -> None:
+    sim = bond(count=10)
+    res = sim.submit(line)
+    # dev_xdp_attach: the upper-device check comes before anything about the slave's own state
+    assert (res.errno, res.reply) == (
+        "EEXIST",
+        "Error: Cannot attach when an upper device already has a program.",
+    )
+
+
+def test_ip_link_show_carries_master_and_slave_flags() -> None:
+    sim = bond(count=10)
+    links = {x["ifname"]: x for x in json.loads(sim.submit("ip -j link show").reply)}
+    assert "MASTER" in links["bond0"]["flags"] and "SLAVE" not in links["bond0"]["flags"]
+    assert "SLAVE" in links["eth0"]["flags"] and links["eth0"]["master"] == "bond0"

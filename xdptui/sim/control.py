@@ -107,16 +107,12 @@ class Control(BondControl):
         XDP_FLAGS_UPDATE_IF_NOEXIST unless ``-force``."""
         dev = self.device(c.dev)
         mode = KEYWORD_MODE.get(c.keyword) or (MODE_DRV if dev.has_ndo_bpf() else MODE_SKB)
+        if c.prog is not None:
+            self.check_program(c.prog, c.params)  # iproute2 loads the object first
+        self.check_upper(dev)
         if c.prog is None:
             self.detach(dev, mode)
             return ""
-        self.check_program(c.prog, c.params)
-        if dev.master is not None:
-            upper = self.world.devices.get(dev.master)
-            if upper is not None and upper.prog is not None:
-                raise KernelError(
-                    Errno.EEXIST, "Cannot attach when an upper device already has a program"
-                )
         current = dev.xdp.get(mode)
         if current is not None and current.inherited_from:
             current = None  # not in the slave's own xdp_state
@@ -163,17 +159,22 @@ class Control(BondControl):
         self.world.touch()
         return ""
 
+    def check_upper(self, dev: NetDev) -> None:
+        """``dev_xdp_attach`` (net/core/dev.c, v6.15), for an attach and a detach alike, in
+        any mode: an upper device (the bond) with a program of its own -> EEXIST."""
+        if dev.master is None:
+            return
+        upper = self.world.devices.get(dev.master)
+        if upper is not None and any(a.inherited_from is None for a in upper.xdp.values()):
+            raise KernelError(
+                Errno.EEXIST, "Cannot attach when an upper device already has a program"
+            )
+
     def detach(self, dev: NetDev, mode: str) -> None:
         """``xdp off``: the mode comes from the keyword, else ``dev_xdp_mode`` picks native on a
         device with ``ndo_bpf`` -- so a generic program needs ``xdpgeneric off``."""
         if dev.xdp.get(mode) is None:
             return
-        if dev.xdp[mode].inherited_from:
-            # The slave's xdp_state is empty (the bond propagated through ndo_bpf): nothing to
-            # detach, and dev_xdp_attach refuses because the upper device has a program.
-            raise KernelError(
-                Errno.EEXIST, "Cannot attach when an upper device already has a program"
-            )
         if isinstance(dev, Bond):
             self.bond_xdp_set(dev, None)
             return

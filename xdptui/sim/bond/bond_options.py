@@ -11,6 +11,7 @@ from xdptui.model.topology import bond_xdp_check, default_miimon
 from xdptui.sim.bond.bond_main import FOLDED_STATS, Bond, BondLogic
 from xdptui.sim.dev.netdev import MODE_DRV, Attachment, NetDev
 from xdptui.sim.dev.nic import Nic, configure_xdp_rings
+from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.programs import Program
 from xdptui.sim.world import World
@@ -41,10 +42,14 @@ class BondControl:
         return any(isinstance(d, Bond) and d.bond_prog for d in self.world.devices.values())
 
     def slave_supports_xdp(self, dev: NetDev) -> bool:
-        """``ndo_bpf`` and ``ndo_xdp_xmit`` both present."""
+        """``bond_enslave`` / ``bond_xdp_set``: ``ndo_bpf`` and ``ndo_xdp_xmit`` both present --
+        a NIC whose driver has them, a veth, a bond, a tap (``tap_netdev_ops``: ``tun_xdp``,
+        ``tun_xdp_xmit``; a tun device has neither)."""
         if isinstance(dev, Nic):
             assert dev.driver is not None
             return dev.driver.native_xdp and dev.driver.ndo_xdp_xmit
+        if isinstance(dev, Tun):
+            return dev.mode == "tap"
         return isinstance(dev, Veth | Bond)
 
     def own_prog_count(self, dev: NetDev) -> int:
@@ -188,7 +193,8 @@ class BondControl:
     # ------------------------------------------------------------ options
 
     def set_mode(self, bond: Bond, mode: str) -> None:
-        """``bond_opt_check_deps`` (NOSLAVES -> ENOTEMPTY, IFDOWN -> EBUSY), then
+        """``bond_opt_check_deps`` (NOSLAVES -> ENOTEMPTY, IFDOWN -> EBUSY, with the extack
+        ``bond_opt_error_interpret`` sets since v6.0, which iproute2 prints), then
         ``bond_option_mode_set``: a loaded program must be able to run in the new mode; a mode
         that can't use ARP monitoring (802.3ad, tlb, alb) starts MII monitoring at 100 ms when
         miimon is 0."""
@@ -196,12 +202,10 @@ class BondControl:
             return
         if bond.slaves:
             raise KernelError(
-                Errno.ENOTEMPTY, "option mode: unable to set because the bond device has slaves"
+                Errno.ENOTEMPTY, "unable to set option because the bond device has slaves"
             )
         if bond.admin_up:
-            raise KernelError(
-                Errno.EBUSY, "option mode: unable to set because the bond device is up"
-            )
+            raise KernelError(Errno.EBUSY, "unable to set option because the bond is up")
         if bond.bond_prog and not bond_xdp_check(mode, bond.xmit_hash_policy):
             raise KernelError(Errno.EOPNOTSUPP, "")
         bond.mode = mode
