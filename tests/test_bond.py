@@ -564,3 +564,41 @@ def test_ip_link_show_carries_master_and_slave_flags() -> None:
     links = {x["ifname"]: x for x in json.loads(sim.submit("ip -j link show").reply)}
     assert "MASTER" in links["bond0"]["flags"] and "SLAVE" not in links["bond0"]["flags"]
     assert "SLAVE" in links["eth0"]["flags"] and links["eth0"]["master"] == "bond0"
+
+
+# ------------------------------------------------------------ 802.3ad link events
+
+
+def test_8023ad_slave_whose_carrier_comes_back_waits_for_the_next_mii_tick() -> None:
+    sim = bond(
+        mode="802.3ad",
+        policy="layer3+4",
+        count=10**9,
+        flows=64,
+        timeline="timeline:\n"
+        "  - {at: 30ms, do: 'ip link set dev eth1 carrier off'}\n"
+        "  - {at: 60ms, do: 'ip link set dev eth1 carrier on'}\n",
+    )
+    assert bond_view(sim).miimon == 100  # bond_option_mode_set's default for 802.3ad
+    sim.run_until(31_000_000)
+    assert bond_view(sim).usable_slaves == ("eth0",)  # NETDEV_CHANGE: arrays rebuilt at once
+    sim.run_until(99_000_000)
+    # carrier back at 60 ms, but bond_update_speed_duplex failed at the loss: BOND_LINK_FAIL
+    assert bond_view(sim).usable_slaves == ("eth0",)
+    sim.run_until(101_000_000)  # the MII tick at 100 ms: BOND_LINK_BACK -> UP
+    assert bond_view(sim).usable_slaves == ("eth0", "eth1")
+
+
+def test_balance_xor_slave_whose_carrier_comes_back_is_usable_at_once() -> None:
+    sim = bond(
+        mode="balance-xor, miimon: 100",
+        policy="layer3+4",
+        count=10**9,
+        flows=64,
+        timeline="timeline:\n"
+        "  - {at: 30ms, do: 'ip link set dev eth1 carrier off'}\n"
+        "  - {at: 60ms, do: 'ip link set dev eth1 carrier on'}\n",
+    )
+    sim.run_until(61_000_000)
+    # no MII tick in between: slave->link is still UP, NETDEV_CHANGE rebuilds the array
+    assert bond_view(sim).usable_slaves == ("eth0", "eth1")

@@ -200,12 +200,14 @@ class Control(BondControl):
             nic.down_until_ns = until
             self.log(f"{nic.name}: XDP program {why}: rings re-allocated, link down")
             self.schedule(until, "carrier", nic.name, until)
+            self.slave_event(nic, carrier=True)
 
     def carrier_back(self, name: str, until: int) -> None:
         """The link comes back after a driver reset (unless another reset superseded it)."""
         nic = self.world.devices.get(name)
         if nic is not None and nic.down_until_ns == until:
             nic.carrier = True
+            self.slave_event(nic, carrier=True)
             self.world.touch()
             self.log(f"{nic.name}: link up after ring re-allocation")
 
@@ -328,7 +330,7 @@ class Control(BondControl):
         if dev.carrier == c.on:
             return ""
         dev.carrier = c.on
-        self.slave_event(dev)
+        self.slave_event(dev, carrier=True)
         self.world.touch()
         return ""
 

@@ -227,13 +227,21 @@ class BondControl:
 
     # ------------------------------------------------------------ link events
 
-    def slave_event(self, dev: NetDev) -> None:
-        """``bond_slave_netdev_event``: NETDEV_UP/DOWN/CHANGE refresh the xmit arrays of the
-        hash modes at once; everything else waits for the MII monitor."""
+    def slave_event(self, dev: NetDev, carrier: bool = False) -> None:
+        """``bond_slave_netdev_event`` (bond_main.c, v6.15): NETDEV_UP/DOWN/CHANGE refresh the
+        xmit arrays of the hash modes at once; everything else waits for the MII monitor. In
+        802.3ad a carrier change (NETDEV_CHANGE) whose speed/duplex can't be read
+        (``bond_update_speed_duplex`` fails without a link) marks the slave BOND_LINK_FAIL, so
+        a slave whose carrier comes back stays unusable until the next MII tick sees it up
+        (``bond_miimon_inspect``: BOND_LINK_BACK -> UP). LACP itself is not modelled."""
         if dev.master is None:
             return
         bond = self.world.devices.get(dev.master)
-        if isinstance(bond, Bond) and bond.mode in ("balance-xor", "802.3ad"):
+        if not isinstance(bond, Bond):
+            return
+        if bond.mode == "802.3ad" and carrier and not dev.carrier:
+            bond.link[dev.name] = False
+        if bond.mode in ("balance-xor", "802.3ad"):
             self.logic(bond).update_slave_arr()
 
     def mii_monitor(self, bond: Bond) -> None:
