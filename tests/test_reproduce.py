@@ -60,3 +60,32 @@ def test_reproduce_marks_the_rows_the_cost_model_was_solved_from_as_fitted():
     ]
     assert all(r["fitted"] for r in out if r["seed"] == "tun-xdp")
     assert len(fitted) == 6 + 10 + 4
+
+
+def test_reproduce_ixgbe_attach_succeeds_up_to_128_cpus_and_fails_above():
+    res = subprocess.run(
+        [sys.executable, "-m", "xdptui", "reproduce", "ixgbe", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    out = {r["cpus"]: r for r in map(json.loads, res.stdout.splitlines())}
+    # ixgbe_xdp_setup: nr_cpu_ids > IXGBE_MAX_XDP_QS * 2 (128) -> -ENOMEM
+    assert {n: r["attach"] for n, r in out.items()} == {
+        64: "ok",
+        65: "ok",
+        96: "ok",
+        128: "ok",
+        129: "ENOMEM",
+        256: "ENOMEM",
+    }
+    # ixgbe_xdp_queues: min(64, nr_cpu_ids) rings; above 64 CPUs the locking key is on and
+    # ixgbe_determine_xdp_q_idx puts cpu on ring cpu % 64
+    assert not out[64]["locking"] and out[64]["lock_ns_per_xdp_tx_frame"] == 0
+    for n in (65, 96, 128):
+        r = out[n]
+        assert r["xdp_tx_rings"] == 64 and r["locking"]
+        assert r["ring_cpus"] == [[c for c in range(n) if c % 64 == ring] for ring in range(64)]
+        assert r["lock_ns_per_xdp_tx_frame"] > 0 and r["lock_ns_is_estimate"]
+        assert r["fitted"] is False

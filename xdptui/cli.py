@@ -206,7 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     prun.add_argument("--repeat", type=int, default=1)
     prun.add_argument("--json", action="store_true")
     rep = sub.add_parser("reproduce", help="the seeds' benchmark tables beside the simulator's")
-    rep.add_argument("which", nargs="?", default="all", choices=("bond", "devmap", "tun", "all"))
+    rep.add_argument(
+        "which", nargs="?", default="all", choices=("bond", "devmap", "tun", "ixgbe", "all")
+    )
     rep.add_argument("--json", action="store_true")
     schema = sub.add_parser("schema", help="print the JSON Schema of a file format")
     schema.add_argument("format", choices=SCHEMA_FORMATS, help="topology or report")

@@ -352,6 +352,8 @@ def run_row(row: Row) -> float:
 
 
 def main(which: str, as_json: bool) -> int:
+    if which == "ixgbe":
+        return ixgbe_main(as_json)
     seeds = sum((GROUPS[k] for k in GROUPS), ()) if which == "all" else GROUPS[which]
     rows = [r for r in ROWS if r.seed in seeds]
     results = [(r, run_row(r)) for r in rows]
@@ -388,4 +390,112 @@ def main(which: str, as_json: bool) -> int:
             f"  {kind}{flag}"
         )
     print("\nfitted: the cost model was solved from this row (calibration); predicted: not.")
+    return 0
+
+
+IXGBE_SEED = "ixgbe-xdp-many-cpus"
+IXGBE_CPUS = (64, 65, 96, 128, 129, 256)
+
+
+def _ixgbe(cpus: int) -> Topology:
+    """The ixgbe seed's subject: an ixgbe port with a native XDP_TX program on a host with
+    ``cpus`` CPUs (``nr_cpu_ids``)."""
+    return Topology(
+        name=f"ixgbe seed: {cpus} CPUs",
+        seed=1,
+        cpus=cpus,
+        devices=(
+            NicSpec(
+                name="eth0",
+                driver="ixgbe",
+                speed_bps=10_000_000_000,
+                queues=4,
+                xdp=XdpSpec("xdp_tx", "native"),
+            ),
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class IxgbeRow:
+    cpus: int
+    attach: str  # "ok" or the errno name
+    rings: int
+    locking: bool
+    ring_cpus: tuple[tuple[int, ...], ...]
+    lock_ns: float  # per XDP_TX / ndo_xdp_xmit frame: an estimate (costs.LOCK_*)
+
+
+def ixgbe_row(cpus: int) -> IxgbeRow:
+    """What the patch is about, for one CPU count: ``ixgbe_xdp_setup`` (ENOMEM above
+    2 x IXGBE_MAX_XDP_QS = 128 CPUs), ``ixgbe_xdp_queues`` (64 rings at most),
+    ``ixgbe_determine_xdp_q_idx`` (cpu % 64 under ``ixgbe_xdp_locking_key``)."""
+    from xdptui.sim.dev.nic import Nic
+
+    sim = Simulator(_ixgbe(cpus))
+    failed = [e for e in sim.frame().events if not e.ok]
+    nic = sim.world.devices["eth0"]
+    assert isinstance(nic, Nic)
+    view = sim.frame().device("eth0")
+    return IxgbeRow(
+        cpus=cpus,
+        attach=failed[0].errno or "error" if failed else "ok",
+        rings=len(view.xdp_tx_rings),
+        locking=any(r.locked for r in view.xdp_tx_rings),
+        ring_cpus=tuple(r.cpus for r in view.xdp_tx_rings),
+        lock_ns=nic.lock_cost(cpus),
+    )
+
+
+def _sharing(ring_cpus: tuple[tuple[int, ...], ...]) -> str:
+    if not ring_cpus:
+        return "-"
+    groups: dict[int, list[int]] = {}
+    for ring, cpus in enumerate(ring_cpus):
+        groups.setdefault(len(cpus), []).append(ring)
+    parts = []
+    for k, rings in sorted(groups.items(), reverse=True):
+        lo, hi = rings[0], rings[-1]
+        span = f"rings {lo}-{hi}" if hi > lo else f"ring {lo}"
+        example = ", ".join(map(str, ring_cpus[lo]))
+        parts.append(f"{span}: {k} CPU{'s' if k > 1 else ''} (ring {lo}: {example})")
+    return "; ".join(parts)
+
+
+def ixgbe_main(as_json: bool) -> int:
+    rows = [ixgbe_row(n) for n in IXGBE_CPUS]
+    if as_json:
+        for r in rows:
+            print(
+                json.dumps(
+                    {
+                        "seed": IXGBE_SEED,
+                        "cpus": r.cpus,
+                        "attach": r.attach,
+                        "xdp_tx_rings": r.rings,
+                        "locking": r.locking,
+                        "ring_cpus": [list(c) for c in r.ring_cpus],
+                        "lock_ns_per_xdp_tx_frame": r.lock_ns,
+                        "lock_ns_is_estimate": True,
+                        "fitted": False,
+                    }
+                )
+            )
+        return 0
+    print(f"\n{IXGBE_SEED}: ixgbe native XDP on hosts with more than 64 CPUs")
+    head = f"  {'CPUs':>5}  {'attach':<7} {'rings':>5}  {'tx_lock':<7} {'lock/frame*':>11}"
+    print(head + "  CPUs per ring")
+    for r in rows:
+        lock = "on" if r.locking else "off"
+        print(
+            f"  {r.cpus:>5}  {r.attach:<7} {r.rings:>5}  {lock:<7} {r.lock_ns:>9.1f}ns"
+            f"  {_sharing(r.ring_cpus)}"
+        )
+    print(
+        "\n* the tx_lock's cost per XDP_TX / ndo_xdp_xmit frame is an ESTIMATE, not fitted"
+        " (costs.LOCK_UNCONTENDED + LOCK_PER_SHARER per extra CPU per ring, charged on every"
+        " ring while ixgbe_xdp_locking_key is on): the seed measured no XDP_TX rate. Its netperf"
+        " table (TCP through the stack with a pass-through program) is not reproduced: see the"
+        ' README\'s "Seed tables".'
+    )
     return 0
