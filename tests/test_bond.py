@@ -453,8 +453,8 @@ def test_bond_rr_xmit_stops_at_the_first_refused_frame() -> None:
     lg = BondLogic(bond, sim.world.devices)
     # ids (counter % 2): 1 refuses. Bulk 1 starts at counter 1 -> id 1: nothing sent, the
     # counter stops at 1. Every later bulk: counter 2k -> id 0 sent, 2k+1 -> id 1 breaks.
-    sent, first, counter = lg.rr_bulks(0, 16, 10, {"eth0": None, "eth1": Errno.ENXIO})
-    assert sent == 9 / 10 and first == 1 / 10 and counter == 1 + 9 * 2
+    sent, first, stopped, counter = lg.rr_bulks(0, 16, 10, {"eth0": None, "eth1": Errno.ENXIO})
+    assert (sent, first, stopped) == (9 / 10, 1 / 10, 1.0) and counter == 1 + 9 * 2
 
 
 # ------------------------------------------------------------ bond_option_mode_set: miimon

@@ -109,6 +109,7 @@ class Bond(NetDev):
                 if name is not None:  # the slave got the frame and refused it
                     dp.world.devices[name].add("xdp_xmit", 1)
                     dp.world.devices[name].add("xdp_xmit_errors", 1)
+                    self.tx_down += 1
                 _bond_stop(dp, x, rows.slice(pos, n), err, first=pos == 0)
                 return int(pos) + 1
             assert name is not None
@@ -118,7 +119,7 @@ class Bond(NetDev):
             err_flushes = x.tally.err
             slave.ndo_xdp_xmit(dp, part_x)
             x.tally.err = err_flushes  # the bond's return value decides the flush's error
-            self.tx_down += part_x.sent
+            self.tx_down += min(run.total, part_x.sent + 1)  # handed down, one by one
             if part_x.sent < run.total:  # the slave refused a frame: the loop breaks
                 if pos == 0 and part_x.sent == 0:
                     x.tally.err += x.calls
@@ -150,16 +151,19 @@ class Bond(NetDev):
             return
         calls = max(1, x.calls)
         b = max(1.0, total / calls)
-        first_share = bad / total
+        q = bad / total
+        first_share, stop_share = q, 1 - (1 - q) ** b
         if self.mode == "balance-rr":
             lg = BondLogic(self, dp.world.devices)
-            sent_per_bulk, first_share, counter = lg.rr_bulks(c0, round(b), calls, refusal)
+            sent_per_bulk, first_share, stop_share, counter = lg.rr_bulks(
+                c0, round(b), calls, refusal
+            )
             self.rr_counter[x.cpu] = counter
         else:
-            sent_per_bulk = _iid_sent(b, bad / total)
+            sent_per_bulk = _iid_sent(b, q)
         good = total - bad
         keep = min(1.0, sent_per_bulk * calls / good) if good else 0.0
-        stopped = min(calls, total)  # bulks that met a refusing frame (at most one each)
+        stopped = min(bad, round(calls * stop_share))  # bulks that met a refusing frame
         first_bad = min(stopped, round(calls * first_share))  # ... as their first frame
         for name, part in splits:
             err = refusal[name]
@@ -168,6 +172,7 @@ class Bond(NetDev):
                     share = round(stopped * part.total / bad)
                     dp.world.devices[name].add("xdp_xmit", share)
                     dp.world.devices[name].add("xdp_xmit_errors", share)
+                    self.tx_down += share
                 _bond_stop(dp, x, part, err, first=False)
                 continue
             assert name is not None
@@ -297,19 +302,20 @@ class BondLogic:
 
     def rr_bulks(
         self, c0: int, b: int, calls: int, refusal: dict[str | None, Errno | None]
-    ) -> tuple[float, float, int]:
+    ) -> tuple[float, float, float, int]:
         """Round-robin bulks of ``b`` frames from counter ``c0``: each frame pre-increments
         the per-CPU counter (``bond_rr_gen_slave_id``) and the loop stops at the first frame
         for a refusing slave, so the next bulk starts right after it. Returns the frames sent
-        per bulk, the share of bulks refused on their first frame and how far the counter
-        moved (followed bulk by bulk for up to 64 bulks, then extrapolated)."""
+        per bulk, the share of bulks refused on their first frame, the share that met a
+        refusal at all and how far the counter moved (followed bulk by bulk for up to 64
+        bulks, then extrapolated)."""
         table = self.slave_by_id_table()
         cnt = len(table)
         pps = max(1, self.bond.packets_per_slave)
         if not cnt:
-            return 0.0, 1.0, calls
+            return 0.0, 1.0, 1.0, calls
         c = c0
-        sent = first = 0
+        sent = first = stopped = 0
         steps = min(calls, 64)
         for _ in range(steps):
             k = 0
@@ -320,8 +326,10 @@ class BondLogic:
                 k += 1
             sent += k
             first += k == 0
+            stopped += k < b
         scale = calls / max(steps, 1)
-        return sent / max(steps, 1), first / max(steps, 1), c0 + round((c - c0) * scale)
+        n = max(steps, 1)
+        return sent / n, first / n, stopped / n, c0 + round((c - c0) * scale)
 
     def update_slave_arr(self) -> None:
         """``bond_update_slave_arr``: usable slaves in list order (802.3ad: those in the active
