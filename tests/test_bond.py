@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import counters, sim_of
 
 from xdptui.model.views import BondView
+from xdptui.report import build_report
 from xdptui.sim.engine import Simulator
 from xdptui.sim.hashing import FlowHeaders, bond_xmit_hash
 
@@ -249,7 +253,7 @@ def test_xmit_hash_policy_changes_live_except_vlan_srcmac_under_xdp():
 
 def test_active_backup_failover_waits_for_miimon():
     sim = bond(
-        mode="active-backup",
+        mode="active-backup, miimon: 100",
         count=10**9,
         traffic="}\n  - {name: h, to: eth1, rate: 1Mpps, count: 1000000000, flows: 1",
         timeline="timeline:\n  - {at: 10ms, do: 'ip link set dev eth0 down'}\n",
@@ -291,7 +295,8 @@ def test_redirect_into_a_bond_picks_a_slave_per_frame():
     sim.run_until(5_000_000)
     assert counters(sim, "eth0")["xdp_xmit"] == 500
     assert counters(sim, "eth1")["xdp_xmit"] == 500
-    assert counters(sim, "bond0")["tx_packets"] == 1000
+    bond = sim.frame().device("bond0")
+    assert bond.bond is not None and bond.bond.tx_down == 1000
 
 
 def test_redirect_into_a_bond_needs_every_slave_to_take_it():
@@ -324,7 +329,9 @@ def test_stack_tx_through_rr_bond_shares_the_counter_with_xdp():
     sim.run_until(5_000_000)
     assert counters(sim, "eth1")["tx_packets"] == 501  # first frame: id 1
     assert counters(sim, "eth0")["tx_packets"] == 500
-    assert counters(sim, "bond0")["tx_packets"] == 1001
+    bond = sim.frame().device("bond0")
+    assert bond.bond is not None and bond.bond.tx_down == 1001
+    assert bond.counter("tx_packets") == 1001  # bond_get_stats: the slaves' sum
 
 
 def test_nested_bond_propagates_to_the_leaves():
@@ -342,3 +349,256 @@ def test_nested_bond_propagates_to_the_leaves():
     assert sim.submit("ip link set dev outer xdp off").ok
     assert sim.frame().device("eth0").xdp is None
     assert sim.frame().device("inner").xdp is None
+
+
+# ------------------------------------------------------------ bond_get_stats
+
+
+def _ab_pass_bond() -> Simulator:
+    return sim_of("""
+        name: active-backup stats
+        cpus: 2
+        devices:
+          eth0: {type: nic, driver: ice, queues: 1}
+          eth1: {type: nic, driver: ice, queues: 1}
+          bond0: {type: bond, mode: active-backup, miimon: 100ms, slaves: [eth0, eth1]}
+        traffic:
+          - {name: a, to: eth0, rate: 1Mpps, count: 300}
+          - {name: b, to: eth1, rate: 1Mpps, count: 200}
+    """)
+
+
+def test_bond_counters_are_the_sum_of_active_and_backup_slaves():
+    sim = _ab_pass_bond()
+    sim.run_until(5_000_000)
+    bond = sim.frame().device("bond0")
+    # bond_get_stats folds every slave's rtnl_link_stats64, backup included: 300 + 200
+    assert bond.counter("rx_packets") == 300 + 200
+    # bond_should_deliver_exact_match: only the active slave's frames go up through the bond
+    assert bond.bond is not None and bond.bond.rx_up == 300
+    report = build_report(sim)
+    assert report["devices"]["bond0"]["rx_up"] == 300
+    assert report["devices"]["bond0"]["counters"]["rx_packets"] == 500
+
+
+def test_bond_keeps_a_released_slaves_counters():
+    sim = _ab_pass_bond()
+    sim.run_until(5_000_000)
+    res = sim.submit("ip link set dev eth1 nomaster")
+    assert res.ok, res.reply
+    # bond_get_stats: bond->bond_stats keeps what was folded in before the release
+    assert sim.frame().device("bond0").counter("rx_packets") == 500
+
+
+def test_ip_s_link_on_a_bond_shows_the_slaves_sum_and_ethtool_has_no_stats():
+    sim = _ab_pass_bond()
+    sim.run_until(5_000_000)
+    res = sim.submit("ip -j -s link show dev bond0")
+    assert res.ok, res.reply
+    (link,) = json.loads(res.reply)
+    assert link["stats64"]["rx"]["packets"] == 500
+    res = sim.submit("ethtool -S bond0")  # bonding has no get_ethtool_stats
+    assert res.ok and res.reply == "no stats available"
+
+
+# ------------------------------------------------------------ bond_xdp_xmit
+
+
+def _into_ab_bond(exact: bool) -> Simulator:
+    sim = sim_of("""
+        name: into an active-backup bond whose active slave is down
+        cpus: 1
+        devices:
+          eth0: {type: nic, driver: ice, queues: 1}
+          eth1: {type: nic, driver: ice, queues: 1}
+          eth2: {type: nic, driver: ice, queues: 1, xdp: {program: redirect, params: {dev: bond0}}}
+          bond0: {type: bond, mode: active-backup, miimon: 0, slaves: [eth0, eth1], xdp: xdp_pass}
+        traffic:
+          - {name: g, to: eth2, rate: 1Mpps, count: 1000}
+    """)
+    if exact:
+        sim.exact = True
+    res = sim.submit("ip link set dev eth0 down")
+    assert res.ok, res.reply
+    return sim
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_redirect_into_a_bond_whose_slave_is_down_is_refused_with_enetdown(exact: bool) -> None:
+    sim = _into_ab_bond(exact)
+    sim.run_until(5_000_000)
+    # miimon 0: the bond never notices; bond_xmit_activebackup_slave_get still returns eth0,
+    # whose ndo_xdp_xmit answers -ENETDOWN for the first frame of every bulk: nothing queued
+    assert counters(sim, "eth0")["tx_packets"] == 0
+    (m,) = [m for m in sim.frame().tracepoints.xdp_devmap_xmit if m.to_dev == "bond0"]
+    assert m.sent == 0 and m.drops == 1000
+    assert m.err == m.flushes  # every bulk failed on its first frame: bond_xdp_xmit < 0
+    assert counters(sim, "eth0")["xdp_xmit_errors"] == m.flushes  # one frame handed per bulk
+
+
+def test_bond_rr_xmit_stops_at_the_first_refused_frame() -> None:
+    from xdptui.model.errors import Errno
+    from xdptui.sim.bond.bond_main import Bond, BondLogic
+
+    sim = sim_of("""
+        name: rr
+        cpus: 1
+        devices:
+          eth0: {type: nic, driver: ice, queues: 1}
+          eth1: {type: nic, driver: ice, queues: 1}
+          bond0: {type: bond, mode: balance-rr, slaves: [eth0, eth1]}
+    """)
+    bond = sim.world.devices["bond0"]
+    assert isinstance(bond, Bond)
+    lg = BondLogic(bond, sim.world.devices)
+    # ids (counter % 2): 1 refuses. Bulk 1 starts at counter 1 -> id 1: nothing sent, the
+    # counter stops at 1. Every later bulk: counter 2k -> id 0 sent, 2k+1 -> id 1 breaks.
+    sent, first, stopped, counter = lg.rr_bulks(0, 16, 10, {"eth0": None, "eth1": Errno.ENXIO})
+    assert (sent, first, stopped) == (9 / 10, 1 / 10, 1.0) and counter == 1 + 9 * 2
+
+
+# ------------------------------------------------------------ bond_option_mode_set: miimon
+
+
+@pytest.mark.parametrize(
+    ("mode", "miimon"),
+    [
+        ("802.3ad", 100),
+        ("balance-tlb", 100),
+        ("balance-alb", 100),
+        ("active-backup", 0),
+        ("balance-rr", 0),
+        ("balance-xor", 0),
+        ("broadcast", 0),
+    ],
+)
+def test_miimon_default_follows_bond_option_mode_set(mode: str, miimon: int) -> None:
+    sim = sim_of(f"""
+        name: miimon default
+        devices:
+          eth0: {{type: nic, driver: ice, queues: 1}}
+          bond0: {{type: bond, mode: {mode}, slaves: [eth0]}}
+    """)
+    assert bond_view(sim).miimon == miimon
+
+
+def test_mode_change_to_8023ad_starts_mii_monitoring_at_100ms() -> None:
+    sim = sim_of("""
+        name: empty bond
+        devices:
+          bond0: {type: bond, mode: active-backup, up: false}
+    """)
+    assert bond_view(sim).miimon == 0
+    res = sim.submit("ip link set dev bond0 type bond mode 802.3ad")
+    assert res.ok, res.reply
+    assert bond_view(sim).miimon == 100
+
+
+def test_check_warns_about_active_backup_without_miimon(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from xdptui.cli import main
+
+    path = tmp_path / "ab.yaml"
+    path.write_text(
+        "name: ab\ndevices:\n  eth0: {type: nic, driver: ice}\n"
+        "  bond0: {type: bond, mode: active-backup, slaves: [eth0]}\n"
+    )
+    assert main(["check", str(path)]) == 0
+    assert "bond0: active-backup without miimon" in capsys.readouterr().err
+    path.write_text(path.read_text().replace("slaves:", "miimon: 100, slaves:"))
+    assert main(["check", str(path)]) == 0
+    assert "miimon" not in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ replies and flags
+
+
+def test_bond_option_errors_read_as_iproute2_prints_the_extack() -> None:
+    sim = bond(count=10)
+    res = sim.submit("ip link set dev bond0 type bond mode active-backup")
+    # bond_opt_error_interpret (v6.0+): NL_SET_ERR_MSG_ATTR, iproute2 adds the full stop
+    assert (res.errno, res.reply) == (
+        "ENOTEMPTY",
+        "Error: unable to set option because the bond device has slaves.",
+    )
+    for s in ("eth0", "eth1"):
+        assert sim.submit(f"ip link set dev {s} nomaster").ok
+    res = sim.submit("ip link set dev bond0 type bond mode active-backup")
+    assert (res.errno, res.reply) == (
+        "EBUSY",
+        "Error: unable to set option because the bond is up.",
+    )
+
+
+def test_a_tap_slave_takes_the_bonds_program() -> None:
+    sim = sim_of("""
+        name: tap slave
+        devices:
+          tap0: {type: tun, mode: tap, reader: 1Mpps}
+          bond0: {type: bond, mode: active-backup, miimon: 100, slaves: [tap0], xdp: xdp_pass}
+    """)
+    assert not [e for e in sim.frame().events if not e.ok]
+    tap = sim.world.devices["tap0"]  # tap_netdev_ops has ndo_bpf and ndo_xdp_xmit
+    assert tap.xdp["native"].inherited_from == "bond0"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ip link set dev eth0 xdpgeneric off",
+        "ip link set dev eth0 xdpgeneric obj xdp_drop",
+        "ip link set dev eth0 xdp off",
+    ],
+)
+def test_xdp_on_or_off_on_a_slave_of_a_bond_with_a_program_is_eexist(line: str) -> None:
+    sim = bond(count=10)
+    res = sim.submit(line)
+    # dev_xdp_attach: the upper-device check comes before anything about the slave's own state
+    assert (res.errno, res.reply) == (
+        "EEXIST",
+        "Error: Cannot attach when an upper device already has a program.",
+    )
+
+
+def test_ip_link_show_carries_master_and_slave_flags() -> None:
+    sim = bond(count=10)
+    links = {x["ifname"]: x for x in json.loads(sim.submit("ip -j link show").reply)}
+    assert "MASTER" in links["bond0"]["flags"] and "SLAVE" not in links["bond0"]["flags"]
+    assert "SLAVE" in links["eth0"]["flags"] and links["eth0"]["master"] == "bond0"
+
+
+# ------------------------------------------------------------ 802.3ad link events
+
+
+def test_8023ad_slave_whose_carrier_comes_back_waits_for_the_next_mii_tick() -> None:
+    sim = bond(
+        mode="802.3ad",
+        policy="layer3+4",
+        count=10**9,
+        flows=64,
+        timeline="timeline:\n"
+        "  - {at: 30ms, do: 'ip link set dev eth1 carrier off'}\n"
+        "  - {at: 60ms, do: 'ip link set dev eth1 carrier on'}\n",
+    )
+    assert bond_view(sim).miimon == 100  # bond_option_mode_set's default for 802.3ad
+    sim.run_until(31_000_000)
+    assert bond_view(sim).usable_slaves == ("eth0",)  # NETDEV_CHANGE: arrays rebuilt at once
+    sim.run_until(99_000_000)
+    # carrier back at 60 ms, but bond_update_speed_duplex failed at the loss: BOND_LINK_FAIL
+    assert bond_view(sim).usable_slaves == ("eth0",)
+    sim.run_until(101_000_000)  # the MII tick at 100 ms: BOND_LINK_BACK -> UP
+    assert bond_view(sim).usable_slaves == ("eth0", "eth1")
+
+
+def test_balance_xor_slave_whose_carrier_comes_back_is_usable_at_once() -> None:
+    sim = bond(
+        mode="balance-xor, miimon: 100",
+        policy="layer3+4",
+        count=10**9,
+        flows=64,
+        timeline="timeline:\n"
+        "  - {at: 30ms, do: 'ip link set dev eth1 carrier off'}\n"
+        "  - {at: 60ms, do: 'ip link set dev eth1 carrier on'}\n",
+    )
+    sim.run_until(61_000_000)
+    # no MII tick in between: slave->link is still UP, NETDEV_CHANGE rebuilds the array
+    assert bond_view(sim).usable_slaves == ("eth0", "eth1")

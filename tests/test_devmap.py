@@ -3,7 +3,12 @@ queue flushed at poll end, egress programs run on the bulk, broadcast, redirect 
 
 from __future__ import annotations
 
+import pytest
 from conftest import counters, sim_of
+
+from xdptui.sim.devmap import DevMap, DevmapEntry
+from xdptui.sim.engine import Simulator
+from xdptui.sim.kconst import BPF_EXIST
 
 MAP = """
 name: devmap
@@ -228,3 +233,68 @@ def test_report_lists_map_entries():
         "0": {"dev": "eth1", "egress": None},
         "1": {"dev": "eth2", "egress": "xdp_pass"},
     }
+
+
+# ------------------------------------------------------------ generic broadcast, updates, walk
+
+
+def _generic_broadcast(first: str, second: str) -> Simulator:
+    return sim_of(f"""
+        name: generic broadcast
+        cpus: 2
+        devices:
+          eth0: {{type: nic, driver: ice, queues: 1, xdp: {{program: redirect_map_multi,
+                 mode: generic, params: {{map: ports}}}}}}
+          eth1: {{type: nic, driver: ice, queues: 1}}
+          eth2: {{type: nic, driver: ice, queues: 1, mtu: 1000}}
+        maps:
+          ports: {{type: devmap, max_entries: 4, entries: {{1: {first}, 2: {second}}}}}
+        traffic:
+          - {{name: small, to: eth0, rate: 1Mpps, count: 300, size: 64}}
+          - {{name: big, to: eth0, rate: 1Mpps, count: 200, size: 1500}}
+    """)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "eth1_gets", "eth2_gets"),
+    [
+        # eth2 (mtu 1000: xdp_ok_fwd_dev takes up to 1018 bytes) first: the 1500-byte skbs
+        # stop there with EMSGSIZE and never reach eth1
+        ("eth2", "eth1", 300, 300),
+        # eth1 first: every skb reaches it, then the big ones stop at eth2
+        ("eth1", "eth2", 500, 300),
+    ],
+)
+def test_generic_broadcast_checks_each_skb_against_each_target(
+    first: str, second: str, eth1_gets: int, eth2_gets: int
+) -> None:
+    sim = _generic_broadcast(first, second)
+    sim.run_until(5_000_000)
+    assert counters(sim, "eth1")["tx_packets"] == eth1_gets
+    assert counters(sim, "eth2")["tx_packets"] == eth2_gets
+    assert errs(sim) == {("eth0", "EMSGSIZE"): 200}  # one per refused skb
+
+
+def test_devmap_hash_update_with_bpf_exist_inserts_an_absent_key() -> None:
+    m = DevMap("h", "devmap_hash", 4, 1)
+    m.update(3, DevmapEntry("eth1"), BPF_EXIST)  # __dev_map_hash_update_elem: no ENOENT
+    assert m.lookup(3) == DevmapEntry("eth1")
+
+
+def test_devmap_hash_walks_a_bucket_newest_first() -> None:
+    m = DevMap("h", "devmap_hash", 4, 1)  # 4 buckets: key & 3
+    for key in (1, 5, 9, 0):
+        m.update(key, DevmapEntry(f"d{key}"))
+    assert [k for k, _ in m.walk()] == [0, 9, 5, 1]  # hlist_add_head_rcu
+    m.update(1, DevmapEntry("again"))  # the old node is unlinked, the new one goes first
+    assert [k for k, _ in m.walk()] == [0, 1, 9, 5]
+
+
+def test_devmap_update_checks_key_range_and_flags_before_the_egress_program() -> None:
+    sim = devmap(mtype="devmap")
+    res = sim.submit("bpftool map update name tx_ports key 9 value eth1 egress redirect")
+    assert res.errno == "E2BIG"  # __dev_map_update_elem before __dev_map_alloc_node
+    res = sim.submit("bpftool map update name tx_ports key 1 value eth1 egress redirect noexist")
+    assert res.errno == "EEXIST"
+    res = sim.submit("bpftool map update name tx_ports key 1 value eth1 egress redirect")
+    assert res.errno == "EINVAL"

@@ -206,7 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     prun.add_argument("--repeat", type=int, default=1)
     prun.add_argument("--json", action="store_true")
     rep = sub.add_parser("reproduce", help="the seeds' benchmark tables beside the simulator's")
-    rep.add_argument("which", nargs="?", default="all", choices=("bond", "devmap", "tun", "all"))
+    rep.add_argument(
+        "which", nargs="?", default="all", choices=("bond", "devmap", "tun", "ixgbe", "all")
+    )
     rep.add_argument("--json", action="store_true")
     schema = sub.add_parser("schema", help="print the JSON Schema of a file format")
     schema.add_argument("format", choices=SCHEMA_FORMATS, help="topology or report")
@@ -254,6 +256,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             f"{len(topo.traffic)} traffic sources, {len(topo.timeline)} timeline events)"
         )
         _list_programs(args.file, topo)
+        for warning in bond_warnings(topo):
+            print(f"{args.file}: warning: {warning}", file=sys.stderr)
         return 0
     if args.cmd == "run":
         return _run(args)
@@ -288,6 +292,19 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.cmd == "serve":
         return _serve(args)
     return _app(args)
+
+
+def bond_warnings(topo: Topology) -> list[str]:
+    """An active-backup bond without miimon has no link monitoring (``bond_option_mode_set``
+    leaves miimon 0 outside 802.3ad/tlb/alb): it never fails over."""
+    from xdptui.model.topology import BondSpec
+
+    return [
+        f"{d.name}: active-backup without miimon: no link monitoring, so it never fails over "
+        "when a slave's link goes down (set miimon, e.g. 100)"
+        for d in topo.devices
+        if isinstance(d, BondSpec) and d.mode == "active-backup" and d.miimon_ms == 0
+    ]
 
 
 def _app(args: argparse.Namespace) -> int:

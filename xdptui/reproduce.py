@@ -2,7 +2,8 @@
 
 Each row builds the seed's set-up as a topology, runs it headless, measures the same quantity
 the seed's authors measured (``sar -n dev`` rxpck/s and txpck/s over a steady window) and
-prints both with their ratio. ``--json`` rows: seed, table, row, column, seed_value, sim_value.
+prints both with their ratio, and whether the row calibrated the cost model (``fitted``) or is a
+prediction. ``--json`` rows: seed, table, row, column, seed_value, sim_value, fitted.
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-
-import numpy as np
 
 from xdptui.model.topology import (
     BondSpec,
@@ -26,10 +25,10 @@ from xdptui.model.topology import (
     VethSpec,
     XdpMode,
     XdpSpec,
+    default_miimon,
 )
 from xdptui.model.units import parse_rate
 from xdptui.sim.engine import Simulator
-from xdptui.sim.hashing import FlowHeaders, bond_xmit_hash
 
 WARMUP_NS = 1_000_000
 WINDOW_NS = 4_000_000
@@ -45,6 +44,7 @@ class Row:
     build: Callable[[], Topology]
     counter: str  # summed over the topology's devices, as sar sums the ports
     devmap_egress: str = "flush"  # "enqueue": the devmap program model before the seed's patch
+    fitted: bool = False  # the cost model was solved from this row (calibration, not prediction)
 
 
 def _ice_port(program: str, rss: bool) -> Topology:
@@ -77,28 +77,13 @@ def _ice_port(program: str, rss: bool) -> Topology:
     )
 
 
-def _cross_port(slave_index: int, count: int) -> int:
-    """A UDP source port whose layer3+4 hash sends the flow out of the *other* of two slaves:
-    the seed's two-device XDP_TX figure (8.8 Mpps per CPU, against 13.9 with one device) is
-    what a full cross-port hairpin costs, so that is the set-up reproduced."""
-    ports = np.arange(1024, 2048, dtype=np.uint16)
-    headers = FlowHeaders.make(
-        src_mac=0x001122334455,
-        dst_mac=0x002233445566,
-        src_ip=0xC6120001 + slave_index,
-        dst_ip=0x0A000001,
-        proto=17,
-        src_port=ports,
-        dst_port=80,
-    )
-    want = (slave_index + 1) % count
-    hit = np.flatnonzero(bond_xmit_hash("layer3+4", headers) % count == want)
-    return int(ports[hit[0]])
-
-
 def _bond(program: str, rss: bool, devs: int) -> Topology:
-    """The seed's "with patch, bond" rows: ice ports of one dual-port E810 card in an 802.3ad
-    bond (layer3+4) with the program on the bond, 64-byte frames at line rate into each port."""
+    """The seed's "with patch, bond" rows: ice ports of one dual-port E810 card in a balance-rr
+    bond with the program on the bond, 64-byte frames at line rate into each port. The mode is
+    the seed's: its text says the round-robin algorithm was changed to per-CPU tx counters for
+    these runs (the shared ``rr_tx_counter`` cost 50 % CPU), and only balance-rr has that
+    counter; so XDP_TX alternates, frame by frame on each CPU, between the receiving port and
+    the other one (``bond_xdp_xmit_roundrobin_slave_get``)."""
     flows = 256 if rss else 1
     names = [f"eth{i}" for i in range(devs)]
     nics = tuple(
@@ -116,9 +101,9 @@ def _bond(program: str, rss: bool, devs: int) -> Topology:
     )
     bond = BondSpec(
         name="bond0",
-        mode="802.3ad",
-        xmit_hash_policy="layer3+4",
+        mode="balance-rr",
         slaves=tuple(names),
+        miimon_ms=default_miimon("balance-rr"),
         xdp=XdpSpec(program, "native"),
     )
     traffic = tuple(
@@ -127,7 +112,7 @@ def _bond(program: str, rss: bool, devs: int) -> Topology:
             to=n,
             rate=parse_rate("148.8Mpps"),
             src_ip=Range(0xC6120001 + i, 0xC6120001 + i),
-            src_port=Range(1024, 1024 + 255) if rss else Range(*(2 * [_cross_port(i, devs)])),
+            src_port=Range(1024, 1024 + 255) if rss else Range(1024, 1024),
             dst_ip=Range(0x0A000001, 0x0A000001 + flows - 1),
             flows=flows,
         )
@@ -147,25 +132,30 @@ BOND_TABLE = "XDP_DROP / XDP_TX on E810 (sar rxpck/s, txpck/s)"
 
 def _bond_rows() -> tuple[Row, ...]:
     """The bond seed's table: (label, set-up, XDP_DROP, XDP_TX rx/tx, RSS DROP, RSS TX rx/tx)."""
+    # "without patch" calibrates: ice's rx_frame and tx (costs.py) and the E810 DMA budget
+    # (drivers.py) were solved from it; the bond rows are predictions.
     table = (
         (
             "without patch (1 dev)",
             lambda p, rss: _ice_port(p, rss),
             (48.6, 18.3, 18.3, 116.5, 25.3, 24.2),
+            True,
         ),
         (
             "with patch, bond (1 dev)",
             lambda p, rss: _bond(p, rss, 1),
             (46.7, 13.9, 13.9, 117.2, 25.1, 24.0),
+            False,
         ),
         (
             "with patch, bond (2 devs)",
             lambda p, rss: _bond(p, rss, 2),
             (92.7, 17.6, 17.5, 117.2, 28.7, 27.4),
+            False,
         ),
     )
     rows: list[Row] = []
-    for label, make, values in table:
+    for label, make, values, fitted in table:
         cells = (
             ("XDP_DROP", "xdp_drop", False, "rxpck/s", "rx_packets"),
             ("XDP_TX", "xdp_tx", False, "rxpck/s", "rx_packets"),
@@ -184,6 +174,7 @@ def _bond_rows() -> tuple[Row, ...]:
                     value,
                     partial(make, prog, rss),
                     counter,
+                    fitted=fitted,
                 )
             )
     return tuple(rows)
@@ -250,6 +241,10 @@ def _devmap_rows() -> tuple[Row, ...]:
             ("Native + 2nd xdp_prog", second, "native", True),
         )
         for column, value, mode, egress in cells:
+            # costs.py solved skb_xmit, xmit_frame and EGRESS_FLUSH from the "+ patch" rows and
+            # PRE_PATCH_DEVMAP / EGRESS_ENQUEUE from the native "5.10 rc6" ones; the generic
+            # "5.10 rc6" figures are predictions.
+            fitted = "patch" in version or mode == "native"
             rows.append(
                 Row(
                     "devmap-prog-on-flush",
@@ -260,6 +255,7 @@ def _devmap_rows() -> tuple[Row, ...]:
                     partial(_devmap, target, mode, egress),
                     "xdp_redirect",
                     egress_mode,
+                    fitted,
                 )
             )
     return tuple(rows)
@@ -320,10 +316,20 @@ def _tun_rows() -> tuple[Row, ...]:
                 before,
                 partial(_tun, prog, "generic"),
                 counter,
+                fitted=True,  # generic_rx, skb_xmit (costs.py)
             )
         )
         rows.append(
-            Row("tun-xdp", TUN_TABLE, label, "After", after, partial(_tun, prog, "native"), counter)
+            Row(
+                "tun-xdp",
+                TUN_TABLE,
+                label,
+                "After",
+                after,
+                partial(_tun, prog, "native"),
+                counter,
+                fitted=True,  # TUN_FAST, TUN_WRITE_FLUSH (costs.py)
+            )
         )
     return tuple(rows)
 
@@ -346,6 +352,8 @@ def run_row(row: Row) -> float:
 
 
 def main(which: str, as_json: bool) -> int:
+    if which == "ixgbe":
+        return ixgbe_main(as_json)
     seeds = sum((GROUPS[k] for k in GROUPS), ()) if which == "all" else GROUPS[which]
     rows = [r for r in ROWS if r.seed in seeds]
     results = [(r, run_row(r)) for r in rows]
@@ -360,6 +368,7 @@ def main(which: str, as_json: bool) -> int:
                         "column": r.column,
                         "seed_value": r.seed_value,
                         "sim_value": round(value, 3),
+                        "fitted": r.fitted,
                     }
                 )
             )
@@ -372,10 +381,121 @@ def main(which: str, as_json: bool) -> int:
         if r.table != table:
             table = r.table
             print(f"\n{r.seed}: {table}")
-            print(f"  {'row':<42} {'column':<22} {'seed':>8} {'sim':>8} {'sim/seed':>9}")
+            print(f"  {'row':<42} {'column':<22} {'seed':>8} {'sim':>8} {'sim/seed':>9}  kind")
         ratio = value / r.seed_value if r.seed_value else float("nan")
         flag = "" if abs(ratio - 1) <= 0.10 else "  (outside ±10 %)"
+        kind = "fitted" if r.fitted else "predicted"
         print(
-            f"  {r.row:<42} {r.column:<22} {r.seed_value:>7.2f}M {value:>7.2f}M {ratio:>9.3f}{flag}"
+            f"  {r.row:<42} {r.column:<22} {r.seed_value:>7.2f}M {value:>7.2f}M {ratio:>9.3f}"
+            f"  {kind}{flag}"
         )
+    print("\nfitted: the cost model was solved from this row (calibration); predicted: not.")
+    return 0
+
+
+IXGBE_SEED = "ixgbe-xdp-many-cpus"
+IXGBE_CPUS = (64, 65, 96, 128, 129, 256)
+
+
+def _ixgbe(cpus: int) -> Topology:
+    """The ixgbe seed's subject: an ixgbe port with a native XDP_TX program on a host with
+    ``cpus`` CPUs (``nr_cpu_ids``)."""
+    return Topology(
+        name=f"ixgbe seed: {cpus} CPUs",
+        seed=1,
+        cpus=cpus,
+        devices=(
+            NicSpec(
+                name="eth0",
+                driver="ixgbe",
+                speed_bps=10_000_000_000,
+                queues=4,
+                xdp=XdpSpec("xdp_tx", "native"),
+            ),
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class IxgbeRow:
+    cpus: int
+    attach: str  # "ok" or the errno name
+    rings: int
+    locking: bool
+    ring_cpus: tuple[tuple[int, ...], ...]
+    lock_ns: float  # per XDP_TX / ndo_xdp_xmit frame: an estimate (costs.LOCK_*)
+
+
+def ixgbe_row(cpus: int) -> IxgbeRow:
+    """What the patch is about, for one CPU count: ``ixgbe_xdp_setup`` (ENOMEM above
+    2 x IXGBE_MAX_XDP_QS = 128 CPUs), ``ixgbe_xdp_queues`` (64 rings at most),
+    ``ixgbe_determine_xdp_q_idx`` (cpu % 64 under ``ixgbe_xdp_locking_key``)."""
+    from xdptui.sim.dev.nic import Nic
+
+    sim = Simulator(_ixgbe(cpus))
+    failed = [e for e in sim.frame().events if not e.ok]
+    nic = sim.world.devices["eth0"]
+    assert isinstance(nic, Nic)
+    view = sim.frame().device("eth0")
+    return IxgbeRow(
+        cpus=cpus,
+        attach=failed[0].errno or "error" if failed else "ok",
+        rings=len(view.xdp_tx_rings),
+        locking=any(r.locked for r in view.xdp_tx_rings),
+        ring_cpus=tuple(r.cpus for r in view.xdp_tx_rings),
+        lock_ns=nic.lock_cost(cpus),
+    )
+
+
+def _sharing(ring_cpus: tuple[tuple[int, ...], ...]) -> str:
+    if not ring_cpus:
+        return "-"
+    groups: dict[int, list[int]] = {}
+    for ring, cpus in enumerate(ring_cpus):
+        groups.setdefault(len(cpus), []).append(ring)
+    parts = []
+    for k, rings in sorted(groups.items(), reverse=True):
+        lo, hi = rings[0], rings[-1]
+        span = f"rings {lo}-{hi}" if hi > lo else f"ring {lo}"
+        example = ", ".join(map(str, ring_cpus[lo]))
+        parts.append(f"{span}: {k} CPU{'s' if k > 1 else ''} (ring {lo}: {example})")
+    return "; ".join(parts)
+
+
+def ixgbe_main(as_json: bool) -> int:
+    rows = [ixgbe_row(n) for n in IXGBE_CPUS]
+    if as_json:
+        for r in rows:
+            print(
+                json.dumps(
+                    {
+                        "seed": IXGBE_SEED,
+                        "cpus": r.cpus,
+                        "attach": r.attach,
+                        "xdp_tx_rings": r.rings,
+                        "locking": r.locking,
+                        "ring_cpus": [list(c) for c in r.ring_cpus],
+                        "lock_ns_per_xdp_tx_frame": r.lock_ns,
+                        "lock_ns_is_estimate": True,
+                        "fitted": False,
+                    }
+                )
+            )
+        return 0
+    print(f"\n{IXGBE_SEED}: ixgbe native XDP on hosts with more than 64 CPUs")
+    head = f"  {'CPUs':>5}  {'attach':<7} {'rings':>5}  {'tx_lock':<7} {'lock/frame*':>11}"
+    print(head + "  CPUs per ring")
+    for r in rows:
+        lock = "on" if r.locking else "off"
+        print(
+            f"  {r.cpus:>5}  {r.attach:<7} {r.rings:>5}  {lock:<7} {r.lock_ns:>9.1f}ns"
+            f"  {_sharing(r.ring_cpus)}"
+        )
+    print(
+        "\n* the tx_lock's cost per XDP_TX / ndo_xdp_xmit frame is an ESTIMATE, not fitted"
+        " (costs.LOCK_UNCONTENDED + LOCK_PER_SHARER per extra CPU per ring, charged on every"
+        " ring while ixgbe_xdp_locking_key is on): the seed measured no XDP_TX rate. Its netperf"
+        " table (TCP through the stack with a pass-through program) is not reproduced: see the"
+        ' README\'s "Seed tables".'
+    )
     return 0

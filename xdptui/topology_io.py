@@ -80,6 +80,7 @@ from xdptui.model.topology import (
     TunSpec,
     VethSpec,
     XdpSpec,
+    default_miimon,
 )
 from xdptui.model.topology_spec import (
     ALL_DEVICE_KEYS,
@@ -1082,7 +1083,7 @@ class _Loader:
             mode=mode,
             xmit_hash_policy=policy,
             slaves=slaves,
-            miimon_ms=self.opt(fields, "miimon", path, self.miimon, 100),
+            miimon_ms=self.opt(fields, "miimon", path, self.miimon, default_miimon(mode)),
             primary=primary if primary in slaves else None,
             packets_per_slave=pps,
         )

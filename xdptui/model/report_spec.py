@@ -61,6 +61,8 @@ class DeviceEntry(TypedDict):
     xmit_hash_policy: NotRequired[str]
     slaves: NotRequired[list[str]]
     active_slave: NotRequired[str | None]
+    rx_up: NotRequired[Annotated[int, "frames a bond delivered up through itself"]]
+    tx_down: NotRequired[Annotated[int, "frames a bond sent down to its slaves"]]
     slow_path_reasons: NotRequired[
         Annotated[dict[str, int], "tap frames that took the generic path, by reason"]
     ]

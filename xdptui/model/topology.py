@@ -104,13 +104,24 @@ class VethSpec(DeviceSpec):
     queues: int = 1
 
 
+BOND_DEFAULT_MIIMON = 100  # ms, include/net/bonding.h
+MIIMON_MODES = ("802.3ad", "balance-tlb", "balance-alb")  # !bond_mode_uses_arp(mode)
+
+
+def default_miimon(mode: str) -> int:
+    """The MII monitor interval a new bond gets (``bond_option_mode_set``, bond_options.c,
+    v6.15): a mode that can't use ARP monitoring (802.3ad, tlb, alb) starts MII monitoring at
+    ``BOND_DEFAULT_MIIMON``; the others keep 0 -- no link monitoring -- unless miimon is set."""
+    return BOND_DEFAULT_MIIMON if mode in MIIMON_MODES else 0
+
+
 @dataclass(frozen=True, kw_only=True)
 class BondSpec(DeviceSpec):
     type: str = "bond"
     mode: str = "balance-rr"
     xmit_hash_policy: str = "layer2"
     slaves: tuple[str, ...] = ()
-    miimon_ms: int = 100
+    miimon_ms: int = 0  # default_miimon(mode) when the file does not set it
     primary: str | None = None
     packets_per_slave: int = 1
 

@@ -103,6 +103,8 @@ class BondView:
     active_slave: str | None
     usable_slaves: tuple[str, ...]
     miimon: int
+    rx_up: int = 0  # frames delivered up through the bond
+    tx_down: int = 0  # frames sent down through it to its slaves
 
 
 @dataclass(frozen=True)

@@ -107,16 +107,12 @@ class Control(BondControl):
         XDP_FLAGS_UPDATE_IF_NOEXIST unless ``-force``."""
         dev = self.device(c.dev)
         mode = KEYWORD_MODE.get(c.keyword) or (MODE_DRV if dev.has_ndo_bpf() else MODE_SKB)
+        if c.prog is not None:
+            self.check_program(c.prog, c.params)  # iproute2 loads the object first
+        self.check_upper(dev)
         if c.prog is None:
             self.detach(dev, mode)
             return ""
-        self.check_program(c.prog, c.params)
-        if dev.master is not None:
-            upper = self.world.devices.get(dev.master)
-            if upper is not None and upper.prog is not None:
-                raise KernelError(
-                    Errno.EEXIST, "Cannot attach when an upper device already has a program"
-                )
         current = dev.xdp.get(mode)
         if current is not None and current.inherited_from:
             current = None  # not in the slave's own xdp_state
@@ -163,17 +159,22 @@ class Control(BondControl):
         self.world.touch()
         return ""
 
+    def check_upper(self, dev: NetDev) -> None:
+        """``dev_xdp_attach`` (net/core/dev.c, v6.15), for an attach and a detach alike, in
+        any mode: an upper device (the bond) with a program of its own -> EEXIST."""
+        if dev.master is None:
+            return
+        upper = self.world.devices.get(dev.master)
+        if upper is not None and any(a.inherited_from is None for a in upper.xdp.values()):
+            raise KernelError(
+                Errno.EEXIST, "Cannot attach when an upper device already has a program"
+            )
+
     def detach(self, dev: NetDev, mode: str) -> None:
         """``xdp off``: the mode comes from the keyword, else ``dev_xdp_mode`` picks native on a
         device with ``ndo_bpf`` -- so a generic program needs ``xdpgeneric off``."""
         if dev.xdp.get(mode) is None:
             return
-        if dev.xdp[mode].inherited_from:
-            # The slave's xdp_state is empty (the bond propagated through ndo_bpf): nothing to
-            # detach, and dev_xdp_attach refuses because the upper device has a program.
-            raise KernelError(
-                Errno.EEXIST, "Cannot attach when an upper device already has a program"
-            )
         if isinstance(dev, Bond):
             self.bond_xdp_set(dev, None)
             return
@@ -199,12 +200,14 @@ class Control(BondControl):
             nic.down_until_ns = until
             self.log(f"{nic.name}: XDP program {why}: rings re-allocated, link down")
             self.schedule(until, "carrier", nic.name, until)
+            self.slave_event(nic, carrier=True)
 
     def carrier_back(self, name: str, until: int) -> None:
         """The link comes back after a driver reset (unless another reset superseded it)."""
         nic = self.world.devices.get(name)
         if nic is not None and nic.down_until_ns == until:
             nic.carrier = True
+            self.slave_event(nic, carrier=True)
             self.world.touch()
             self.log(f"{nic.name}: link up after ring re-allocation")
 
@@ -327,7 +330,7 @@ class Control(BondControl):
         if dev.carrier == c.on:
             return ""
         dev.carrier = c.on
-        self.slave_event(dev)
+        self.slave_event(dev, carrier=True)
         self.world.touch()
         return ""
 
@@ -378,21 +381,28 @@ class Control(BondControl):
             hint = did_you_mean(c.dev, self.world.devices)
             raise ToolError(Errno.ENODEV, f'Error: invalid value: no device "{c.dev}"{hint}')
         egress = None
+        bad_egress: KernelError | None = None
         if c.egress is not None:
             ok = c.egress in DEVMAP_EGRESS_OK or is_user_program(c.egress)
             if not ok and not is_object_program(c.egress):
                 valid = ", ".join(sorted(DEVMAP_EGRESS_OK))
-                raise KernelError(
+                bad_egress = KernelError(
                     Errno.EINVAL,
                     f"Error: update failed: Invalid argument ({c.egress} is not a "
                     f"BPF_XDP_DEVMAP program; egress programs: {valid}, or a BPF object's "
                     'SEC("xdp/devmap") program)',
                 )
-            egress, create = self.load(c.egress, (), ATTACH_DEVMAP, dev)
-            self._loaded(egress, create)  # bpftool loaded it: the id stays taken if update fails
+            else:
+                egress, create = self.load(c.egress, (), ATTACH_DEVMAP, dev)
+                self._loaded(egress, create)  # bpftool loaded it: the id stays taken
         try:
+            m.check_update(c.key, c.flags)  # key range and flags before __dev_map_alloc_node
+            if bad_egress is not None:
+                raise bad_egress
             m.update(c.key, DevmapEntry(dev.name, egress), c.flags)
         except KernelError as exc:
+            if exc is bad_egress:
+                raise
             raise ToolError(exc.errno, f"Error: update failed: {exc.errno.strerror}") from None
         self.world.touch()
         return ""

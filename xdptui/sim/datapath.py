@@ -434,8 +434,7 @@ class Datapath:
                 return
             if bond.mode == "active-backup" and bond.curr_active != dev.name:
                 return
-            bond.add("rx_packets", rows.total)
-            bond.add("rx_bytes", rows.bytes(self.world.entries.size))
+            bond.rx_up += rows.total  # its rx_packets are its slaves' (bond_get_stats)
             dev, name = bond, bond.master
 
     # ------------------------------------------------------------ XDP_TX on a bond slave

@@ -73,23 +73,32 @@ class DevMap:
             n <<= 1
         return n
 
-    def update(self, key: int, entry: DevmapEntry, flags: int = BPF_ANY) -> None:
-        """``dev_map_update_elem`` / ``__dev_map_hash_update_elem`` checks, in order."""
+    def check_update(self, key: int, flags: int = BPF_ANY) -> None:
+        """The checks before the entry is built (``__dev_map_alloc_node``, where a bad egress
+        program answers EINVAL): ``__dev_map_update_elem`` -- flags > BPF_EXIST -> EINVAL, key
+        out of range -> E2BIG, BPF_NOEXIST -> EEXIST (array slots always exist);
+        ``__dev_map_hash_update_elem`` -- flags -> EINVAL, BPF_NOEXIST on a present key ->
+        EEXIST, and no BPF_EXIST check: an absent key is inserted (kernel/bpf/devmap.c, v6.15)."""
         if flags > BPF_EXIST:
             raise KernelError(Errno.EINVAL, "")
         if self.type == "devmap":
             if not 0 <= key < self.max_entries:
                 raise KernelError(Errno.E2BIG, "")
             if flags == BPF_NOEXIST:
-                raise KernelError(Errno.EEXIST, "")  # array slots always exist
-        else:
-            present = key in self.entries
-            if flags == BPF_NOEXIST and present:
                 raise KernelError(Errno.EEXIST, "")
-            if flags == BPF_EXIST and not present:
-                raise KernelError(Errno.ENOENT, "")
+        elif flags == BPF_NOEXIST and key in self.entries:
+            raise KernelError(Errno.EEXIST, "")
+
+    def update(self, key: int, entry: DevmapEntry, flags: int = BPF_ANY) -> None:
+        """``dev_map_update_elem`` / ``__dev_map_hash_update_elem``: :meth:`check_update`, then
+        for DEVMAP_HASH a new key in a full map -> E2BIG; the entry goes to the head of its
+        bucket (``hlist_add_head_rcu``), a replaced one too (the old node is unlinked)."""
+        self.check_update(key, flags)
+        if self.type != "devmap":
+            present = key in self.entries
             if not present and len(self.entries) >= self.max_entries:
                 raise KernelError(Errno.E2BIG, "")
+            self.entries.pop(key, None)  # re-inserted last: the newest of its bucket
         self.entries[key] = entry
 
     def delete(self, key: int) -> None:
@@ -108,12 +117,15 @@ class DevMap:
         return self.entries.get(key)
 
     def walk(self) -> list[tuple[int, DevmapEntry]]:
-        """Entries in ``dev_map_enqueue_multi`` order: slot order, or bucket order (key &
-        (n_buckets - 1), insertion order inside a bucket) for DEVMAP_HASH."""
+        """Entries in ``dev_map_enqueue_multi`` order: slot order, or for DEVMAP_HASH bucket
+        order (key & (n_buckets - 1)) and inside a bucket its hlist from the head -- newest
+        first, as ``hlist_add_head_rcu`` put them."""
         if self.type == "devmap":
             return sorted(self.entries.items())
         mask = self.n_buckets - 1
-        return sorted(self.entries.items(), key=lambda kv: kv[0] & mask)
+        items = list(self.entries.items())
+        order = sorted(range(len(items)), key=lambda i: (items[i][0] & mask, -i))
+        return [items[i] for i in order]
 
 
 # ------------------------------------------------------------ bulk queues
@@ -170,7 +182,8 @@ def broadcast(
     """``dev_map_enqueue_multi``: a clone for every entry that passes ``is_valid_dst``
     (invalid ones skipped silently), without the ingress device and -- with
     BPF_F_EXCLUDE_INGRESS -- its upper devices (``get_upper_ifindexes``). Generic XDP
-    does not pre-filter: the first failing clone aborts the rest with its error."""
+    does not pre-filter: each skb goes through the entries in turn and the first that refuses
+    it (``xdp_ok_fwd_dev``: ENETDOWN, EMSGSIZE) ends that skb's walk with the error."""
     w = dp.world
     dmap = w.maps.get(c.map_name or "")
     if dmap is None:
@@ -183,6 +196,7 @@ def broadcast(
             upper = w.devices.get(up)
             up = upper.master if upper is not None else None
     sizes = w.entries.size[rows.entry]
+    alive = np.ones(len(rows), dtype=bool)  # generic XDP: the skbs still being cloned
     for key, entry in dmap.walk():
         tgt = w.devices.get(entry.dev)
         if tgt is None or tgt.name in excluded:
@@ -193,11 +207,16 @@ def broadcast(
                 continue
             part = rows.where(fits)
         else:
-            if not tgt.admin_up or not np.all(fits):
+            # dev_map_redirect_multi: per skb, each target in turn through xdp_ok_fwd_dev
+            # (dev_map_generic_redirect); the first that refuses ends that skb's walk with its
+            # error, the skbs it takes go on to the next target
+            ok = alive & fits if tgt.admin_up else np.zeros(len(rows), dtype=bool)
+            refused = alive & ~ok
+            if refused.any():
                 code = Errno.ENETDOWN if not tgt.admin_up else Errno.EMSGSIZE
-                dp.tp.redirect_err[(dev.name, code.name)] += rows.total
-                return
-            part = rows
+                dp.tp.redirect_err[(dev.name, code.name)] += int(rows.count[refused].sum())
+            alive = ok
+            part = rows.where(ok)
         if part.total:
             keys = np.full(len(part), key, dtype=np.int64)
             enqueue(dp, dev, tgt, mode, cpu, t, part, keys, dmap, shape, BROADCAST, out)
@@ -341,6 +360,12 @@ def _flush_fast(
             share = max(1, round(flushes * part.total / rows.total))
             x = Xmit(dev, tgt, cpu, t, kept, share, tally, bursts=shape.bursts)
             tgt.ndo_xdp_xmit(dp, x)
+    first = shape.first_key.get(cls) if progs else None
+    if first is not None and len(first) == len(per_poll) and len(first):
+        # the last bulk ran the program of its poll's first enqueuer (bq_enqueue's
+        # xdp_prog), which may have none
+        last = progs.get(int(first[per_poll > 0][-1])) if (per_poll > 0).any() else None
+        bq.program = last.name if last is not None else ""
 
 
 def enqueue_many(

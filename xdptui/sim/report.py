@@ -169,6 +169,8 @@ def _device(dev: DeviceView) -> DeviceEntry:
         entry["xmit_hash_policy"] = dev.bond.xmit_hash_policy
         entry["slaves"] = list(dev.bond.slaves)
         entry["active_slave"] = dev.bond.active_slave
+        entry["rx_up"] = dev.bond.rx_up
+        entry["tx_down"] = dev.bond.tx_down
     return _declared_order(entry)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from xdptui.bpf.maps import BpfMap, MapType
 from xdptui.model.catalog import program_info
-from xdptui.sim.bond.bond_main import Bond
+from xdptui.sim.bond.bond_main import Bond, bond_get_stats
 from xdptui.sim.core.bpf_obj import ObjProgram
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_HW, MODE_SKB, NetDev
 from xdptui.sim.dev.nic import Nic
@@ -261,7 +261,7 @@ def link_facts(world: World, dev: NetDev) -> LinkFacts:
     if isinstance(dev, Nic | Veth | Tun):
         queues = dev.queues
     own = own_xdp(dev)
-    k = dev.counters
+    k = bond_get_stats(dev, world.devices) if isinstance(dev, Bond) else dev.counters
     stats = {
         "rx": {
             "bytes": k["rx_bytes"],

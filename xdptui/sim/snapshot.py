@@ -30,7 +30,7 @@ from xdptui.model.views import (
     VethView,
     XdpView,
 )
-from xdptui.sim.bond.bond_main import Bond
+from xdptui.sim.bond.bond_main import Bond, bond_get_stats
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import TxRing
@@ -51,7 +51,7 @@ def _rings(rings: list[TxRing], exact: bool) -> tuple[TxRingView, ...]:
     )
 
 
-def device_view(dev: NetDev, exact: bool) -> DeviceView:
+def device_view(dev: NetDev, exact: bool, devices: dict[str, NetDev]) -> DeviceView:
     att = dev.prog
     xdp = None
     if att is not None:
@@ -97,7 +97,10 @@ def device_view(dev: NetDev, exact: bool) -> DeviceView:
             dev.curr_active,
             tuple(dev.usable),
             dev.miimon_ms,
+            dev.rx_up,
+            dev.tx_down,
         )
+    counters = bond_get_stats(dev, devices) if isinstance(dev, Bond) else dev.counters
     return DeviceView(
         name=dev.name,
         ifindex=dev.ifindex,
@@ -109,8 +112,8 @@ def device_view(dev: NetDev, exact: bool) -> DeviceView:
         speed_bps=dev.speed_bps,
         mtu=dev.mtu,
         xdp=xdp,
-        counters=tuple((k, dev.counters[k]) for k in COUNTERS)
-        + tuple((k, v) for k, v in dev.counters.items() if k not in COUNTERS),
+        counters=tuple((k, counters[k]) for k in COUNTERS)
+        + tuple((k, v) for k, v in counters.items() if k not in COUNTERS),
         queues=queues,
         xdp_tx_rings=rings,
         **extra,  # type: ignore[arg-type]
@@ -195,7 +198,7 @@ def build_frame(
         description=w.topology.description,
         seed=w.topology.seed,
         nr_cpus=w.nr_cpus,
-        devices=tuple(device_view(d, st.is_exact) for d in w.devices.values()),
+        devices=tuple(device_view(d, st.is_exact, w.devices) for d in w.devices.values()),
         cpus=cpu_views(st, busy, polls),
         tracepoints=tracepoints_view(st.dp.tp),
         events=tuple(st.log),

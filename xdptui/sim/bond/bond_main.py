@@ -43,6 +43,9 @@ class Bond(NetDev):
     link: dict[str, bool] = field(default_factory=dict)  # slave->link == BOND_LINK_UP
     usable: list[str] = field(default_factory=list)  # bond->usable_slaves (hash modes)
     rr_counter: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    rx_up: int = 0  # frames delivered up through the bond (bond_handle_frame)
+    tx_down: int = 0  # frames sent down through it to a slave
+    folded: dict[str, int] = field(default_factory=dict)  # bond->bond_stats of released slaves
     hash_cache: SharedCache[tuple[object, ...], IntArray] = field(
         default_factory=SharedCache, repr=False, compare=False
     )  # the slave per entry for one hash setup (the flow table's headers, the usable slaves)
@@ -62,35 +65,201 @@ class Bond(NetDev):
         return all(dp.world.devices[s].ndo_xmit_ready(dp) for s in self.slaves)
 
     def ndo_xdp_xmit(self, dp: Datapath, x: Xmit) -> None:
-        """``bond_xdp_xmit``: a slave per frame (``bond_xdp_get_xmit_slave``), each handed to
-        that slave's ``ndo_xdp_xmit`` one frame per call; no slave -> -ENXIO."""
-        self.add("tx_packets", x.rows.total)
-        self.add("tx_bytes", x.rows.bytes(dp.world.entries.size))
-        for name, part in BondLogic(self, dp.world.devices).xdp_split(
-            x.cpu, x.rows, dp.world.entries.headers
-        ):
-            if name is None:
-                self.add("tx_packets", -part.total)
-                dp.xmit_error(dp.xmit_part(x, self, part, x.calls), Errno.ENXIO, count_dev=False)
-                continue
+        """``bond_xdp_xmit`` (bond_main.c, v6.15): a slave per frame
+        (``bond_xdp_get_xmit_slave``), each frame handed to that slave's ``ndo_xdp_xmit``
+        alone; the loop stops at the first frame without a slave (-ENXIO) or that a slave
+        refuses, and ``bq_xmit_all`` frees the rest of the bulk. The bond returns an error
+        (the flush's ``err``) only when that was the first frame."""
+        lg = BondLogic(self, dp.world.devices)
+        c0 = int(self.rr_counter[x.cpu]) if 0 <= x.cpu < len(self.rr_counter) else 0
+        splits = lg.xdp_split(x.cpu, _positions(x.rows), dp.world.entries.headers)
+        refusal = {name: lg.xmit_refusal(dp, name, x.cpu) for name, _ in splits}
+        if x.rows.ordered:
+            examined = self._xmit_in_order(dp, x, splits, refusal)
+            if self.mode == "balance-rr" and examined < len(x.rows):
+                # frames after the break never reached bond_rr_gen_slave_id
+                igmp = dp.world.entries.proto[x.rows.entry[:examined]] == IPPROTO_IGMP
+                self.rr_counter[x.cpu] = c0 + examined - int(igmp.sum())
+        else:
+            self._xmit_bulks(dp, x, splits, refusal, c0)
+
+    def _xmit_in_order(
+        self,
+        dp: Datapath,
+        x: Xmit,
+        splits: list[tuple[str | None, Rows]],
+        refusal: dict[str | None, Errno | None],
+    ) -> int:
+        """Exact mode: one bulk, frame by frame (runs of frames to one slave together).
+        Returns how many frames the loop looked at."""
+        rows = x.rows
+        n = len(rows)
+        label = np.zeros(n, dtype=np.int64)
+        names: list[str | None] = []
+        for name, part in splits:
+            assert part.ident is not None
+            label[part.ident] = len(names)
+            names.append(name)
+        starts = np.concatenate(([0], np.flatnonzero(np.diff(label)) + 1)).tolist()
+        for i, pos in enumerate(starts):
+            end = starts[i + 1] if i + 1 < len(starts) else n
+            name = names[int(label[pos])]
+            err = refusal[name]
+            if err is not None:
+                if name is not None:  # the slave got the frame and refused it
+                    dp.world.devices[name].add("xdp_xmit", 1)
+                    dp.world.devices[name].add("xdp_xmit_errors", 1)
+                    self.tx_down += 1
+                _bond_stop(dp, x, rows.slice(pos, n), err, first=pos == 0)
+                return int(pos) + 1
+            assert name is not None
             slave = dp.world.devices[name]
-            slave.ndo_xdp_xmit(dp, dp.xmit_part(x, slave, part, part.total))
+            run = rows.slice(pos, end)
+            part_x = dp.xmit_part(x, slave, run, run.total)
+            err_flushes = x.tally.err
+            slave.ndo_xdp_xmit(dp, part_x)
+            x.tally.err = err_flushes  # the bond's return value decides the flush's error
+            self.tx_down += min(run.total, part_x.sent + 1)  # handed down, one by one
+            if part_x.sent < run.total:  # the slave refused a frame: the loop breaks
+                if pos == 0 and part_x.sent == 0:
+                    x.tally.err += x.calls
+                _bond_stop(dp, x, rows.slice(end, n), None, first=False)
+                return int(pos) + part_x.sent + 1
+        return n
+
+    def _xmit_bulks(
+        self,
+        dp: Datapath,
+        x: Xmit,
+        splits: list[tuple[str | None, Rows]],
+        refusal: dict[str | None, Errno | None],
+        c0: int,
+    ) -> None:
+        """Fast mode: ``x.calls`` bulks of frames in no recorded order. With a share q of
+        frames going to a slave that refuses, a bulk of b frames sends its frames up to the
+        first such frame: round-robin from the counter's sequence, averaged over where a bulk
+        starts in it; the hash modes as if each frame drew its slave independently,
+        (1-q)(1-(1-q)^b)/q frames. (A full ring's refusal mid-bulk is not modelled here.)"""
+        total = x.rows.total
+        bad = sum(p.total for name, p in splits if refusal[name] is not None)
+        if not bad:
+            for name, part in splits:
+                assert name is not None
+                slave = dp.world.devices[name]
+                self.tx_down += part.total
+                slave.ndo_xdp_xmit(dp, dp.xmit_part(x, slave, part, part.total))
+            return
+        calls = max(1, x.calls)
+        b = max(1.0, total / calls)
+        q = bad / total
+        first_share, stop_share = q, 1 - (1 - q) ** b
+        if self.mode == "balance-rr":
+            lg = BondLogic(self, dp.world.devices)
+            sent_per_bulk, first_share, stop_share, counter = lg.rr_bulks(
+                c0, round(b), calls, refusal
+            )
+            self.rr_counter[x.cpu] = counter
+        else:
+            sent_per_bulk = _iid_sent(b, q)
+        good = total - bad
+        keep = min(1.0, sent_per_bulk * calls / good) if good else 0.0
+        stopped = min(bad, round(calls * stop_share))  # bulks that met a refusing frame
+        first_bad = min(stopped, round(calls * first_share))  # ... as their first frame
+        for name, part in splits:
+            err = refusal[name]
+            if err is not None:
+                if name is not None:
+                    share = round(stopped * part.total / bad)
+                    dp.world.devices[name].add("xdp_xmit", share)
+                    dp.world.devices[name].add("xdp_xmit_errors", share)
+                    self.tx_down += share
+                _bond_stop(dp, x, part, err, first=False)
+                continue
+            assert name is not None
+            slave = dp.world.devices[name]
+            taken = part.head(round(keep * part.total))
+            if taken.total:
+                self.tx_down += taken.total
+                slave.ndo_xdp_xmit(dp, dp.xmit_part(x, slave, taken, taken.total))
+            _bond_stop(dp, x, part.minus(taken), None, first=False)
+        x.tally.err += first_bad
 
     def stack_xmit(self, dp: Datapath, cpu: int, t: int, rows: Rows) -> None:
         """``bond_start_xmit``: the mode's slave choice (round-robin shares the per-CPU
         counter with XDP), then the slave's own transmit path."""
-        self.add("tx_packets", rows.total)
-        self.add("tx_bytes", rows.bytes(dp.world.entries.size))
         lg = BondLogic(self, dp.world.devices)
         for name, part in lg.stack_split(cpu, rows, dp.world.entries.headers):
             if name is None:
-                self.add("tx_dropped", part.total)
-                self.add("tx_packets", -part.total)
+                self.add("tx_dropped", part.total)  # bond_tx_drop: dev_core_stats_tx_dropped_inc
                 continue
+            self.tx_down += part.total
             dp.world.devices[name].stack_xmit(dp, cpu, t, part)
 
     def generic_xmit(self, dp: Datapath, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
         self.stack_xmit(dp, cpu, t, rows)
+
+
+FOLDED_STATS = (
+    "rx_packets",
+    "rx_bytes",
+    "rx_dropped",
+    "tx_packets",
+    "tx_bytes",
+    "tx_dropped",
+    "rx_missed_errors",
+)
+"""The ``rtnl_link_stats64`` fields xdptui keeps that ``bond_fold_stats`` sums (the XDP
+counters are driver statistics, not link statistics: they are not folded)."""
+
+
+def bond_get_stats(bond: Bond, devices: dict[str, NetDev]) -> dict[str, int]:
+    """``bond_get_stats`` (bond_main.c, v6.15): ``bond->bond_stats`` -- what released slaves
+    left behind -- plus ``bond_fold_stats`` of every current slave, active and backup alike;
+    ``dev_get_stats`` then adds the bond's own core drops (``bond_tx_drop``). The bond's own
+    ``rx_up``/``tx_down`` are not link statistics."""
+    out = dict(bond.counters)
+    for key in FOLDED_STATS:
+        own = bond.counters.get(key, 0) if key == "tx_dropped" else 0
+        total = own + bond.folded.get(key, 0)
+        for name in bond.slaves:
+            dev = devices.get(name)
+            if dev is None:
+                continue
+            total += (
+                bond_get_stats(dev, devices).get(key, 0)
+                if isinstance(dev, Bond)
+                else (dev.counters.get(key, 0))
+            )
+        if key in out or total:
+            out[key] = total
+    return out
+
+
+def _positions(rows: Rows) -> Rows:
+    """Ordered rows whose ``ident`` is each frame's position (to put a split back in order)."""
+    if not rows.ordered:
+        return rows
+    return Rows(rows.entry, rows.count, True, np.arange(len(rows), dtype=np.int64))
+
+
+def _iid_sent(b: float, q: float) -> float:
+    """Frames sent before the first refused one in a bulk of ``b``, each refused with
+    probability ``q``."""
+    return float((1 - q) * (1 - (1 - q) ** b) / q)
+
+
+def _bond_stop(dp: Datapath, x: Xmit, tail: Rows, err: Errno | None, first: bool) -> None:
+    """``bond_xdp_xmit`` broke out of its loop: ``bq_xmit_all`` frees ``tail`` (the devmap's
+    drops); when the very first frame failed the bond returned ``err`` (a flush error)."""
+    if not tail.total:
+        return
+    x.tally.drops += tail.total
+    if first:
+        x.tally.err += x.calls
+    if dp.watched(tail):
+        why = f"{err.name} on an earlier frame" if err is not None else "a slave refused a frame"
+        dp.hop(x.t, x.dst.name, "drop", f"bond_xdp_xmit stopped ({why}): the bulk's rest is freed",
+               end=True)  # fmt: skip
 
 
 def slave_is_up(dev: NetDev) -> bool:
@@ -112,6 +281,55 @@ class BondLogic:
         if dev is None or not slave_is_up(dev) or not self.bond.link.get(name, False):
             return False
         return not (self.bond.mode == "active-backup" and name != self.bond.curr_active)
+
+    def xmit_refusal(self, dp: Datapath, name: str | None, cpu: int) -> Errno | None:
+        """What the slave's ``ndo_xdp_xmit`` answers before queueing anything: no slave ->
+        -ENXIO (``bond_xdp_xmit``); a slave that is down -> -ENETDOWN (``ixgbe_xdp_xmit``'s
+        ``__IXGBE_DOWN``, ``i40e_xdp_xmit``'s ``__I40E_VSI_DOWN``, ``mlx5e_xdp_xmit``'s
+        ``MLX5E_STATE_OPENED``); one that can't take redirected frames (a veth whose peer has
+        no program, a NIC without an XDP ring for this CPU) -> -ENXIO."""
+        if name is None:
+            return Errno.ENXIO
+        dev = self.devices[name]
+        if not dev.admin_up:
+            return Errno.ENETDOWN
+        if not dev.ndo_xmit_ready(dp):
+            return Errno.ENXIO
+        ring_of_cpu = getattr(dev, "ring_of_cpu", None)
+        if ring_of_cpu is not None and 0 <= cpu < len(ring_of_cpu) and ring_of_cpu[cpu] < 0:
+            return Errno.ENXIO
+        return None
+
+    def rr_bulks(
+        self, c0: int, b: int, calls: int, refusal: dict[str | None, Errno | None]
+    ) -> tuple[float, float, float, int]:
+        """Round-robin bulks of ``b`` frames from counter ``c0``: each frame pre-increments
+        the per-CPU counter (``bond_rr_gen_slave_id``) and the loop stops at the first frame
+        for a refusing slave, so the next bulk starts right after it. Returns the frames sent
+        per bulk, the share of bulks refused on their first frame, the share that met a
+        refusal at all and how far the counter moved (followed bulk by bulk for up to 64
+        bulks, then extrapolated)."""
+        table = self.slave_by_id_table()
+        cnt = len(table)
+        pps = max(1, self.bond.packets_per_slave)
+        if not cnt:
+            return 0.0, 1.0, 1.0, calls
+        c = c0
+        sent = first = stopped = 0
+        steps = min(calls, 64)
+        for _ in range(steps):
+            k = 0
+            while k < b:
+                c += 1
+                if refusal.get(table[(c // pps) % cnt]) is not None:
+                    break
+                k += 1
+            sent += k
+            first += k == 0
+            stopped += k < b
+        scale = calls / max(steps, 1)
+        n = max(steps, 1)
+        return sent / n, first / n, stopped / n, c0 + round((c - c0) * scale)
 
     def update_slave_arr(self) -> None:
         """``bond_update_slave_arr``: usable slaves in list order (802.3ad: those in the active

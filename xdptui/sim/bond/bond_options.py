@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdptui.model.errors import Errno, KernelError
-from xdptui.model.topology import bond_xdp_check
-from xdptui.sim.bond.bond_main import Bond, BondLogic
+from xdptui.model.topology import bond_xdp_check, default_miimon
+from xdptui.sim.bond.bond_main import FOLDED_STATS, Bond, BondLogic
 from xdptui.sim.dev.netdev import MODE_DRV, Attachment, NetDev
 from xdptui.sim.dev.nic import Nic, configure_xdp_rings
+from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.programs import Program
 from xdptui.sim.world import World
@@ -23,6 +24,7 @@ class BondControl:
     booting: bool
     now: Callable[[], int]
     log: Callable[[str], None]
+    schedule: Callable[..., None]  # (at_ns, timer kind, *args): xdptui.sim.clock
 
     def device(self, name: str) -> NetDev:  # provided by Control
         raise NotImplementedError
@@ -40,10 +42,14 @@ class BondControl:
         return any(isinstance(d, Bond) and d.bond_prog for d in self.world.devices.values())
 
     def slave_supports_xdp(self, dev: NetDev) -> bool:
-        """``ndo_bpf`` and ``ndo_xdp_xmit`` both present."""
+        """``bond_enslave`` / ``bond_xdp_set``: ``ndo_bpf`` and ``ndo_xdp_xmit`` both present --
+        a NIC whose driver has them, a veth, a bond, a tap (``tap_netdev_ops``: ``tun_xdp``,
+        ``tun_xdp_xmit``; a tun device has neither)."""
         if isinstance(dev, Nic):
             assert dev.driver is not None
             return dev.driver.native_xdp and dev.driver.ndo_xdp_xmit
+        if isinstance(dev, Tun):
+            return dev.mode == "tap"
         return isinstance(dev, Veth | Bond)
 
     def own_prog_count(self, dev: NetDev) -> int:
@@ -169,6 +175,9 @@ class BondControl:
                 self.log(f"{bond.name}: ({slave.name}) failed to unload XDP program")
         active = bond.mode != "active-backup" or bond.curr_active == slave.name
         was = "active" if active else "backup"
+        for key in FOLDED_STATS:  # bond_get_stats keeps what the slave brought (bond_stats)
+            if key in slave.counters:
+                bond.folded[key] = bond.folded.get(key, 0) + slave.counters[key]
         bond.slaves.remove(slave.name)
         bond.link.pop(slave.name, None)
         slave.master = None
@@ -184,23 +193,27 @@ class BondControl:
     # ------------------------------------------------------------ options
 
     def set_mode(self, bond: Bond, mode: str) -> None:
-        """``bond_opt_check_deps`` (NOSLAVES -> ENOTEMPTY, IFDOWN -> EBUSY), then
-        ``bond_option_mode_set``: a loaded program must be able to run in the new mode."""
+        """``bond_opt_check_deps`` (NOSLAVES -> ENOTEMPTY, IFDOWN -> EBUSY, with the extack
+        ``bond_opt_error_interpret`` sets since v6.0, which iproute2 prints), then
+        ``bond_option_mode_set``: a loaded program must be able to run in the new mode; a mode
+        that can't use ARP monitoring (802.3ad, tlb, alb) starts MII monitoring at 100 ms when
+        miimon is 0."""
         if mode == bond.mode:
             return
         if bond.slaves:
             raise KernelError(
-                Errno.ENOTEMPTY, "option mode: unable to set because the bond device has slaves"
+                Errno.ENOTEMPTY, "unable to set option because the bond device has slaves"
             )
         if bond.admin_up:
-            raise KernelError(
-                Errno.EBUSY, "option mode: unable to set because the bond device is up"
-            )
+            raise KernelError(Errno.EBUSY, "unable to set option because the bond is up")
         if bond.bond_prog and not bond_xdp_check(mode, bond.xmit_hash_policy):
             raise KernelError(Errno.EOPNOTSUPP, "")
         bond.mode = mode
         if bond.mode != "balance-rr":
             bond.packets_per_slave = 1
+        if not bond.miimon_ms and default_miimon(mode):  # set miimon to default value
+            bond.miimon_ms = default_miimon(mode)
+            self.schedule(self.now() + bond.miimon_ms * 1_000_000, "miimon", bond.name)
         self.world.touch()
 
     def set_policy(self, bond: Bond, policy: str) -> None:
@@ -214,13 +227,21 @@ class BondControl:
 
     # ------------------------------------------------------------ link events
 
-    def slave_event(self, dev: NetDev) -> None:
-        """``bond_slave_netdev_event``: NETDEV_UP/DOWN/CHANGE refresh the xmit arrays of the
-        hash modes at once; everything else waits for the MII monitor."""
+    def slave_event(self, dev: NetDev, carrier: bool = False) -> None:
+        """``bond_slave_netdev_event`` (bond_main.c, v6.15): NETDEV_UP/DOWN/CHANGE refresh the
+        xmit arrays of the hash modes at once; everything else waits for the MII monitor. In
+        802.3ad a carrier change (NETDEV_CHANGE) whose speed/duplex can't be read
+        (``bond_update_speed_duplex`` fails without a link) marks the slave BOND_LINK_FAIL, so
+        a slave whose carrier comes back stays unusable until the next MII tick sees it up
+        (``bond_miimon_inspect``: BOND_LINK_BACK -> UP). LACP itself is not modelled."""
         if dev.master is None:
             return
         bond = self.world.devices.get(dev.master)
-        if isinstance(bond, Bond) and bond.mode in ("balance-xor", "802.3ad"):
+        if not isinstance(bond, Bond):
+            return
+        if bond.mode == "802.3ad" and carrier and not dev.carrier:
+            bond.link[dev.name] = False
+        if bond.mode in ("balance-xor", "802.3ad"):
             self.logic(bond).update_slave_arr()
 
     def mii_monitor(self, bond: Bond) -> None:
