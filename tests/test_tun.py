@@ -81,10 +81,12 @@ def test_each_tun_can_build_skb_condition_sends_writes_to_the_slow_path(
     assert c["xdp_drop"] == 1000 and c["rx_dropped"] == 0
 
 
-def test_a_page_fits_frames_up_to_about_3_4_kb():
-    # SKB_DATA_ALIGN(len + 12 vnet + 64 pad + 256 headroom) + 320 <= 4096
-    assert paths(tap(traffic=", size: 3392")) == (1000, 0)
-    assert paths(tap(traffic=", size: 3456")) == (0, 1000)
+def test_fast_path_limit_leaves_the_virtio_net_header_out():
+    # tun_get_user takes the 12-byte vnet header off len first; tun_can_build_skb then needs
+    # SKB_DATA_ALIGN(len + 64 TUN_RX_PAD + 256 headroom) + 320 <= 4096: len <= 3456
+    assert paths(tap(traffic=", size: 3456")) == (1000, 0)
+    assert paths(tap(traffic=", size: 3457")) == (0, 1000)
+    assert paths(tap(opts=", vnet_hdr: false", traffic=", size: 3456")) == (1000, 0)
 
 
 def test_gso_share_splits_the_paths():
@@ -134,13 +136,25 @@ def test_vhost_batches_one_flush_per_batch():
     assert m.sent == 1000 and m.flushes < 1000 / 8
 
 
-def test_redirect_error_from_the_fast_path_only_fires_redirect_err():
-    sim = tap(prog="{program: redirect, params: {dev: eth0}}")
-    sim.submit("ip link set dev eth0 down")
-    before = counters(sim, "tap0")["rx_dropped"]
+def test_redirect_error_from_the_fast_path_fires_redirect_err_and_counts_rx_dropped():
+    sim = tap(prog="{program: redirect, params: {dev: eth0}}", rate="1Mpps")
+    assert counters(sim, "tap0")["rx_packets"] == 1000  # tun_xdp_act: redirected -> RX stats
+    text = TAP.format(
+        prog="{program: redirect, params: {dev: eth0}}",
+        mode="tap",
+        opts="",
+        traffic="",
+        reader="10Mpps",
+        queues=1,
+        rate="1Mpps",
+    )
+    sim = sim_of(text)
+    assert sim.submit("ip link set dev eth0 down").ok
     sim.run_until(12_000_000)
     assert sim.frame().tracepoints.xdp_exception == ()
-    assert counters(sim, "tap0")["rx_dropped"] == before
+    c = counters(sim, "tap0")
+    # tun_xdp_act: a failed xdp_do_redirect is rx_dropped, not rx_packets
+    assert (c["rx_dropped"], c["rx_packets"]) == (1000, 0)
 
 
 def test_frames_redirected_into_a_tap_overflow_its_ring():
