@@ -239,3 +239,30 @@ def test_slowing_the_reader_overflows_the_tap_ring():
     assert sim.submit("reader tap0 stop").ok
     res = sim.submit("reader eth0 rate 1Mpps")
     assert not res.ok
+
+
+def test_the_taps_help_states_the_fast_path_limit_the_kernel_arithmetic_gives():
+    from xdptui.sim.dev.tun import FAST_PATH_MAX
+    from xdptui.widgets.taps import TapsPanel
+
+    # PAGE_SIZE 4096 - 320 skb_shared_info = 3776, already 64-aligned; minus 64 + 256 pads
+    assert FAST_PATH_MAX == 4096 - 320 - 64 - 256 == 3456
+    assert f"**{FAST_PATH_MAX} bytes**" in TapsPanel.HELP
+
+
+def test_fast_path_drop_counts_only_rx_dropped_and_generic_non_pass_counts_nothing():
+    # tun_xdp_act: XDP_DROP on the page is rx_dropped and never rx_packets
+    c = counters(tap(prog="xdp_drop"), "tap0")
+    assert (c["rx_packets"], c["rx_dropped"]) == (0, 1000)
+    # do_xdp_generic: a non-PASS verdict on the slow path returns before any RX stats
+    c = counters(tap(prog="xdp_drop", opts=", blocking: true"), "tap0")
+    assert (c["rx_packets"], c["rx_dropped"]) == (0, 0)
+    # XDP_PASS on either path: tun_get_user's dev_sw_netstats_rx_add
+    c = counters(tap(prog="xdp_pass", opts=", blocking: true"), "tap0")
+    assert (c["rx_packets"], c["rx_dropped"]) == (1000, 0)
+
+
+def test_fast_path_xdp_tx_counts_rx_packets():
+    # tun_xdp_act (v6.6+): a frame tun_xdp_tx queued is in the RX stats
+    c = counters(tap(prog="xdp_tx"), "tap0")
+    assert (c["rx_packets"], c["rx_dropped"]) == (1000, 0)
