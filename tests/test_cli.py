@@ -77,7 +77,12 @@ def test_run_json_to_stdout_has_the_contract_shape():
     assert bond["slaves"] == ["eth0", "eth1"] and bond["active_slave"] == "eth0"
     assert {"queue", "cpu", "rx_packets", "rx_dropped", "ring_peak"} <= set(eth0["queues"][0])
     assert {"ring", "cpus", "locked", "sent", "dropped"} <= set(eth0["xdp_tx_rings"][0])
-    assert set(data["tracepoints"]) == {"xdp_exception", "xdp_redirect_err", "xdp_devmap_xmit"}
+    assert set(data["tracepoints"]) == {
+        "xdp_exception",
+        "xdp_redirect_err",
+        "xdp_devmap_xmit",
+        "xdp_bulk_tx",
+    }
     down = [e for e in data["events"] if e["cmd"] == "ip link set dev eth1 carrier off"]
     assert down == [
         {

@@ -264,7 +264,7 @@ def test_a_projection_computes_only_the_views_asked_for() -> None:
     assert "rings" in lazy.__dict__ and "paths" not in lazy.__dict__
 
 
-def test_a_veth_xdp_tx_exception_points_at_the_peers_missing_program() -> None:
+def test_a_veth_xdp_tx_bulk_error_points_at_the_peers_missing_program() -> None:
     from conftest import TOPOLOGIES
 
     from xdptui.sim.engine import Simulator
@@ -272,8 +272,10 @@ def test_a_veth_xdp_tx_exception_points_at_the_peers_missing_program() -> None:
 
     sim = Simulator(load_topology(str(TOPOLOGIES / "veth_pair.yaml")))
     sim.run_until(5_000_000)  # the timeline removed veth0's program at 3 ms
-    (row,) = project(None, sim.frame()).drops.xdp_exception
-    assert (row.dev, row.key) == ("veth1", "XDP_TX")
+    drops = project(None, sim.frame()).drops
+    assert drops.xdp_exception == ()  # veth_xdp_flush_bq fires xdp_bulk_tx, not xdp_exception
+    (row,) = drops.xdp_bulk_tx
+    assert (row.dev, row.key) == ("veth1", "ENXIO")
     assert "veth0 runs no XDP program" in row.explanation.cause
     assert (
         row.explanation.fix == "attach a program to veth0: ip link set dev veth0 xdp obj xdp_pass"

@@ -81,10 +81,12 @@ def test_each_tun_can_build_skb_condition_sends_writes_to_the_slow_path(
     assert c["xdp_drop"] == 1000 and c["rx_dropped"] == 0
 
 
-def test_a_page_fits_frames_up_to_about_3_4_kb():
-    # SKB_DATA_ALIGN(len + 12 vnet + 64 pad + 256 headroom) + 320 <= 4096
-    assert paths(tap(traffic=", size: 3392")) == (1000, 0)
-    assert paths(tap(traffic=", size: 3456")) == (0, 1000)
+def test_fast_path_limit_leaves_the_virtio_net_header_out():
+    # tun_get_user takes the 12-byte vnet header off len first; tun_can_build_skb then needs
+    # SKB_DATA_ALIGN(len + 64 TUN_RX_PAD + 256 headroom) + 320 <= 4096: len <= 3456
+    assert paths(tap(traffic=", size: 3456")) == (1000, 0)
+    assert paths(tap(traffic=", size: 3457")) == (0, 1000)
+    assert paths(tap(opts=", vnet_hdr: false", traffic=", size: 3456")) == (1000, 0)
 
 
 def test_gso_share_splits_the_paths():
@@ -134,13 +136,25 @@ def test_vhost_batches_one_flush_per_batch():
     assert m.sent == 1000 and m.flushes < 1000 / 8
 
 
-def test_redirect_error_from_the_fast_path_only_fires_redirect_err():
-    sim = tap(prog="{program: redirect, params: {dev: eth0}}")
-    sim.submit("ip link set dev eth0 down")
-    before = counters(sim, "tap0")["rx_dropped"]
+def test_redirect_error_from_the_fast_path_fires_redirect_err_and_counts_rx_dropped():
+    sim = tap(prog="{program: redirect, params: {dev: eth0}}", rate="1Mpps")
+    assert counters(sim, "tap0")["rx_packets"] == 1000  # tun_xdp_act: redirected -> RX stats
+    text = TAP.format(
+        prog="{program: redirect, params: {dev: eth0}}",
+        mode="tap",
+        opts="",
+        traffic="",
+        reader="10Mpps",
+        queues=1,
+        rate="1Mpps",
+    )
+    sim = sim_of(text)
+    assert sim.submit("ip link set dev eth0 down").ok
     sim.run_until(12_000_000)
     assert sim.frame().tracepoints.xdp_exception == ()
-    assert counters(sim, "tap0")["rx_dropped"] == before
+    c = counters(sim, "tap0")
+    # tun_xdp_act: a failed xdp_do_redirect is rx_dropped, not rx_packets
+    assert (c["rx_dropped"], c["rx_packets"]) == (1000, 0)
 
 
 def test_frames_redirected_into_a_tap_overflow_its_ring():
@@ -225,3 +239,30 @@ def test_slowing_the_reader_overflows_the_tap_ring():
     assert sim.submit("reader tap0 stop").ok
     res = sim.submit("reader eth0 rate 1Mpps")
     assert not res.ok
+
+
+def test_the_taps_help_states_the_fast_path_limit_the_kernel_arithmetic_gives():
+    from xdptui.sim.dev.tun import FAST_PATH_MAX
+    from xdptui.widgets.taps import TapsPanel
+
+    # PAGE_SIZE 4096 - 320 skb_shared_info = 3776, already 64-aligned; minus 64 + 256 pads
+    assert FAST_PATH_MAX == 4096 - 320 - 64 - 256 == 3456
+    assert f"**{FAST_PATH_MAX} bytes**" in TapsPanel.HELP
+
+
+def test_fast_path_drop_counts_only_rx_dropped_and_generic_non_pass_counts_nothing():
+    # tun_xdp_act: XDP_DROP on the page is rx_dropped and never rx_packets
+    c = counters(tap(prog="xdp_drop"), "tap0")
+    assert (c["rx_packets"], c["rx_dropped"]) == (0, 1000)
+    # do_xdp_generic: a non-PASS verdict on the slow path returns before any RX stats
+    c = counters(tap(prog="xdp_drop", opts=", blocking: true"), "tap0")
+    assert (c["rx_packets"], c["rx_dropped"]) == (0, 0)
+    # XDP_PASS on either path: tun_get_user's dev_sw_netstats_rx_add
+    c = counters(tap(prog="xdp_pass", opts=", blocking: true"), "tap0")
+    assert (c["rx_packets"], c["rx_dropped"]) == (1000, 0)
+
+
+def test_fast_path_xdp_tx_counts_rx_packets():
+    # tun_xdp_act (v6.6+): a frame tun_xdp_tx queued is in the RX stats
+    c = counters(tap(prog="xdp_tx"), "tap0")
+    assert (c["rx_packets"], c["rx_dropped"]) == (1000, 0)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from conftest import counters, sim_of
 
+from xdptui.sim.show import ethtool_stats
+
 NIC_TO_VETH = """
 name: nic-veth
 cpus: 2
@@ -73,8 +75,42 @@ def test_veth_xdp_tx_reaches_the_peer_only_while_it_has_a_program():
     # 100 Kpps: 200 frames before 2 ms bounce back and are dropped by veth0's program
     assert c0["xdp_drop"] == 200
     assert c1["xdp_tx_errors"] == 200
-    exc = {(x.dev, x.action): x.count for x in sim.frame().tracepoints.xdp_exception}
-    assert exc == {("veth1", "XDP_TX"): 200}
+
+
+def test_veth_xdp_tx_without_a_peer_program_fails_the_bulk_with_enxio():
+    sim = sim_of("""
+        name: bounce
+        cpus: 1
+        devices:
+          veth0: {type: veth, peer: veth1}
+          veth1: {type: veth, peer: veth0, xdp: xdp_tx}
+        traffic:
+          - {name: app, from: veth0, rate: 100Kpps, count: 300}
+    """)
+    sim.run_until(10_000_000)
+    f = sim.frame()
+    # veth_xdp_flush_bq: veth_xdp_xmit finds no rq->napi on veth0 -> -ENXIO, every frame of
+    # the bulk dropped; xdp:xdp_bulk_tx carries the error and xdp_exception stays silent
+    assert f.tracepoints.xdp_exception == ()
+    bulk = {(b.dev, b.err): (b.sent, b.drops) for b in f.tracepoints.xdp_bulk_tx}
+    assert bulk == {("veth1", "ENXIO"): (0, 300)}
+    # rq xdp_tx_err: veth_get_stats64 shows it as veth1's tx_dropped and veth0's rx_dropped
+    c0, c1 = counters(sim, "veth0"), counters(sim, "veth1")
+    assert (c1["xdp_tx_errors"], c1["tx_dropped"], c0["rx_dropped"]) == (300, 300, 300)
+    stats = dict(ethtool_stats(sim.world, sim.world.devices["veth1"]) or ())
+    assert (stats["rx_queue_0_xdp_tx"], stats["rx_queue_0_xdp_tx_errors"]) == (0, 300)
+
+
+def test_redirect_into_a_veth_whose_peer_is_down_is_the_targets_tx_dropped():
+    sim = sim_of(NIC_TO_VETH.format(peer_xdp=", xdp: xdp_drop"))
+    assert sim.submit("ip link set dev veth1 down").ok
+    sim.run_until(5_000_000)
+    # veth_ndo_xdp_xmit: veth_xdp_xmit returns -ENXIO (no rq->napi) before any rq stats;
+    # the whole bulk goes to priv->dropped, veth0's tx_dropped
+    c0 = counters(sim, "veth0")
+    assert (c0["tx_dropped"], c0["xdp_xmit"], c0["xdp_xmit_errors"]) == (2000, 0, 0)
+    m = sim.frame().tracepoints.xdp_devmap_xmit[0]
+    assert (m.to_dev, m.sent, m.drops) == ("veth0", 0, 2000)
 
 
 def test_veth_peer_down_takes_carrier_away():

@@ -10,6 +10,7 @@ from xdptui.app import XdpApp
 from xdptui.bpf.batch import Record
 from xdptui.bpf.isa import encode
 from xdptui.model.report_spec import BpfMapEntry, DeviceEntry, ObjectEntry, QueueEntry
+from xdptui.sim.dev.tun import FAST_PATH_MAX
 from xdptui.sim.engine import Simulator
 from xdptui.sim.programs import XdpContext
 from xdptui.widgets.drops import DropsPanel
@@ -35,3 +36,5 @@ Simulator.previous_poll_ns  # the app's step back, and the tests
 __getattr__  # xdptui.Simulator, imported on first use (PEP 562)
 Record.packet  # xdptui.bpf API: which packet of the batch wrote an output record
 encode  # xdptui.bpf.isa: instructions back to bytes, for tools that build programs
+
+FAST_PATH_MAX  # tests/test_tun.py: the Taps help states it

@@ -11,6 +11,8 @@
 * ``xdp:xdp_devmap_xmit`` from->to: each devmap bulk flush (``bq_xmit_all``): xmit/s, drop/s
   (frames the target's ``ndo_xdp_xmit`` refused), drv_err/s (flushes with a driver error) and
   xdp-monitor's bulk-avg = (sent + drops) / flushes.
+* ``xdp:xdp_bulk_tx`` drops by device and error: a veth's XDP_TX bulk ``veth_xdp_flush_bq``
+  could not hand to its peer (-ENXIO: the peer has no program; no error: its ring was full).
 
 Up/down (or a click) selects a row; the lines under the summary explain its cause and the fix.
 """
@@ -57,6 +59,8 @@ Like `xdp-monitor` (xdp-tools) reading the `xdp:*` tracepoints of
   codes (`bpf_warn_invalid_xdp_action`), XDP_TX the driver could not queue.
 * **devmap_xmit** from->to: each `bq_xmit_all` flush of a per-CPU bulk queue (up to 16,
   `DEV_MAP_BULK_SIZE`) into the target's `ndo_xdp_xmit`: xmit/s, drop/s, drv_err/s, bulk-avg.
+* **xdp_bulk_tx drops** by device and error: a veth's XDP_TX bulk that `veth_xdp_flush_bq`
+  could not hand to the peer (-ENXIO while the peer runs no program, or its full ring).
 
 Up/down or a click selects a row: its cause and fix are shown under the summary.
 """
@@ -233,6 +237,7 @@ def _sections(view: DropsView) -> list[tuple[str, tuple[str, ...], list[_Row]]]:
     ]
     redirect = _count_rows("redirect_err", view.xdp_redirect_err)
     exception = _count_rows("exception", view.xdp_exception)
+    bulk_tx = _count_rows("bulk_tx", view.xdp_bulk_tx)
     devmap = [
         _Row(
             ("devmap", d.from_dev, d.to_dev),
@@ -264,6 +269,7 @@ def _sections(view: DropsView) -> list[tuple[str, tuple[str, ...], list[_Row]]]:
         ("ring full (rx_dropped)", ("", "total", "drop/s"), ring),
         ("redirect_err", ("", "total", "error/s"), redirect),
         ("xdp_exception", ("", "total", "hit/s"), exception),
+        ("xdp_bulk_tx drops", ("", "total", "drop/s"), bulk_tx),
         (
             "devmap_xmit",
             ("", "xmit/s", "drop/s", "drv_err/s", "bulk-avg", "sent", "drops", "flushes"),

@@ -40,10 +40,9 @@ _EXCEPTIONS: dict[str, Explanation] = {
         "the program a fallback (param flags=2 for XDP_PASS), or fix its error path",
     ),
     "XDP_TX": Explanation(
-        "XDP_TX could not be queued: the XDP TX ring was full, the port is down, or (veth) "
-        "the peer runs no XDP program to take the frame (veth_xdp_xmit: -ENXIO)",
-        "veth: attach a program to the peer (ip link set dev PEER xdp obj xdp_pass); NIC: a "
-        "bigger TX ring (ethtool -G DEV tx N) or less TX load",
+        "XDP_TX could not be queued: the XDP TX ring was full or the port is down (a veth "
+        "reports its failures as xdp:xdp_bulk_tx instead)",
+        "a bigger TX ring (ethtool -G DEV tx N) or less TX load",
     ),
     "XDP_REDIRECT": Explanation(
         "xdp_do_redirect failed in the driver; xdp:xdp_redirect_err names the errno",
@@ -52,17 +51,8 @@ _EXCEPTIONS: dict[str, Explanation] = {
 }
 
 
-def exception(action: str, dev: str = "", peer: str | None = None) -> Explanation:
-    """``xdp:xdp_exception`` with ``act``: the driver could not carry out the verdict.
-
-    On a veth (``peer`` given) an XDP_TX failure is the peer's missing program.
-    """
-    if action == "XDP_TX" and peer:
-        return Explanation(
-            f"{dev}'s XDP_TX goes to {peer} through veth_xdp_xmit, which refuses it (-ENXIO) "
-            f"while {peer} runs no XDP program: the frame is dropped",
-            f"attach a program to {peer}: ip link set dev {peer} xdp obj xdp_pass",
-        )
+def exception(action: str) -> Explanation:
+    """``xdp:xdp_exception`` with ``act``: the driver could not carry out the verdict."""
     return _EXCEPTIONS.get(
         action,
         Explanation(
@@ -70,6 +60,24 @@ def exception(action: str, dev: str = "", peer: str | None = None) -> Explanatio
             "bpf_warn_invalid_xdp_action treats it as XDP_ABORTED",
             "return one of XDP_ABORTED, XDP_DROP, XDP_PASS, XDP_TX, XDP_REDIRECT",
         ),
+    )
+
+
+def bulk_tx(err: str, dev: str, peer: str | None) -> Explanation:
+    """``xdp:xdp_bulk_tx`` with drops: a veth's XDP_TX bulk ``veth_xdp_flush_bq`` could not
+    hand to the peer -- refused with ``err`` (-ENXIO: the peer has no NAPI, i.e. no XDP
+    program or it is down) or cut short by the peer's full ``ptr_ring`` (no error)."""
+    other = peer or "the peer"
+    if err:
+        return Explanation(
+            f"{dev}'s XDP_TX bulk goes to {other} through veth_xdp_xmit, which refuses all of it "
+            f"({err}) while {other} runs no XDP program or is down: every frame is dropped "
+            f"({dev} tx_dropped, {other} rx_dropped)",
+            f"attach a program to {other}: ip link set dev {other} xdp obj xdp_pass",
+        )
+    return Explanation(
+        f"{other}'s receive ring (256 frames) was full when {dev} flushed its XDP_TX bulk",
+        f"a cheaper program on {other}, or less traffic bounced back",
     )
 
 

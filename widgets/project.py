@@ -169,6 +169,7 @@ class DropsView:
     xdp_exception: tuple[CountRow, ...] = ()
     xdp_redirect_err: tuple[CountRow, ...] = ()
     devmap_xmit: tuple[DevmapRow, ...] = ()
+    xdp_bulk_tx: tuple[CountRow, ...] = ()  # XDP_TX bulks a driver dropped, by error
     summary: DropsSummary | None = None
 
 
@@ -514,7 +515,7 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
             e.action,
             e.count,
             rate(old_exc.get((e.dev, e.action)), e.count, dt),
-            explain.exception(e.action, e.dev, peers.get(e.dev)),
+            explain.exception(e.action),
         )
         for e in tp.xdp_exception
         if e.count
@@ -529,6 +530,18 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
         )
         for e in tp.xdp_redirect_err
         if e.count
+    )
+    old_bulk = {(b.dev, b.err): b.drops for b in old.xdp_bulk_tx} if old else {}
+    bulk_tx = tuple(
+        CountRow(
+            b.dev,
+            b.err or "ring full",
+            b.drops,
+            rate(old_bulk.get((b.dev, b.err)), b.drops, dt),
+            explain.bulk_tx(b.err, b.dev, peers.get(b.dev)),
+        )
+        for b in tp.xdp_bulk_tx
+        if b.drops
     )
     devmap: list[DevmapRow] = []
     for d in tp.xdp_devmap_xmit:
@@ -569,6 +582,7 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
         xdp_exception=exceptions,
         xdp_redirect_err=redirect_errors,
         devmap_xmit=tuple(devmap),
+        xdp_bulk_tx=bulk_tx,
         summary=_summary(prev, frame, dt),
     )
 
@@ -581,6 +595,7 @@ def _err_drop_total(frame: Frame) -> int:
         + sum(e.count for e in tp.xdp_exception)
         + sum(e.count for e in tp.xdp_redirect_err)
         + sum(d.drops for d in tp.xdp_devmap_xmit)
+        + sum(b.drops for b in tp.xdp_bulk_tx)
     )
 
 

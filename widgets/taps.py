@@ -38,7 +38,10 @@ class TapsPanel(LinePanel[TapsView]):
 
 A write into a tap (`tun_get_user`) runs the program on the page before any skb exists —
 the **fast** path, `tun_build_skb` (`xdp_fast_path`) — only when it is small, not GSO, not
-blocking and fits a page with headroom. Every other write builds an skb and runs the program
+blocking and fits a page with headroom (`tun_can_build_skb`): SKB_DATA_ALIGN(len + 64
+TUN_RX_PAD + 256 XDP_PACKET_HEADROOM) + 320 skb_shared_info <= 4096 PAGE_SIZE, with `len`
+the frame without its virtio-net header (`tun_get_user` takes it off first): frames up to
+**3456 bytes** on x86-64. Every other write builds an skb and runs the program
 as **generic** XDP (`do_xdp_generic`, `xdp_generic_path`); `generic` lists the reason each
 one took it (gso, too big, blocking, zerocopy, sndbuf, napi frags, tun (L3)). `verdicts`
 says what the program returned on each path.

@@ -78,13 +78,18 @@ def summary(frame: Frame) -> str:
                 f"   rx_dropped {format_rate(counters['rx_dropped'] / secs):>12}"
             )
     tp = frame.tracepoints
-    if tp.xdp_exception or tp.xdp_redirect_err or tp.xdp_devmap_xmit:
+    if tp.xdp_exception or tp.xdp_redirect_err or tp.xdp_devmap_xmit or tp.xdp_bulk_tx:
         lines.append("")
         lines.append("tracepoints:")
         for x in tp.xdp_exception:
             lines.append(f"  xdp:xdp_exception     {x.dev:<10} {x.action:<14} {x.count}")
         for r in tp.xdp_redirect_err:
             lines.append(f"  xdp:xdp_redirect_err  {r.dev:<10} {r.err:<14} {r.count}")
+        for b in tp.xdp_bulk_tx:
+            err = b.err or "-"
+            lines.append(
+                f"  xdp:xdp_bulk_tx       {b.dev:<10} {err:<14} sent {b.sent} drops {b.drops}"
+            )
         for m in tp.xdp_devmap_xmit:
             avg = (m.sent + m.drops) / m.flushes if m.flushes else 0.0
             lines.append(

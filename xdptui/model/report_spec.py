@@ -89,6 +89,15 @@ class ExceptionHit(TypedDict):
     count: int
 
 
+class BulkTxHit(TypedDict):
+    """xdp:xdp_bulk_tx summed per device and error: what a driver's XDP_TX bulk sent."""
+
+    dev: str
+    err: Annotated[str, "the errno name, empty when the bulk went out"]
+    sent: int
+    drops: int
+
+
 class RedirectErrHit(TypedDict):
     dev: str
     err: Annotated[str, "the errno name"]
@@ -106,6 +115,7 @@ class Tracepoints(TypedDict):
     xdp_exception: list[ExceptionHit]
     xdp_redirect_err: list[RedirectErrHit]
     xdp_devmap_xmit: list[DevmapXmitHit]
+    xdp_bulk_tx: list[BulkTxHit]
 
 
 TrafficEntry = TypedDict(

@@ -153,6 +153,16 @@ class ExceptionView:
 
 
 @dataclass(frozen=True)
+class BulkTxView:
+    """``xdp:xdp_bulk_tx`` summed per device and error ("" = none): a driver's XDP_TX bulk."""
+
+    dev: str
+    err: str
+    sent: int
+    drops: int
+
+
+@dataclass(frozen=True)
 class RedirectErrView:
     dev: str
     err: str
@@ -176,6 +186,7 @@ class TracepointsView:
     xdp_redirect_err: tuple[RedirectErrView, ...] = ()
     xdp_devmap_xmit: tuple[DevmapXmitView, ...] = ()
     xdp_redirect: int = 0  # successful redirects (xdp:xdp_redirect hits)
+    xdp_bulk_tx: tuple[BulkTxView, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
+from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import Flush, Xmit, calls_full
 from xdptui.sim.kconst import (
     XDP_ABORTED,
@@ -199,8 +200,9 @@ class Datapath:
         if not rows.total:
             return out
         c = self.compiled[dev.name]
-        dev.add("rx_packets", rows.total)
-        dev.add("rx_bytes", rows.bytes(e.size))
+        if not (isinstance(dev, Tun) and c.mode == MODE_DRV):  # tun counts per verdict
+            dev.add("rx_packets", rows.total)
+            dev.add("rx_bytes", rows.bytes(e.size))
         if c.obj is not None:  # a real program: its map effects, per-frame outcomes
             c, rows = bpf_run.run_xdp(self, dev, c, rows, cpu, t)
         out.cost_ns += float(rows.count @ c.cost[rows.entry])
@@ -364,21 +366,28 @@ class Datapath:
         act = c.act[rows.entry]
         if self.watched(rows):
             self._hop_verdict(dev, c, mode, t, rows)
+        tun_fast = isinstance(dev, Tun) and mode == MODE_DRV  # tun_build_skb -> tun_xdp_act
+        if isinstance(dev, Veth) and mode == MODE_DRV:  # veth_xdp_rcv_one: xdp_packets
+            dev.rq_stats["xdp_packets"] += rows.total
         for code in np.unique(act):
             part = rows.where(act == code)
             n = part.total
             name = action_name(int(code))
             out.verdicts[name] = out.verdicts.get(name, 0) + n
+            if code in (XDP_DROP, XDP_ABORTED) and isinstance(dev, Veth) and mode == MODE_DRV:
+                dev.rq_stats["xdp_drops"] += n
             if code == XDP_DROP:
                 dev.add("xdp_drop", n)
-                if isinstance(dev, Tun) and mode == MODE_DRV:  # tun_xdp_act
+                if tun_fast:  # tun_xdp_act: dev_core_stats_rx_dropped_inc, no rx_packets
                     dev.add("rx_dropped", n)
             elif code == XDP_PASS:
                 dev.add("xdp_pass", n)
+                if isinstance(dev, Tun) and c.mode == MODE_DRV:  # tun_get_user: rx stats
+                    self.tun_rx(dev, part)
                 self.up_the_stack(dev, bpf_run.leaving(self, dev, c, part))
             elif code == XDP_ABORTED:
                 dev.add("xdp_aborted", n)
-                if isinstance(dev, Tun) and mode == MODE_DRV:
+                if tun_fast:
                     dev.add("rx_dropped", n)
                 raw = c.raw[part.entry]
                 for r in np.unique(raw):
@@ -386,6 +395,8 @@ class Datapath:
                         part.count[raw == r].sum()
                     )
             elif code == XDP_TX:
+                if tun_fast:  # tun_xdp_act: a frame tun_xdp_tx took counts in the RX stats
+                    self.tun_rx(dev, part)
                 if c.master is not None:
                     self._master_redirect(dev, c, mode, queue, cpu, t, part, shape, out)
                 else:
@@ -558,10 +569,26 @@ class Datapath:
             part = bpf_run.leaving(self, dev, c, part)
             devmap.enqueue(self, dev, tgt, mode, cpu, t, part, keys, dmap, shape, int(ifindex), out)
 
+    def tun_rx(self, dev: NetDev, rows: Rows) -> None:
+        """``dev_sw_netstats_rx_add``: the frames a tap's writes delivered (XDP_PASS, or the
+        fast path's successful XDP_TX and XDP_REDIRECT -- ``tun_xdp_act`` since v6.6)."""
+        dev.add("rx_packets", rows.total)
+        dev.add("rx_bytes", rows.bytes(self.world.entries.size))
+
     def _redirect_failed(self, dev: NetDev, mode: str, rows: Rows, err: IntArray) -> None:
         """``xdp:xdp_redirect_err`` by errno, and the native driver's drop with
-        ``xdp:xdp_exception`` (``tun_xdp_act`` only returns the error)."""
+        ``xdp:xdp_exception`` (``tun_xdp_act`` only returns the error). Native veth and tun
+        count the outcome in their RX stats: veth's ``xdp_redirect`` or ``rx_drops``
+        (``veth_xdp_rcv_one``); tun's RX stats or ``rx_dropped`` (``tun_xdp_act``)."""
         bad = err != 0
+        if mode == MODE_DRV and isinstance(dev, Veth | Tun):
+            n_bad = int(rows.count[bad].sum())
+            dev.add("rx_dropped", n_bad)
+            if isinstance(dev, Veth):
+                dev.rq_stats["xdp_redirect"] += rows.total - n_bad
+                dev.rq_stats["drops"] += n_bad
+            else:
+                self.tun_rx(dev, rows.where(~bad))
         if not np.any(bad):
             return
         if self.watched(rows.where(bad)):
@@ -599,6 +626,17 @@ class Datapath:
         dev.add("xdp_tx_errors", rows.total)
         self.tp.exception[(dev.name, "XDP_TX")] += rows.total
 
+    def veth_tx_refused(self, dev: Veth, peer: NetDev | None, n: int, err: Errno | None) -> None:
+        """``veth_xdp_flush_bq``: frames ``veth_xdp_xmit`` did not take (its error, or a full
+        ``ptr_ring``) are freed and fire ``xdp:xdp_bulk_tx`` with the error -- no
+        ``xdp_exception``; they are the rq's ``xdp_tx_err``, which ``veth_get_stats64`` shows
+        as this end's ``tx_dropped`` and the peer's ``rx_dropped``."""
+        dev.add("xdp_tx_errors", n)
+        dev.add("tx_dropped", n)
+        if peer is not None:
+            peer.add("rx_dropped", n)
+        self.tp.bulk_tx[(dev.name, err.name if err is not None else "")] += (0, n)
+
     def xmit_error(self, x: Xmit, errno: Errno, count_dev: bool = True) -> None:
         """``ndo_xdp_xmit`` returned an error: nothing sent, devmap frees the bulk and the
         flush counts as a driver error."""
@@ -635,6 +673,9 @@ class Datapath:
             sender = x.dst if ref.kind == "xmit" and x is not None else ref.src
             sender.add("tx_packets", n)
             sender.add("tx_bytes", rows.bytes(self.world.entries.size))
+            if ref.kind == "tx" and isinstance(sender, Veth):  # veth_xdp_flush_bq: sent
+                sender.rq_stats["xdp_tx"] += n
+                self.tp.bulk_tx[(sender.name, "")] += (n, 0)
 
     def refused(self, ref: Refusal, ring_dev: NetDev, n: int, taken: int = 0) -> None:
         """Frames a full ring refused, counted where the kernel counts them: XDP_TX as
@@ -645,7 +686,9 @@ class Datapath:
         if not n:
             return
         kind = ref.kind
-        if kind == "tx":
+        if kind == "tx" and isinstance(ref.src, Veth):
+            self.veth_tx_refused(ref.src, ring_dev, n, None)
+        elif kind == "tx":
             ref.src.add("xdp_tx_errors", n)
             if isinstance(ring_dev, Tun):
                 ring_dev.add("tx_dropped", n)
@@ -658,6 +701,9 @@ class Datapath:
             x.tally.drops += n
             if isinstance(ring_dev, Tun):
                 ring_dev.add("tx_dropped", calls_full(x, n, taken))
+            if isinstance(x.dst, Veth):  # veth_get_stats64: the peer rq's peer_tq_xdp_xmit_err
+                x.dst.add("tx_dropped", n)
+                ring_dev.add("rx_dropped", n)
         elif kind == "gtx":
             ring_dev.add("tx_dropped", n)
             if not isinstance(ring_dev, Tun):

@@ -26,7 +26,6 @@ PAGE_SIZE = 4096
 NET_SKB_PAD = 64  # max(32, L1_CACHE_BYTES)
 NET_IP_ALIGN = 0  # x86
 SKB_SHARED_INFO = 320  # SKB_DATA_ALIGN(sizeof(struct skb_shared_info))
-VNET_HDR_LEN = 12  # struct virtio_net_hdr_mrg_rxbuf
 
 # include/uapi/linux/if_ether.h, include/linux/if_vlan.h
 ETH_HLEN = 14

@@ -61,6 +61,10 @@ def build_report(frame: Frame, world: World, commands: Iterable[EventView]) -> R
                 }
                 for x in tp.xdp_devmap_xmit
             ],
+            "xdp_bulk_tx": [
+                {"dev": x.dev, "err": x.err, "sent": x.sent, "drops": x.drops}
+                for x in tp.xdp_bulk_tx
+            ],
         },
         "traffic": {
             src.spec.name: _source(src.device, src.local, src.emitted, src.lost)

@@ -593,7 +593,9 @@ def _json(value: object) -> str:
 #   ``rx_queue_%u_xdp_packets``/``_xdp_bytes``/``_drops``/``_xdp_redirect``/``_xdp_drops``/
 #   ``_xdp_tx``/``_xdp_tx_errors`` (``veth_rq_stats_desc``) and per TX queue
 #   ``tx_queue_%u_xdp_xmit``/``_xdp_xmit_errors`` (``veth_tq_stats_desc``, read from the peer's
-#   RX queue the frames land in). The verdicts are kept per device: shown on a one-queue veth.
+#   RX queue the frames land in). Only the native program counts there (generic XDP on a veth
+#   leaves them at 0); ``_xdp_tx`` is what ``veth_xdp_flush_bq`` sent, ``_drops`` includes
+#   failed redirects. The verdicts are kept per device: shown on a one-queue veth.
 # - bond, tun/tap and the generic driver have no ``get_ethtool_stats``: ethtool prints
 #   "no stats available".
 
@@ -623,17 +625,17 @@ def ethtool_stats(world: World, dev: NetDev) -> tuple[tuple[str, int], ...] | No
         peer = world.devices.get(dev.peer)
         rows.append(("peer_ifindex", peer.ifindex if peer is not None else 0))
         one = len(per_q) <= 1
+        rq = dev.rq_stats
         for q, _, dropped in per_q or [(0, 0, 0)]:
             if one:
-                ran = k["xdp_drop"] + k["xdp_pass"] + k["xdp_tx"]
-                ran += k["xdp_redirect"] + k["xdp_aborted"]
-                rows.append((f"rx_queue_{q}_xdp_packets", ran))
+                rows.append((f"rx_queue_{q}_xdp_packets", rq["xdp_packets"]))
+                dropped += rq["drops"]
             rows.append((f"rx_queue_{q}_drops", dropped))
             if one:
                 rows += [
-                    (f"rx_queue_{q}_xdp_redirect", k["xdp_redirect"]),
-                    (f"rx_queue_{q}_xdp_drops", k["xdp_drop"] + k["xdp_aborted"]),
-                    (f"rx_queue_{q}_xdp_tx", k["xdp_tx"]),
+                    (f"rx_queue_{q}_xdp_redirect", rq["xdp_redirect"]),
+                    (f"rx_queue_{q}_xdp_drops", rq["xdp_drops"]),
+                    (f"rx_queue_{q}_xdp_tx", rq["xdp_tx"]),
                     (f"rx_queue_{q}_xdp_tx_errors", k["xdp_tx_errors"]),
                 ]
         if len(per_q) <= 1:

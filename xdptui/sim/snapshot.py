@@ -12,6 +12,7 @@ from xdptui.model.views import (
     COUNTERS,
     BondView,
     BulkQueueView,
+    BulkTxView,
     CpuView,
     DeviceView,
     DevmapXmitView,
@@ -152,6 +153,9 @@ def tracepoints_view(tp: Tracepoints) -> TracepointsView:
             for (a, b), r in sorted(tp.devmap_xmit.items())
         ),
         xdp_redirect=tp.redirect,
+        xdp_bulk_tx=tuple(
+            BulkTxView(dev, err, b.sent, b.drops) for (dev, err), b in sorted(tp.bulk_tx.items())
+        ),
     )
 
 

@@ -33,9 +33,24 @@ class BulkTally:
 
 
 @dataclass
+class BulkTx:
+    """``xdp:xdp_bulk_tx`` summed: frames a driver's XDP_TX bulk sent and dropped."""
+
+    sent: int = 0
+    drops: int = 0
+
+    def __iadd__(self, sent_drops: tuple[int, int]) -> BulkTx:
+        self.sent += sent_drops[0]
+        self.drops += sent_drops[1]
+        return self
+
+
+@dataclass
 class Tracepoints:
     exception: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
     redirect_err: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    # xdp:xdp_bulk_tx by (device, errno name or ""): [frames sent, frames dropped]
+    bulk_tx: dict[tuple[str, str], BulkTx] = field(default_factory=lambda: defaultdict(BulkTx))
     redirect: int = 0  # xdp:xdp_redirect hits (one per successfully enqueued input frame)
     devmap_xmit: dict[tuple[str, str], XmitTally] = field(default_factory=dict)
     bulk: dict[tuple[int, str, str], BulkTally] = field(default_factory=dict)

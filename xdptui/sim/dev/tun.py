@@ -26,7 +26,6 @@ from xdptui.sim.kconst import (
     NET_SKB_PAD,
     PAGE_SIZE,
     SKB_SHARED_INFO,
-    VNET_HDR_LEN,
     XDP_PACKET_HEADROOM,
 )
 
@@ -46,6 +45,25 @@ def _align(n: IntArray) -> IntArray:
     """SKB_DATA_ALIGN: round up to the cache line (64)."""
     out: IntArray = (n + 63) // 64 * 64
     return out
+
+
+def fits_a_page(size: IntArray) -> BoolArray:
+    """``tun_can_build_skb`` (v6.5+, with XDP_PACKET_HEADROOM): SKB_DATA_ALIGN(len +
+    TUN_RX_PAD + XDP_PACKET_HEADROOM) + SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) <=
+    PAGE_SIZE, where ``len`` is the frame alone: ``tun_get_user`` has already taken the
+    virtio-net header off it."""
+    fits: BoolArray = _align(size + TUN_RX_PAD + XDP_PACKET_HEADROOM) + SKB_SHARED_INFO <= PAGE_SIZE
+    return fits
+
+
+def _fast_path_limit() -> int:
+    """The largest frame ``fits_a_page`` takes (x86-64: 3456 bytes)."""
+    room = PAGE_SIZE - SKB_SHARED_INFO  # what SKB_DATA_ALIGN(len + pads) may reach
+    return room // 64 * 64 - TUN_RX_PAD - XDP_PACKET_HEADROOM
+
+
+FAST_PATH_MAX = _fast_path_limit()
+"""The longest frame a tap write can take the fast path with (``tun_can_build_skb``)."""
 
 
 @dataclass(eq=False)
@@ -90,10 +108,8 @@ class Tun(NetDev):
 
     def can_build_skb(self, size: IntArray) -> BoolArray:
         """``tun_can_build_skb`` per frame size: tap, default sndbuf, non-blocking, not
-        zerocopy, and the frame plus TUN_RX_PAD and XDP headroom fits a page with the
-        skb_shared_info (frames up to ~3.4 KB); IFF_NAPI_FRAGS takes its own path."""
-        length = size + (VNET_HDR_LEN if self.vnet_hdr else 0)
-        fits = _align(length + TUN_RX_PAD + XDP_PACKET_HEADROOM) + SKB_SHARED_INFO <= PAGE_SIZE
+        zerocopy, and the frame fits (``fits_a_page``); IFF_NAPI_FRAGS takes its own path."""
+        fits = fits_a_page(size)
         ok = self.mode == "tap" and self.sndbuf_default and not self.blocking
         ok = ok and not self.zerocopy and not self.napi_frags
         return np.asarray(fits, dtype=bool) & ok
@@ -101,8 +117,7 @@ class Tun(NetDev):
     def slow_reason(self, size: IntArray, gso: BoolArray) -> list[tuple[str, BoolArray]]:
         """Why each frame takes the slow path (the first reason that applies)."""
         n = len(size)
-        length = size + (VNET_HDR_LEN if self.vnet_hdr else 0)
-        too_big = _align(length + TUN_RX_PAD + XDP_PACKET_HEADROOM) + SKB_SHARED_INFO > PAGE_SIZE
+        too_big = ~fits_a_page(size)
         rules: list[tuple[str, BoolArray]] = [
             ("tun (L3)", np.full(n, self.mode != "tap")),
             ("napi frags", np.full(n, self.napi_frags)),

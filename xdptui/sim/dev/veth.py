@@ -9,7 +9,7 @@ the sending end advertises NDO_XMIT (``veth_set_xdp_features``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from xdptui.model.errors import Errno
@@ -26,6 +26,13 @@ if TYPE_CHECKING:
 class Veth(NetDev):
     peer: str = ""
     queues: int = 1
+    # struct veth_stats of the receive queues (summed; ``ethtool -S`` shows it on one queue):
+    # what the native program did (``veth_xdp_rcv_one``) and what its XDP_TX bulk sent.
+    rq_stats: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("xdp_packets", "drops", "xdp_redirect", "xdp_drops", "xdp_tx"), 0
+        )
+    )
 
     def has_ndo_bpf(self) -> bool:
         return True
@@ -51,17 +58,28 @@ class Veth(NetDev):
         """``veth_xdp_tx`` -> ``veth_xdp_flush_bq`` -> ``veth_xdp_xmit`` toward the peer's
         ``rq[veth_select_rxq]`` (``smp_processor_id() % real_num_rx_queues``)."""
         peer = self.xdp_napi(dp)
-        if peer is None:
-            dp.xdp_tx_failed(self, rows)
+        if peer is None:  # veth_xdp_xmit: no rq->napi on the peer -> -ENXIO for the bulk
+            if dp.watched(rows):
+                dp.hop(
+                    t,
+                    self.name,
+                    "drop",
+                    "veth_xdp_flush_bq: peer has no NAPI, -ENXIO (xdp_bulk_tx)",
+                    end=True,
+                )
+            dp.veth_tx_refused(self, self.peer_dev(dp), rows.total, Errno.ENXIO)
             return
         rq = peer.rxq[cpu % len(peer.rxq)]
         dp.io.rx(peer, rq, rows, t, cpu, dp.refusal("tx", self))
 
     def ndo_xdp_xmit(self, dp: Datapath, x: Xmit) -> None:
-        """``veth_ndo_xdp_xmit``: no peer NAPI -> -ENXIO; a full ``ptr_ring`` takes a prefix."""
+        """``veth_ndo_xdp_xmit``: no peer NAPI (no program, or the peer is down) -> -ENXIO
+        and the whole bulk is this end's ``tx_dropped`` (``priv->dropped``), not the rq's
+        xmit stats; a full ``ptr_ring`` takes a prefix."""
         peer = self.xdp_napi(dp)
         if peer is None:
-            dp.xmit_error(x, Errno.ENXIO)
+            dp.xmit_error(x, Errno.ENXIO, count_dev=False)
+            self.add("tx_dropped", x.rows.total)
             return
         rq = peer.rxq[x.cpu % len(peer.rxq)]
         dp.io.rx(peer, rq, x.rows, x.t, x.cpu, dp.refusal("xmit", x.src, x))
