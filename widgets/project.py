@@ -408,7 +408,8 @@ def _rings(frame: Frame, focus: str | None) -> RingsView:
                 GaugeRow(
                     device=dev.name,
                     kind="tx",
-                    label=f"{dev.name} tx{ring.ring} cpu{format_cpus(ring.cpus)}",
+                    label=f"{dev.name} tx{ring.ring} cpu{format_cpus(ring.cpus)}"
+                    + (f" rxq{format_cpus(ring.rx_queues)}" if ring.rx_queues else ""),
                     size=ring.size,
                     occupancy=ring.occupancy,
                     peak=None,

@@ -56,7 +56,8 @@ class QueueView:
 
 @dataclass(frozen=True)
 class TxRingView:
-    """One XDP TX ring and the CPUs that use it (shared rings take ``tx_lock``)."""
+    """One XDP TX ring, the CPUs whose ``ndo_xdp_xmit`` (ixgbe: and XDP_TX) use it and the RX
+    queues whose XDP_TX use it (i40e, ice, mlx5); shared rings take ``tx_lock``."""
 
     ring: int
     cpus: tuple[int, ...]
@@ -65,6 +66,7 @@ class TxRingView:
     occupancy: int
     sent: int
     dropped: int
+    rx_queues: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,7 @@ class Control(BondControl):
             )
         if mode == MODE_DRV and isinstance(dev, Nic):
             assert dev.driver is not None
-            dev.driver.check_attach(self.world.nr_cpus)
+            dev.driver.check_attach(self.world.nr_cpus, dev.queues)
             if dev.mtu > XDP_MAX_MTU:  # ixgbe_xdp_setup / ice_xdp_setup_prog: one buffer
                 raise KernelError(Errno.EINVAL, "MTU too large for XDP")
         prog, create = self.load(c.prog, c.params, ATTACH_XDP, dev)

@@ -669,6 +669,8 @@ class Datapath:
             x.dst.add("xdp_xmit", n)
             x.tally.sent += n
             x.add_sent(n)
+        if ref.kind == "tx" and isinstance(ref.src, Nic):  # mlx5e_xmit_xdp_frame: xmit++
+            ref.src.xdp_tx_xmit += n
         if into_rx:
             sender = x.dst if ref.kind == "xmit" and x is not None else ref.src
             sender.add("tx_packets", n)

@@ -11,7 +11,7 @@ from typing import Literal
 
 from xdptui.model.errors import Errno, KernelError
 
-TxRingRule = Literal["ixgbe", "per_queue_pair", "per_cpu", "none"]
+TxRingRule = Literal["ixgbe", "per_queue_pair", "ice", "none"]
 
 
 @dataclass(frozen=True)
@@ -40,32 +40,72 @@ class DriverProfile:
         """(number of XDP TX rings, locking) when a program is attached.
 
         ixgbe: ``ixgbe_lib.c: ixgbe_xdp_queues`` = min(IXGBE_MAX_XDP_QS=64, nr_cpu_ids); more CPUs
-        than rings turns on ``ixgbe_xdp_locking_key`` (``ixgbe_xdp_setup``)."""
-        if self.tx_ring_rule == "ixgbe" or self.tx_ring_rule == "per_cpu":
+        than rings turns on ``ixgbe_xdp_locking_key`` (``ixgbe_xdp_setup``).
+        ice: ``ice_main.c: ice_vsi_determine_xdp_res`` = min(the PF's free TX queues,
+        num_possible_cpus()); fewer rings than CPUs turns on ``ice_xdp_locking_key``. The PF's
+        free TX queues are its ``max_xdp_tx_rings`` less the ``queues`` the LAN side holds."""
+        if self.tx_ring_rule == "ixgbe":
             rings = min(self.max_xdp_tx_rings, nr_cpus)
             return rings, nr_cpus > rings
+        if self.tx_ring_rule == "ice":
+            rings = min(self.free_txqs(queues), nr_cpus)
+            return rings, rings < nr_cpus
         if self.tx_ring_rule == "per_queue_pair":
             return queues, False
         return 0, False
 
-    def check_attach(self, nr_cpus: int) -> None:
-        """Driver-level refusals of a native attach (``ixgbe_xdp_setup``: more than 2 * 64 CPUs
-        cannot be mapped onto 64 rings -> -ENOMEM)."""
+    def free_txqs(self, queues: int) -> int:
+        """ice: ``ice_get_avail_txq_count`` -- the PF's TX queues the LAN queues left free."""
+        return max(0, self.max_xdp_tx_rings - queues)
+
+    def check_attach(self, nr_cpus: int, queues: int = 0) -> None:
+        """Driver-level refusals of a native attach: ``ixgbe_xdp_setup`` (more than 2 * 64 CPUs
+        cannot be mapped onto 64 rings) and ``ice_vsi_determine_xdp_res`` (fewer free TX queues
+        than half the CPUs, "Not enough Tx resources for XDP") answer -ENOMEM."""
         if self.tx_ring_rule == "ixgbe" and nr_cpus > 2 * self.max_xdp_tx_rings:
             raise KernelError(Errno.ENOMEM, "")
+        if self.tx_ring_rule == "ice" and self.free_txqs(queues) < nr_cpus // 2:
+            raise KernelError(Errno.ENOMEM, "Not enough Tx resources for XDP")
 
     def ring_for_cpu(self, cpu: int, rings: int, locking: bool) -> int | None:
-        """The XDP TX ring a CPU uses for XDP_TX and ndo_xdp_xmit, None if it has none.
+        """The XDP TX ring ``ndo_xdp_xmit`` uses on a CPU (ixgbe: XDP_TX too), None if none.
 
         ixgbe: ``ixgbe_determine_xdp_q_idx`` (cpu, or cpu % 64 under the locking key);
         i40e: ``i40e_xdp_xmit`` uses ``xdp_rings[smp_processor_id()]`` and answers -ENXIO past
-        the last queue pair; ice: one ring per CPU, ``cpu % n`` with ``ice_xdp_locking_key``
-        when there are fewer rings than CPUs (UNVERIFIED selection detail)."""
+        the last queue pair; mlx5: ``mlx5e_xdp_xmit`` uses channel ``smp_processor_id()``'s
+        XDPSQ, -ENXIO at or past the channel count; ice: ``ice_xdp_xmit`` takes
+        ``xdp_rings[cpu % num_xdp_txq]`` under its ``tx_lock`` with ``ice_xdp_locking_key``,
+        else ``xdp_rings[cpu]`` (-ENXIO past the last)."""
         if rings == 0:
             return None
         if locking:
             return cpu % rings
         return cpu if cpu < rings else None
+
+    def ring_for_queue(self, queue: int, rings: int, locking: bool, queues: int) -> int | None:
+        """The XDP TX ring XDP_TX uses for frames of RX queue ``queue``, None where the driver
+        picks by CPU (ixgbe: ``ixgbe_determine_xdp_ring``).
+
+        i40e/mlx5: the ring of the queue pair / channel (mlx5: the RQ's own ``rq->xdpsq``).
+        ice: ``ice_map_xdp_rings`` -> ``ice_xdp_ring_from_qid``: under ``ice_xdp_locking_key``
+        ``xdp_rings[q % num_xdp_txq]``; otherwise the first XDP ring on the queue's interrupt
+        vector. The rings are dealt to the ``queues`` vectors in contiguous runs of
+        DIV_ROUND_UP(left, vectors left), each pushed onto the head of the vector's TX ring
+        list, so the first one found is the last of its run."""
+        if rings == 0 or self.tx_ring_rule in ("ixgbe", "none"):
+            return None
+        if self.tx_ring_rule == "per_queue_pair":
+            return queue % rings
+        if locking:
+            return queue % rings
+        left = rings
+        for vector in range(queues):
+            per_v = -(-left // (queues - vector))
+            base = rings - left
+            if vector == queue:
+                return base + per_v - 1 if per_v else None
+            left -= per_v
+        return None
 
 
 IXGBE = DriverProfile(
@@ -116,15 +156,16 @@ ICE = DriverProfile(
     name="ice",
     native_xdp=True,
     ndo_xdp_xmit=True,
-    ndo_xmit_needs_prog=True,  # UNVERIFIED for ice
+    ndo_xmit_needs_prog=True,  # ice_xdp_setup_prog: xdp_features_set_redirect_target on attach
     rx_ring_default=2048,  # ICE_DFLT_NUM_RX_DESC
     rx_ring_max=8160,
     tx_ring_default=256,  # ICE_DFLT_NUM_TX_DESC
     reta_size=512,  # VSI LUT (UNVERIFIED; the PF LUT is 2048)
     max_queues=256,
     rss_queues_max=256,
-    tx_ring_rule="per_cpu",
-    max_xdp_tx_rings=256,  # UNVERIFIED: beyond this ice_xdp_locking_key shares rings
+    tx_ring_rule="ice",
+    # the PF's TX queues (ice_get_avail_txq_count counts the free ones); UNVERIFIED count
+    max_xdp_tx_rings=256,
     reset_on_attach=True,  # UNVERIFIED details
     reset_ns=2_000_000,
     # Fitted to the bond seed's E810 rows: XDP_DROP with RSS tops out at 116.5 Mpps on 16 CPUs
@@ -140,14 +181,16 @@ MLX5 = DriverProfile(
     name="mlx5",
     native_xdp=True,
     ndo_xdp_xmit=True,
-    ndo_xmit_needs_prog=False,  # UNVERIFIED: redirect-target XDPSQs opened per channel
+    # mlx5e_set_xdp_feature: NDO_XMIT only while a program is attached since v6.19
+    # (d4aa0cc9bd31, "Support XDP target xmit with dummy program"); v6.3-v6.18 always.
+    ndo_xmit_needs_prog=True,
     rx_ring_default=1024,
     rx_ring_max=8192,
     tx_ring_default=1024,
     reta_size=256,  # UNVERIFIED
     max_queues=64,
     rss_queues_max=64,
-    tx_ring_rule="per_queue_pair",  # one XDPSQ per channel; ndo_xdp_xmit: -ENXIO past the last
+    tx_ring_rule="per_queue_pair",  # an XDPSQ per channel; mlx5e_xdp_xmit: -ENXIO past the last
     max_xdp_tx_rings=64,
     reset_on_attach=True,  # UNVERIFIED: mlx5e_xdp_set reopens channels on none<->some
     reset_ns=2_000_000,

@@ -47,7 +47,9 @@ if TYPE_CHECKING:
 
 def _rings(rings: list[TxRing], exact: bool) -> tuple[TxRingView, ...]:
     return tuple(
-        TxRingView(r.index, r.cpus, r.locked, r.size, r.occupancy(exact), r.sent, r.dropped)
+        TxRingView(
+            r.index, r.cpus, r.locked, r.size, r.occupancy(exact), r.sent, r.dropped, r.rx_queues
+        )
         for r in rings
     )
 
@@ -134,6 +136,11 @@ def cpu_views(
             for cpu, ring in enumerate(dev.ring_of_cpu):
                 if ring >= 0:
                     txr[cpu].append((dev.name, int(ring), dev.xdp_locking))
+            for q in dev.rxq:  # XDP_TX of the queues a CPU polls (i40e, ice, mlx5)
+                ring = dev.xdp_tx_ring(q.irq_cpu, q.index)
+                entry = (dev.name, ring, dev.xdp_locking)
+                if ring >= 0 and entry not in txr[q.irq_cpu]:
+                    txr[q.irq_cpu].append(entry)
     return tuple(
         CpuView(c, float(busy[c]), int(polls[c]), tuple(rx[c]), tuple(txr[c]))
         for c in range(w.nr_cpus)

@@ -71,7 +71,7 @@ class BondControl:
             return
         if isinstance(slave, Nic):
             assert slave.driver is not None
-            slave.driver.check_attach(self.world.nr_cpus)
+            slave.driver.check_attach(self.world.nr_cpus, slave.queues)
         slave.xdp[MODE_DRV] = Attachment(prog, MODE_DRV, inherited_from=bond.name)
         if isinstance(slave, Nic) and old is None:
             if self.booting:

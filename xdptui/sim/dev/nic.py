@@ -43,8 +43,12 @@ class Nic(NetDev):
     xdp_rings: int = 0
     xdp_locking: bool = False
     ring_of_cpu: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    ring_of_queue: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     tx: list[TxRing] = field(default_factory=list)  # the XDP TX rings, then the stack's queue
     card: str = ""  # ports of one card share its DMA budget (rx_pps_max)
+    # XDP_TX frames the driver put on its XDP TX rings (mlx5 ``rq_xdpsq_stats.xmit``, counted in
+    # ``mlx5e_xmit_xdp_frame``; ``ethtool -S`` rx_xdp_tx_xmit): sent, not XDP_TX verdicts.
+    xdp_tx_xmit: int = 0
     wire_free_ps: int = 0  # exact mode: when the wire finishes the frame it is sending (ps)
 
     @property
@@ -78,22 +82,26 @@ class Nic(NetDev):
         return costs.LOCK_UNCONTENDED + costs.LOCK_PER_SHARER * (sharers - 1)
 
     def xdp_tx_ring(self, cpu: int, queue: int) -> int:
-        """The XDP TX ring for XDP_TX (-1: none). ixgbe and ice use the polling CPU's ring
-        (``ixgbe_determine_xdp_ring``); i40e/mlx5 the ring paired with the RX queue."""
+        """The XDP TX ring for XDP_TX (-1: none): ixgbe uses the polling CPU's ring
+        (``ixgbe_determine_xdp_ring``); i40e, ice and mlx5 the ring paired with the RX queue
+        (``ring_for_queue``: ice ``rx_ring->xdp_ring``, mlx5 ``rq->xdpsq``)."""
         if self.xdp_rings == 0:
             return -1
-        if self.drv.tx_ring_rule == "per_queue_pair" and queue >= 0:
-            return queue % self.xdp_rings
+        if queue >= 0 and len(self.ring_of_queue) > queue and self.ring_of_queue[queue] >= 0:
+            return int(self.ring_of_queue[queue])
         return int(self.ring_of_cpu[cpu])
 
     def xdp_tx_rings(self, cpus: IntArray, queues: IntArray) -> IntArray:
         """``xdp_tx_ring`` for many (cpu, queue) pairs at once."""
         if self.xdp_rings == 0:
             return np.full(len(cpus), -1, np.int64)
-        if self.drv.tx_ring_rule == "per_queue_pair":
-            out: IntArray = queues % self.xdp_rings
-            return out
-        return self.ring_of_cpu[cpus]
+        by_cpu: IntArray = self.ring_of_cpu[cpus]
+        if not len(self.ring_of_queue) or (self.ring_of_queue < 0).all():
+            return by_cpu
+        q = np.clip(queues, 0, len(self.ring_of_queue) - 1)
+        by_queue = self.ring_of_queue[q]
+        out: IntArray = np.where((queues >= 0) & (by_queue >= 0), by_queue, by_cpu)
+        return out
 
     def service_ps(self, wire_bytes: IntArray) -> IntArray:
         """Wire time of each frame in picoseconds (frame + preamble and gap at the port's
@@ -143,9 +151,10 @@ class Nic(NetDev):
                 dp.io.tx_many(self, ring[mask], part.rows, x.t, dp.refusal("xmit", x.src, part))
 
     def ndo_xdp_xmit(self, dp: Datapath, x: Xmit) -> None:
-        """``ixgbe_xdp_xmit`` / ``i40e_xdp_xmit`` / ``ice_xdp_xmit``: onto the sending CPU's
-        XDP ring; no ring for that CPU (no program, or i40e/mlx5 past the last queue pair) is
-        -ENXIO for the whole bulk; a full ring takes a prefix, devmap frees the rest."""
+        """``ixgbe_xdp_xmit`` / ``i40e_xdp_xmit`` / ``ice_xdp_xmit`` / ``mlx5e_xdp_xmit``: onto
+        the sending CPU's XDP ring (``ring_for_cpu``); no ring for that CPU (no program, or
+        i40e/mlx5 at or past the queue-pair / channel count) is -ENXIO for the whole bulk; a
+        full ring takes a prefix, devmap frees the rest."""
         ring = int(self.ring_of_cpu[x.cpu]) if self.xdp_rings else -1
         if ring < 0:
             dp.xmit_error(x, Errno.ENXIO)
@@ -179,7 +188,9 @@ def configure_queues(
 
 
 def configure_xdp_rings(nic: Nic, nr_cpus: int) -> None:
-    """XDP TX rings exist only while a native program is attached (``ixgbe_xdp_queues``); the
+    """XDP TX rings exist only while a native program is attached (``ixgbe_xdp_queues``,
+    ``ice_prepare_xdp_rings``); each CPU's ring for ``ndo_xdp_xmit`` and each RX queue's ring
+    for XDP_TX follow the driver (``DriverProfile.ring_for_cpu`` / ``ring_for_queue``). The
     last ring is always the stack's TX queue, which survives a reconfiguration."""
     drv = nic.drv
     native = nic.xdp.get(MODE_DRV) is not None
@@ -192,6 +203,12 @@ def configure_xdp_rings(nic: Nic, nr_cpus: int) -> None:
         if ring is not None:
             ring_of_cpu[cpu] = ring
     nic.ring_of_cpu = ring_of_cpu
+    ring_of_queue = np.full(nic.queues, -1, dtype=np.int64)
+    for q in range(nic.queues):
+        ring = drv.ring_for_queue(q, rings, locking, nic.queues)
+        if ring is not None:
+            ring_of_queue[q] = ring
+    nic.ring_of_queue = ring_of_queue
     stack = nic.tx[-1] if nic.tx else TxRing(rings, nic.tx_ring_size)
     stack.index = rings
     nic.tx = [
@@ -200,6 +217,7 @@ def configure_xdp_rings(nic: Nic, nr_cpus: int) -> None:
             nic.tx_ring_size,
             tuple(int(c) for c in np.flatnonzero(ring_of_cpu == r)),
             locking,
+            rx_queues=tuple(int(q) for q in np.flatnonzero(ring_of_queue == r)),
         )
         for r in range(rings)
     ] + [stack]

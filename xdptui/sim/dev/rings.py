@@ -159,7 +159,7 @@ class TxRing:
 
     index: int
     size: int
-    cpus: tuple[int, ...] = ()
+    cpus: tuple[int, ...] = ()  # CPUs whose ndo_xdp_xmit (ixgbe: and XDP_TX) lands here
     locked: bool = False
     sent: int = 0
     dropped: int = 0
@@ -167,6 +167,7 @@ class TxRing:
     occ: int = 0  # fast mode: frames held
     occ_bytes: float = 0.0
     credit: float = 0.0  # fast mode: a fraction of a frame the ring may still send
+    rx_queues: tuple[int, ...] = ()  # RX queues whose XDP_TX lands here (i40e, ice, mlx5)
 
     def __post_init__(self) -> None:
         self.fifo = Fifo(TX_COLUMNS, min(self.size, 4096) + 64)
