@@ -23,6 +23,7 @@ from xdptui.model.views import (
     ExceptionView,
     FlowInfo,
     Frame,
+    LessonPosition,
     QueueView,
     RedirectErrView,
     TraceHop,
@@ -67,6 +68,9 @@ class FakeSim:
         self.on_advance = on_advance
         self.traced: list[tuple[str, int]] = []
         self.exact = False  # the mode the app chose (slow motion: exact)
+        self.lesson: LessonPosition | None = None
+        self.steps_started: list[tuple[int, int]] = []
+        self._undo: list[int] = []
 
     # --- the interface --------------------------------------------------------------------
 
@@ -79,9 +83,32 @@ class FakeSim:
 
     def step_poll(self) -> bool:
         self.step_calls += 1
+        self._undo.append(self.now_ns)
         self.now_ns += POLL_NS
         self.exact = True
         return True
+
+    def step_back(self) -> bool:
+        if self._undo:
+            self.now_ns = self._undo.pop()
+            return True
+        if self.now_ns < POLL_NS:
+            return False
+        self.now_ns -= POLL_NS
+        return True
+
+    def restart(self) -> None:
+        self.now_ns = 0
+        self.events = []
+        self.lesson = None
+        self._undo = []
+
+    def start_step(self, lesson: int, step: int) -> None:
+        self.lesson = LessonPosition(lesson, step, self.now_ns)
+        self.steps_started.append((lesson, step))
+
+    def back_to_step(self, lesson: int, step: int) -> bool:
+        return False
 
     def submit(self, cmd: str, origin: str = "user") -> FakeCommandResult:
         self.submitted.append((cmd, origin))
@@ -156,6 +183,8 @@ class FakeSim:
             ),
             events=tuple(self.events),
             polls=t // POLL_NS,
+            exact=self.exact,
+            lesson=self.lesson,
         )
 
     # --- hand-made devices ----------------------------------------------------------------

@@ -1,8 +1,9 @@
 """From simulator frames to the small frozen views the panels draw.
 
-``project(prev, frame, focus=...)`` is the only place where anything is derived: rates are counter
-deltas between two frames divided by the simulated time between them, the rings panel is filtered
-to the focused device, CPU lists are formatted. It is pure (no Textual, no engine), so it is tested
+``project(prev, frame, focus=...)`` is the only place where anything is derived: rates come from
+one :class:`~widgets.rates.RatesView` (counter deltas over a window of simulated time, ``prev``
+being the window's base) that every panel reads, the rings panel is filtered to the focused
+device, CPU lists are formatted. It is pure (no Textual, no engine), so it is tested
 with plain asserts, and its views compare by value: a panel whose view did not change skips its
 repaint. Views hold ints, floats, strings and tuples only, never NumPy arrays (Textual compares
 reactive values with ``!=``).
@@ -24,6 +25,8 @@ from xdptui.widgets.project_bond import BondView, PlanRow, project_bond
 from xdptui.widgets.project_lesson import LessonView, Outcome, project_lesson
 from xdptui.widgets.project_paths import FollowView, PathsView, project_paths
 from xdptui.widgets.project_taps import TapsView, project_taps
+from xdptui.widgets.rates import RatesView, sum_rates
+from xdptui.widgets.rates import rate as rate  # re-exported: tests compute rates with it
 
 DEV_MAP_BULK_SIZE = 16
 """Frames a devmap bulk queue holds before ``bq_enqueue`` flushes it early (kernel/bpf/devmap.c)."""
@@ -58,6 +61,8 @@ class HeaderView:
     paused: bool
     rtf: float | None  # achieved real-time factor, set only when running behind
     seed: int
+    exact: bool = False  # the engine runs exact mode: what is shown is the kernel's state now
+    window_ns: int = 0  # the rates' window of simulated time (0: no rates yet)
 
 
 @dataclass(frozen=True)
@@ -152,6 +157,7 @@ class DevmapRow:
     drops_per_s: float | None = None
     err_per_s: float | None = None
     explanation: Explanation = explain.NONE
+    egress_drops: int = 0  # of the drops, the devmap egress program's
 
 
 @dataclass(frozen=True)
@@ -170,6 +176,7 @@ class DropsView:
     xdp_redirect_err: tuple[CountRow, ...] = ()
     devmap_xmit: tuple[DevmapRow, ...] = ()
     summary: DropsSummary | None = None
+    missed: tuple[CountRow, ...] = ()  # the NIC's own limit (rx_missed_errors), per device
 
 
 @dataclass(frozen=True)
@@ -217,11 +224,12 @@ class Projection:
         self.prev = prev
         self.frame = frame
         self.state = state
-        self.dt = frame.t_ns - prev.t_ns if prev is not None else 0
+        self.rates = RatesView(prev, frame)
+        """The one source of every rate the panels show."""
 
     @cached_property
     def devices(self) -> DevicesView:
-        return _devices(self.prev, self.frame, self.dt, self.state.focus)
+        return _devices(self.rates, self.frame, self.state.focus)
 
     @cached_property
     def rings(self) -> RingsView:
@@ -233,7 +241,7 @@ class Projection:
 
     @cached_property
     def drops(self) -> DropsView:
-        return _drops(self.prev, self.frame, self.dt)
+        return _drops(self.rates, self.frame)
 
     @property
     def events(self) -> tuple[EventView, ...]:
@@ -242,7 +250,11 @@ class Projection:
     @cached_property
     def paths(self) -> PathsView:
         return project_paths(
-            self.prev, self.frame, focus=self.state.focus, follow=self.state.follow
+            self.prev,
+            self.frame,
+            focus=self.state.focus,
+            follow=self.state.follow,
+            rates=self.rates,
         )
 
     @cached_property
@@ -251,7 +263,7 @@ class Projection:
 
     @cached_property
     def counters(self) -> CountersView:
-        return project_counters(self.prev, self.frame, focus=self.state.focus)
+        return project_counters(self.prev, self.frame, focus=self.state.focus, rates=self.rates)
 
     @cached_property
     def bond(self) -> BondView:
@@ -261,11 +273,12 @@ class Projection:
             focus=self.state.focus,
             plan_title=self.state.plan_title,
             plan=self.state.plan,
+            rates=self.rates,
         )
 
     @cached_property
     def taps(self) -> TapsView:
-        return project_taps(self.prev, self.frame, focus=self.state.focus)
+        return project_taps(self.prev, self.frame, focus=self.state.focus, rates=self.rates)
 
     @cached_property
     def lesson(self) -> LessonView:
@@ -289,9 +302,10 @@ class Projection:
 
 
 def header_view(
-    frame: Frame, *, speed_ns_per_s: int, paused: bool, rtf: float | None
+    frame: Frame, *, speed_ns_per_s: int, paused: bool, rtf: float | None, window_ns: int = 0
 ) -> HeaderView:
-    """The header for ``frame`` under the app's clock state (speed, pause, lag)."""
+    """The header for ``frame`` under the app's clock state (speed, pause, lag, the rates'
+    window)."""
     return HeaderView(
         name=frame.name,
         t_ns=frame.t_ns,
@@ -299,17 +313,9 @@ def header_view(
         paused=paused,
         rtf=None if paused else rtf,
         seed=frame.seed,
+        exact=frame.exact,
+        window_ns=window_ns,
     )
-
-
-def rate(prev: int | None, now: int, dt_ns: int) -> float | None:
-    """``(now - prev) / dt`` per second; None without a previous value or a time step.
-
-    A counter that went backwards (the device was reset by a command) reads as 0, not negative.
-    """
-    if prev is None or dt_ns <= 0:
-        return None
-    return max(now - prev, 0) * NS_PER_S / dt_ns
 
 
 def project(
@@ -331,15 +337,6 @@ def project(
     return Projection(prev, frame, state).all()
 
 
-def _prev_device(prev: Frame | None, name: str) -> DeviceView | None:
-    if prev is None:
-        return None
-    for dev in prev.devices:
-        if dev.name == name:
-            return dev
-    return None
-
-
 def _counter(dev: DeviceView | None, name: str) -> int | None:
     if dev is None:
         return None
@@ -349,13 +346,12 @@ def _counter(dev: DeviceView | None, name: str) -> int | None:
     return None
 
 
-def _devices(prev: Frame | None, frame: Frame, dt: int, focus: str | None) -> DevicesView:
+def _devices(rates_view: RatesView, frame: Frame, focus: str | None) -> DevicesView:
     rows: list[DeviceRow] = []
     for dev in frame.devices:
-        before = _prev_device(prev, dev.name)
         totals = tuple(_counter(dev, key) or 0 for _, key in DEVICE_COUNTERS)
         rates = tuple(
-            rate(_counter(before, key), total, dt)
+            rates_view.counter(dev.name, key, total)
             for (_, key), total in zip(DEVICE_COUNTERS, totals, strict=True)
         )
         kind = f"{dev.type}/{dev.driver}" if dev.driver else dev.type
@@ -480,11 +476,10 @@ def _cpus(frame: Frame) -> CpuMapView:
     return CpuMapView(rows=rows)
 
 
-def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
+def _drops(rates: RatesView, frame: Frame) -> DropsView:
     ring_full: list[RingDropRow] = []
+    missed: list[CountRow] = []
     for dev in frame.devices:
-        before = _prev_device(prev, dev.name)
-        prev_q = {q.queue: q.rx_dropped for q in before.queues} if before is not None else {}
         for q in dev.queues:
             if q.rx_dropped:
                 ring_full.append(
@@ -493,27 +488,31 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
                         queue=q.queue,
                         cpu=q.cpu,
                         dropped=q.rx_dropped,
-                        per_s=rate(prev_q.get(q.queue), q.rx_dropped, dt),
+                        per_s=rates.queue(dev.name, q.queue, "rx_dropped", q.rx_dropped),
                         explanation=explain.ring_full(dev.name, q.queue, q.cpu),
                     )
                 )
+        n_missed = _counter(dev, "rx_missed_errors") or 0
+        if n_missed:
+            card = dev.nic.card if dev.nic is not None else ""
+            missed.append(
+                CountRow(
+                    dev.name,
+                    "rx_missed_errors",
+                    n_missed,
+                    rates.counter(dev.name, "rx_missed_errors", n_missed),
+                    explain.missed(dev.name, card),
+                )
+            )
 
     tp = frame.tracepoints
-    old = prev.tracepoints if prev is not None else None
-    old_exc = {(e.dev, e.action): e.count for e in old.xdp_exception} if old else {}
-    old_err = {(e.dev, e.err): e.count for e in old.xdp_redirect_err} if old else {}
-    old_dmx = (
-        {(d.from_dev, d.to_dev): (d.sent, d.drops, d.err) for d in old.xdp_devmap_xmit}
-        if old
-        else {}
-    )
     peers = {dev.name: dev.veth.peer for dev in frame.devices if dev.veth is not None}
     exceptions = tuple(
         CountRow(
             e.dev,
             e.action,
             e.count,
-            rate(old_exc.get((e.dev, e.action)), e.count, dt),
+            rates.tracepoint(("exception", e.dev, e.action), e.count),
             explain.exception(e.action, e.dev, peers.get(e.dev)),
         )
         for e in tp.xdp_exception
@@ -524,7 +523,7 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
             e.dev,
             e.err,
             e.count,
-            rate(old_err.get((e.dev, e.err)), e.count, dt),
+            rates.tracepoint(("redirect_err", e.dev, e.err), e.count),
             explain.redirect_err(e.err),
         )
         for e in tp.xdp_redirect_err
@@ -532,7 +531,6 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
     )
     devmap: list[DevmapRow] = []
     for d in tp.xdp_devmap_xmit:
-        was = old_dmx.get((d.from_dev, d.to_dev))
         bulk = (d.sent + d.drops) / d.flushes if d.flushes else None
         devmap.append(
             DevmapRow(
@@ -543,9 +541,9 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
                 err=d.err,
                 flushes=d.flushes,
                 bulk_avg=bulk,
-                sent_per_s=rate(was[0] if was else None, d.sent, dt),
-                drops_per_s=rate(was[1] if was else None, d.drops, dt),
-                err_per_s=rate(was[2] if was else None, d.err, dt),
+                sent_per_s=rates.devmap(d.from_dev, d.to_dev, "sent", d.sent),
+                drops_per_s=rates.devmap(d.from_dev, d.to_dev, "drops", d.drops),
+                err_per_s=rates.devmap(d.from_dev, d.to_dev, "err", d.err),
                 explanation=explain.devmap_xmit(
                     d.from_dev,
                     d.to_dev,
@@ -553,15 +551,9 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
                     d.err,
                     bulk,
                     d.egress_drops,
-                    next(
-                        (
-                            b.program
-                            for b in frame.bulk_queues
-                            if b.from_dev == d.from_dev and b.to_dev == d.to_dev and b.program
-                        ),
-                        None,
-                    ),
+                    egress_program(frame, d.from_dev, d.to_dev),
                 ),
+                egress_drops=d.egress_drops,
             )
         )
     return DropsView(
@@ -569,33 +561,44 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
         xdp_exception=exceptions,
         xdp_redirect_err=redirect_errors,
         devmap_xmit=tuple(devmap),
-        summary=_summary(prev, frame, dt),
+        summary=_summary(rates, frame),
+        missed=tuple(missed),
     )
 
 
-def _err_drop_total(frame: Frame) -> int:
-    tp = frame.tracepoints
-    ring = sum(q.rx_dropped for dev in frame.devices for q in dev.queues)
-    return (
-        ring
-        + sum(e.count for e in tp.xdp_exception)
-        + sum(e.count for e in tp.xdp_redirect_err)
-        + sum(d.drops for d in tp.xdp_devmap_xmit)
+def egress_program(frame: Frame, from_dev: str, to_dev: str) -> str | None:
+    """The egress program the bulks from -> to ran last (a bulk queue's first enqueuer's)."""
+    return next(
+        (
+            b.program
+            for b in frame.bulk_queues
+            if b.from_dev == from_dev and b.to_dev == to_dev and b.program
+        ),
+        None,
     )
 
 
-def _summary(prev: Frame | None, frame: Frame, dt: int) -> DropsSummary:
+def _summary(rates: RatesView, frame: Frame) -> DropsSummary:
     """xdp-monitor's ``Summary`` line: ``xdp:xdp_redirect`` hits, every error and drop the
     panel lists, and frames ``bq_xmit_all`` sent (``xdp:xdp_devmap_xmit``), per second."""
     tp = frame.tracepoints
-    old = prev.tracepoints if prev is not None else None
-    xmit = sum(d.sent for d in tp.xdp_devmap_xmit)
+    losses: list[float | None] = []
+    for dev in frame.devices:
+        losses += [rates.queue(dev.name, q.queue, "rx_dropped", q.rx_dropped) for q in dev.queues]
+        missed = _counter(dev, "rx_missed_errors")
+        if missed:
+            losses.append(rates.counter(dev.name, "rx_missed_errors", missed))
+    losses += [rates.tracepoint(("exception", e.dev, e.action), e.count) for e in tp.xdp_exception]
+    losses += [
+        rates.tracepoint(("redirect_err", e.dev, e.err), e.count) for e in tp.xdp_redirect_err
+    ]
+    losses += [rates.devmap(d.from_dev, d.to_dev, "drops", d.drops) for d in tp.xdp_devmap_xmit]
     return DropsSummary(
-        redirect_per_s=rate(old.xdp_redirect if old else None, tp.xdp_redirect, dt),
-        err_drop_per_s=rate(
-            _err_drop_total(prev) if prev is not None else None, _err_drop_total(frame), dt
-        ),
-        xmit_per_s=rate(
-            sum(d.sent for d in old.xdp_devmap_xmit) if old is not None else None, xmit, dt
-        ),
+        redirect_per_s=rates.tracepoint(("redirect",), tp.xdp_redirect),
+        err_drop_per_s=sum_rates(losses) if rates.base is not None else None,
+        xmit_per_s=sum_rates(
+            rates.devmap(d.from_dev, d.to_dev, "sent", d.sent) for d in tp.xdp_devmap_xmit
+        )
+        if rates.base is not None
+        else None,
     )

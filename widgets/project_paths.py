@@ -26,8 +26,7 @@ from dataclasses import dataclass
 
 from xdptui.model.views import DeviceView, Frame, TraceHop
 from xdptui.widgets.format import format_pps
-
-NS_PER_S = 1_000_000_000
+from xdptui.widgets.rates import RatesView, sum_rates
 
 
 @dataclass(frozen=True)
@@ -96,12 +95,6 @@ def weight_of(rate: float | None) -> int:
     return 3
 
 
-def _rate(prev: int | None, now: int, dt_ns: int) -> float | None:
-    if prev is None or dt_ns <= 0:
-        return None
-    return max(now - prev, 0) * NS_PER_S / dt_ns
-
-
 def _speed(bps: int) -> str:
     if bps >= 1_000_000_000 and bps % 1_000_000_000 == 0:
         return f"{bps // 1_000_000_000}G"
@@ -122,47 +115,16 @@ def _source_lost(frame: Frame) -> dict[tuple[str, bool], int]:
     return out
 
 
-class _Deltas:
-    """Counter values of the previous frame, looked up by device and name."""
-
-    def __init__(self, prev: Frame | None, frame: Frame) -> None:
-        self.dt = frame.t_ns - prev.t_ns if prev is not None else 0
-        self.before: dict[str, dict[str, int]] = (
-            {dev.name: dict(dev.counters) for dev in prev.devices} if prev is not None else {}
-        )
-        old = prev.tracepoints if prev is not None else None
-        self.devmap: dict[tuple[str, str], tuple[int, int, int]] = (
-            {(d.from_dev, d.to_dev): (d.sent, d.drops, d.flushes) for d in old.xdp_devmap_xmit}
-            if old is not None
-            else {}
-        )
-        self.redirect_err: dict[tuple[str, str], int] = (
-            {(e.dev, e.err): e.count for e in old.xdp_redirect_err} if old is not None else {}
-        )
-        self.exception: dict[tuple[str, str], int] = (
-            {(e.dev, e.action): e.count for e in old.xdp_exception} if old is not None else {}
-        )
-        self.source_lost: dict[tuple[str, bool], int] | None = (
-            _source_lost(prev) if prev is not None else None
-        )
-
-    def counter(self, dev: str, name: str, now: int) -> float | None:
-        before = self.before.get(dev)
-        return _rate(None if before is None else before.get(name), now, self.dt)
-
-    def of(self, value: int | None, now: int) -> float | None:
-        return _rate(value, now, self.dt)
-
-
 def project_paths(
     prev: Frame | None,
     frame: Frame,
     *,
     focus: str | None = None,
     follow: FollowView | None = None,
+    rates: RatesView | None = None,
 ) -> PathsView:
-    """The boxes and arrows for ``frame``, rates against ``prev``."""
-    deltas = _Deltas(prev, frame)
+    """The boxes and arrows for ``frame``, rates from ``rates`` (default: against ``prev``)."""
+    deltas = rates if rates is not None else RatesView(prev, frame)
     devices = {dev.name: dev for dev in frame.devices}
     on_path = {hop.dev for hop in follow.hops} if follow is not None else set()
     boxes: list[DeviceBox] = []
@@ -209,7 +171,7 @@ def project_paths(
 class _Counters:
     """One device's counters with their rates: arrows and losses read from them."""
 
-    def __init__(self, dev: DeviceView, deltas: _Deltas) -> None:
+    def __init__(self, dev: DeviceView, deltas: RatesView) -> None:
         self.dev = dev
         self.values = dict(dev.counters)
         self.deltas = deltas
@@ -249,9 +211,12 @@ class _Counters:
         total = _source_lost(frame).get((self.dev.name, local), 0)
         if not total:
             return ()
-        before = self.deltas.source_lost
-        was = before.get((self.dev.name, local), 0) if before is not None else None
-        return (Loss("lost: link down", self.deltas.of(was, total), total),)
+        per_s = sum_rates(
+            self.deltas.tracepoint(("source", src.name, "lost"), src.lost)
+            for src in frame.sources
+            if src.device == self.dev.name and src.local == local
+        )
+        return (Loss("lost: link down", per_s, total),)
 
     def xmit_note(self) -> str:
         """Frames other devices handed to this one's ``ndo_xdp_xmit``, part of its TX."""
@@ -263,7 +228,7 @@ class _Counters:
 def _box(
     dev: DeviceView,
     frame: Frame,
-    deltas: _Deltas,
+    deltas: RatesView,
     devices: dict[str, DeviceView],
     on_path: set[str],
 ) -> DeviceBox:
@@ -356,7 +321,7 @@ def _box(
 
 
 def _verdicts(
-    c: _Counters, frame: Frame, deltas: _Deltas, devices: dict[str, DeviceView]
+    c: _Counters, frame: Frame, deltas: RatesView, devices: dict[str, DeviceView]
 ) -> tuple[Arrow, ...]:
     dev = c.dev
     tp = frame.tracepoints
@@ -384,9 +349,8 @@ def _verdicts(
     errors = [e for e in tp.xdp_redirect_err if e.dev == dev.name and e.count]
     if c.get("xdp_redirect") or targets or errors:
         for d in targets:
-            old = deltas.devmap.get((d.from_dev, d.to_dev))
-            r = deltas.of(old[0] if old else None, d.sent)
-            drop_r = deltas.of(old[1] if old else None, d.drops)
+            r = deltas.devmap(d.from_dev, d.to_dev, "sent", d.sent)
+            drop_r = deltas.devmap(d.from_dev, d.to_dev, "drops", d.drops)
             bond = _shared_master(dev, devices.get(d.to_dev))
             via = f"via {bond} xdp_master_redirect · " if bond else ""
             bulk = (d.sent + d.drops) / d.flushes if d.flushes else None
@@ -421,7 +385,7 @@ def _verdicts(
             refused = tuple(
                 Loss(
                     f"{e.err} (xdp_redirect_err)",
-                    deltas.of(deltas.redirect_err.get((e.dev, e.err)), e.count),
+                    deltas.tracepoint(("redirect_err", e.dev, e.err), e.count),
                     e.count,
                 )
                 for e in errors

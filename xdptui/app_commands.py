@@ -63,8 +63,27 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
         "step",
         "Step",
         "Step one NAPI poll",
-        "Advance the simulation by one NAPI poll (pauses first); runs a plan's next command",
+        "Advance the simulation by exactly one NAPI poll, the next on any CPU (pauses first); "
+        "runs a plan's next command",
         key_display=".",
+    ),
+    AppCommand(
+        "step-back",
+        "comma",
+        "step_back",
+        "Back",
+        "Step one NAPI poll back",
+        "Go back one NAPI poll: exactly the state before the last step (pauses first)",
+        key_display=",",
+    ),
+    AppCommand(
+        "restart",
+        "home",
+        "restart",
+        "Restart",
+        "Restart at t = 0",
+        "Start again at t = 0 with the same seed and timeline (a lesson: its first step)",
+        key_display="home",
     ),
     AppCommand(
         "slower",
@@ -167,7 +186,7 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
         "lesson_step(1)",
         "Next step",
         "Lesson: next step",
-        "Show the lesson's next step",
+        "Start the lesson's next step now: its timeline entries run, its speed applies",
         show=False,
     ),
     AppCommand(
@@ -176,7 +195,7 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
         "lesson_step(-1)",
         "Previous step",
         "Lesson: previous step",
-        "Show the lesson's previous step",
+        "Go back to when the lesson's previous step started (that state, paused)",
         show=False,
     ),
     AppCommand(

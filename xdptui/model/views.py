@@ -15,6 +15,7 @@ COUNTERS: tuple[str, ...] = (
     "rx_packets",
     "rx_bytes",
     "rx_dropped",
+    "rx_missed_errors",
     "xdp_drop",
     "xdp_pass",
     "xdp_tx",
@@ -212,6 +213,7 @@ class BulkQueueView:
     flushes: int
     last_bulk: float  # frames in the last flush (fast mode: the mean over its last step)
     program: str | None  # the egress program the last bulk ran (the poll's first enqueuer's)
+    egress_drops: int = 0  # of the frames, those the egress program dropped at flush
 
 
 @dataclass(frozen=True)
@@ -229,6 +231,16 @@ class SourceView:
     emitted: int
     lost: int  # offered while the target was down
     stopped: bool
+
+
+@dataclass(frozen=True)
+class LessonPosition:
+    """The lesson step on at the frame's instant (the engine logs step starts as inputs, so a
+    rewind before a step's start shows the step before it)."""
+
+    lesson: int  # index into the topology's lessons
+    step: int  # index into its steps
+    t_ns: int  # when the step began
 
 
 @dataclass(frozen=True, eq=False)
@@ -250,6 +262,7 @@ class Frame:
     bulk_queues: tuple[BulkQueueView, ...] = ()
     sources: tuple[SourceView, ...] = ()
     exact: bool = False  # the engine was in exact mode: every number is the kernel's state now
+    lesson: LessonPosition | None = None
 
     def device(self, name: str) -> DeviceView:
         for dev in self.devices:

@@ -247,8 +247,7 @@ class Fast:
                 inst.demand = inst.demand - cut
                 inst.kept = (inst.arrived - lost) / max(inst.arrived, 1)
                 inst.arrived -= lost
-                inst.rxq.rx_dropped += lost
-                inst.dev.add("rx_dropped", lost)
+                inst.dev.add("rx_missed_errors", lost)  # port-level discards, not a ring
 
     def _by_queue(self, dev: NetDev, arr: IntArray | None) -> list[IntArray]:
         nq = len(dev.rxq)

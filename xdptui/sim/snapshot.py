@@ -17,6 +17,7 @@ from xdptui.model.views import (
     DevmapXmitView,
     ExceptionView,
     Frame,
+    LessonPosition,
     MapEntryView,
     MapView,
     NicView,
@@ -166,7 +167,9 @@ def build_frame(
         for m in w.maps.values()
     )
     bulk = tuple(
-        BulkQueueView(cpu, a, b, v.frames, v.flushes, v.last_bulk, v.program or None)
+        BulkQueueView(
+            cpu, a, b, v.frames, v.flushes, v.last_bulk, v.program or None, v.egress_drops
+        )
         for (cpu, a, b), v in sorted(st.dp.tp.bulk.items())
     )
     sources = tuple(
@@ -201,4 +204,5 @@ def build_frame(
         bulk_queues=bulk,
         sources=sources,
         exact=st.is_exact,
+        lesson=LessonPosition(*st.lesson) if st.lesson is not None else None,
     )
