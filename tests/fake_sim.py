@@ -88,6 +88,10 @@ class FakeSim:
         self.exact = True
         return True
 
+    def step_until(self, match: Callable[[dict[str, object]], bool], max_polls: int) -> bool:
+        self.step_poll()
+        return False
+
     def step_back(self) -> bool:
         if self._undo:
             self.now_ns = self._undo.pop()

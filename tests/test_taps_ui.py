@@ -42,9 +42,11 @@ async def test_the_taps_panel_shows_the_path_split_reasons_verdicts_and_rings() 
         assert "tap ring q0→user" in taps and "reader 2Mpps/q" in taps
         # tap1's reader (1 Mpps) can't keep up with 3 Mpps: its ring stays (nearly) full
         assert re.search(r"tap ring q0→user \[#+\.?\] (4[5-9]\d|500)/500", taps), taps
-        rings = rendered(app.main_screen.rings_panel)
-        assert "tap1 tap q0→user 1Mpps" in rings
-        assert "tap0 q0 cpu0" not in rings  # a tap's write side is no descriptor ring
+        view = app.main_screen.rings_panel.view
+        assert view is not None
+        labels = [row.label for row in view.rows]
+        assert "tap1 tap q0→user 1Mpps" in labels
+        assert "tap0 q0 cpu0" not in labels  # a tap's write side is no descriptor ring
 
 
 async def test_pktgen_gso_moves_the_split() -> None:

@@ -99,6 +99,7 @@ Click a box to focus that device in every panel.
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._line_device: list[str | None] = []
+        self._compact = False  # notes and programs on lines of their own (a narrow panel)
 
     def build(self, view: PathsView, width: int) -> tuple[list[Strip], list[Strip]]:
         s = self.style_of
@@ -111,9 +112,17 @@ Click a box to focus that device in every panel.
         label_w = max((cell_len(a.label) for a in arrows), default=0)
         rate_w = max((len(format_pps(a.rate)) for a in arrows), default=1)
         bodies: dict[int, list[Line]] = {}
+        self._compact = False
         needed = max(
             (self._needed(b, view, label_w, rate_w, bodies) for b in view.boxes), default=0
         )
+        if needed > width - 1:
+            # Too wide for the panel: notes and programs move to lines of their own.
+            self._compact = True
+            bodies = {}
+            needed = max(
+                (self._needed(b, view, label_w, rate_w, bodies) for b in view.boxes), default=0
+            )
         box_w = max(width - 1, needed)
         for box in view.boxes:
             lines += self._box(box, view, box_w, label_w, rate_w, bodies)
@@ -163,12 +172,14 @@ Click a box to focus that device in every panel.
         title: list[Part] = [("╭─ ", border), (box.name, s("paths-panel--name"))]
         if box.on_path:
             title.append((" ◆", s("paths-panel--follow")))
-        if box.kind:
+        if box.marked:
+            title.append((" ▶", s("paths-panel--follow")))
+        if box.kind and not (self._compact and box.state):
             title.append((" · " + box.kind, s("paths-panel--kind")))
         if box.state:
             state_style = "paths-panel--up" if box.state == "up" else "paths-panel--down"
             title += [(" · ", s("paths-panel--kind")), (box.state, s(state_style))]
-        if box.program:
+        if box.program and not self._compact:
             title += [(" · xdp ", s("paths-panel--kind")), (box.program, s("paths-panel--program"))]
         title.append((" ", border))
         return title
@@ -178,6 +189,14 @@ Click a box to focus that device in every panel.
         s = self.style_of
         device = None if box.kind == "veth pair" else box.name
         body: list[Line] = []
+        if self._compact and box.state:
+            line: list[Part] = [(box.kind, s("paths-panel--kind"))]
+            if box.program:
+                line += [
+                    (" · xdp ", s("paths-panel--kind")),
+                    (box.program, s("paths-panel--program")),
+                ]
+            body.append((line, device))
         for note in box.notes:
             body.append(([(note, s("paths-panel--note"))], device))
         if box.inbound is not None:
@@ -186,6 +205,7 @@ Click a box to focus that device in every panel.
                 parts += [(" ━▶ ", self._shaft_style(box.inbound.weight))]
                 parts += [(box.program.split(" ")[0], s("paths-panel--program"))]
             body.append((parts, device))
+            body += self._note(box.inbound, "   ", device)
             body += self._losses(box.inbound, "   ", device)
         for i, verdict in enumerate(box.verdicts):
             last = i == len(box.verdicts) - 1
@@ -193,11 +213,23 @@ Click a box to focus that device in every panel.
             parts = [(branch, s("paths-panel--dim"))]
             parts += self._arrow(verdict, label_w, rate_w)
             body.append((parts, verdict.target_dev or device))
+            body += self._note(verdict, "       " if last else "  │    ", device)
             body += self._losses(verdict, "       " if last else "  │    ", device)
         if box.outbound is not None:
             body.append((self._arrow(box.outbound, label_w, rate_w), device))
+            body += self._note(box.outbound, "   ", device)
             body += self._losses(box.outbound, "   ", device)
         return body
+
+    def _note(self, arrow: Arrow, indent: str, device: str | None) -> list[Line]:
+        """A narrow panel's arrow note, on the line under the arrow."""
+        if not self._compact or not arrow.note:
+            return []
+        s = self.style_of
+        return [
+            ([(indent, s("paths-panel--dim")), (part, s("paths-panel--note"))], device)
+            for part in arrow.note.split(" · ")
+        ]
 
     def _needed(
         self,
@@ -261,7 +293,7 @@ Click a box to focus that device in every panel.
             (f" {shaft}{HEADS[arrow.weight]} ", style),
             (arrow.target, s("paths-panel--target")),
         ]
-        if arrow.note:
+        if arrow.note and not self._compact:
             parts.append(("  " + arrow.note, s("paths-panel--note")))
         return parts
 

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from xdptui.model.topology import Lesson
-from xdptui.model.views import DeviceView, EventView, Frame
+from xdptui.model.views import DeviceView, EventView, Frame, StreamEventView
 from xdptui.widgets import explain
 from xdptui.widgets.crosswalk import CountersView, project_counters
+from xdptui.widgets.event_list import EventListView
 from xdptui.widgets.explain import Explanation
 from xdptui.widgets.format import format_cpus, format_pps
 from xdptui.widgets.history import RateHistory, SparklinesView, project_sparklines
@@ -101,6 +102,13 @@ class GaugeRow:
     locked: bool  # XDP TX ring shared by several CPUs (takes tx_lock)
     target: str | None = None  # bulk queues: the device they flush into
     average: float | None = None  # bulk queues: frames per flush
+    marked: bool = False  # what the selected event concerns
+    cpu: int | None = None  # bulk queues: whose (RX: the queue's IRQ CPU)
+    queue: int | None = None  # RX rings: the queue; TX and tap rings: the ring
+    cpus: tuple[int, ...] = ()  # XDP TX rings: the CPUs that use it
+    program: str | None = None  # bulk queues: the egress program of the last bulk
+    rate: float | None = None  # bulk queues: frames enqueued per second (the rates' window)
+    drop_rate: float | None = None  # bulk queues: the egress program's drops per second
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,7 @@ class CpuRow:
     rx_queues: tuple[str, ...]  # "eth0:q3"
     xdp_tx_rings: tuple[tuple[str, bool], ...]  # ("eth0:tx3", locked)
     bulk_queues: tuple[str, ...] = ()  # "bq→eth1": this CPU's devmap bulk queue per target
+    marked: bool = False  # the CPU of the selected event
 
 
 @dataclass(frozen=True)
@@ -180,6 +189,30 @@ class DropsView:
 
 
 @dataclass(frozen=True)
+class Highlight:
+    """What the event selected in the event list concerns: marked (▶) in the other panels."""
+
+    dev: str | None = None
+    queue: int | None = None
+    cpu: int | None = None
+    target: str | None = None  # a flush's (or a poll's bulk queue's) target
+
+
+def _marked_devices(mark: Highlight | None) -> frozenset[str]:
+    if mark is None:
+        return frozenset()
+    return frozenset(name for name in (mark.dev, mark.target) if name)
+
+
+def highlight_of(event: StreamEventView | None) -> Highlight | None:
+    """The device, queue, CPU and bulk-queue target of a stream event."""
+    if event is None:
+        return None
+    target = event.target or (event.bulks[0][0] if event.bulks else None)
+    return Highlight(event.dev, event.queue, event.cpu, target)
+
+
+@dataclass(frozen=True)
 class PanelState:
     """What the app adds to the frames: the focused device, a followed packet, a running plan,
     the lesson position and the rate history."""
@@ -193,6 +226,7 @@ class PanelState:
     step: int = 0
     outcomes: tuple[Outcome, ...] | None = None
     history: RateHistory = field(default_factory=RateHistory)
+    highlight: Highlight | None = None
 
 
 @dataclass(frozen=True)
@@ -233,11 +267,15 @@ class Projection:
 
     @cached_property
     def rings(self) -> RingsView:
-        return _rings(self.frame, self.state.focus)
+        return _rings(self.frame, self.state.focus, self.state.highlight, self.rates)
 
     @cached_property
     def cpus(self) -> CpuMapView:
-        return _cpus(self.frame)
+        return _cpus(self.frame, self.state.highlight)
+
+    @cached_property
+    def event_list(self) -> EventListView:
+        return EventListView(self.frame.stream, self.frame.exact)
 
     @cached_property
     def drops(self) -> DropsView:
@@ -255,6 +293,7 @@ class Projection:
             focus=self.state.focus,
             follow=self.state.follow,
             rates=self.rates,
+            marked=_marked_devices(self.state.highlight),
         )
 
     @cached_property
@@ -374,7 +413,39 @@ def _devices(rates_view: RatesView, frame: Frame, focus: str | None) -> DevicesV
     )
 
 
-def _rings(frame: Frame, focus: str | None) -> RingsView:
+def _marked(row: GaugeRow, mark: Highlight | None) -> GaugeRow:
+    """``row`` marked if it is the ring or bulk queue the selected event concerns."""
+    if mark is None:
+        return row
+    if row.kind == "bq":
+        hit = row.cpu == mark.cpu and row.device == mark.dev and row.target == mark.target
+    elif row.kind == "rx":
+        hit = row.device == mark.dev and row.queue == mark.queue
+    else:
+        hit = row.device == mark.dev and mark.cpu is not None and mark.cpu in row.cpus
+    return replace(row, marked=hit) if hit else row
+
+
+def _rings(
+    frame: Frame, focus: str | None, mark: Highlight | None = None, rates: RatesView | None = None
+) -> RingsView:
+    view = _ring_rows(frame, focus)
+    rows = [_marked(row, mark) for row in view.rows]
+    if rates is not None:
+        rows = [_bq_rates(row, rates) if row.kind == "bq" else row for row in rows]
+    return replace(view, rows=tuple(rows))
+
+
+def _bq_rates(row: GaugeRow, rates: RatesView) -> GaugeRow:
+    key = (row.cpu, row.device, row.target)
+    return replace(
+        row,
+        rate=rates.tracepoint(("bq", *key), row.sent or 0),
+        drop_rate=rates.tracepoint(("bq_egress", *key), row.dropped),
+    )
+
+
+def _ring_rows(frame: Frame, focus: str | None) -> RingsView:
     rows: list[GaugeRow] = []
     shown: set[str] = set()
     for dev in frame.devices:
@@ -396,6 +467,8 @@ def _rings(frame: Frame, focus: str | None) -> RingsView:
                     dropped=q.rx_dropped,
                     sent=None,
                     locked=False,
+                    cpu=q.cpu,
+                    queue=q.queue,
                 )
             )
         for ring in dev.xdp_tx_rings:
@@ -410,6 +483,8 @@ def _rings(frame: Frame, focus: str | None) -> RingsView:
                     dropped=ring.dropped,
                     sent=ring.sent,
                     locked=ring.locked,
+                    queue=ring.ring,
+                    cpus=ring.cpus,
                 )
             )
     for bq in frame.bulk_queues:
@@ -424,11 +499,13 @@ def _rings(frame: Frame, focus: str | None) -> RingsView:
                 size=DEV_MAP_BULK_SIZE,
                 occupancy=min(DEV_MAP_BULK_SIZE, round(bq.last_bulk)),
                 peak=None,
-                dropped=0,
+                dropped=bq.egress_drops,
                 sent=bq.frames,
                 locked=False,
                 target=bq.to_dev,
                 average=bq.last_bulk,
+                cpu=bq.cpu,
+                program=bq.program,
             )
         )
     return RingsView(rows=tuple(rows), focus=focus)
@@ -456,7 +533,7 @@ def _tap_rings(dev: DeviceView) -> list[GaugeRow]:
     ]
 
 
-def _cpus(frame: Frame) -> CpuMapView:
+def _cpus(frame: Frame, mark: Highlight | None = None) -> CpuMapView:
     bulk: dict[int, list[str]] = {}
     for bq in frame.bulk_queues:
         bulk.setdefault(bq.cpu, []).append(f"bq→{bq.to_dev}")
@@ -470,6 +547,7 @@ def _cpus(frame: Frame) -> CpuMapView:
             ),
             # bq_enqueue uses this_cpu_ptr(dev->xdp_bulkq): one bulk queue per CPU and target.
             bulk_queues=tuple(dict.fromkeys(bulk.get(cpu.cpu, ()))),
+            marked=mark is not None and mark.cpu == cpu.cpu,
         )
         for cpu in frame.cpus
     )

@@ -67,6 +67,7 @@ class DeviceBox:
     children: tuple[DeviceBox, ...] = ()
     notes: tuple[str, ...] = ()
     on_path: bool = False  # the followed packet passes through this device
+    marked: bool = False  # the event selected in the event list concerns this device
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,7 @@ def project_paths(
     focus: str | None = None,
     follow: FollowView | None = None,
     rates: RatesView | None = None,
+    marked: frozenset[str] = frozenset(),
 ) -> PathsView:
     """The boxes and arrows for ``frame``, rates from ``rates`` (default: against ``prev``)."""
     deltas = rates if rates is not None else RatesView(prev, frame)
@@ -136,8 +138,8 @@ def project_paths(
         if peer is not None and peer in devices and devices[peer].master is None:
             grouped |= {dev.name, peer}
             ends = (
-                _box(dev, frame, deltas, devices, on_path),
-                _box(devices[peer], frame, deltas, devices, on_path),
+                _box(dev, frame, deltas, devices, on_path, marked),
+                _box(devices[peer], frame, deltas, devices, on_path, marked),
             )
             boxes.append(
                 DeviceBox(
@@ -150,7 +152,7 @@ def project_paths(
                 )
             )
             continue
-        boxes.append(_box(dev, frame, deltas, devices, on_path))
+        boxes.append(_box(dev, frame, deltas, devices, on_path, marked))
     for devmap in frame.maps:
         notes = tuple(
             f"key {e.key} → {e.dev}" + (f"  egress {e.egress}" if e.egress else "")
@@ -231,6 +233,7 @@ def _box(
     deltas: RatesView,
     devices: dict[str, DeviceView],
     on_path: set[str],
+    marked: frozenset[str] = frozenset(),
 ) -> DeviceBox:
     c = _Counters(dev, deltas)
     kind = f"{dev.type}/{dev.driver}" if dev.driver else dev.type
@@ -300,7 +303,7 @@ def _box(
         if c.get("tx_packets"):
             outbound = c.arrow("stack", "tx_packets", "slaves (bond_start_xmit)")
         children = tuple(
-            _box(devices[name], frame, deltas, devices, on_path)
+            _box(devices[name], frame, deltas, devices, on_path, marked)
             for name in dev.bond.slaves
             if name in devices
         )
@@ -317,6 +320,7 @@ def _box(
         children=children,
         notes=tuple(notes),
         on_path=dev.name in on_path or any(child.on_path for child in children),
+        marked=dev.name in marked,
     )
 
 
@@ -364,11 +368,24 @@ def _verdicts(
             note = via + (f"bulk-avg {bulk:.1f}" if bulk is not None else "")
             if egress:
                 note += f" · egress {', '.join(egress)} (runs on the bulk at flush)"
-            losses: tuple[Loss, ...] = (
-                (Loss("ndo_xdp_xmit refused (devmap_xmit drops)", drop_r, d.drops),)
-                if d.drops
-                else ()
-            )
+            # bq_xmit_all counts both as drops: frames the egress program did not pass, and
+            # frames the target's ndo_xdp_xmit did not take.
+            losses: tuple[Loss, ...] = ()
+            if d.egress_drops:
+                by = f"egress {egress[0]}" if egress else "the egress program"
+                egress_r = deltas.devmap(d.from_dev, d.to_dev, "egress_drops", d.egress_drops)
+                losses += (
+                    Loss(f"dropped by {by} at flush (devmap_xmit drops)", egress_r, d.egress_drops),
+                )
+            not_taken = d.drops - d.egress_drops
+            if not_taken:
+                egress_r = deltas.devmap(d.from_dev, d.to_dev, "egress_drops", d.egress_drops)
+                not_taken_r = (
+                    None if drop_r is None or egress_r is None else max(0.0, drop_r - egress_r)
+                )
+                losses += (
+                    Loss("ndo_xdp_xmit refused (devmap_xmit drops)", not_taken_r, not_taken),
+                )
             out.append(
                 Arrow(
                     "XDP_REDIRECT",

@@ -139,6 +139,7 @@ class RatesView:
                 out[("devmap", d.from_dev, d.to_dev, field)] = getattr(d, field)
         for b in base.bulk_queues:
             out[("bq", b.cpu, b.from_dev, b.to_dev)] = b.frames
+            out[("bq_egress", b.cpu, b.from_dev, b.to_dev)] = b.egress_drops
         for s in base.sources:
             out[("source", s.name, "emitted")] = s.emitted
             out[("source", s.name, "lost")] = s.lost
@@ -147,7 +148,8 @@ class RatesView:
     def tracepoint(self, key: tuple[object, ...], now: int) -> float | None:
         """A tracepoint tally's rate: ``("redirect",)``, ``("exception", dev, action)``,
         ``("redirect_err", dev, errno)``, ``("devmap", from, to, field)``, ``("bq", cpu, from,
-        to)`` (frames enqueued) or ``("source", name, "emitted"|"lost")``."""
+        to)`` (frames enqueued), ``("bq_egress", cpu, from, to)`` (its egress program's
+        drops) or ``("source", name, "emitted"|"lost")``."""
         return self._of(self._tracepoints, key, now)
 
     def devmap(self, from_dev: str, to_dev: str, field: str, now: int) -> float | None:

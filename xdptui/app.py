@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from functools import partial
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.command import CommandPalette
@@ -37,6 +38,8 @@ from xdptui.screens.dialogs import (
 )
 from xdptui.screens.palette import SafeCommandPalette
 from xdptui.screens.trust import TrustScreen
+from xdptui.widgets.event_list import EventListPanel, EventSelected, NextEvent, matches
+from xdptui.widgets.project import highlight_of
 from xdptui.widgets.project_lesson import Outcome
 
 __all__ = [
@@ -56,6 +59,14 @@ __all__ = [
     "reader_rate_text",
 ]
 
+NEXT_EVENT_POLLS = 5_000  # how far ] looks for the next event of a kind
+STREAM_KINDS: dict[str, tuple[str, ...]] = {
+    "poll": ("napi_poll",),
+    "flush": ("bq_flush",),
+    "drop": ("drop",),
+    "command": ("command", "lesson"),
+}
+"""The event list's kind filters as event-stream kinds ("all": every kind)."""
 LESSON_SPEED = 10_000
 """The slow motion a topology with lessons opens in (10 µs of simulated time per second: on
 a 10 Mpps port, a few NAPI polls a second)."""
@@ -204,6 +215,39 @@ class XdpApp(ActionsApp):
             for i, lesson in enumerate(self.lessons)
         ]
         self.push_screen(PickScreen("Which lesson?", items), picked)
+
+    # --- the event list ----------------------------------------------------------------------
+
+    @on(EventSelected)
+    def _event_selected(self, message: EventSelected) -> None:
+        self.highlight = highlight_of(message.event)
+        self._show_views()
+
+    @on(NextEvent)
+    def _next_event(self, message: NextEvent) -> None:
+        """``]``: poll by poll to the next event the list's filters let through."""
+        self.paused = True
+        kinds = STREAM_KINDS.get(message.kind)
+        device = message.device
+
+        def wanted(record: dict[str, Any]) -> bool:
+            if kinds is not None and record["kind"] not in kinds:
+                return False
+            names = (record.get("dev"), record.get("from"), record.get("to"))
+            return device is None or device in names
+
+        found = self.sim.step_until(wanted, NEXT_EVENT_POLLS)
+        self._run_plan_step()
+        self.refresh_frame()
+        frame = self.frame
+        if not found or frame is None:
+            self.notify(f"no such event in the next {NEXT_EVENT_POLLS} polls", timeout=4)
+            return
+        panel = message.control
+        if isinstance(panel, EventListPanel):
+            hits = [e for e in frame.stream if matches(e, message.kind, device)]
+            if hits:
+                panel.select_seq(hits[-1].seq)
 
     # --- help and the palette ----------------------------------------------------------------
 

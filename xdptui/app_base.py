@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from textual import on
 from textual.app import App
@@ -42,7 +42,7 @@ from xdptui.screens.main import MainScreen
 from xdptui.widgets.command_line import CommandLine
 from xdptui.widgets.history import RateHistory, push_history
 from xdptui.widgets.messages import DeviceClicked
-from xdptui.widgets.project import PanelState, Projection, header_view
+from xdptui.widgets.project import Highlight, PanelState, Projection, header_view
 from xdptui.widgets.project_bond import PlanRow
 from xdptui.widgets.project_lesson import Outcome
 from xdptui.widgets.project_paths import FollowView
@@ -79,6 +79,7 @@ class SimulatorLike(Protocol):
     def advance(self, dt_ns: int) -> None: ...
     def step_poll(self) -> bool: ...
     def step_back(self) -> bool: ...
+    def step_until(self, match: Callable[[dict[str, Any]], bool], max_polls: int) -> bool: ...
     def restart(self) -> None: ...
     def start_step(self, lesson: int, step: int) -> None: ...
     def back_to_step(self, lesson: int, step: int) -> bool: ...
@@ -148,6 +149,8 @@ class SimApp(App[None]):
         self._samples = RateSamples()
         self._follow: FlowInfo | None = None
         self._follow_view: FollowView | None = None
+        self.highlight: Highlight | None = None
+        """What the event selected in the event list concerns (marked in the panels)."""
         self.plan: PlanRunner | None = None
         """The legal-sequence plan being run (or the last one), one command per tick."""
         self.lessons: tuple[Lesson, ...] = topology.lessons if topology is not None else ()
@@ -284,6 +287,7 @@ class SimApp(App[None]):
             step=step,
             outcomes=lesson_outcomes,
             history=self._history,
+            highlight=self.highlight,
         )
 
     def projection(self) -> Projection | None:

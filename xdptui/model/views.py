@@ -234,6 +234,41 @@ class SourceView:
 
 
 @dataclass(frozen=True)
+class StreamEventView:
+    """One record of the event stream, typed for the event list (docs/design.md, "Event
+    stream"): a NAPI poll, a bulk queue flush, a drop or refusal, a command, a lesson step.
+
+    Fields a kind does not use keep their defaults. ``bulks`` (a poll): the frames its flushes
+    sent per target, from the ``bq_flush`` records that follow it.
+    """
+
+    seq: int
+    t_ns: int
+    kind: str  # napi_poll | bq_flush | drop | command | lesson
+    cpu: int | None = None
+    dev: str | None = None  # the device polled, flushed from, or counting the drop
+    queue: int | None = None
+    target: str | None = None  # a flush's target device
+    frames: int = 0
+    ring_before: int = 0
+    ring_after: int = 0
+    verdicts: tuple[tuple[str, int], ...] = ()
+    bulks: tuple[tuple[str, int], ...] = ()
+    sent: int = 0
+    drops: int = 0
+    egress: str | None = None
+    egress_drops: int = 0
+    reason: str = (
+        ""  # a flush: full | poll_end; a drop: where (rx_ring_full, ...); a command: origin
+    )
+    errno: str | None = None  # a refusal's errno, a failed command's
+    action: str | None = None  # xdp_exception's action
+    ok: bool = True
+    text: str = ""  # a command's line; a lesson step: "lesson.step"
+    dur_ns: int = 0
+
+
+@dataclass(frozen=True)
 class LessonPosition:
     """The lesson step on at the frame's instant (the engine logs step starts as inputs, so a
     rewind before a step's start shows the step before it)."""
@@ -263,6 +298,7 @@ class Frame:
     sources: tuple[SourceView, ...] = ()
     exact: bool = False  # the engine was in exact mode: every number is the kernel's state now
     lesson: LessonPosition | None = None
+    stream: tuple[StreamEventView, ...] = ()  # the newest records of the event stream
 
     def device(self, name: str) -> DeviceView:
         for dev in self.devices:

@@ -26,6 +26,7 @@ from xdptui.widgets.counters import CountersPanel
 from xdptui.widgets.cpus import CpuMap
 from xdptui.widgets.devices import DevicesTable
 from xdptui.widgets.drops import DropsPanel
+from xdptui.widgets.event_list import EventListPanel
 from xdptui.widgets.events import EventLog
 from xdptui.widgets.guard import drawing_failed
 from xdptui.widgets.header import SimHeader
@@ -40,6 +41,8 @@ from xdptui.widgets.sparklines import SparklinesPanel
 from xdptui.widgets.taps import TapsPanel
 
 HINT = "tab completes · ↑↓ history · enter runs · esc closes"
+WIDE = 140  # columns from which the event list sits beside the tabs
+STACK_BELOW = 120  # tab columns under which Rings and CPUs stack
 
 V = TypeVar("V")
 V_contra = TypeVar("V_contra", contravariant=True)
@@ -67,6 +70,8 @@ class MainScreen(Screen[None]):
         self.lesson_panel = LessonPanel(id="lesson")
         self.lesson_bar = LessonBar(id="lesson-bar")
         self.event_log = EventLog(id="events")
+        self.event_list = EventListPanel(id="event-list")
+        self.event_strip = EventListPanel(id="event-strip")
         self.command_hint = Static(HINT, id="command-hint", markup=False)
         self.command_line = CommandLine(id="command-line", complete=complete)
         self._projection: Projection | None = None
@@ -78,25 +83,28 @@ class MainScreen(Screen[None]):
         yield self.sim_header
         yield self.lesson_bar
         self._tabs = TabbedContent(initial="tab-paths", id="tabs")
-        with self._tabs:
-            with TabPane(f"1 {labels['paths']}", id="tab-paths"):
-                yield self.paths_panel
-                yield self.sparklines
-            with TabPane(f"2 {labels['devices']}", id="tab-devices"):
-                yield self.devices_table
-                yield self.counters_panel
-            with TabPane(f"3 {labels['rings']}", id="tab-rings"), Horizontal(id="middle"):
-                with Vertical(id="rings-column"):
-                    yield self.rings_panel
-                    yield self.taps_panel
-                yield self.cpu_map
-            with TabPane(f"4 {labels['drops']}", id="tab-drops"):
-                yield self.drops_panel
-            with TabPane(f"5 {labels['bond']}", id="tab-bond"):
-                yield self.bond_panel
-            with TabPane(f"6 {labels['lesson']}", id="tab-lesson"):
-                yield self.lesson_panel
+        with Horizontal(id="body"):
+            with self._tabs:
+                with TabPane(f"1 {labels['paths']}", id="tab-paths"):
+                    yield self.paths_panel
+                    yield self.sparklines
+                with TabPane(f"2 {labels['devices']}", id="tab-devices"):
+                    yield self.devices_table
+                    yield self.counters_panel
+                with TabPane(f"3 {labels['rings']}", id="tab-rings"), Horizontal(id="middle"):
+                    with Vertical(id="rings-column"):
+                        yield self.rings_panel
+                        yield self.taps_panel
+                    yield self.cpu_map
+                with TabPane(f"4 {labels['drops']}", id="tab-drops"):
+                    yield self.drops_panel
+                with TabPane(f"5 {labels['bond']}", id="tab-bond"):
+                    yield self.bond_panel
+                with TabPane(f"6 {labels['lesson']}", id="tab-lesson"):
+                    yield self.lesson_panel
+            yield self.event_list
         yield self.event_log
+        yield self.event_strip
         yield Footer()
         with Vertical(id="command-bar"):
             yield self.command_hint
@@ -117,9 +125,11 @@ class MainScreen(Screen[None]):
             self.bond_panel: ("Bond", "b: change mode"),
             self.lesson_panel: ("Lesson", "n next · p previous · r run"),
             self.event_log: (
-                "Events",
+                "Commands",
                 "$ typed  @ timeline  # topology  ! kernel  » plan  § lesson",
             ),
+            self.event_list: ("Event list", "↑↓ select · k kind · i device · ] next"),
+            self.event_strip: ("Event list", "↑↓ select · k kind · i device · ] next"),
         }
         for widget, (title, subtitle) in titles.items():
             widget.border_title = title
@@ -127,8 +137,19 @@ class MainScreen(Screen[None]):
         self.event_log.update_view(())
 
     def on_resize(self) -> None:
-        # Layout states as classes (app.tcss): a short terminal gives the tabs more rows.
+        # Layout states as classes (app.tcss): a short terminal gives the tabs more rows; a
+        # wide one has the event list beside the tabs, a narrow one under them.
         self.set_class(self.size.height < 32, "-short")
+        self.set_class(self.size.width >= WIDE, "-wide")
+        self._stack()
+
+    def _stack(self) -> None:
+        """Rings and CPUs one above the other when the tabs are narrow (the event list beside
+        them takes room too)."""
+        room = self.size.width
+        if self.has_class("-slow") and self.has_class("-wide"):
+            room -= min(72, self.size.width * 40 // 100)
+        self.set_class(room < STACK_BELOW, "-stack")
 
     # --- tabs --------------------------------------------------------------------------------
 
@@ -192,7 +213,16 @@ class MainScreen(Screen[None]):
         elif tab == "lesson":
             hand(self.lesson_panel, lambda: views.lesson)
         hand(self.lesson_bar, lambda: self._lesson_bar_view(views))
-        hand(self.event_log, lambda: views.events)
+        # At slow speed (exact mode) the event list joins the screen: beside the tabs when
+        # wide, in place of the command log when narrow (each command is in it too).
+        if views.frame.exact != self.has_class("-slow"):
+            self.set_class(views.frame.exact, "-slow")
+            self._stack()
+        listed = self.event_list if self.has_class("-wide") else self.event_strip
+        if views.frame.exact:
+            hand(listed, lambda: views.event_list)
+        if not views.frame.exact or self.has_class("-wide") or not self.has_class("-short"):
+            hand(self.event_log, lambda: views.events)
 
     def _taps_view(self, views: Projection) -> TapsView:
         taps = views.taps

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import heapq
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from xdptui.commands import parse
 from xdptui.model.commands import CommandResult, MapUpdate, XdpSet
 from xdptui.model.errors import KernelError, UsageError
 from xdptui.model.topology import BondSpec, Topology
-from xdptui.model.views import EventView, FlowInfo, Frame, TraceHop
+from xdptui.model.views import EventView, FlowInfo, Frame, StreamEventView, TraceHop
 from xdptui.sim.bond.bond_main import Bond
 from xdptui.sim.clock import Timers
 from xdptui.sim.control import Control, format_kernel_error
@@ -34,7 +35,7 @@ from xdptui.sim.dev.tun import Tun
 from xdptui.sim.events import EventStream
 from xdptui.sim.exact import Exact, ExactIO
 from xdptui.sim.fast import Fast, FastIO
-from xdptui.sim.snapshot import build_frame
+from xdptui.sim.snapshot import build_frame, stream_views
 from xdptui.sim.state import Checkpoint, State, copy_state
 from xdptui.sim.world import World, build_world
 
@@ -43,6 +44,7 @@ __all__ = ["CommandResult", "Simulator"]
 CHECKPOINT_EXACT_NS = 1_000_000  # a checkpoint at least this often in exact mode
 CHECKPOINT_FAST_NS = 20_000_000  # ... and in fast mode
 CHECKPOINTS_MAX = 64
+STREAM_VIEWS = 400  # newest event-stream records a frame carries (the app's event list)
 UNDO_MAX = 256  # polls ``step_back`` can undo exactly, one state copy each
 STEP_LIMIT_NS = 1_000_000_000  # ``step_poll`` looks this far ahead for the next poll
 
@@ -95,6 +97,7 @@ class Simulator:
         self._last_busy = np.zeros(world.nr_cpus)
         self._last_polls = np.zeros(world.nr_cpus, dtype=np.int64)
         self._preview: tuple[int, int, State] | None = None
+        self._views: dict[int, tuple[dict[str, Any], StreamEventView]] = {}
         self._undo: list[Checkpoint] = []  # the state before each step_poll, newest last
         self._step_starts: list[Checkpoint] = []  # the state right after each start_step
         self._boot()
@@ -302,6 +305,26 @@ class Simulator:
         self._undo = [*self._undo[-(UNDO_MAX - 1) :], undo]
         return True
 
+    def step_until(self, match: Callable[[dict[str, Any]], bool], max_polls: int) -> bool:
+        """Poll by poll (exact mode) until the event stream gains a record ``match`` takes,
+        at most ``max_polls`` polls: True when one came. ``step_back`` then returns to the
+        state before the whole run, exactly."""
+        if not self.exact:
+            self.exact = True
+        st = self.state
+        undo = Checkpoint(st.now, len(st.inputs), copy_state(st), st.stream.seq)
+        seen = st.stream.seq
+        for _ in range(max_polls):
+            if not self._run(self.state.now + STEP_LIMIT_NS, max_polls=self.state.exact.polls + 1):
+                break
+            found = any(match(r) for r in self.state.stream.since(seen))
+            seen = self.state.stream.seq
+            if found:
+                self._undo = [*self._undo[-(UNDO_MAX - 1) :], undo]
+                return True
+        self._undo = [*self._undo[-(UNDO_MAX - 1) :], undo]
+        return False
+
     def step_back(self) -> bool:
         """One NAPI poll back: exactly the state before the last ``step_poll`` (if nothing
         else moved the clock since), otherwise the state just after the poll before the last
@@ -436,7 +459,14 @@ class Simulator:
         st.log.append(ev)
         st.commands.append(ev)
         st.stream.emit(
-            {"t_ns": st.now, "kind": "command", "cmd": line, "ok": result.ok, "errno": result.errno}
+            {
+                "t_ns": st.now,
+                "kind": "command",
+                "cmd": line,
+                "ok": result.ok,
+                "errno": result.errno,
+                "origin": origin,
+            }
         )
 
     def _log(self, text: str) -> None:
@@ -522,6 +552,7 @@ class Simulator:
         other.checkpoints = []
         other.timed_steps = self.timed_steps
         other._undo = []
+        other._views = {}
         other._step_starts = []
         other._boot_ck = self._boot_ck
         other._seq = 0
@@ -556,11 +587,27 @@ class Simulator:
         busy = st.dp.cpu.busy_ns - self._last_busy
         polls = st.dp.cpu.polls - self._last_polls
         share = busy / span if span > 0 else np.zeros_like(busy)
-        frame = build_frame(st, self._seq, np.clip(share, 0.0, 1.0), polls, t)
+        stream = self._recent_events(st)
+        frame = build_frame(st, self._seq, np.clip(share, 0.0, 1.0), polls, t, stream)
         self._last_frame_t = t
         self._last_busy = st.dp.cpu.busy_ns.copy()
         self._last_polls = st.dp.cpu.polls.copy()
         return frame
+
+    def _recent_events(self, st: State) -> tuple[StreamEventView, ...]:
+        """The newest records of the event stream as views, converting only new ones (a
+        rewind replaces records: a view is kept only for the very record it was made from)."""
+        records = st.stream.records
+        recent = [records[i] for i in range(max(0, len(records) - STREAM_VIEWS), len(records))]
+        cache = self._views
+        first = next(
+            (i for i, r in enumerate(recent) if cache.get(id(r), (None,))[0] is not r),
+            len(recent),
+        )
+        fresh = stream_views(recent[first:])
+        self._views = {id(r): cache[id(r)] for r in recent[:first]}
+        self._views.update((id(r), (r, v)) for r, v in zip(recent[first:], fresh, strict=True))
+        return tuple(self._views[id(r)][1] for r in recent)
 
     def report(self) -> dict[str, Any]:
         """The JSON report (v1) at ``now``."""

@@ -289,6 +289,8 @@ class Exact:
             self.dp.hop(
                 t, dev.name, "napi", f"cpu {cpu} polls queue {rxq.index}: frame {pos} of {k}"
             )
+        tp = self.dp.tp
+        errs, excs = dict(tp.redirect_err), dict(tp.exception)
         out = self.dp.napi_poll(dev, rxq.index, cpu, t, rows, PollShape(1))
         dur = max(1, int(out.cost_ns + 0.5))
         rxq.rx_packets += k
@@ -325,9 +327,31 @@ class Exact:
                     "drops": f.drops,
                     "egress": f.egress,
                     "reason": f.reason,
+                    "egress_drops": f.egress_drops,
                 }
             )
+        self._log_refusals(t, cpu, rxq.index, errs, excs)
         return dur
+
+    def _log_refusals(
+        self,
+        t: int,
+        cpu: int,
+        queue: int,
+        errs: dict[tuple[str, str], int],
+        excs: dict[tuple[str, str], int],
+    ) -> None:
+        """The poll's ``xdp:xdp_redirect_err`` (with the errno) and ``xdp:xdp_exception``
+        hits, as drop events after it."""
+        tp = self.dp.tp
+        for (name, err), n in tp.redirect_err.items():
+            was = errs.get((name, err), 0)
+            if n > was:
+                self.log_drop(t, name, "xdp_redirect_err", n - was, cpu=cpu, queue=queue, errno=err)
+        for (name, act), n in tp.exception.items():
+            was = excs.get((name, act), 0)
+            if n > was:
+                self.log_drop(t, name, "xdp_exception", n - was, cpu=cpu, queue=queue, action=act)
 
     def _frame_name(self, frame: int) -> list[str | int] | None:
         """A frame identity as [source, sequence number] (None: not from a source)."""
@@ -615,7 +639,7 @@ class Exact:
 
     # ------------------------------------------------------------ following one frame
 
-    def log_drop(self, t: int, dev: str, where: str, frames: int, **extra: int) -> None:
+    def log_drop(self, t: int, dev: str, where: str, frames: int, **extra: int | str) -> None:
         ev: Event = {"t_ns": t, "kind": "drop", "dev": dev, "where": where, "frames": frames}
         ev.update(extra)
         self.stream.emit(ev)
