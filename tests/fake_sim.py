@@ -24,6 +24,8 @@ from xdptui.model.views import (
     FlowInfo,
     Frame,
     LessonPosition,
+    PacketView,
+    QueueRef,
     QueueView,
     RedirectErrView,
     TraceHop,
@@ -148,6 +150,9 @@ class FakeSim:
             FlowInfo("gen0", i, f"gen0 flow {i}: 198.18.0.{i + 1} -> 10.0.0.1") for i in range(3)
         )
 
+    def packet(self, source: str, flow: int) -> PacketView | None:
+        return None
+
     def trace(self, source: str, flow: int) -> tuple[TraceHop, ...]:
         """eth0 queue 3, cpu 3, xdp_tx turned into a redirect to eth1 by the bond."""
         self.traced.append((source, flow))
@@ -161,7 +166,7 @@ class FakeSim:
             TraceHop(t + 1500, "eth1", "tx_ring", "on the wire"),
         )
 
-    def frame(self, live: bool = False) -> Frame:
+    def frame(self, live: bool = False, zoom: QueueRef | None = None) -> Frame:
         self.seq += 1
         t = self.now_ns
         return Frame(

@@ -28,6 +28,7 @@ from xdptui.widgets.project_paths import FollowView, PathsView, project_paths
 from xdptui.widgets.project_taps import TapsView, project_taps
 from xdptui.widgets.rates import RatesView, sum_rates
 from xdptui.widgets.rates import rate as rate  # re-exported: tests compute rates with it
+from xdptui.widgets.zoom import ZoomPanelView
 
 DEV_MAP_BULK_SIZE = 16
 """Frames a devmap bulk queue holds before ``bq_enqueue`` flushes it early (kernel/bpf/devmap.c)."""
@@ -227,6 +228,7 @@ class PanelState:
     outcomes: tuple[Outcome, ...] | None = None
     history: RateHistory = field(default_factory=RateHistory)
     highlight: Highlight | None = None
+    zoom: str = ""  # the queue zoomed on, in words ("" none)
 
 
 @dataclass(frozen=True)
@@ -276,6 +278,10 @@ class Projection:
     @cached_property
     def event_list(self) -> EventListView:
         return EventListView(self.frame.stream, self.frame.exact)
+
+    @cached_property
+    def zoom(self) -> ZoomPanelView:
+        return ZoomPanelView(self.frame.zoom, self.state.zoom)
 
     @cached_property
     def drops(self) -> DropsView:

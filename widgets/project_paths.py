@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdptui.model.views import DeviceView, Frame, TraceHop
+from xdptui.model.views import DeviceView, Frame, PacketView, TraceHop
 from xdptui.widgets.format import format_pps
 from xdptui.widgets.rates import RatesView, sum_rates
 
@@ -72,10 +72,11 @@ class DeviceBox:
 
 @dataclass(frozen=True)
 class FollowView:
-    """A followed packet: which one, and its hops with simulated timestamps."""
+    """A followed packet: which one, its hops with simulated timestamps, and its bytes."""
 
     label: str
     hops: tuple[TraceHop, ...]
+    packet: PacketView | None = None
 
 
 @dataclass(frozen=True)

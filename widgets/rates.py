@@ -90,7 +90,8 @@ class RatesView:
     def _of(self, table: dict[object, int], key: object, now: int) -> float | None:
         if self.base is None:
             return None
-        return rate(table.get(key), now, self.window_ns)
+        # A tally the base frame lacks had not started yet: it was 0 then.
+        return rate(table.get(key, 0), now, self.window_ns)
 
     @cached_property
     def _counters(self) -> dict[object, int]:

@@ -10,7 +10,7 @@ from functools import partial
 
 from xdptui import actions
 from xdptui.app_base import SimApp
-from xdptui.model.views import DeviceView, FlowInfo
+from xdptui.model.views import DeviceView, FlowInfo, Frame, QueueRef
 from xdptui.plans import bond_mode_change_plan, bond_mode_command
 from xdptui.screens.dialogs import (
     BondModeScreen,
@@ -21,7 +21,8 @@ from xdptui.screens.dialogs import (
     TrafficChoice,
     TrafficScreen,
 )
-from xdptui.widgets.format import format_pps
+from xdptui.widgets.format import format_cpus, format_pps
+from xdptui.widgets.project import Highlight
 
 
 class ActionsApp(SimApp):
@@ -192,6 +193,34 @@ class ActionsApp(SimApp):
         if isinstance(plan, tuple) and plan and all(isinstance(c, str) for c in plan):
             self.start_plan("legal sequence", tuple(str(c) for c in plan))
 
+    # --- zoom on a queue -------------------------------------------------------------------
+
+    def action_zoom(self) -> None:
+        """``z``: pick a queue; the Zoom tab shows its slots from the next frame on."""
+        frame = self._frame
+        if frame is None:
+            return
+        choices = zoom_choices(frame, self.highlight)
+        if not choices:
+            self.notify("no queues in this topology", severity="warning")
+            return
+        by_key = {str(i): item for i, item in enumerate(choices)}
+
+        def picked(key: object) -> None:
+            if isinstance(key, str) and key in by_key:
+                self.zoom_ref, self.zoom_label = by_key[key]
+                self._main.show_tab("zoom")
+                self.refresh_frame()
+
+        self.push_screen(
+            PickScreen(
+                "Zoom on which queue?",
+                [(key, label) for key, (_, label) in by_key.items()],
+                "its slots, head and tail, each descriptor (Zoom tab, 7)",
+            ),
+            picked,
+        )
+
     # --- follow a packet ---------------------------------------------------------------------
 
     def action_follow(self) -> None:
@@ -234,3 +263,32 @@ def gso_supported() -> bool:
     from xdptui.commands import validate
 
     return validate("pktgen eth0 gso 0.5") is None
+
+
+def zoom_choices(frame: Frame, mark: Highlight | None) -> list[tuple[QueueRef, str]]:
+    """Every queue of ``frame`` a zoom can show, labelled (what the selected event concerns
+    first): RX rings, XDP TX rings, tap rings, devmap bulk queues."""
+    out: list[tuple[QueueRef, str]] = []
+    for dev in frame.devices:
+        kind = "tap" if dev.type == "tun" else "tx"
+        if dev.type != "tun":
+            for q in dev.queues:
+                label = f"{dev.name} RX q{q.queue} (cpu{q.cpu}) {q.occupancy}/{q.ring_size}"
+                out.append((QueueRef("rx", dev.name, q.queue), label))
+        for r in dev.xdp_tx_rings:
+            what = "tap ring" if kind == "tap" else "XDP TX ring"
+            cpus = f" (cpu{format_cpus(r.cpus)})" if r.cpus else ""
+            label = f"{dev.name} {what} {r.ring}{cpus} {r.occupancy}/{r.size}"
+            out.append((QueueRef(kind, dev.name, r.ring), label))
+    for bq in frame.bulk_queues:
+        label = f"bulk queue cpu{bq.cpu} {bq.from_dev}→{bq.to_dev} ({bq.flushes} flushes)"
+        out.append((QueueRef("bq", bq.from_dev, bq.cpu, bq.to_dev), label))
+    if mark is not None:
+
+        def concerns(ref: QueueRef) -> bool:
+            if ref.kind == "bq":
+                return (ref.index, ref.dev, ref.target) == (mark.cpu, mark.dev, mark.target)
+            return ref.kind == "rx" and (ref.dev, ref.index) == (mark.dev, mark.queue)
+
+        out.sort(key=lambda item: not concerns(item[0]))
+    return out

@@ -32,7 +32,7 @@ from xdptui.completion import CompletionContext, complete
 from xdptui.model.catalog import PROGRAMS, is_user_program
 from xdptui.model.commands import Command, CommandResult, Pktgen, XdpSet
 from xdptui.model.topology import Lesson, Topology
-from xdptui.model.views import DeviceView, FlowInfo, Frame, TraceHop
+from xdptui.model.views import DeviceView, FlowInfo, Frame, PacketView, QueueRef, TraceHop
 from xdptui.pacing import REAL_TIME, SPEEDS, Pacer
 from xdptui.plans import PlanRunner
 from xdptui.screens.dialogs import (
@@ -87,9 +87,10 @@ class SimulatorLike(Protocol):
     exact: bool
 
     def submit(self, cmd: str, origin: str = "user") -> CommandResultLike: ...
-    def frame(self, live: bool = False) -> Frame: ...
+    def frame(self, live: bool = False, zoom: QueueRef | None = None) -> Frame: ...
     def flows(self, limit: int = 64) -> tuple[FlowInfo, ...]: ...
     def trace(self, source: str, flow: int) -> tuple[TraceHop, ...]: ...
+    def packet(self, source: str, flow: int) -> PacketView | None: ...
 
 
 class SimApp(App[None]):
@@ -149,6 +150,9 @@ class SimApp(App[None]):
         self._samples = RateSamples()
         self._follow: FlowInfo | None = None
         self._follow_view: FollowView | None = None
+        self.zoom_ref: QueueRef | None = None
+        """The queue the Zoom tab shows (its slots come with every frame)."""
+        self.zoom_label = ""
         self.highlight: Highlight | None = None
         """What the event selected in the event list concerns (marked in the panels)."""
         self.plan: PlanRunner | None = None
@@ -242,7 +246,7 @@ class SimApp(App[None]):
     def refresh_frame(self) -> None:
         """Take a frame from the simulator and show it (panels skip unchanged views); while
         the clock runs, a live frame (the engine's last whole step)."""
-        frame = self.sim.frame(live=not self.paused)
+        frame = self.sim.frame(live=not self.paused, zoom=self.zoom_ref)
         if self._frame is None or frame.seq != self._frame.seq:
             if self._frame is not None and frame.t_ns < self._frame.t_ns:
                 self._history = RateHistory()  # time went back: a rewind, a restart
@@ -288,6 +292,7 @@ class SimApp(App[None]):
             outcomes=lesson_outcomes,
             history=self._history,
             highlight=self.highlight,
+            zoom=self.zoom_label,
         )
 
     def projection(self) -> Projection | None:
@@ -550,7 +555,8 @@ class SimApp(App[None]):
         if flow is None:
             return
         hops = self.sim.trace(flow.source, flow.flow)
-        self._follow_view = FollowView(flow.label, hops)
+        packet = self.sim.packet(flow.source, flow.flow)
+        self._follow_view = FollowView(flow.label, hops, packet)
 
 
 def _device_label(dev: DeviceView) -> str:

@@ -43,8 +43,9 @@ TABS: tuple[tuple[str, str], ...] = (
     ("drops", "Drops"),
     ("bond", "Bond"),
     ("lesson", "Lesson"),
+    ("zoom", "Zoom"),
 )
-"""(id, label) of the main screen's tabs, in key order 1..6."""
+"""(id, label) of the main screen's tabs, in key order 1..7."""
 
 
 APP_COMMANDS: tuple[AppCommand, ...] = (
@@ -170,6 +171,14 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
         "Follow",
         "Follow a packet…",
         "Pick a flow and follow its next frame hop by hop with simulated timestamps",
+    ),
+    AppCommand(
+        "zoom",
+        "z",
+        "zoom",
+        "Zoom",
+        "Zoom on a queue…",
+        "Pick an RX ring, XDP TX ring, tap ring or bulk queue and see its slots (tab 7)",
     ),
     AppCommand(
         "help",

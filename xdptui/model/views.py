@@ -269,6 +269,63 @@ class StreamEventView:
 
 
 @dataclass(frozen=True)
+class QueueRef:
+    """A queue to zoom on: an RX ring (``index``: the queue), an XDP TX ring or a tap's ring
+    toward userspace (``index``: the ring), or a devmap bulk queue (``index``: the CPU,
+    ``target``: the device it flushes into)."""
+
+    kind: str  # rx | tx | tap | bq
+    dev: str
+    index: int = 0
+    target: str | None = None
+
+
+@dataclass(frozen=True)
+class SlotView:
+    """One occupied descriptor of a zoomed ring, oldest first."""
+
+    slot: int  # its position in the ring (0..size-1)
+    source: str  # the traffic source ("" for a frame rebuilt from fast-mode counts)
+    flow: int  # the flow of that source (-1: unknown)
+    size: int  # bytes
+    verdict: str  # RX: what the attached program does with it ("XDP_TX", "XDP_REDIRECT→eth1")
+    wait_ns: int  # RX: since it arrived; TX: until it leaves
+
+
+@dataclass(frozen=True)
+class BulkView:
+    """One ``bq_xmit_all`` of a zoomed bulk queue: the frames it held and what became of them."""
+
+    t_ns: int
+    frames: int
+    sent: int
+    egress_drops: int
+    refused: int
+    reason: str  # full | poll_end
+    egress: str | None
+
+
+@dataclass(frozen=True)
+class QueueZoomView:
+    """The slots of one queue: head and tail, each descriptor (exact mode), or a summary by
+    verdict (fast mode: the ring holds counts, not descriptors). A bulk queue is empty between
+    polls (``xdp_do_flush`` at the end of each), so it shows the bulks its last poll sent."""
+
+    ref: QueueRef
+    label: str
+    size: int
+    occupancy: int
+    head: int  # RX: next_to_clean (NAPI takes from here); TX: the next frame to complete
+    tail: int  # where the next frame goes
+    exact: bool
+    slots: tuple[SlotView, ...] = ()
+    summary: tuple[tuple[str, int], ...] = ()  # frames per verdict (or source)
+    bulks: tuple[BulkView, ...] = ()
+    last_poll: StreamEventView | None = None  # a bulk queue's CPU's last poll of its device
+    cpus: tuple[int, ...] = ()  # the CPU(s) behind it: IRQ, ring users, the bulk queue's
+
+
+@dataclass(frozen=True)
 class LessonPosition:
     """The lesson step on at the frame's instant (the engine logs step starts as inputs, so a
     rewind before a step's start shows the step before it)."""
@@ -299,6 +356,7 @@ class Frame:
     exact: bool = False  # the engine was in exact mode: every number is the kernel's state now
     lesson: LessonPosition | None = None
     stream: tuple[StreamEventView, ...] = ()  # the newest records of the event stream
+    zoom: QueueZoomView | None = None  # the queue asked for with frame(zoom=...)
 
     def device(self, name: str) -> DeviceView:
         for dev in self.devices:
@@ -315,6 +373,33 @@ class TraceHop:
     dev: str
     stage: str  # wire | rx_ring | napi | xdp | tx_ring | bulk_queue | ndo_xdp_xmit | stack | drop
     detail: str  # e.g. "queue 3 on cpu 3", "XDP_TX", "ENETDOWN: target down"
+
+
+@dataclass(frozen=True)
+class HeaderLayer:
+    """One protocol header of a frame, its fields as a dissector shows them."""
+
+    name: str  # "Ethernet II", "802.1Q", "IPv4", "IPv6", "UDP", "TCP", "ICMP"
+    offset: int  # where it starts in the frame
+    fields: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class PacketView:
+    """A followed frame's bytes and headers before and after the program on the device it
+    arrives at; ``changed`` holds the offsets the program rewrote."""
+
+    source: str
+    flow: int
+    device: str
+    program: str  # "" without a program
+    verdict: str
+    before: tuple[HeaderLayer, ...]
+    after: tuple[HeaderLayer, ...]
+    data_before: bytes
+    data_after: bytes
+    changed: tuple[int, ...]
+    note: str  # what the program did to the bytes, or why they are unchanged
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from xdptui.widgets.guard import drawing_failed
 from xdptui.widgets.header import SimHeader
 from xdptui.widgets.lesson import LessonBar, LessonPanel
 from xdptui.widgets.lines import LinePanel
+from xdptui.widgets.packet import PacketPanel
 from xdptui.widgets.paths import PathsPanel
 from xdptui.widgets.project import HeaderView, Projection
 from xdptui.widgets.project_lesson import LessonView
@@ -39,6 +40,7 @@ from xdptui.widgets.project_taps import TapsView
 from xdptui.widgets.rings import RingsPanel
 from xdptui.widgets.sparklines import SparklinesPanel
 from xdptui.widgets.taps import TapsPanel
+from xdptui.widgets.zoom import QueueZoomPanel
 
 HINT = "tab completes · ↑↓ history · enter runs · esc closes"
 WIDE = 140  # columns from which the event list sits beside the tabs
@@ -59,6 +61,7 @@ class MainScreen(Screen[None]):
         super().__init__(id="main")
         self.sim_header = SimHeader(id="header")
         self.paths_panel = PathsPanel(id="paths")
+        self.packet_panel = PacketPanel(id="packet")
         self.sparklines = SparklinesPanel(id="sparklines")
         self.devices_table = DevicesTable(id="devices")
         self.counters_panel = CountersPanel(id="counters")
@@ -68,6 +71,7 @@ class MainScreen(Screen[None]):
         self.drops_panel = DropsPanel(id="drops")
         self.bond_panel = BondPanel(id="bond")
         self.lesson_panel = LessonPanel(id="lesson")
+        self.zoom_panel = QueueZoomPanel(id="zoom")
         self.lesson_bar = LessonBar(id="lesson-bar")
         self.event_log = EventLog(id="events")
         self.event_list = EventListPanel(id="event-list")
@@ -86,7 +90,9 @@ class MainScreen(Screen[None]):
         with Horizontal(id="body"):
             with self._tabs:
                 with TabPane(f"1 {labels['paths']}", id="tab-paths"):
-                    yield self.paths_panel
+                    with Horizontal(id="paths-row"):
+                        yield self.paths_panel
+                        yield self.packet_panel
                     yield self.sparklines
                 with TabPane(f"2 {labels['devices']}", id="tab-devices"):
                     yield self.devices_table
@@ -102,6 +108,8 @@ class MainScreen(Screen[None]):
                     yield self.bond_panel
                 with TabPane(f"6 {labels['lesson']}", id="tab-lesson"):
                     yield self.lesson_panel
+                with TabPane(f"7 {labels['zoom']}", id="tab-zoom"):
+                    yield self.zoom_panel
             yield self.event_list
         yield self.event_log
         yield self.event_strip
@@ -113,8 +121,10 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.command_line.display = False
         self.taps_panel.display = False
+        self.packet_panel.display = False
         titles: dict[Widget, tuple[str, str]] = {
             self.paths_panel: ("Topology and paths", "click a device to focus it"),
+            self.packet_panel: ("Packet: before and after the program", "f another flow"),
             self.sparklines: ("Rates", ""),
             self.devices_table: ("Devices", "click a device to focus it"),
             self.counters_panel: ("Counters: simulator ↔ kernel", ""),
@@ -124,6 +134,7 @@ class MainScreen(Screen[None]):
             self.drops_panel: ("Drops and errors", "↑↓ select a row"),
             self.bond_panel: ("Bond", "b: change mode"),
             self.lesson_panel: ("Lesson", "n next · p previous · r run"),
+            self.zoom_panel: ("Zoom", "z pick a queue · c colour by verdict/flow"),
             self.event_log: (
                 "Commands",
                 "$ typed  @ timeline  # topology  ! kernel  » plan  § lesson",
@@ -155,7 +166,7 @@ class MainScreen(Screen[None]):
 
     @property
     def active_tab(self) -> str:
-        """``paths``, ``devices``, ``rings``, ``drops``, ``bond`` or ``lesson``."""
+        """``paths``, ``devices``, ``rings``, ``drops``, ``bond``, ``lesson`` or ``zoom``."""
         return self._active
 
     def show_tab(self, tab: str) -> None:
@@ -176,7 +187,11 @@ class MainScreen(Screen[None]):
     def panels_of(self, tab: str) -> tuple[Widget, ...]:
         """The panels shown on ``tab``, in reading order."""
         panels: dict[str, tuple[Widget, ...]] = {
-            "paths": (self.paths_panel, self.sparklines),
+            "paths": (
+                (self.paths_panel, self.packet_panel, self.sparklines)
+                if self.packet_panel.display
+                else (self.paths_panel, self.sparklines)
+            ),
             "devices": (self.devices_table, self.counters_panel),
             "rings": (
                 (self.rings_panel, self.taps_panel, self.cpu_map)
@@ -186,6 +201,7 @@ class MainScreen(Screen[None]):
             "drops": (self.drops_panel,),
             "bond": (self.bond_panel,),
             "lesson": (self.lesson_panel,),
+            "zoom": (self.zoom_panel,),
         }
         return panels[tab]
 
@@ -199,6 +215,10 @@ class MainScreen(Screen[None]):
         if tab == "paths":
             hand(self.paths_panel, lambda: views.paths)
             hand(self.sparklines, lambda: views.sparklines)
+            follow = views.paths.follow
+            self.packet_panel.display = follow is not None and follow.packet is not None
+            if follow is not None and follow.packet is not None:
+                hand(self.packet_panel, lambda: follow)
         elif tab == "devices":
             hand(self.devices_table, lambda: views.devices)
             hand(self.counters_panel, lambda: views.counters)
@@ -212,6 +232,8 @@ class MainScreen(Screen[None]):
             hand(self.bond_panel, lambda: views.bond)
         elif tab == "lesson":
             hand(self.lesson_panel, lambda: views.lesson)
+        elif tab == "zoom":
+            hand(self.zoom_panel, lambda: views.zoom)
         hand(self.lesson_bar, lambda: self._lesson_bar_view(views))
         # At slow speed (exact mode) the event list joins the screen: beside the tabs when
         # wide, in place of the command log when narrow (each command is in it too).

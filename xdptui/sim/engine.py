@@ -13,6 +13,7 @@ restores the one before ``t`` and replays; runs never depend on how time is cut.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import heapq
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +25,15 @@ from xdptui.commands import parse
 from xdptui.model.commands import CommandResult, MapUpdate, XdpSet
 from xdptui.model.errors import KernelError, UsageError
 from xdptui.model.topology import BondSpec, Topology
-from xdptui.model.views import EventView, FlowInfo, Frame, StreamEventView, TraceHop
+from xdptui.model.views import (
+    EventView,
+    FlowInfo,
+    Frame,
+    PacketView,
+    QueueRef,
+    StreamEventView,
+    TraceHop,
+)
 from xdptui.sim.bond.bond_main import Bond
 from xdptui.sim.clock import Timers
 from xdptui.sim.control import Control, format_kernel_error
@@ -107,8 +116,6 @@ class Simulator:
     @classmethod
     def from_file(cls, path: str | Path, seed: int | None = None, trust: bool = False) -> Simulator:
         """Load a topology file and build its simulator (``seed`` overrides the file's)."""
-        import dataclasses
-
         from xdptui.commands import validate
         from xdptui.topology_io import load_topology
 
@@ -568,6 +575,13 @@ class Simulator:
 
         return list_flows(self.view().world, limit)
 
+    def packet(self, source: str, flow: int) -> PacketView | None:
+        """The next frame of ``flow`` of ``source``: its bytes and headers before and after
+        the program it meets first (None: no such flow)."""
+        from xdptui.sim.packet import packet_view
+
+        return packet_view(self.view(), source, flow)
+
     def trace(self, source: str, flow: int) -> tuple[TraceHop, ...]:
         """Follow the next frame of ``flow`` of ``source``: exact mode runs a copy of the
         state until that frame's journey ends; its hops are the records it left."""
@@ -575,11 +589,11 @@ class Simulator:
 
         return trace_frame(self, source, flow)
 
-    def frame(self, live: bool = False) -> Frame:
+    def frame(self, live: bool = False, zoom: QueueRef | None = None) -> Frame:
         """An immutable snapshot; CPU busy shares cover the time since the previous frame.
         ``live``: a running display's frame -- in fast mode the state at the end of the last
         whole step (its time is the frame's ``t_ns``), which spares running the step's
-        remainder on a copy every frame."""
+        remainder on a copy every frame. ``zoom``: a queue whose slots the frame carries."""
         self._seq += 1
         st = self.state if live and not self.state.is_exact else self.view()
         t = st.committed if st is self.state and not st.is_exact else st.now
@@ -589,6 +603,10 @@ class Simulator:
         share = busy / span if span > 0 else np.zeros_like(busy)
         stream = self._recent_events(st)
         frame = build_frame(st, self._seq, np.clip(share, 0.0, 1.0), polls, t, stream)
+        if zoom is not None:
+            from xdptui.sim.zoom import zoom_view
+
+            frame = dataclasses.replace(frame, zoom=zoom_view(st, zoom))
         self._last_frame_t = t
         self._last_busy = st.dp.cpu.busy_ns.copy()
         self._last_polls = st.dp.cpu.polls.copy()
