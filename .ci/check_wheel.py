@@ -1,9 +1,11 @@
-"""Fail when a wheel ships a top-level package other than ``xdptui`` or lacks its data files."""
+"""Fail when a wheel ships a top-level package other than ``xdptui``, lacks a package of the
+checkout (a directory of ``xdptui/`` with an ``__init__.py``) or lacks its data files."""
 
 from __future__ import annotations
 
 import sys
 import zipfile
+from pathlib import Path
 
 REQUIRED = ("xdptui/py.typed", "xdptui/app.tcss", "xdptui/topologies/dual_port.yaml")
 
@@ -13,6 +15,9 @@ def main(path: str) -> int:
     tops = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
     problems = [f"top-level entry {t!r} besides xdptui" for t in sorted(tops - {"xdptui"})]
     problems += [f"missing {r}" for r in REQUIRED if r not in names]
+    for init in sorted(Path("xdptui").rglob("__init__.py")):
+        if init.as_posix() not in names:
+            problems.append(f"missing package {init.parent.as_posix()} (add it to pyproject.toml)")
     if not any(n.startswith("xdptui/widgets/") for n in names):
         problems.append("missing xdptui/widgets/")
     if not any(n.endswith(".dist-info/licenses/LICENSE") for n in names):

@@ -54,6 +54,11 @@ def setup_fwd(put: Setter) -> None:
     put("tx_port", u32(1), u32(1))
 
 
+def setup_rr(put: Setter) -> None:
+    put("rr_ports", u32(0), u32(1))
+    put("rr_ports", u32(1), u32(1))
+
+
 def setup_redirects(put: Setter) -> None:
     for k in (1, 3, 7):
         put("dm", u32(k), u32(1))
@@ -86,6 +91,8 @@ EXAMPLE_CASES: list[Case] = [
     ("ipv6_filter", "xdp_ipv6_filter", None),
     ("encap_ipip", "xdp_encap_ipip", None),
     ("vlan_loop", "xdp_vlan_loop", None),
+    ("router_stats", "xdp_router_stats", setup_fwd),
+    ("rr_devmap", "xdp_rr_devmap", setup_rr),
 ]
 TARGETED = sorted(p.stem for p in PROGS.glob("*.c"))
 SETUPS: dict[str, Callable[[Setter], None]] = {"redirects": setup_redirects}

@@ -102,30 +102,30 @@ CASES = {
         devices: {eth0: {type: nic}}
         traffic:
           - {name: g, to: eth0,
-             flows: 65537}
+             flows: 1048577}
         """,
-        "topo.yaml:4:13: error: traffic[0].flows: 65537 is out of range; valid: 1..65536",
+        "topo.yaml:4:13: error: traffic[0].flows: 1048577 is out of range; valid: 1..1048576",
     ),
     "lcm of flows and sizes": (
         """\
         devices: {eth0: {type: nic}}
         traffic:
           - {name: g, to: eth0, size: [64, 128, 256],
-             flows: 40000}
+             flows: 400000}
         """,
-        "topo.yaml:4:13: error: traffic[0].flows: the flow table needs lcm(40000 flows, 3 sizes)"
-        " = 120000 entries, more than the 65536 a source may have; valid: flows whose table is "
-        "at most 65536 entries, e.g. flows: 39999 (a multiple of 3)",
+        "topo.yaml:4:13: error: traffic[0].flows: the flow table needs lcm(400000 flows, 3 sizes)"
+        " = 1200000 entries, more than the 1048576 a source may have; valid: flows whose table "
+        "is at most 1048576 entries, e.g. flows: 399999 (a multiple of 3)",
     ),
     "the GSO grain": (
         """\
         devices: {eth0: {type: tun, reader: 1Mpps}}
         traffic:
           - {name: g, to: eth0, gso: 0.25,
-             flows: 65535}
+             flows: 1048575}
         """,
-        "topo.yaml:4:13: error: traffic[0].flows: the flow table needs lcm(65535 flows, 1 sizes, "
-        "20 for the GSO share) = 262140 entries",
+        "topo.yaml:4:13: error: traffic[0].flows: the flow table needs lcm(1048575 flows, 1 sizes, "
+        "20 for the GSO share) = 4194300 entries",
     ),
     "tx_queue_len past u32": (
         """\
@@ -271,7 +271,7 @@ def test_a_timeline_pktgen_past_the_rate_limit_is_refused_by_check(
         timeline:
           - {at: 1ms, do: "pktgen tap0 rate 100000000000000000000Gpps"}
           - {at: 1ms, do: "reader tap0 rate 100000000000000000000Gpps"}
-          - {at: 1ms, do: "pktgen tap0 flows 65537"}
+          - {at: 1ms, do: "pktgen tap0 flows 1048577"}
         """
     status, _, err = check(tmp_path, text, capsys)
     assert status == 2
@@ -280,8 +280,8 @@ def test_a_timeline_pktgen_past_the_rate_limit_is_refused_by_check(
         "of range; valid: above 0, up to 10Gpps",
         'topo.yaml:5:19: error: timeline[1].do: reader: rate "100000000000000000000Gpps" is out '
         "of range; valid: above 0, up to 10Gpps",
-        "topo.yaml:6:19: error: timeline[2].do: pktgen: flows must be 1..65536 (the flow table)",
+        "topo.yaml:6:19: error: timeline[2].do: pktgen: flows must be 1..1048576 (the flow table)",
     ]
-    edge = text.replace("100000000000000000000Gpps", "10Gpps").replace("65537", "65536")
+    edge = text.replace("100000000000000000000Gpps", "10Gpps").replace("1048577", "1048576")
     sim = runs(tmp_path, edge)
     assert sum(1 for e in sim.frame().events if e.cmd.startswith(("pktgen", "reader"))) == 3

@@ -491,7 +491,7 @@ def test_unknown_program_suggests(tmp_path: Path) -> None:
         "mean 'xdp_tx'?); "
         "valid: xdp_pass, xdp_drop, xdp_tx"
     )
-    assert msg.endswith("or path/to/file.py:function")
+    assert msg.endswith("path/to/file.py:function, or a BPF object path/to/file.o")
 
 
 def test_unknown_param_suggests_and_lists_params(tmp_path: Path) -> None:

@@ -62,9 +62,9 @@ def test_random_flows_are_seeded_and_stay_in_range() -> None:
 
 
 def test_table_larger_than_cap_is_refused() -> None:
-    # lcm(4099, 17) = 69683 > 65536 (both prime)
-    with pytest.raises(ValueError, match=r"lcm\(4099, 17\) = 69683"):
-        build_flow_table(spec(flows=4099, sizes=tuple(range(64, 81))), rng())
+    # lcm(65537, 17) = 1114129 > 2^20 (both prime)
+    with pytest.raises(ValueError, match=r"lcm\(65537, 17\) = 1114129"):
+        build_flow_table(spec(flows=65537, sizes=tuple(range(64, 81))), rng())
     with pytest.raises(ValueError, match="limit"):
         build_flow_table(spec(flows=MAX_TABLE_ENTRIES + 1), rng())
     assert len(build_flow_table(spec(flows=MAX_TABLE_ENTRIES), rng())) == MAX_TABLE_ENTRIES

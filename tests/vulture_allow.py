@@ -9,7 +9,7 @@ imports or runs it. Each line names an attribute so vulture counts it as used.
 from xdptui.app import XdpApp
 from xdptui.bpf.batch import Record
 from xdptui.bpf.isa import encode
-from xdptui.model.report_spec import DeviceEntry, QueueEntry
+from xdptui.model.report_spec import BpfMapEntry, DeviceEntry, ObjectEntry, QueueEntry
 from xdptui.sim.engine import Simulator
 from xdptui.sim.programs import XdpContext
 from xdptui.widgets.drops import DropsPanel
@@ -27,6 +27,8 @@ DeviceEntry.active_slave
 DeviceEntry.slow_path_reasons
 DeviceEntry.writes_throttled
 DeviceEntry.verdicts_by_path
+BpfMapEntry.elements
+ObjectEntry.frames_run
 Simulator.from_file  # the Python API (DESIGN, "Python API"): scripts and notebooks use it
 Simulator.rewind
 Simulator.previous_poll_ns  # the app's step back, and the tests

@@ -164,6 +164,8 @@ Click a box to focus that device in every panel.
                     hop.dev,
                 )
             )
+            for line in hop.program.lines() if hop.program is not None else ():
+                out.append(([(" " * 30 + line, s("paths-panel--dim"))], hop.dev))
         out.append(([("", s("paths-panel--dim"))], None))
         return out
 

@@ -36,8 +36,11 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
     per wall-second."""
     from xdptui.sim.engine import Simulator
 
-    sim = Simulator(topology, exact=exact)
-    sim.advance(1)  # compile paths outside the timed part
+    built = time.perf_counter()
+    sim = Simulator(topology, exact=exact)  # compiles every device's paths
+    build = time.perf_counter() - built
+    entries = len(sim.world.entries)
+    sim.advance(1)
     cpu0 = time.process_time()
     start = time.perf_counter()
     sim.run_until(sim_ns)
@@ -47,6 +50,9 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
     result: dict[str, Any] = {
         "topology": topology.name,
         "mode": "exact" if exact else "fast",
+        "flow_entries": entries,
+        "flow_classes": len(sim.state.dp.classes),
+        "peak_rss_mb": round(_peak_rss_mb(), 1),
         "frames": frames,
         "sim_ns": sim.now_ns,
         "wall_s": round(wall, 6),
@@ -56,6 +62,9 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
         "simpy_events_per_s": round(simpy_baseline(), 1),
         "steps": sim.state.fast.steps,
         "polls": int(sim.state.dp.cpu.polls.sum()),
+        "build_s": round(build, 4),
+        "entries": entries,
+        "entries_per_build_s": round(entries / build if build else 0.0, 1),
     }
     if as_json:
         print(json.dumps(result))
@@ -63,15 +72,58 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
         print(f"topology            {topology.name} ({result['mode']} mode)")
         unit = f"{result['polls']:,} polls" if exact else f"{result['steps']:,} steps"
         print(f"simulated           {format_duration(sim.now_ns)} in {unit}")
+        classes = result["flow_classes"]
+        print(
+            f"built               {build:.3f} s: {entries:,} flow-table entries in {classes:,} "
+            f"classes ({entries / build if build else 0.0:,.0f} entries/s)"
+        )
         print(f"frames simulated    {frames:,}")
         print(f"wall time           {wall:.3f} s (cpu {cpu:.3f} s)")
         print(f"frames / wall-s     {format_rate(result['frames_per_wall_s'], 'fps')}")
         print(f"real-time factor    {result['realtime_factor']:.3f}")
+        print(f"peak memory         {result['peak_rss_mb']:.0f} MB (the whole process)")
         print(
             f"simpy baseline      {format_rate(result['simpy_events_per_s'], ' events/s')}"
             "  (raw timeouts, one per frame would cap the per-packet model here)"
         )
     return 0
+
+
+def bench_sim_many(paths: list[str], sim_ns: int, exact: bool, trust: bool, as_json: bool) -> int:
+    """``bench_sim`` for several topologies side by side, each in a fresh process (so each
+    peak memory is its own), printed as one table."""
+    import subprocess
+    import sys
+
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        cmd = [sys.executable, "-m", "xdptui", "bench", "sim", path, "--json"]
+        cmd += ["--sim-time", f"{sim_ns}ns"] + (["--exact"] if exact else [])
+        cmd += ["--trust"] if trust else []
+        res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if res.returncode != 0:
+            sys.stderr.write(res.stderr)
+            return res.returncode
+        rows.append({"file": path, **json.loads(res.stdout)})
+    if as_json:
+        print(json.dumps(rows))
+        return 0
+    head = f"{'topology file':<40} {'entries':>9} {'classes':>7} {'sim':>7} {'wall s':>7}"
+    print(head + f" {'x real time':>11} {'frames/wall-s':>13} {'peak MB':>8}")
+    for r in rows:
+        print(
+            f"{r['file']:<40} {r['flow_entries']:>9,} {r['flow_classes']:>7} "
+            f"{format_duration(r['sim_ns']):>7} {r['wall_s']:>7.3f} {r['realtime_factor']:>11.2f} "
+            f"{format_rate(r['frames_per_wall_s'], 'fps'):>13} {r['peak_rss_mb']:>8.0f}"
+        )
+    return 0
+
+
+def _peak_rss_mb() -> float:
+    """The process's peak resident memory (``getrusage``: kilobytes on Linux)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def bench_ui(path: str, seconds: float, as_json: bool) -> int:

@@ -18,6 +18,7 @@ from xdptui.model.units import UnitError, parse_clock_speed, parse_duration_ns
 
 if TYPE_CHECKING:
     from xdptui.model.topology import Topology
+    from xdptui.model.views import TraceHop
     from xdptui.sim.engine import Simulator
     from xdptui.trust import UserProgram
 
@@ -200,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench_sub = bench.add_subparsers(dest="what", parser_class=_Parser)
     bsim = bench_sub.add_parser("sim", help="headless simulation speed")
-    bsim.add_argument("file")
+    bsim.add_argument("file", nargs="+", help="one topology, or several to compare side by side")
     bsim.add_argument("--sim-time", type=_duration, default=100_000_000)
     bsim.add_argument("--exact", action="store_true", help="exact mode (every poll an event)")
     bsim.add_argument("--json", action="store_true")
@@ -282,8 +283,12 @@ def _dispatch(args: argparse.Namespace) -> int:
         from xdptui import bench
 
         if args.what == "sim":
-            topo = _trusted(load(args.file), args.trust, "bench sim")
-            return bench.bench_sim(topo, args.sim_time, args.json, args.exact)
+            topos = [_trusted(load(f), args.trust, "bench sim") for f in args.file]
+            if len(topos) > 1:
+                return bench.bench_sim_many(
+                    args.file, args.sim_time, args.exact, args.trust, args.json
+                )
+            return bench.bench_sim(topos[0], args.sim_time, args.json, args.exact)
         if args.what == "ui":
             _trusted(load(args.file), args.trust, "bench ui")
             return bench.bench_ui(args.file, args.seconds, args.json)
@@ -328,9 +333,18 @@ def _app(args: argparse.Namespace) -> int:
 
 
 def _list_programs(path: str, topology: Topology) -> None:
-    """``check``: the Python programs the file would run (it runs none of them)."""
-    from xdptui.trust import user_programs
+    """``check``: the Python programs the file would run (it runs none of them), and the BPF
+    objects it would load (verified by the loader; they need no consent)."""
+    from xdptui.trust import bpf_objects, user_programs
 
+    objects = bpf_objects(topology)
+    if objects:
+        print(
+            f"{path}: names {len(objects)} BPF object{'s' if len(objects) != 1 else ''} "
+            "(verified; they run in xdptui's eBPF interpreter and need no --trust):"
+        )
+        for obj in objects:
+            print(f"  {obj}")
     programs = user_programs(topology)
     if not programs:
         return
@@ -448,12 +462,43 @@ def _trace(args: argparse.Namespace) -> int:
     sim.run_until(args.at)
     hops = sim.trace(source, args.flow)
     if args.json:
-        rows = [{"t_ns": h.t_ns, "dev": h.dev, "stage": h.stage, "detail": h.detail} for h in hops]
+        rows = [_hop_json(h) for h in hops]
         print(json.dumps({"source": source, "flow": args.flow, "hops": rows}, indent=2))
         return 0
     for h in hops:
         print(f"{format_duration(h.t_ns):>12}  {h.dev:<8} {h.stage:<13} {h.detail}")
+        for line in h.program.lines() if h.program is not None else ():
+            print(f"{'':>36}{line}")
     return 0
+
+
+def _hop_json(h: TraceHop) -> dict[str, object]:
+    """A hop as JSON; a real program's run with its bytes in hex and its map accesses."""
+    row: dict[str, object] = {"t_ns": h.t_ns, "dev": h.dev, "stage": h.stage, "detail": h.detail}
+    p = h.program
+    if p is not None:
+        row["program"] = {
+            "name": p.program,
+            "id": p.prog_id,
+            "action": p.action,
+            "retval": p.retval,
+            "insns": p.insns,
+            "before": p.before.hex(),
+            "after": p.after.hex(),
+            "redirect": p.redirect,
+            "maps": [
+                {
+                    "map": m.map,
+                    "key": m.key,
+                    "cpu": m.cpu,
+                    "kind": m.kind,
+                    "before": m.before,
+                    "after": m.after,
+                }
+                for m in p.accesses
+            ],
+        }
+    return row
 
 
 def _bpf(args: argparse.Namespace) -> int:

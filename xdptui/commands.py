@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 
+from xdptui.model.catalog import is_object_program
 from xdptui.model.commands import (
     BondSetOptions,
     Command,
@@ -267,7 +268,10 @@ def _parse_xdp(w: _Words, dev: str, keyword: str, force: bool) -> XdpSet:
     while w.more():
         word = w.next()
         if word in ("sec", "section", "program", "prog"):
-            w.next()  # the ELF section / program name: one program per "object" here
+            name = w.next()  # the ELF section or function name: kept for a real object
+            if is_object_program(prog):
+                path = prog if prog.endswith(".o") else prog.rpartition(":")[0]
+                prog = f"{path}:{name}"
         elif word == "param":
             kv = w.next()
             key, sep, value = kv.partition("=")
@@ -331,10 +335,11 @@ def _parse_bpftool(w: _Words) -> Command:
         raise UsageError(f"Error: unrecognized object '{obj}' (xdptui: map, prog, net)")
     verb = w.next() if w.more() else "show"
     if verb in ("show", "list"):
-        name = _map_name(w) if w.more() else None
-        return MapShow(name, dump=False, json=as_json)
+        name, map_id = _map_ref(w) if w.more() else (None, None)
+        return MapShow(name, dump=False, json=as_json, map_id=map_id)
     if verb == "dump":
-        return MapShow(_map_name(w), dump=True, json=as_json)
+        name, map_id = _map_ref(w)
+        return MapShow(name, dump=True, json=as_json, map_id=map_id)
     if verb in ("update", "delete"):
         name = _map_name(w)
         if w.next() != "key":
@@ -361,6 +366,15 @@ def _parse_bpftool(w: _Words) -> Command:
                 )
         return MapUpdate(name, key, dev, egress, flags)
     raise UsageError(f"Error: unrecognized command '{verb}' (show, dump, update, delete)")
+
+
+def _map_ref(w: _Words) -> tuple[str | None, int | None]:
+    """``name MAP`` or ``id N``."""
+    word = w.peek()
+    if word == "id":
+        w.next()
+        return None, _int(w.next(), "id")
+    return _map_name(w), None
 
 
 def _map_name(w: _Words) -> str:

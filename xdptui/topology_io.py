@@ -26,15 +26,19 @@ from yaml.events import AliasEvent, NodeEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.reader import ReaderError
 
+from xdptui.bpf.elf import load_object
+from xdptui.bpf.vm import compile_program
 from xdptui.commands import programs_named, with_program_replaced
 from xdptui.model.catalog import (
     DEVMAP_EGRESS_OK,
     PROGRAMS,
     ParamInfo,
     did_you_mean,
+    is_object_program,
     is_user_program,
     program_info,
 )
+from xdptui.model.errors import KernelError
 from xdptui.model.limits import (
     CPUS_MAX,
     DRIVER_LIMITS,
@@ -663,9 +667,11 @@ class _Loader:
             return name
         if is_user_program(name):
             return self.user_program(node, path, name)
+        if is_object_program(name):
+            return self.object_program(node, path, name)
         names = sorted(allowed) if isinstance(allowed, frozenset | set) else list(allowed)
         hint = did_you_mean(name, names)
-        valid = f"{_choices(names)}, or {USER_PROGRAM}"
+        valid = f"{_choices(names)}, {USER_PROGRAM}, or a BPF object path/to/file.o"
         self.error(node, path, f"unknown {what} '{name}'{hint}; valid: {valid}")
         return None
 
@@ -676,14 +682,40 @@ class _Loader:
         never the current one, and may not leave it (no absolute paths, no ``..`` or symlink
         out of it), so the programs a shared topology runs are the ones shipped beside it."""
         file, _, func = name.rpartition(":")
+        resolved = self.program_file(node, path, file, "user program", "Python programs")
+        return None if resolved is None else f"{resolved}:{func}"
+
+    def object_program(self, node: Node, path: str, name: str) -> str | None:
+        """``file.o`` / ``file.o:SECTION`` with the same rule as Python programs: a shared
+        topology carries its objects with it (they run in xdptui's interpreter, so they need
+        no consent, but a file names only what is beside it)."""
+        file, section = (name, None) if name.endswith(".o") else name.rsplit(":", 1)
+        resolved = self.program_file(node, path, file, "BPF object", "BPF objects")
+        if resolved is None or not self.verify_object(node, path, resolved, section):
+            return None
+        return str(resolved) if section is None else f"{resolved}:{section}"
+
+    def verify_object(self, node: Node, path: str, file: Path, section: str | None) -> bool:
+        """Open and verify the object's program now, as ``BPF_PROG_LOAD`` would (nothing
+        runs): a file ``check`` accepts loads."""
+        try:
+            compile_program(load_object(file).program(section))
+        except KernelError as exc:
+            self.error(node, path, f"BPF object {file.name}: {exc.extack} ({exc.errno.name})")
+            return False
+        return True
+
+    def program_file(self, node: Node, path: str, file: str, kind: str, plural: str) -> Path | None:
+        """A program file named by the topology, resolved inside its directory."""
+        user = kind  # "user program" / "BPF object", as the messages name it
         try:
             base = self.base_dir.resolve()
             if Path(file).is_absolute() or file.startswith("~"):
                 self.error(
                     node,
                     path,
-                    f"user program '{file}' is an absolute path; a topology names its Python "
-                    f"programs relative to its own directory ({base}), "
+                    f"{user} '{file}' is an absolute path; a topology names its {plural} "
+                    f"relative to its own directory ({base}), "
                     f"e.g. progs/{Path(file).name}",
                 )
                 return None
@@ -691,8 +723,8 @@ class _Loader:
                 self.error(
                     node,
                     path,
-                    f"user program '{file}' is outside the topology's directory ({base}); a "
-                    "topology may only run Python programs in its directory or below it",
+                    f"{user} '{file}' is outside the topology's directory ({base}); a "
+                    f"topology may only run {plural} in its directory or below it",
                 )
                 return None
             resolved = (base / file).resolve()
@@ -700,18 +732,18 @@ class _Loader:
                 self.error(
                     node,
                     path,
-                    f"user program '{file}' leads out of the topology's directory ({base}) "
-                    f"through a symbolic link, to {resolved}; a topology may only run Python "
-                    "programs in its directory or below it",
+                    f"{user} '{file}' leads out of the topology's directory ({base}) "
+                    f"through a symbolic link, to {resolved}; a topology may only run "
+                    f"{plural} in its directory or below it",
                 )
                 return None
             found = resolved.is_file()
         except (OSError, ValueError, RuntimeError):
             resolved, found = self.base_dir / file, False
         if not found:
-            self.error(node, path, f"user program file '{file}' not found (looked for {resolved})")
+            self.error(node, path, f"{user} file '{file}' not found (looked for {resolved})")
             return None
-        return f"{resolved}:{func}"
+        return resolved
 
     # the document
 
@@ -1235,8 +1267,23 @@ class _Loader:
             param_pairs = (
                 self.pairs(fields["params"].value, f"{path}.params", "a mapping of params") or []
             )
+        section = self.opt(fields, "section", path, lambda n, p: self.text(n, p, "a section"), None)
         if program is None:
             return None
+        if section is not None:
+            if not is_object_program(program):
+                self.error(
+                    fields["section"].value,
+                    f"{path}.section",
+                    f"section applies to a BPF object (path/to/file.o), not to {program}",
+                )
+                return None
+            file = program if program.endswith(".o") else program.rsplit(":", 1)[0]
+            if not self.verify_object(
+                fields["section"].value, f"{path}.section", Path(file), section
+            ):
+                return None
+            program = f"{file}:{section}"
         params = self.params(program, param_pairs, node, f"{path}.params")
         return XdpSpec(program, next((m for m in XDP_MODES if m == mode), None), params)
 
@@ -1247,6 +1294,13 @@ class _Loader:
         bools as 0/1). User programs take any params."""
         info = program_info(program)
         result: dict[str, str] = {}
+        if is_object_program(program) and pairs:
+            self.error(
+                pairs[0].key_node,
+                path,
+                "a BPF object takes no params (its configuration is its maps and .rodata)",
+            )
+            return ()
         for pair in pairs:
             ppath = _join(path, pair.key)
             param = info.param(pair.key) if info is not None else None
@@ -1615,6 +1669,11 @@ class _Loader:
                 resolved = self.user_program(node, path, program)
                 if resolved is not None:
                     text = with_program_replaced(text, program, resolved)
+            elif is_object_program(program):
+                file = program if program.endswith(".o") else program.rsplit(":", 1)[0]
+                found = self.program_file(node, path, file, "BPF object", "BPF objects")
+                if found is not None:
+                    text = with_program_replaced(text, file, str(found))
         return text
 
     def timeline(self, node: Node, path: str) -> tuple[TimelineEntry, ...] | None:

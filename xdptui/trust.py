@@ -10,7 +10,10 @@ and ``xdptui run`` / the app / ``xdptui serve`` run none of them until the user 
 already refused absolute paths and paths leading out of the topology's directory.
 
 Commands the user types are the user's own and need no consent. Built-in programs run in the
-simulator and need none either.
+simulator and need none either, nor do BPF objects (``path/to/file.o``): they run in xdptui's
+eBPF interpreter, which reaches nothing outside the simulated host, and loading one is bounded
+by the verifier's checks, the instruction cap and the interpreter's memory checks.
+:func:`bpf_objects` lists them for ``xdptui check`` (same path rule as Python programs).
 """
 
 from __future__ import annotations
@@ -19,10 +22,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xdptui.commands import programs_named
-from xdptui.model.catalog import is_user_program
+from xdptui.model.catalog import is_object_program, is_user_program
 from xdptui.model.topology import Loc, Topology
 
-__all__ = ["UntrustedTopology", "UserProgram", "consent_lines", "topology_dir", "user_programs"]
+__all__ = [
+    "BpfObjectRef",
+    "UntrustedTopology",
+    "UserProgram",
+    "bpf_objects",
+    "consent_lines",
+    "topology_dir",
+    "user_programs",
+]
 
 
 @dataclass(frozen=True)
@@ -55,27 +66,56 @@ def _program(spec: str, base: Path, where: str, loc: Loc | None) -> UserProgram 
     return UserProgram(where, loc, path if path.is_absolute() else base / path, function)
 
 
-def user_programs(topology: Topology) -> tuple[UserProgram, ...]:
-    """Every Python program ``topology`` would run, in file order, each place it is named."""
-    base = topology_dir(topology)
-    found: list[UserProgram | None] = []
+@dataclass(frozen=True)
+class BpfObjectRef:
+    """A BPF object a topology names (it needs no consent: listed for ``check``)."""
+
+    where: str
+    file: Path
+    section: str | None
+
+    def __str__(self) -> str:
+        sec = f" (section {self.section})" if self.section else ""
+        return f"{self.where}: {self.file}{sec}"
+
+
+def _named(topology: Topology) -> list[tuple[str, str, Loc | None]]:
+    """(program spec, field, line) for every program the file names, in file order."""
+    out: list[tuple[str, str, Loc | None]] = []
     for dev in topology.devices:
         if dev.xdp is not None:
-            found.append(_program(dev.xdp.program, base, f"devices.{dev.name}.xdp", dev.loc))
+            out.append((dev.xdp.program, f"devices.{dev.name}.xdp", dev.loc))
     for m in topology.maps:
         for entry in m.entries:
             if entry.egress is not None:
-                where = f"maps.{m.name}.entries.{entry.key}.egress"
-                found.append(_program(entry.egress, base, where, entry.loc))
+                out.append((entry.egress, f"maps.{m.name}.entries.{entry.key}.egress", entry.loc))
     for event in topology.timeline:  # kept in time order: the line says which entry
-        for spec in programs_named(event.do):
-            found.append(_program(spec, base, "timeline do", event.loc))
+        out.extend((spec, "timeline do", event.loc) for spec in programs_named(event.do))
     for i, lesson in enumerate(topology.lessons):
         for j, step in enumerate(lesson.steps):
             for k, command in enumerate(step.commands):
                 where = f"lessons[{i}].steps[{j}].commands[{k}]"
-                for spec in programs_named(command):
-                    found.append(_program(spec, base, where, None))
+                out.extend((spec, where, None) for spec in programs_named(command))
+    return out
+
+
+def bpf_objects(topology: Topology) -> tuple[BpfObjectRef, ...]:
+    """Every BPF object ``topology`` would load, each place it is named."""
+    base = topology_dir(topology)
+    out = []
+    for spec, where, _ in _named(topology):
+        if not is_object_program(spec):
+            continue
+        file, section = (spec, None) if spec.endswith(".o") else spec.rsplit(":", 1)
+        path = Path(file)
+        out.append(BpfObjectRef(where, path if path.is_absolute() else base / path, section))
+    return tuple(out)
+
+
+def user_programs(topology: Topology) -> tuple[UserProgram, ...]:
+    """Every Python program ``topology`` would run, in file order, each place it is named."""
+    base = topology_dir(topology)
+    found = [_program(spec, base, where, loc) for spec, where, loc in _named(topology)]
     return tuple(p for p in found if p is not None)
 
 

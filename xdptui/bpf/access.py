@@ -201,6 +201,8 @@ def atomic(
             b.before_write(region - mem.FIRST_MAP_REGION)
             kind = ADD if (op == 0 and not fetch) else FETCH
             b.log_arena(region, off, size, r, kind)
+            if kind == ADD and b.record:
+                b.record_add(region - mem.FIRST_MAP_REGION, r, off, size, s & mask)
         o = _apply(arr, flat, size, op, s, c, mask)
         if sel is None:
             return o

@@ -67,6 +67,55 @@ class Record:
 
 
 @dataclass
+class AccessLog:
+    """Logged map accesses: the 8-byte word (``region << 32 | offset`` >> 3, or a hash key's
+    ``KEY_SPACE | map << 48 | hash``), the packet, and READ / WRITE / ADD / FETCH."""
+
+    words: U64
+    rows: I64
+    kinds: npt.NDArray[np.int8]
+
+    @staticmethod
+    def join(logs: list[AccessLog]) -> AccessLog:
+        if len(logs) == 1:
+            return logs[0]
+        return AccessLog(
+            np.concatenate([a.words for a in logs]),
+            np.concatenate([a.rows for a in logs]),
+            np.concatenate([a.kinds for a in logs]),
+        )
+
+    def map_of(self) -> I64:
+        """The object's map index each word belongs to."""
+        key = (self.words & np.uint64(KEY_SPACE)) != 0
+        arena = (self.words >> np.uint64(29)).astype(np.int64) - mem.FIRST_MAP_REGION
+        keyed = ((self.words >> np.uint64(48)) & np.uint64(0x3FFF)).astype(np.int64)
+        out: I64 = np.where(key, keyed, arena)
+        return out
+
+    def state_dependence(self) -> tuple[int, str] | None:
+        """Whether running the packets depends on what earlier packets wrote: the first map
+        (index) a packet stores into, exchanges, fetches from or inserts into, or whose
+        added-to words a packet reads -- with the reason; None when every write is a
+        commutative add that no packet reads."""
+        if not len(self.words):
+            return None
+        maps = self.map_of()
+        hard = (self.kinds == WRITE) | (self.kinds == FETCH)
+        if hard.any():
+            i = int(np.flatnonzero(hard)[0])
+            keyed = bool(self.words[i] & np.uint64(KEY_SPACE))
+            what = "inserts into or deletes from" if keyed else "stores into"
+            return int(maps[i]), what
+        added = np.unique(self.words[self.kinds == ADD])
+        read = self.kinds == READ
+        both = read & np.isin(self.words, added)
+        if both.any():
+            return int(maps[int(np.flatnonzero(both)[0])]), "reads what it adds to in"
+        return None
+
+
+@dataclass
 class Batch:
     """Per-row state of the packets being run (rows are packet positions in the batch)."""
 
@@ -110,6 +159,8 @@ class Batch:
     inserts: dict[int, list[int]] = field(default_factory=dict)  # map -> rows changing its size
     hit_full: set[int] = field(default_factory=set)
     insns: int = 0
+    record: bool = False  # keep each commutative add's value (``adds``) for the caller
+    adds: list[tuple[int, I64, I64, int, U64]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.maps = self.prog.maps
@@ -208,6 +259,24 @@ class Batch:
                 h ^= h >> np.uint64(29)
         words = np.uint64(KEY_SPACE | (mi << 48)) | (h & np.uint64((1 << 48) - 1))
         self.log(words, rows, kind)
+
+    def record_add(self, mi: int, rows: I64, off: I64, size: int, values: U64) -> None:
+        """A non-fetching atomic add into map ``mi`` (recording runs only): which rows added
+        what at which arena offsets."""
+        if self.record:
+            self.adds.append((mi, rows.copy(), off.copy(), size, values.copy()))
+
+    def access_log(self) -> AccessLog:
+        """The map accesses of this batch, one row per logged word."""
+        if not self.log_words:
+            e = np.zeros(0, dtype=np.int64)
+            return AccessLog(np.zeros(0, dtype=np.uint64), e, np.zeros(0, dtype=np.int8))
+        sizes = [len(w) for w in self.log_words]
+        return AccessLog(
+            np.concatenate(self.log_words),
+            np.concatenate(self.log_rows).astype(np.int64) + self.first,
+            np.repeat(np.array(self.log_kind, dtype=np.int8), sizes),
+        )
 
     def before_write(self, mi: int) -> None:
         """Copy a map's state before the batch first changes it, to roll the batch back."""

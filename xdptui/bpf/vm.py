@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from xdptui.bpf import access, alu, isa
 from xdptui.bpf import memory as mem
-from xdptui.bpf.batch import Batch, Group, Record, merge
+from xdptui.bpf.batch import AccessLog, Batch, Group, Record, merge
 from xdptui.bpf.helpers import helper
 from xdptui.bpf.isa import MAX_BPF_STACK, MAX_CALL_FRAMES, Insn
 from xdptui.bpf.liveness import live_out
@@ -83,6 +83,11 @@ class BatchResult:
     records: list[Record] = field(default_factory=list)
     insns: int = 0
     passes: int = 1  # runs needed to keep the batch sequential (1: fully vectorised)
+    counts: npt.NDArray[np.int64] | None = None  # instructions each packet ran
+    log: AccessLog | None = None  # recording runs: every map access, by word
+    adds: list[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64], int, U64]] = field(
+        default_factory=list
+    )  # recording runs: (map, packets, arena offsets, size, values) of each commutative add
 
 
 # -- compilation ---------------------------------------------------------------------------------
@@ -488,13 +493,20 @@ def run_batch(
     time_ns: int = 0,
     seed: int = 0,
     max_insns: int = MAX_INSNS,
+    sequential: bool = True,
+    record: bool = False,
 ) -> BatchResult:
     """Run ``prog`` over ``packets`` as if one by one in order, on CPU ``cpu``.
 
     Context defaults are what ``BPF_PROG_TEST_RUN`` gives without a ctx (``lo``, queue 0).
     Map changes stay in the program's maps. Refusals raise ``KernelError``: EINVAL for what
     the loader or verifier refuses, EACCES for a bad memory access, E2BIG for a run over the
-    instruction cap; the maps are then as before the batch."""
+    instruction cap; the maps are then as before the batch.
+
+    ``sequential=False`` runs the batch in one vectorised pass even where packets share
+    map words (each packet sees the state the pass left, not its predecessors'): for
+    probing what each packet does, never for results. ``record`` keeps the access log and
+    the value of every commutative add in the result."""
     blocks = compile_program(prog)
     n = len(packets)
     ing = _per_packet(ingress_ifindex, n)
@@ -518,6 +530,7 @@ def run_batch(
             time_ns,
             seed,
             max_insns,
+            record=record,
         )
         passes += 1
         try:
@@ -527,7 +540,7 @@ def run_batch(
             for mi, snap in before.items():
                 prog.maps[mi].restore(snap)
             raise
-        cut = b.first_conflict()
+        cut = b.first_conflict() if sequential else None
         if cut is not None and cut < b.n:
             b.rollback()
             size = max(1, cut)
@@ -537,7 +550,16 @@ def run_batch(
         parts.append(b)
         start = end
         size = max(size * 2, 1)
-    return _result(prog, parts, n, passes)
+    result = _result(prog, parts, n, passes)
+    if record:
+        result.log = AccessLog.join([b.access_log() for b in parts]) if parts else None
+        result.adds = [a for b in parts for a in _shifted(b)]
+    return result
+
+
+def _shifted(b: Batch) -> list[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64], int, U64]]:
+    """A part's recorded adds with rows numbered in the whole batch."""
+    return [(mi, rows + b.first, off, size, v) for mi, rows, off, size, v in b.adds]
 
 
 def _result(prog: BpfProgram, parts: list[Batch], n: int, passes: int) -> BatchResult:
@@ -547,8 +569,10 @@ def _result(prog: BpfProgram, parts: list[Batch], n: int, passes: int) -> BatchR
     redirects: list[Redirect | None] = []
     records: list[Record] = []
     insns = 0
+    counts = np.zeros(n, dtype=np.int64)
     for b in parts:
         sl = slice(b.first, b.first + b.n)
+        counts[sl] = b.icount
         retval[sl] = (b.retval & np.uint64(0xFFFFFFFF)).astype(np.uint32)
         meta_len[sl] = b.data_off - b.meta_off
         view = b.buf.data
@@ -565,4 +589,4 @@ def _result(prog: BpfProgram, parts: list[Batch], n: int, passes: int) -> BatchR
         redirects.extend(part)
         records.extend(rec for _row, _seq, rec in sorted(b.records, key=lambda t: (t[0], t[1])))
         insns += b.insns
-    return BatchResult(retval, data, meta_len, redirects, records, insns, passes)
+    return BatchResult(retval, data, meta_len, redirects, records, insns, passes, counts)

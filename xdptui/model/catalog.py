@@ -109,6 +109,14 @@ def is_user_program(name: str) -> bool:
     return bool(sep) and path.endswith(".py") and func.isidentifier()
 
 
+def is_object_program(name: str) -> bool:
+    """``path/to/file.o`` or ``path/to/file.o:SECTION``: a clang-compiled XDP object."""
+    if name.endswith(".o") and len(name) > 2:
+        return True
+    path, sep, section = name.rpartition(":")
+    return bool(sep) and path.endswith(".o") and len(path) > 2 and bool(section)
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """`` (did you mean 'eth1'?)`` or an empty string."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)

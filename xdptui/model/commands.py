@@ -102,9 +102,12 @@ class MapDelete:
 
 @dataclass(frozen=True)
 class MapShow:
+    """``bpftool [-j] map show|dump [name MAP | id N]``."""
+
     map: str | None = None
     dump: bool = False
     json: bool = False
+    map_id: int | None = None
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,39 @@ class EventEntry(TypedDict):
     reply: str
 
 
+class BpfMapElem(TypedDict):
+    """One element of a BPF map, bytes in hex (per-CPU maps: one value per CPU)."""
+
+    key: str
+    value: NotRequired[str]
+    values: NotRequired[Annotated[list[str], "per possible CPU"]]
+
+
+class BpfMapEntry(TypedDict):
+    """A loaded object's map: its id and type, and the elements that are not all zero."""
+
+    id: int
+    type: str
+    elements: list[BpfMapElem]
+
+
+class ObjectEntry(TypedDict):
+    """A loaded BPF object's program and its maps."""
+
+    id: Annotated[int, "the program id bpftool prog show gives"]
+    name: Annotated[str, "the ELF function's name"]
+    file: str
+    section: str
+    tag: Annotated[str, "bpf_prog_calc_tag"]
+    insns: int
+    per_frame: Annotated[
+        str | None, "why its verdict varies frame to frame (None: once per flow-table entry)"
+    ]
+    approximated: Annotated[int, "frames fast mode gave a sampled outcome to"]
+    frames_run: Annotated[int, "frames exact mode ran one by one"]
+    maps: Annotated[dict[str, BpfMapEntry], "by the kernel's map name"]
+
+
 class Report(TypedDict):
     """An xdptui JSON report (v1): what a headless run produced."""
 
@@ -140,6 +173,7 @@ class Report(TypedDict):
     tracepoints: Tracepoints
     traffic: Annotated[dict[str, TrafficEntry], "by source name"]
     events: list[EventEntry]
+    objects: NotRequired[Annotated[list[ObjectEntry], "loaded BPF objects (xdp obj FILE.o)"]]
 
 
 def schema() -> JSONSchema:

@@ -65,6 +65,7 @@ RING_SIZES = tuple(1 << n for n in range(6, 14))  # 64 .. 8192
 MAP_NAME_PATTERN = r"^[A-Za-z0-9_.]{1,15}$"  # BPF_OBJ_NAME_LEN
 DEV_NAME_PATTERN = r"^(?!\.\.?$)[^/:\s]{1,15}$"  # dev_valid_name (the loader counts bytes)
 USER_PROGRAM_PATTERN = r"^.+\.py:[A-Za-z_][A-Za-z0-9_]*$"
+OBJECT_PROGRAM_PATTERN = r"^.+\.o(:.+)?$"
 MAC_PATTERN = r"^[0-9A-Fa-f]{1,2}(?::[0-9A-Fa-f]{1,2}){5}$"
 _MAC = MAC_PATTERN[1:-1]
 _IP = r"\d{1,3}(?:\.\d{1,3}){3}"
@@ -94,7 +95,11 @@ SPEED = AnyOf((Num(minimum=0), Str(SPEED_PATTERN, examples=("10G", "25G", "40G",
 
 def _program(allowed: tuple[str, ...], descriptions: tuple[str, ...] = ()) -> AnyOf:
     return AnyOf(
-        (Enum(allowed, descriptions=descriptions), Str(USER_PROGRAM_PATTERN, ("file.py:function",)))
+        (
+            Enum(allowed, descriptions=descriptions),
+            Str(USER_PROGRAM_PATTERN, ("file.py:function",)),
+            Str(OBJECT_PROGRAM_PATTERN, ("bpf/prog.o", "bpf/prog.o:xdp")),
+        )
     )
 
 
@@ -105,7 +110,13 @@ EGRESS_PROGRAM = _program(tuple(p.name for p in PROGRAMS if p.name in DEVMAP_EGR
 
 XDP = Obj(
     (
-        Field("program", PROGRAM, "a built-in program or path/to/file.py:function", True),
+        Field(
+            "program",
+            PROGRAM,
+            "a built-in program, path/to/file.py:function, or a BPF object path/to/file.o",
+            True,
+        ),
+        Field("section", Str(), "a BPF object's program: its ELF section or function name"),
         Field("mode", Enum(XDP_MODES), "native, generic or offload; default: the kernel's pick"),
         Field(
             "params",
@@ -260,7 +271,7 @@ TRAFFIC = Obj(
         Field(
             "flows",
             Int(1, MAX_TABLE_ENTRIES),
-            "flow i takes the i-th value of every range; lcm(flows, sizes) <= 65536",
+            f"flow i takes the i-th value of every range; lcm(flows, sizes) <= {MAX_TABLE_ENTRIES}",
             default=1,
         ),
         Field("random", Bool(), "each flow's values drawn at random (seeded)", default=False),

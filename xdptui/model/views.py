@@ -357,12 +357,83 @@ class Frame:
     lesson: LessonPosition | None = None
     stream: tuple[StreamEventView, ...] = ()  # the newest records of the event stream
     zoom: QueueZoomView | None = None  # the queue asked for with frame(zoom=...)
+    objects: tuple[ObjectView, ...] = ()  # loaded real XDP objects
 
     def device(self, name: str) -> DeviceView:
         for dev in self.devices:
             if dev.name == name:
                 return dev
         raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class MapAccessView:
+    """One map access of a real program's run on a followed frame."""
+
+    map: str  # the map's kernel name
+    key: str  # the key as bpftool prints it (hex bytes)
+    cpu: int | None  # the per-CPU copy (None: a shared map)
+    kind: str  # read | write
+    before: str  # the value's bytes before the run (hex), as the program found them
+    after: str  # and after it ("" for a read)
+
+
+@dataclass(frozen=True)
+class ProgramRunView:
+    """A real XDP program's run on a followed frame: what it returned, the frame it got and
+    the one it left (what the next hop sees), and the map words it read and wrote."""
+
+    program: str  # the ELF function's name
+    prog_id: int
+    action: str  # XDP_TX, ...
+    retval: int
+    insns: int  # instructions it ran
+    before: bytes
+    after: bytes
+    redirect: str | None  # "ifindex 3" / "map tx_port key 1" (None: no redirect)
+    accesses: tuple[MapAccessView, ...] = ()
+
+    def changed(self) -> tuple[int, ...]:
+        """Byte offsets where the frame left differs from the frame received (aligned at the
+        start; a longer or shorter frame also differs past the shorter one's end)."""
+        a, b = self.before, self.after
+        diff = [i for i in range(min(len(a), len(b))) if a[i] != b[i]]
+        diff += list(range(min(len(a), len(b)), max(len(a), len(b))))
+        return tuple(diff)
+
+    def lines(self, width: int = 42) -> tuple[str, ...]:
+        """The run in a few text lines: the first ``width`` bytes before and after, which
+        bytes changed, the redirect and each map value read or written."""
+        diff = self.changed()
+        out = [
+            f"frame in  ({len(self.before)} B): {self.before[:width].hex(' ')}",
+            f"frame out ({len(self.after)} B): {self.after[:width].hex(' ')}",
+            f"changed: {_ranges(diff)}"
+            if diff
+            else "changed: nothing (the frame goes on as it came)",
+        ]
+        if self.redirect:
+            out.append(f"redirect: {self.redirect}")
+        for m in self.accesses:
+            cpu = f" cpu {m.cpu}" if m.cpu is not None else ""
+            if m.kind == "write":
+                out.append(f"map {m.map} [{m.key}]{cpu}: {m.before} -> {m.after}")
+            else:
+                out.append(f"map {m.map} [{m.key}]{cpu}: read {m.before}")
+        return tuple(out)
+
+
+def _ranges(offsets: tuple[int, ...]) -> str:
+    """``0-11, 22, 24-25``: byte offsets as ranges."""
+    parts: list[str] = []
+    start = prev = offsets[0]
+    for i in (*offsets[1:], -2):
+        if i == prev + 1:
+            prev = i
+            continue
+        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+        start = prev = i
+    return "bytes " + ", ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -373,6 +444,24 @@ class TraceHop:
     dev: str
     stage: str  # wire | rx_ring | napi | xdp | tx_ring | bulk_queue | ndo_xdp_xmit | stack | drop
     detail: str  # e.g. "queue 3 on cpu 3", "XDP_TX", "ENETDOWN: target down"
+    program: ProgramRunView | None = None  # a real program ran here: its run on this frame
+
+
+@dataclass(frozen=True)
+class ObjectView:
+    """A loaded real XDP object (``bpftool prog show`` and the data path's view of it)."""
+
+    prog_id: int
+    name: str  # the ELF function's name
+    file: str
+    section: str
+    tag: str
+    insns: int
+    per_frame: str | None  # why its verdict can differ between frames of a flow (None: it
+    # is a function of the frame, evaluated once per flow-table entry)
+    approximated: int  # frames fast mode gave a sampled outcome to
+    frames_run: int  # frames exact mode ran one by one
+    map_ids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

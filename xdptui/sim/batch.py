@@ -103,12 +103,6 @@ class Rows:
     def bytes(self, size: IntArray) -> int:
         return int(self.count @ size[self.entry]) if len(self) else 0
 
-    def per_entry(self, n_entries: int) -> IntArray:
-        out: IntArray = np.bincount(self.entry, weights=self.count, minlength=n_entries).astype(
-            np.int64
-        )
-        return out
-
 
 def _spread(count: IntArray, n: int) -> IntArray:
     """``n`` frames out of ``count`` in proportion, remainders to the first rows with room."""

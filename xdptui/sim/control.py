@@ -16,6 +16,7 @@ from xdptui.model.catalog import (
     DEVMAP_EGRESS_OK,
     PROGRAMS,
     did_you_mean,
+    is_object_program,
     is_user_program,
     program_info,
 )
@@ -23,6 +24,9 @@ from xdptui.model.errors import Errno, KernelError
 from xdptui.sim import show
 from xdptui.sim.bond.bond_main import Bond
 from xdptui.sim.bond.bond_options import BondControl
+from xdptui.sim.core.bpf_eval import verify_on_traffic
+from xdptui.sim.core.bpf_obj import ATTACH_DEVMAP, ATTACH_XDP
+from xdptui.sim.core.derived import carry_over
 from xdptui.sim.core.filter import make_context
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_HW, MODE_SKB, Attachment, NetDev
 from xdptui.sim.dev.nic import Nic, configure_queues, configure_xdp_rings
@@ -30,7 +34,7 @@ from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import DevMap, DevmapEntry
 from xdptui.sim.hashing import rss_queue
-from xdptui.sim.programs import make_program
+from xdptui.sim.programs import Program, make_object_program, make_program
 from xdptui.sim.traffic import build_flow_table
 from xdptui.sim.world import World, concat_entries
 
@@ -61,10 +65,33 @@ class Control(BondControl):
         reply: str = handler(command)
         return reply
 
-    def _loaded(self, prog_id: int) -> None:
-        """The program is in: its id is taken and its load time kept (``bpftool prog show``)."""
-        self.world.prog_loaded_ns[prog_id] = self.now()
-        self.world.next_prog_id += 1
+    def load(
+        self, spec: str, given: tuple[tuple[str, str], ...], attach: str, dev: NetDev | None
+    ) -> tuple[Program, list[tuple[str, str, int, int]]]:
+        """``BPF_PROG_LOAD``: a real object is parsed, verified and its maps made (devmaps to
+        create are returned, made only once the command succeeds); a built-in or Python
+        program is run once over the flow table, the "verifier" refusing a bad one now."""
+        w = self.world
+        if is_object_program(spec):
+            prog, create = make_object_program(spec, w.next_prog_id, w.base_dir, w, attach)
+            verify_on_traffic(prog, w, dev, attach == ATTACH_DEVMAP)
+            return prog, create
+        params = self.resolve_params(spec, given) if attach == ATTACH_XDP else {}
+        prog = make_program(spec, params, w.next_prog_id, w.base_dir)
+        egress = dev if attach == ATTACH_DEVMAP else None
+        prog.run(make_context(w, None if egress else dev, prog, egress=egress))
+        return prog, []
+
+    def _loaded(self, prog: Program, create: list[tuple[str, str, int, int]]) -> None:
+        """The program is in: its id is taken and its load time kept (``bpftool prog show``);
+        a real object's maps take their ids, devmaps it declared join the host's."""
+        w = self.world
+        w.prog_loaded_ns[prog.prog_id] = self.now()
+        w.next_prog_id += 1
+        for name, kind, max_entries, map_id in create:
+            w.maps[name] = DevMap(name, kind, max_entries, map_id)
+        if prog.obj is not None and prog.obj.map_ids:
+            w.next_map_id = max(w.next_map_id, max(prog.obj.map_ids) + 1)
 
     def device(self, name: str) -> NetDev:
         dev = self.world.devices.get(name)
@@ -116,9 +143,7 @@ class Control(BondControl):
             dev.driver.check_attach(self.world.nr_cpus)
             if dev.mtu > XDP_MAX_MTU:  # ixgbe_xdp_setup / ice_xdp_setup_prog: one buffer
                 raise KernelError(Errno.EINVAL, "MTU too large for XDP")
-        params = self.resolve_params(c.prog, c.params)
-        prog = make_program(c.prog, params, self.world.next_prog_id, self.world.base_dir)
-        prog.run(make_context(self.world, dev, prog))  # the "verifier": refuse a bad program now
+        prog, create = self.load(c.prog, c.params, ATTACH_XDP, dev)
         if isinstance(dev, Bond):
             if mode != MODE_DRV:
                 raise KernelError(
@@ -126,9 +151,9 @@ class Control(BondControl):
                     "xdptui models XDP on a bond in native mode only (propagated to the slaves)",
                 )
             self.bond_xdp_set(dev, prog)
-            self._loaded(prog.prog_id)
+            self._loaded(prog, create)
             return ""
-        self._loaded(prog.prog_id)
+        self._loaded(prog, create)
         dev.xdp[mode] = Attachment(prog, mode)
         if mode == MODE_DRV and isinstance(dev, Nic) and current is None:
             if self.booting:
@@ -184,6 +209,14 @@ class Control(BondControl):
             self.log(f"{nic.name}: link up after ring re-allocation")
 
     def check_program(self, name: str, params: tuple[tuple[str, str], ...]) -> None:
+        if is_object_program(name):
+            if params:
+                raise KernelError(
+                    Errno.EINVAL,
+                    f"{name}: a BPF object takes no params (its configuration is its maps "
+                    "and .rodata)",
+                )
+            return
         info = program_info(name)
         if info is None:
             if is_user_program(name):
@@ -346,16 +379,17 @@ class Control(BondControl):
             raise ToolError(Errno.ENODEV, f'Error: invalid value: no device "{c.dev}"{hint}')
         egress = None
         if c.egress is not None:
-            if c.egress not in DEVMAP_EGRESS_OK and not is_user_program(c.egress):
+            ok = c.egress in DEVMAP_EGRESS_OK or is_user_program(c.egress)
+            if not ok and not is_object_program(c.egress):
                 valid = ", ".join(sorted(DEVMAP_EGRESS_OK))
                 raise KernelError(
                     Errno.EINVAL,
                     f"Error: update failed: Invalid argument ({c.egress} is not a "
-                    f"BPF_XDP_DEVMAP program; egress programs: {valid})",
+                    f"BPF_XDP_DEVMAP program; egress programs: {valid}, or a BPF object's "
+                    'SEC("xdp/devmap") program)',
                 )
-            egress = make_program(c.egress, {}, self.world.next_prog_id, self.world.base_dir)
-            egress.run(make_context(self.world, None, egress, egress=dev))
-            self._loaded(egress.prog_id)  # bpftool loaded it: the id stays taken if update fails
+            egress, create = self.load(c.egress, (), ATTACH_DEVMAP, dev)
+            self._loaded(egress, create)  # bpftool loaded it: the id stays taken if update fails
         try:
             m.update(c.key, DevmapEntry(dev.name, egress), c.flags)
         except KernelError as exc:
@@ -373,35 +407,19 @@ class Control(BondControl):
         return ""
 
     def _MapShow(self, c: cmd.MapShow) -> str:
-        """``bpftool map show`` / ``dump`` (plain output, no BTF: hex bytes)."""
-        maps = [self.devmap(c.map)] if c.map else list(self.world.maps.values())
-        if c.json:
-            return show.map_dump_json(self.world, maps[0]) if c.dump else show.map_show_json(maps)
+        """``bpftool [-j] map show|dump [name M | id N]``: the host's devmaps and the maps of
+        the loaded objects (no BTF formatting: hex bytes)."""
+        w = self.world
+        found = show.find_maps(w, c.map, c.map_id)
+        if not found:
+            what = f"id {c.map_id}" if c.map_id is not None else f"name {c.map}"
+            hint = did_you_mean(c.map, show.map_names(w)) if c.map else ""
+            raise ToolError(
+                Errno.ENOENT, f"Error: get map by {what} failed: No such file or directory{hint}"
+            )
         if not c.dump:
-            lines = []
-            for m in maps:
-                kind = "devmap" if m.type == "devmap" else "devmap_hash"
-                lines.append(f"{m.map_id}: {kind}  name {m.name}  flags 0x80")
-                lines.append(f"\tkey 4B  value 8B  max_entries {m.max_entries}  memlock 4096B")
-            return "\n".join(lines)
-        m = maps[0]
-        lines = []
-        for key, entry in m.walk():
-            dev = self.world.devices.get(entry.dev)
-            ifindex = dev.ifindex if dev is not None else 0
-            prog_id = entry.egress.prog_id if entry.egress is not None else 0
-            kb = " ".join(f"{b:02x}" for b in key.to_bytes(4, "little"))
-            vb = " ".join(
-                f"{b:02x}" for b in ifindex.to_bytes(4, "little") + prog_id.to_bytes(4, "little")
-            )
-            egress = (
-                f"  ({entry.dev}, egress {entry.egress.name})"
-                if entry.egress
-                else (f"  ({entry.dev})")
-            )
-            lines.append(f"key: {kb}  value: {vb}{egress}")
-        lines.append(f"Found {len(lines)} element{'s' if len(lines) != 1 else ''}")
-        return "\n".join(lines)
+            return show.map_show(found, c.json)
+        return show.map_dump(w, found, c.json)
 
     # ------------------------------------------------------------ ethtool
 
@@ -535,18 +553,25 @@ class Control(BondControl):
         """A source's flow table changed size: re-lay every per-entry array. Frames already in
         rings stay in their queue (counted on the new table's first entry of their source)."""
         w = self.world
+        old = w.entries
         old_offsets = [(s.offset, s) for s in w.sources]
-        old_len = len(w.entries)
+        old_len = len(old)
         offset = 0
         mapping = np.zeros(old_len, dtype=np.int64)
-        bounds = [o for o, _ in old_offsets] + [old_len]
+        bounds = [o for o, _ in old_offsets] + [old.sources_end]
         for i, src in enumerate(w.sources):
             lo, hi = bounds[i], bounds[i + 1]
             new_len = len(src.table)
             mapping[lo:hi] = offset + (np.arange(hi - lo) % new_len)
             src.offset = offset
             offset += new_len
-        w.entries = concat_entries([s.table for s in w.sources])
+        # frames programs made stay, after the new tables; their pinned outcomes go
+        w.entries, moved = carry_over(old, concat_entries([s.table for s in w.sources]))
+        mapping[old.sources_end :] = moved
+        for dev in w.devices.values():
+            for att in dev.xdp.values():
+                if att.prog.obj is not None:
+                    att.prog.obj.pins.clear()
         for dev in w.devices.values():
             for rxq in dev.rxq:
                 rxq.resize_entries(mapping, len(w.entries))

@@ -164,3 +164,8 @@ PROGRAM_COST: dict[str, float] = {
     "drop_port": 2.0,
 }
 USER_PROGRAM_COST = 5.0
+# A real XDP object: its JITed instructions, per instruction run for the frame (a JITed BPF
+# instruction is about one x86 instruction; ~3 per ns at 3 GHz with IPC ~1: UNVERIFIED), plus
+# each helper call's own cost.
+OBJECT_PROGRAM_COST = 0.0  # the per-frame cost is BPF_INSN_NS x the instructions that frame ran
+BPF_INSN_NS = 0.35

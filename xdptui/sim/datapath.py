@@ -13,6 +13,7 @@ refused frame counts is decided here, once, for both.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -23,6 +24,9 @@ from xdptui.model.errors import Errno
 from xdptui.sim import devmap
 from xdptui.sim.batch import PollShape, Rows
 from xdptui.sim.bond.bond_main import Bond, BondLogic, rr_poll_counts
+from xdptui.sim.classes import FlowClasses, compile_classes
+from xdptui.sim.core import bpf_run
+from xdptui.sim.core.bpf_eval import BpfState, grow_pending
 from xdptui.sim.core.filter import (
     RR_CLASS,
     TX_ABORT,
@@ -33,6 +37,7 @@ from xdptui.sim.core.filter import (
     enqueue_errors,
 )
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev
+from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.devmap import Flush, Xmit, calls_full
@@ -40,13 +45,18 @@ from xdptui.sim.kconst import (
     XDP_ABORTED,
     XDP_DROP,
     XDP_PASS,
+    XDP_REDIRECT,
     XDP_TX,
     action_name,
 )
+from xdptui.sim.layout import Layouts
+from xdptui.sim.shared import SharedCache
 from xdptui.sim.tally import CpuStats, Tracepoints
 from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+COMPILE_ROUNDS = 6  # frames made by programs feed other programs: a few rounds, then stop
 
 
 @dataclass
@@ -73,6 +83,10 @@ class IO(Protocol):
 
     def tx(self, ring_dev: NetDev, ring: TxRing, rows: Rows, t: int, ref: Refusal) -> int: ...
 
+    def tx_many(
+        self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal
+    ) -> int: ...
+
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int: ...
 
 
@@ -84,14 +98,17 @@ class Datapath:
         self.io = io
         self.tp = Tracepoints()
         self.cpu = CpuStats.make(world.nr_cpus)
-        self.compiled: dict[str, Compiled] = {}
+        self.compiled: dict[str, Compiled] = SharedCache()
         self.compiled_epoch = -1
+        self.classes = FlowClasses(-1, np.zeros(0, np.int64), np.zeros(0, np.int64))
+        self.layouts = Layouts()
         self.master_key = False
-        self.egress_cache: dict[tuple[int, str, str], IntArray] = {}
-        self._err: dict[tuple[str, int, str], IntArray] = {}
+        self.egress_cache: SharedCache[tuple[int, str, str], IntArray] = SharedCache()
+        self._err: SharedCache[tuple[str, int, str], IntArray] = SharedCache()
         self.watch: int | None = None  # a followed frame's identity (exact mode)
-        self.hops: list[tuple[int, str, str, str]] = []
+        self.hops: list[tuple[int, str, str, str, object]] = []
         self.watch_done = False
+        self.bpf = BpfState()  # real programs: frames and outcomes to add, egress evaluations
 
     # ------------------------------------------------------------ following one frame
 
@@ -103,11 +120,20 @@ class Datapath:
             and bool(np.any(rows.ident == self.watch))
         )
 
-    def hop(self, t: int, dev: str, stage: str, detail: str, end: bool = False) -> None:
-        """Record a hop of the followed frame; ``end``: its journey is over."""
+    def hop(
+        self,
+        t: int,
+        dev: str,
+        stage: str,
+        detail: str,
+        end: bool = False,
+        program: object = None,
+    ) -> None:
+        """Record a hop of the followed frame; ``end``: its journey is over; ``program``: a
+        real program's run on it (``ProgramRunView``)."""
         if self.watch_done:
             return
-        self.hops.append((t, dev, stage, detail))
+        self.hops.append((t, dev, stage, detail, program))
         if end:
             self.watch_done = True
             self.watch = None
@@ -115,18 +141,33 @@ class Datapath:
     # ------------------------------------------------------------ compile
 
     def compile(self) -> None:
-        """Recompute every device's per-entry paths if the configuration changed."""
+        """Recompute every device's per-entry paths if the configuration changed -- again
+        while real programs make frames the flow table lacks (``bpf_eval.grow_pending``)."""
         w = self.world
-        if self.compiled_epoch == w.epoch:
+        for round_ in range(COMPILE_ROUNDS):
+            if self.compiled_epoch == w.epoch:
+                break
+            self.master_key = any(isinstance(d, Bond) and d.bond_prog for d in w.devices.values())
+            self.egress_cache = SharedCache()
+            self.bpf.egress = {}
+            self._err = SharedCache()
+            for dev in w.devices.values():
+                if isinstance(dev, Bond):
+                    BondLogic(dev, w.devices).update_slave_arr()
+            compiled = {dev.name: compile_device(self, dev) for dev in w.devices.values()}
+            # shared by copies of the state unless a real program's maps hang off it
+            shared = all(c.obj is None for c in compiled.values())
+            self.compiled = SharedCache(compiled) if shared else compiled
+            self.compiled_epoch = w.epoch
+            if not grow_pending(self, final=round_ == COMPILE_ROUNDS - 1):
+                break
+        if self.classes.epoch == self.compiled_epoch:
             return
-        self.master_key = any(isinstance(d, Bond) and d.bond_prog for d in w.devices.values())
-        self.egress_cache = {}
-        self._err = {}
-        for dev in w.devices.values():
-            if isinstance(dev, Bond):
-                BondLogic(dev, w.devices).update_slave_arr()
-        self.compiled = {dev.name: compile_device(self, dev) for dev in w.devices.values()}
-        self.compiled_epoch = w.epoch
+        self.classes = compile_classes(self)
+        for src in w.sources:  # where each source's frames land, per queue and class
+            lands = w.lands_on(src)
+            if lands is not None and lands.rxq:
+                self.layouts.get(w, src, lands, self.classes.of_entry)
 
     # ------------------------------------------------------------ the poll
 
@@ -144,6 +185,8 @@ class Datapath:
         c = self.compiled[dev.name]
         dev.add("rx_packets", rows.total)
         dev.add("rx_bytes", rows.bytes(e.size))
+        if c.obj is not None:  # a real program: its map effects, per-frame outcomes
+            c, rows = bpf_run.run_xdp(self, dev, c, rows, cpu, t)
         out.cost_ns += float(rows.count @ c.cost[rows.entry])
         if c.mode is None:
             if self.watched(rows):
@@ -153,6 +196,113 @@ class Datapath:
         for mode, part, part_shape in self._paths(dev, c, rows, shape):
             self._verdicts(dev, c, mode, queue, cpu, t, part, part_shape, out)
         return out
+
+    def napi_poll_many(
+        self, dev: NetDev, t: int, polls: Sequence[tuple[int, int, Rows, PollShape]]
+    ) -> FloatArray:
+        """``napi_poll`` for many NAPI instances of one device at once, each given as
+        (queue, cpu, rows, shape); returns each one's CPU time. What does not depend on the
+        queue or the CPU -- the counters, XDP_DROP, XDP_PASS, XDP_ABORTED -- is done once for
+        all of them; XDP_TX and redirects go instance by instance (rings and bulk queues are
+        per CPU)."""
+        c = self.compiled[dev.name]
+        if isinstance(dev, Tun) or c.obj is not None:  # a tap's writes, a real program's
+            # maps (per CPU) and outcomes: instance by instance
+            return np.array([self.napi_poll(dev, q, u, t, r, sh).cost_ns for q, u, r, sh in polls])
+        d = dev.costs()
+        n_polls = np.array([sh.polls for _, _, _, sh in polls], np.int64)
+        cpus = np.array([cpu for _, cpu, _, _ in polls], np.int64)
+        np.add.at(self.cpu.polls, cpus, n_polls)
+        cost: FloatArray = (n_polls * float(d.poll)).astype(np.float64)
+        entry = np.concatenate([r.entry for _, _, r, _ in polls])
+        count = np.concatenate([r.count for _, _, r, _ in polls])
+        owner = np.repeat(np.arange(len(polls)), [len(r) for _, _, r, _ in polls])
+        rows = Rows(entry, count, False)
+        if not rows.total:
+            return cost
+        dev.add("rx_packets", rows.total)
+        dev.add("rx_bytes", rows.bytes(self.world.entries.size))
+        cost += np.bincount(owner, weights=count * c.cost[entry], minlength=len(polls))
+        if c.mode is None:
+            self.up_the_stack(dev, rows)
+            return cost
+        act = c.act[entry]
+        onward = (act == XDP_TX) | (act == XDP_REDIRECT)
+        out = PollOutcome(0, 0.0)
+        self._verdicts(dev, c, c.mode, -1, -1, t, rows.where(~onward), PollShape(0), out)
+        if isinstance(dev, Nic) and c.mode == MODE_DRV:
+            queues = np.array([q for q, _, _, _ in polls], np.int64)
+            onward &= ~self._tx_many(dev, c, act, owner, cpus, queues, t, rows)
+            onward &= ~self._redirect_many(dev, c, act, owner, cpus, t, rows, polls, cost)
+        for i in np.unique(owner[onward]):
+            q, cpu, r, shape = polls[int(i)]
+            mine = onward[owner == i]
+            one = PollOutcome(0, 0.0)
+            self._verdicts(dev, c, c.mode, q, cpu, t, r.where(mine), shape, one)
+            cost[i] += one.cost_ns
+        return cost
+
+    def _tx_many(
+        self,
+        dev: Nic,
+        c: Compiled,
+        act: IntArray,
+        owner: IntArray,
+        cpus: IntArray,
+        queues: IntArray,
+        t: int,
+        rows: Rows,
+    ) -> npt.NDArray[np.bool_]:
+        """Native XDP_TX of many instances at once (not on a bond slave); returns the rows
+        done."""
+        tx: npt.NDArray[np.bool_] = act == XDP_TX
+        if c.master is not None or not tx.any():
+            return np.zeros(len(act), bool)
+        part = rows.where(tx)
+        dev.add("xdp_tx", part.total)
+        dev.xdp_tx_many(self, cpus[owner[tx]], queues[owner[tx]], t, part)
+        return tx
+
+    def _redirect_many(
+        self,
+        dev: NetDev,
+        c: Compiled,
+        act: IntArray,
+        owner: IntArray,
+        cpus: IntArray,
+        t: int,
+        rows: Rows,
+        polls: Sequence[tuple[int, int, Rows, PollShape]],
+        cost: FloatArray,
+    ) -> npt.NDArray[np.bool_]:
+        """Native unicast redirects of many instances at once, toward NICs and without devmap
+        egress programs (``devmap.enqueue_many``); returns the rows done."""
+        red: npt.NDArray[np.bool_] = act == XDP_REDIRECT
+        if c.broadcast or not red.any() or self.world.devmap_egress != "flush":
+            return np.zeros(len(act), bool)
+        dmap = self.world.maps.get(c.map_name) if c.map_name else None
+        target = c.target[rows.entry]
+        plain = red.copy()
+        for ifindex in np.unique(target[red & (c.err[rows.entry] == 0)]).tolist():
+            tgt = self.world.by_ifindex[ifindex]
+            keys = c.key[rows.entry[red & (target == ifindex)]]
+            if not isinstance(tgt, Nic) or devmap.programs_of(dmap, keys):
+                plain &= target != ifindex
+        if not plain.any():
+            return plain
+        part = rows.where(plain)
+        dev.add("xdp_redirect", part.total)
+        err = c.err[part.entry]
+        self._redirect_failed(dev, MODE_DRV, part, err)
+        ok = err == 0
+        self.tp.redirect += int(part.count[ok].sum())
+        who = owner[plain]
+        for ifindex in np.unique(c.target[part.entry[ok]]).tolist():
+            sel = ok & (c.target[part.entry] == ifindex)
+            tgt = self.world.by_ifindex[ifindex]
+            assert isinstance(tgt, Nic)
+            devmap.enqueue_many(self, dev, tgt, t, part.where(sel), who[sel], cpus, polls, cost)
+        return plain
 
     def _paths(
         self, dev: NetDev, c: Compiled, rows: Rows, shape: PollShape
@@ -209,7 +359,7 @@ class Datapath:
                     dev.add("rx_dropped", n)
             elif code == XDP_PASS:
                 dev.add("xdp_pass", n)
-                self.up_the_stack(dev, part)
+                self.up_the_stack(dev, bpf_run.leaving(self, dev, c, part))
             elif code == XDP_ABORTED:
                 dev.add("xdp_aborted", n)
                 if isinstance(dev, Tun) and mode == MODE_DRV:
@@ -223,7 +373,7 @@ class Datapath:
                 if c.master is not None:
                     self._master_redirect(dev, c, mode, queue, cpu, t, part, shape, out)
                 else:
-                    self._xdp_tx(dev, mode, queue, cpu, t, part)
+                    self._xdp_tx(dev, mode, queue, cpu, t, bpf_run.leaving(self, dev, c, part))
             else:
                 self._redirect(dev, c, mode, cpu, t, part, shape, out)
 
@@ -296,8 +446,8 @@ class Datapath:
         if aborted.total:
             dev.add("xdp_aborted", aborted.total)
             self.tp.exception[(dev.name, "XDP_ABORTED")] += aborted.total
-        here = rows.where(slave == TX_HERE)
-        rr = rows.where(slave == TX_RR)
+        here = bpf_run.leaving(self, dev, c, rows.where(slave == TX_HERE))
+        rr = bpf_run.leaving(self, dev, c, rows.where(slave == TX_RR))
         parts: list[tuple[int, Rows, IntArray]] = []
         if rr.total:
             c0 = int(bond.rr_counter[cpu])
@@ -317,7 +467,7 @@ class Datapath:
                     shape.classes[target.ifindex] = counts
         for ifindex in np.unique(slave[slave >= 0]):
             part = rows.where(slave == ifindex)
-            parts.append((int(ifindex), part, c.tx_err[part.entry]))
+            parts.append((int(ifindex), bpf_run.leaving(self, dev, c, part), c.tx_err[part.entry]))
         if self.watched(here):
             self.hop(
                 t,
@@ -381,13 +531,16 @@ class Datapath:
         self.tp.redirect += ok.total  # one xdp_redirect per input frame
         dmap = self.world.maps.get(c.map_name) if c.map_name else None
         if c.broadcast:
-            devmap.broadcast(self, dev, c, mode, cpu, t, ok, shape, out)
+            devmap.broadcast(
+                self, dev, c, mode, cpu, t, bpf_run.leaving(self, dev, c, ok), shape, out
+            )
             return
         target = c.target[ok.entry]
         for ifindex in np.unique(target):
             part = ok.where(target == ifindex)
             tgt = self.world.by_ifindex[int(ifindex)]
             keys = c.key[part.entry]
+            part = bpf_run.leaving(self, dev, c, part)
             devmap.enqueue(self, dev, tgt, mode, cpu, t, part, keys, dmap, shape, int(ifindex), out)
 
     def _redirect_failed(self, dev: NetDev, mode: str, rows: Rows, err: IntArray) -> None:

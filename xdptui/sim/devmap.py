@@ -15,6 +15,7 @@ frames in order; fast mode counts ceil(k / 16) bulks for a poll of k frames.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,7 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno, KernelError
 from xdptui.sim import costs
 from xdptui.sim.batch import PollShape, Rows
+from xdptui.sim.core import bpf_run
 from xdptui.sim.core.filter import BROADCAST, Compiled, make_context
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev
 from xdptui.sim.dev.tun import Tun
@@ -43,8 +45,10 @@ from xdptui.sim.tally import XmitTally
 
 if TYPE_CHECKING:
     from xdptui.sim.datapath import Datapath, PollOutcome
+    from xdptui.sim.dev.nic import Nic
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass
@@ -224,12 +228,12 @@ def enqueue(
         )
         dp.hop(t, dev.name, "bulk_queue", how)
     if mode == MODE_SKB:
-        kept = _egress_each(dp, dev, tgt, rows, keys, progs)
+        kept = _egress_each(dp, dev, tgt, rows, keys, progs, cpu)
         if kept.total:
             tgt.generic_xmit(dp, dev, cpu, t, kept)
         return
     if dp.world.devmap_egress == "enqueue":  # before the seed's patch: at enqueue
-        rows = _egress_each(dp, dev, tgt, rows, keys, progs)
+        rows = _egress_each(dp, dev, tgt, rows, keys, progs, cpu)
         keys = np.full(len(rows), -1, dtype=np.int64)
         progs = {}
     if rows.ordered:
@@ -260,7 +264,7 @@ def _flush_exact(
         end = start + DEV_MAP_BULK_SIZE
         chunk = rows.slice(start, end)
         cnt = len(chunk)
-        kept = _egress_bulk(dp, dev, tgt, chunk, prog)
+        kept = _egress_bulk(dp, dev, tgt, chunk, prog, cpu)
         tally.flushes += 1
         bq.flushes += 1
         bq.frames += cnt
@@ -330,7 +334,7 @@ def _flush_fast(
         if not part.total:
             continue
         bq.program = prog.name if prog is not None else ""
-        kept = _egress_bulk(dp, dev, tgt, part, prog)
+        kept = _egress_bulk(dp, dev, tgt, part, prog, cpu)
         dropped = part.total - kept.total
         tally.drops += dropped
         tally.egress_drops += dropped
@@ -339,6 +343,54 @@ def _flush_fast(
             share = max(1, round(flushes * part.total / rows.total))
             x = Xmit(dev, tgt, cpu, t, kept, share, tally, bursts=shape.bursts)
             tgt.ndo_xdp_xmit(dp, x)
+
+
+def enqueue_many(
+    dp: Datapath,
+    dev: NetDev,
+    tgt: Nic,
+    t: int,
+    rows: Rows,
+    who: IntArray,
+    cpus: IntArray,
+    polls: Sequence[tuple[int, int, Rows, PollShape]],
+    cost: FloatArray,
+) -> None:
+    """``_flush_fast`` for the polls of many instances toward one NIC, without egress
+    programs: each instance's bulks are counted from its polls (ceil(k / 16) per poll) on its
+    CPU's bulk queue, and every CPU's bulks go to ``ndo_xdp_xmit`` together."""
+    tally = dp.tp.xmit(dev.name, tgt.name)
+    flush = flush_cost(dev, tgt)
+    n = np.bincount(who, weights=rows.count, minlength=len(polls)).astype(np.int64)
+    calls = np.zeros(len(polls), np.int64)
+    bursts = 0
+    cls = tgt.ifindex
+    for i in np.flatnonzero(n).tolist():
+        _, cpu, _, shape = polls[i]
+        per_poll = shape.classes.get(cls)
+        total = int(n[i])
+        if per_poll is None or abs(int(per_poll.sum()) - total) > 0.02 * total + 1:
+            per_poll = _even(total, shape.polls)  # no poll-by-poll record: spread evenly
+        flushes = int((-(-per_poll // DEV_MAP_BULK_SIZE)).sum())
+        calls[i] = flushes
+        bursts += shape.bursts
+        bq = dp.tp.bq(cpu, dev.name, tgt.name)
+        bq.flushes += flushes
+        bq.frames += total
+        bq.last_bulk = total / max(flushes, 1)
+        bq.program = ""
+    cost += calls * flush
+    tally.flushes += int(calls.sum())
+    x = Xmit(dev, tgt, -1, t, rows, int(calls.sum()), tally, bursts=max(bursts, 1))
+    row_calls = np.zeros(len(rows), np.int64)
+    first = np.unique(who, return_index=True)[1]  # each instance's calls on one of its rows
+    row_calls[first] = calls[who[first]]
+    tgt.ndo_xdp_xmit_many(dp, x, cpus[who], row_calls)
+
+
+def programs_of(dmap: object, keys: IntArray) -> dict[int, Program]:
+    """The egress programs of the devmap entries ``keys`` (by key)."""
+    return _programs(dmap, keys)
 
 
 def _write_flush(dev: NetDev) -> float:
@@ -392,38 +444,62 @@ def _programs(dmap: object, keys: IntArray) -> dict[int, Program]:
     return out
 
 
-def _egress_bulk(dp: Datapath, dev: NetDev, tgt: NetDev, rows: Rows, prog: Program | None) -> Rows:
-    """``dev_map_bpf_prog_run``: PASS keeps the frame, DROP frees it, other codes fire
-    ``xdp_exception`` on the target and free it."""
+def _egress_bulk(
+    dp: Datapath, dev: NetDev, tgt: NetDev, rows: Rows, prog: Program | None, cpu: int
+) -> Rows:
+    """``dev_map_bpf_prog_run``: PASS keeps the frame (as the program left it), DROP frees
+    it, other codes fire ``xdp_exception`` on the target and free it."""
     if prog is None:
         return rows
-    raw = _egress_verdicts(dp, prog, dev, tgt)[rows.entry]
+    raw, left = _egress_run(dp, prog, dev, tgt, rows, cpu)
     other = (raw != XDP_PASS) & (raw != XDP_DROP)
     for code in np.unique(raw[other]):
         dp.tp.exception[(tgt.name, action_name(int(code)))] += int(rows.count[raw == code].sum())
-    return rows.where(raw == XDP_PASS)
+    return left.where(raw == XDP_PASS)
+
+
+def _egress_run(
+    dp: Datapath, prog: Program, dev: NetDev, tgt: NetDev, rows: Rows, cpu: int
+) -> tuple[IntArray, Rows]:
+    """Each frame's return code and the frames the program leaves (a real object rewrites
+    them and counts in its maps; a built-in or Python program leaves them as they are)."""
+    if prog.obj is None:
+        return egress_verdicts(dp, prog, dev, tgt)[rows.entry], rows
+    return bpf_run.run_egress(dp, prog, dev, tgt, rows, cpu)
 
 
 def _egress_each(
-    dp: Datapath, dev: NetDev, tgt: NetDev, rows: Rows, keys: IntArray, progs: dict[int, Program]
+    dp: Datapath,
+    dev: NetDev,
+    tgt: NetDev,
+    rows: Rows,
+    keys: IntArray,
+    progs: dict[int, Program],
+    cpu: int,
 ) -> Rows:
     """Each frame meets its own entry's program (generic XDP, or before the patch)."""
     if not progs:
         return rows
     keep = np.ones(len(rows), dtype=bool)
+    entry = rows.entry.copy()
     for k, prog in progs.items():
         sel = keys == k
-        raw = _egress_verdicts(dp, prog, dev, tgt)[rows.entry]
-        keep &= ~sel | (raw == XDP_PASS)
+        part_raw, left = _egress_run(dp, prog, dev, tgt, rows.where(sel), cpu)
+        entry[sel] = left.entry  # the frames as the program left them
+        raw = np.full(len(rows), XDP_PASS, dtype=np.int64)
+        raw[sel] = part_raw
+        keep &= raw == XDP_PASS
         other = sel & (raw != XDP_PASS) & (raw != XDP_DROP)
         for code in np.unique(raw[other]):
             dp.tp.exception[(tgt.name, action_name(int(code)))] += int(
                 rows.count[other & (raw == code)].sum()
             )
-    return rows.where(keep)
+    return Rows(entry, rows.count, rows.ordered, rows.ident, rows.time).where(keep)
 
 
-def _egress_verdicts(dp: Datapath, prog: Program, rx_dev: NetDev, tgt: NetDev) -> IntArray:
+def egress_verdicts(dp: Datapath, prog: Program, rx_dev: NetDev, tgt: NetDev) -> IntArray:
+    """``dev_map_bpf_prog_run``'s verdict per entry for frames from ``rx_dev`` leaving by
+    ``tgt`` (cached per configuration)."""
     key = (prog.prog_id, rx_dev.name, tgt.name)
     cached = dp.egress_cache.get(key)
     if cached is None:

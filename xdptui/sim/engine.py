@@ -639,6 +639,9 @@ class _NoIO:
     def tx(self, *args: Any) -> int:
         raise AssertionError("no mode is running")
 
+    def tx_many(self, *args: Any) -> int:
+        raise AssertionError("no mode is running")
+
     def rx(self, *args: Any) -> int:
         raise AssertionError("no mode is running")
 
@@ -653,7 +656,7 @@ def switch_mode(st: State, exact: bool) -> None:
     if exact:
         for dev in w.devices.values():
             for rxq in dev.rxq:
-                rxq.to_exact(st.fast.queue_order(dev, rxq), t)
+                rxq.to_exact(st.fast.queue_order(dev, rxq), st.dp.classes.of_entry, t)
                 rxq.state = ARMED
             if isinstance(dev, Nic | Tun):
                 for ring in dev.tx:
@@ -672,6 +675,9 @@ def switch_mode(st: State, exact: bool) -> None:
     else:
         st.exact.run(t)
         st.exact.settle(t)
+        for card in w.cards.values():  # what left by now; fast mode charges the rest as sent
+            st.exact.charge_due(card, t)
+        st.exact.tx_due = {}
         for dev in w.devices.values():
             for rxq in dev.rxq:
                 rxq.to_fast()

@@ -30,7 +30,6 @@ from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Card, Nic
 from xdptui.sim.dev.rings import ARMED, IRQ_PENDING, SCHEDULED, RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
-from xdptui.sim.dev.veth import Veth
 from xdptui.sim.events import Event, EventStream
 from xdptui.sim.kconst import WIRE_OVERHEAD
 from xdptui.sim.traffic import Source
@@ -95,7 +94,7 @@ class ExactIO:
             ring.fifo.push({"entry": ok.entry, "wire": wire, "t": dep})
             self.dp.accepted(ref, ok, into_rx=False)
             if isinstance(ring_dev, Nic) and ring_dev.card in self.exact.world.cards:
-                self.exact.world.cards[ring_dev.card].charge_tx(n_ok, t)
+                self.exact.tx_due.setdefault(ring_dev.card, []).append(dep)
         refused = rows.total - n_ok
         if refused:
             self.dp.refused(ref, ring_dev, refused)
@@ -113,6 +112,12 @@ class ExactIO:
         elif self.dp.watched(rows):
             self.dp.hop(t, ring_dev.name, "drop", f"ring {ring.index} is full", end=True)
         return n_ok
+
+    def tx_many(self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal) -> int:
+        taken = 0
+        for r in np.unique(rings).tolist():
+            taken += self.tx(ring_dev, _tx_rings(ring_dev)[r], rows.where(rings == r), t, ref)
+        return taken
 
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int:
         free = max(0, rxq.size - len(rxq.fifo))
@@ -153,8 +158,8 @@ class Exact:
         self.seq = 0
         self.cpus = [CpuState() for _ in range(world.nr_cpus)]
         self.admitted: dict[str, int] = {}
+        self.tx_due: dict[str, list[IntArray]] = {}  # per card: departures not yet charged
         self._pending_sched: list[tuple[NetDev, RxQueue, int]] = []
-        self._positions: dict[tuple[int, str, int, int], IntArray] = {}
         self.polls = 0
 
     # ------------------------------------------------------------ scheduling
@@ -169,7 +174,7 @@ class Exact:
     def run(self, t_end: int, max_polls: int | None = None) -> bool:
         """Process every event at or before ``t_end``; with ``max_polls``, stop right after
         the poll that brings ``polls`` to it (True: stopped there, ``now`` is its time)."""
-        local = any(s.local and self._lands_on(s) is None for s in self.world.sources)
+        local = any(s.local and self.world.lands_on(s) is None for s in self.world.sources)
         while self.heap and self.heap[0][0] <= t_end:
             t, _, kind, dev, q = heapq.heappop(self.heap)
             if local:
@@ -366,7 +371,7 @@ class Exact:
         """When the next frame for ``rxq`` reaches ``dev`` after ``t`` (NEVER if none)."""
         best = NEVER
         for src in self.world.sources:
-            if self._lands_on(src) is not dev or src.stopped:
+            if self.world.lands_on(src) is not dev or src.stopped:
                 continue
             n = src.emitted_until(t)
             if src.spec.count is not None and n >= src.spec.count:
@@ -387,14 +392,10 @@ class Exact:
 
     def _positions_of(self, src: Source, dev: NetDev, q: int) -> IntArray:
         """Cycle positions of ``src``'s entries that land on queue ``q`` of ``dev``."""
-        key = (src.index, dev.name, q, self.world.epoch * 0 + len(dev.rxq) + id(src.table))
-        pos = self._positions.get(key)
-        if pos is None:
-            idx = np.arange(len(src.table), dtype=np.int64) + src.offset
-            queue = self.queue_of(dev, idx)
-            pos = np.flatnonzero(queue == q).astype(np.int64)
-            self._positions[key] = pos
-        return pos
+        self.dp.compile()
+        g = self.dp.layouts.get(self.world, src, dev, self.dp.classes.of_entry).queues
+        out: IntArray = g.order[g.start[q] : g.start[q + 1]]
+        return out
 
     def queue_of(self, dev: NetDev, entries: IntArray) -> IntArray:
         if isinstance(dev, Nic):
@@ -403,17 +404,6 @@ class Exact:
         rss = self.world.entries.rss_hash[entries].astype(np.int64)
         res: IntArray = rss % max(1, len(dev.rxq))
         return res
-
-    def _lands_on(self, src: Source) -> NetDev | None:
-        """The device whose receive queues a source's frames reach (a veth sender's peer)."""
-        dev = self.world.devices.get(src.device)
-        if dev is None:
-            return None
-        if not src.local:
-            return dev
-        if isinstance(dev, Veth):
-            return self.world.devices.get(dev.peer)
-        return None
 
     def admit(self, dev: NetDev, t: int) -> None:
         """Bring ``dev``'s arrivals up to ``t`` into its rings (all ports of its card, which
@@ -431,9 +421,11 @@ class Exact:
             return
         for d in group:
             self.admitted[d.name] = t
+        if card is not None:
+            self.charge_due(card, t)
         parts: list[Arrivals] = []
         for src in w.sources:
-            target = self._lands_on(src)
+            target = self.world.lands_on(src)
             if target is None or target not in group:
                 continue
             n0, n1 = src.emitted, src.emitted_until(t)
@@ -565,7 +557,7 @@ class Exact:
         """Frames the local stack sends out of a NIC, a bond or a tap (``from:``), each
         queued at its own time (sent from CPU 0)."""
         for src in self.world.sources:
-            if not src.local or self._lands_on(src) is not None:
+            if not src.local or self.world.lands_on(src) is not None:
                 continue
             n0, n1 = src.emitted, src.emitted_until(t)
             if n1 <= n0:
@@ -585,24 +577,36 @@ class Exact:
     # ------------------------------------------------------------ transmit rings
 
     def departures(self, dev: NetDev, ring: TxRing, wire: IntArray, ready: IntArray) -> IntArray:
-        """Departure times of frames queued at ``ready``: the wire (or a tap queue's reader)
-        sends one frame after the other, d_i = max(d_{i-1}, ready_i) + s_i."""
+        """Departure times (ns, rounded up) of frames queued at ``ready``: the wire (or a tap
+        queue's reader) sends one frame after the other, d_i = max(d_{i-1}, ready_i) + s_i, in
+        picoseconds so a 6.72 ns frame time is not rounded to 7."""
         if isinstance(dev, Nic):
-            s = dev.service_ns(wire)
-            start = dev.wire_free_at
+            s = dev.service_ps(wire)
+            start = dev.wire_free_ps
         elif isinstance(dev, Tun):
-            s = np.full(len(wire), dev.reader_ns(), np.int64)
-            start = dev.reader_free_at[ring.index]
+            s = np.full(len(wire), dev.reader_ps(), np.int64)
+            start = dev.reader_free_ps[ring.index]
         else:
             return ready
         cs = np.cumsum(s)
         prev = np.concatenate(([0], cs[:-1]))
-        dep: IntArray = cs + np.maximum.accumulate(np.maximum(ready - prev, start))
+        dep_ps = cs + np.maximum.accumulate(np.maximum(ready * 1000 - prev, start))
         if isinstance(dev, Nic):
-            dev.wire_free_at = int(dep[-1])
+            dev.wire_free_ps = int(dep_ps[-1])
         elif isinstance(dev, Tun):
-            dev.reader_free_at[ring.index] = int(dep[-1])
+            dev.reader_free_ps[ring.index] = int(dep_ps[-1])
+        dep: IntArray = -(-dep_ps // 1000)
         return dep
+
+    def charge_due(self, card: Card, t: int) -> None:
+        """The DMA of the frames the card's ports sent by ``t`` (charged as they leave)."""
+        due = self.tx_due.get(card.name)
+        if not due:
+            return
+        dep = np.sort(np.concatenate(due))
+        n = int(np.searchsorted(dep, t, side="right"))
+        card.charge_sent(dep[:n])
+        self.tx_due[card.name] = [dep[n:]] if n < len(dep) else []
 
     def refill(self, dev: NetDev, ring: TxRing, t: int) -> None:
         """A fast-mode ring's frames (counts) become descriptors leaving from ``t`` on."""
@@ -614,6 +618,8 @@ class Exact:
         dep = self.departures(dev, ring, wire, np.full(n, t, np.int64))
         ring.fifo.push({"entry": np.zeros(n, np.int64), "wire": wire, "t": dep})
         ring.occ, ring.occ_bytes = 0, 0.0
+        if isinstance(dev, Nic) and dev.card in self.world.cards:
+            self.tx_due.setdefault(dev.card, []).append(dep)
 
     def complete(self, dev: NetDev, ring: TxRing, t: int) -> None:
         """Frames whose departure time has passed have left: ``tx_packets`` (the TX

@@ -1,27 +1,31 @@
-"""Fast mode: the same rules as exact mode, as arithmetic over a step of many polls.
+"""Fast mode: the same rules as exact mode, as arithmetic over flow classes and a step of many
+polls.
 
-A step moves every frame source's contiguous range of frames (``frames_per_entry``) into the
-rings, lets each CPU serve its NAPI instances, and drains the transmit rings -- counts per
-flow-table entry, a few NumPy operations per instance whatever the number of frames.
-
-How an instance's polls look follows exact mode's rules: its interrupt fires at most once per
+A step counts every source's contiguous range of frames per (queue, flow class) -- binary
+searches over the source's layout (``xdptui.sim.layout``), not a pass over its flows -- and
+serves every NAPI instance at once: rings, arrivals and takes are (instance x class) matrices,
+and each instance's polls follow exact mode's rules. Its interrupt fires at most once per
 ``rx-usecs``; each poll takes at most 64 frames from the ring's head, and a poll that takes
-fewer completes. ``napi_pattern`` solves that for a steady arrival rate once (the poll sizes of
-one period) and the step tiles it; a CPU with more work than time polls full budgets,
-round-robin. The polls are contiguous ranges of the queue's frame sequence, so how many frames
-of each poll go to each bulk queue -- and so the devmap flushes, ceil(k / 16) per poll -- is
-counted exactly from prefix sums over the queue's cycle of flow-table entries.
+fewer completes. Where the polls feed bulk queues, the step's interrupt cycles are solved
+exactly from the arrival curve (``fast_polls.cycles``) and the frames each poll sends to each
+bulk queue are counted from the queue's contiguous frame ranges, so the devmap flushes,
+ceil(k / 16) per poll, come out as the kernel counts them; elsewhere the steady pattern at the
+arrival rate (``napi_pattern``) gives the number of polls. A CPU with more work than time polls
+full budgets, round-robin. One representative entry per class carries the frames through the
+shared data path (``Datapath.napi_poll``).
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from xdptui.sim.batch import PollShape, Rows
-from xdptui.sim.core.filter import BROADCAST, RR_CLASS, TX_RR
+from xdptui.sim.core.filter import RR_CLASS
 from xdptui.sim.datapath import Datapath, Refusal
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Nic
@@ -30,29 +34,29 @@ from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import flush_cost
 from xdptui.sim.fast_polls import (
-    arrived_fn,
-    cycle_sizes,
+    Pattern,
+    cycles,
     even_sizes,
-    fifo_take,
     first_after,
-    full_polls,
     full_sizes,
     napi_pattern,
-    round_rate,
+    round_rates,
     spread_over,
     tile,
     water_fill,
 )
 from xdptui.sim.fast_tx import Claim, drain
-from xdptui.sim.kconst import XDP_TX
-from xdptui.sim.splitting import share, take_share
-from xdptui.sim.traffic import Source, frames_per_entry
+from xdptui.sim.kconst import DEV_MAP_BULK_SIZE, XDP_TX
+from xdptui.sim.layout import Grouped, SourceLayout
+from xdptui.sim.shared import SharedCache
+from xdptui.sim.splitting import share, take_rows
+from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
-SETTLE_NS = 1_000  # after a change, steps restart this short and double
+SETTLE_NS = 8_000  # after a change, steps restart this short and double
 MAX_STEP_NS = 50_000_000  # the longest step
 GROWTH = 2  # each quiet step this many times the last (4 blurs a tap ring filling)
 MAX_CHAIN = 6  # veth hops served within one step
@@ -76,8 +80,11 @@ class FastIO:
         self.pending: list[Pending] = []
 
     def tx(self, ring_dev: NetDev, ring: TxRing, rows: Rows, t: int, ref: Refusal) -> int:
-        wire = float(rows.count @ self.fast.world.entries.wire_bytes[rows.entry])
-        self.claims.append(Claim(ring_dev, ring, rows, ref, wire))
+        self.claims.append(Claim(ring_dev, ring, rows, ref))
+        return rows.total
+
+    def tx_many(self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal) -> int:
+        self.claims.append(Claim(ring_dev, None, rows, ref, rings))
         return rows.total
 
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int:
@@ -104,16 +111,52 @@ class Grid:
 
 
 @dataclass
-class Instance:
-    """A NAPI instance's work for one step."""
+class Work:
+    """NAPI instances with frames this step, one row each: what waits in the ring (``held``),
+    what arrives (``arr``), per flow class."""
 
-    dev: NetDev
-    rxq: RxQueue
-    cpu: int
-    demand: IntArray  # frames per entry: waiting plus arriving
-    arrived: int
-    pending: list[Pending] = field(default_factory=list)
-    kept: float = 1.0  # the share of the arrivals the card took
+    devs: list[NetDev]
+    rxqs: list[RxQueue]
+    cpu: IntArray
+    held: IntArray
+    arr: IntArray
+    kept: FloatArray  # the share of the arrivals the card took
+    feeds: list[list[Pending]] = field(default_factory=list)  # veth: the offers served here
+    groups: list[tuple[IntArray, DevFacts]] | None = None  # instances by device (cached)
+
+    def __len__(self) -> int:
+        return len(self.rxqs)
+
+    def fed(self, i: int) -> list[Pending]:
+        return self.feeds[i] if self.feeds else []
+
+
+@dataclass
+class Plan:
+    """Each instance's polls this step (``sizes`` only where a bulk queue needs them)."""
+
+    served: IntArray
+    polls: IntArray
+    bursts: IntArray
+    work: FloatArray
+    drops: IntArray
+    peak: IntArray
+    next_irq: IntArray
+    start: IntArray  # queue position of the first frame taken (-1: not known)
+    sizes: dict[int, IntArray]
+
+
+@dataclass(frozen=True)
+class DevFacts:
+    """A device's per-class arithmetic inputs (one configuration's)."""
+
+    cost: FloatArray  # ns per frame on the polling CPU, chain of veth peers included
+    poll: float
+    bq: IntArray  # bulk queue label per class (-1: none)
+    bq_value: IntArray  # label -> the bulk class (target ifindex, RR_CLASS, BROADCAST)
+    flush: FloatArray  # label -> ns per flush
+    tx_out: FloatArray  # 1 where the frame leaves by a port of the same card
+    multi_key: npt.NDArray[np.bool_]  # label -> its classes have several devmap keys
 
 
 class Fast:
@@ -122,10 +165,9 @@ class Fast:
         self.dp = dp
         self.grid = Grid()
         self.steps = 0
-        self._dt = 1
-        self._chains: dict[tuple[str, int], FloatArray] = {}
-        self._derived_cache: dict[tuple[str, int], Derived] = {}
-        self._seq_cache: dict[tuple[int, str, int, int], tuple[IntArray, IntArray]] = {}
+        self._facts: SharedCache[tuple[str, int], DevFacts] = SharedCache()
+        self._bq_groups: SharedCache[tuple[int, int, str], Grouped] = SharedCache()
+        self._single: SharedCache[tuple[int, str], int | None] = SharedCache()
 
     # ------------------------------------------------------------ time
 
@@ -152,19 +194,27 @@ class Fast:
         dp.compile()
         self.steps += 1
         dt = t1 - t0
-        self._dt = dt
-        n = len(w.entries)
-        arrivals: dict[str, IntArray] = {}
+        C = len(dp.classes)
+        rxqs = [(dev, rxq) for dev in w.devices.values() for rxq in dev.rxq]
+        index = {id(rxq): i for i, (_, rxq) in enumerate(rxqs)}
+        arr = np.zeros((len(rxqs), C), np.int64)
         for src in w.sources:
-            self._emit(src, t1, arrivals, n, t0)
+            self._emit(src, t0, t1, arr, index)
+        held = np.zeros_like(arr)
+        for i, (_, rxq) in enumerate(rxqs):
+            if rxq.held.total:
+                np.add.at(held[i], dp.classes.of_entry[rxq.held.entry], rxq.held.count)
+        live = np.flatnonzero((held.sum(axis=1) + arr.sum(axis=1)) > 0)
+        work = Work(
+            [rxqs[i][0] for i in live],
+            [rxqs[i][1] for i in live],
+            np.array([rxqs[i][1].irq_cpu for i in live], np.int64),
+            held[live],
+            arr[live],
+            np.ones(len(live)),
+        )
         budget = np.full(w.nr_cpus, float(dt))
-        work = [
-            Instance(dev, rxq, rxq.irq_cpu, rxq.counts + arr_q, int(arr_q.sum()))
-            for dev in w.devices.values()
-            for rxq, arr_q in zip(dev.rxq, self._by_queue(dev, arrivals.get(dev.name)), strict=True)
-            if rxq.counts.any() or arr_q.any()
-        ]
-        if w.cards:
+        if w.cards and len(work):
             self._card_admit(work, t0, t1)
         self._serve(work, budget, t0, t1)
         for _ in range(MAX_CHAIN):
@@ -177,377 +227,648 @@ class Fast:
         io.pending = []
         drain(self.world, self.dp, io.claims, dt)
 
-    def _emit(self, src: Source, t1: int, arrivals: dict[str, IntArray], n: int, t0: int) -> None:
-        n1 = src.emitted_until(t1)
-        if n1 <= src.emitted:
+    def _emit(self, src: Source, t0: int, t1: int, arr: IntArray, index: dict[int, int]) -> None:
+        """The source's frames of this step: per (queue, class) into ``arr``, or sent by the
+        local stack (a veth sender's go into its peer's queues)."""
+        n0, n1 = src.emitted, src.emitted_until(t1)
+        if n1 <= n0:
             return
-        L = len(src.table)
-        counts = np.zeros(n, dtype=np.int64)
-        counts[src.offset : src.offset + L] = frames_per_entry(src.emitted, n1, L)
-        frames = n1 - src.emitted
+        frames = n1 - n0
         src.emitted = n1
-        dev = self.world.devices.get(src.device)
+        w = self.world
+        dev = w.devices.get(src.device)
         if dev is None or not dev.running:
             src.lost += frames
             return
         if src.local:
+            rows = self._class_rows(src, dev, n0, n1)
             if isinstance(dev, Veth):
-                peer = self.world.devices.get(dev.peer)
+                peer = w.devices.get(dev.peer)
                 if peer is None or not peer.running:
                     dev.add("tx_dropped", frames)
                     return
                 # veth_xmit: into the peer's queues, the sender counting what they take
-                for q, part in self.dp.by_rx_queue(peer, _rows(counts)):
+                for q, part in self.dp.by_rx_queue(peer, rows):
                     self.dp.io.rx(peer, peer.rxq[q], part, t0, 0, self.dp.refusal("veth_skb", dev))
                 return
-            dev.stack_xmit(self.dp, 0, t0, _rows(counts))
+            dev.stack_xmit(self.dp, 0, t0, rows)
             return
-        if dev.name in arrivals:
-            arrivals[dev.name] += counts
-        else:
-            arrivals[dev.name] = counts
+        lay = self._layout(src, dev)
+        counts = lay.pair_frames(n0, n1)
+        nz = np.flatnonzero(counts)
+        rows_i = np.array([index[id(dev.rxq[int(q)])] for q in range(len(dev.rxq))], np.int64)
+        np.add.at(arr, (rows_i[lay.pair_q[nz]], lay.pair_c[nz]), counts[nz])
 
-    def _card_admit(self, work: list[Instance], t0: int, t1: int) -> None:
+    def _class_rows(self, src: Source, dev: NetDev, n0: int, n1: int) -> Rows:
+        lay = self._layout(src, dev)
+        counts = lay.pair_frames(n0, n1)
+        per_class = np.bincount(lay.pair_c, weights=counts, minlength=len(self.dp.classes))
+        return _rows(per_class.astype(np.int64), self.dp.classes.rep)
+
+    def _layout(self, src: Source, dev: NetDev) -> SourceLayout:
+        return self.dp.layouts.get(self.world, src, dev, self.dp.classes.of_entry)
+
+    # ------------------------------------------------------------ the cards' DMA
+
+    def _card_admit(self, work: Work, t0: int, t1: int) -> None:
         """The cards' DMA budget, as exact mode applies it: frames a full ring would refuse
         take no DMA; of the rest, what the card cannot move is ``rx_dropped``."""
         w = self.world
-        by_card: dict[str, list[tuple[Instance, int]]] = {}
-        for inst in work:
-            dev = inst.dev
-            if not isinstance(dev, Nic) or dev.card not in w.cards or not inst.arrived:
-                continue
-            # what the CPU could take at most, plus the ring's slots: the rest finds it full
-            c = self.dp.compiled[dev.name]
-            unit = float(inst.demand @ c.cost) / max(int(inst.demand.sum()), 1)
-            unit += self._flush_share(inst, 64.0) + dev.costs().poll / inst.rxq.weight
-            waiting = int(inst.demand.sum()) - inst.arrived
-            room = max(0, int((t1 - t0) / max(unit, 1e-9)) + inst.rxq.size - waiting)
-            by_card.setdefault(dev.card, []).append((inst, min(inst.arrived, room)))
-        for name, insts in by_card.items():
+        dt = t1 - t0
+        arrived = work.arr.sum(axis=1)
+        demand = work.held.sum(axis=1) + arrived
+        by_card: dict[str, list[int]] = {}
+        for i, dev in enumerate(work.devs):
+            if isinstance(dev, Nic) and dev.card in w.cards and arrived[i]:
+                by_card.setdefault(dev.card, []).append(i)
+        for name, rows in by_card.items():
+            idx = np.array(rows, np.int64)
+            unit = np.empty(len(idx))
+            tx_share = np.empty(len(idx))
+            weight = np.array([work.rxqs[i].weight for i in idx], np.float64)
+            for sel, f in self._by_device_of(work, idx):  # what the CPU could take, and the ring
+                Di = work.held[idx[sel]] + work.arr[idx[sel]]
+                total = np.maximum(Di.sum(axis=1), 1)
+                unit[sel] = Di @ f.cost / total + self._flush_many(f, Di, weight[sel])
+                unit[sel] += f.poll / weight[sel]
+                tx_share[sel] = Di @ f.tx_out / total
+            sizes = np.array([work.rxqs[i].size for i in idx], np.int64)
+            waiting = demand[idx] - arrived[idx]
+            room = np.maximum(0, (dt / np.maximum(unit, 1e-9)).astype(np.int64) + sizes - waiting)
+            offered = np.minimum(arrived[idx], room).astype(np.float64)
             card = w.cards[name]
-            offered = np.array([ok for _, ok in insts], dtype=np.float64)
             # transmit takes DMA too: each frame taken sends r frames out of the card's ports
             # (XDP_TX, redirects to them), at most what their wires carry this step
-            sent = sum(float(self._tx_share(inst) * ok) for inst, ok in insts)
-            r = sent / max(float(offered.sum()), 1.0)
+            r = float(tx_share @ offered) / max(float(offered.sum()), 1.0)
             wires = sum(
-                _wire_frames(d, t1 - t0)
+                _wire_frames(d, dt)
                 for d in w.devices.values()
                 if isinstance(d, Nic) and d.card == name
             )
             taken, card.tx_ahead = card.admit_count(int(offered.sum()), t0, t1, r, wires)
             if taken >= offered.sum():
                 continue
-            for (inst, ok), got in zip(insts, share(taken, offered), strict=True):
-                lost = ok - int(got)
-                if lost <= 0:
-                    continue
-                arr = inst.demand - inst.rxq.counts
-                cut = take_share(arr, lost, self.steps)
-                inst.demand = inst.demand - cut
-                inst.kept = (inst.arrived - lost) / max(inst.arrived, 1)
-                inst.arrived -= lost
-                inst.dev.add("rx_missed_errors", lost)  # port-level discards, not a ring
-
-    def _by_queue(self, dev: NetDev, arr: IntArray | None) -> list[IntArray]:
-        nq = len(dev.rxq)
-        if arr is None:
-            z = np.zeros(len(self.world.entries), np.int64)
-            return [z] * nq
-        if nq == 1:
-            return [arr]
-        if isinstance(dev, Nic):
-            q = dev.queue_of_entry
-        else:
-            q = (self.world.entries.rss_hash % nq).astype(np.int64)
-        return [np.where(q == i, arr, 0) for i in range(nq)]
-
-    def _fed(self, fed: list[Pending]) -> list[Instance]:
-        """Veth queues that senders filled this step: served on the sending CPU."""
-        by_key: dict[tuple[str, int, int], Instance] = {}
-        n = len(self.world.entries)
-        for p in fed:
-            key = (p.dev.name, p.rxq.index, p.cpu)
-            inst = by_key.get(key)
-            counts = p.rows.per_entry(n)
-            if inst is None:
-                inst = by_key[key] = Instance(p.dev, p.rxq, p.cpu, p.rxq.counts.copy(), 0)
-                p.rxq.counts[:] = 0
-            inst.demand = inst.demand + counts
-            inst.arrived += p.rows.total
-            inst.pending.append(p)
-        return list(by_key.values())
+            lost = (offered - share(taken, offered)).astype(np.int64)
+            cut = take_rows(work.arr[idx], lost, self.steps)
+            work.arr[idx] -= cut
+            got = arrived[idx] - lost
+            work.kept[idx] = got / np.maximum(arrived[idx], 1)
+            for k, i in enumerate(idx):
+                if lost[k] > 0:
+                    work.devs[i].add("rx_missed_errors", int(lost[k]))  # port discards
 
     # ------------------------------------------------------------ NAPI
 
-    def _serve(self, work: list[Instance], budget: FloatArray, t0: int, t1: int) -> None:
+    def _serve(self, work: Work, budget: FloatArray, t0: int, t1: int) -> None:
         """Every CPU serves its instances: each its own poll pattern when the CPU has time,
         full 64-frame polls shared round-robin when it does not (``net_rx_action``)."""
-        dp = self.dp
+        if not len(work):
+            return
+        plan = self._plan(work, t0, t1)
+        need = np.bincount(work.cpu, weights=plan.work, minlength=len(budget))
+        for cpu in np.flatnonzero(need > budget + 1e-9):
+            self._saturated(work, plan, np.flatnonzero(work.cpu == cpu), float(budget[cpu]))
+        used = self._poll(work, plan, t0)
+        spent = np.minimum(np.bincount(work.cpu, weights=used, minlength=len(budget)), budget)
+        budget -= spent
+        self.dp.cpu.busy_ns += spent
+
+    def _plan(self, work: Work, t0: int, t1: int) -> Plan:
+        """What each instance's polls do this step when its CPU has the time: interrupts every
+        ``cycle_ns`` (``rx-usecs`` at steady load); each takes what arrived before it; what
+        arrived after the last one waits. Computed device by device over all its instances."""
+        m = len(work)
         dt = t1 - t0
-        by_cpu: dict[int, list[Instance]] = {}
-        for inst in work:
-            by_cpu.setdefault(inst.cpu, []).append(inst)
-        for cpu, insts in by_cpu.items():
-            plans = [self._plan(inst, t0, t1) for inst in insts]
-            need = sum(pl.work for pl in plans)
-            if need > budget[cpu]:
-                plans = self._saturated(insts, plans, float(budget[cpu]))
-            used = 0.0
-            for inst, pl in zip(insts, plans, strict=True):
-                used += self._poll(inst, pl, t0)
-            spent = min(used, float(budget[cpu]))
-            budget[cpu] -= spent
-            dp.cpu.busy_ns[cpu] += spent
-            _ = dt
+        D = work.held + work.arr
+        demand = D.sum(axis=1)
+        arrived = work.arr.sum(axis=1)
+        lam = arrived / dt
+        itr = np.array([r.itr_ns for r in work.rxqs], np.int64)
+        weight = np.array([r.weight for r in work.rxqs], np.int64)
+        size = np.array([r.size for r in work.rxqs], np.int64)
+        cost = np.zeros(m)
+        poll = np.zeros(m)
+        targets = np.zeros(m, bool)
+        per_poll = np.minimum(weight, np.maximum(1.0, lam * itr))
+        for idx, f in self._by_device(work):
+            Di = D[idx]
+            cost[idx] = Di @ f.cost / np.maximum(demand[idx], 1)
+            cost[idx] += self._flush_many(f, Di, per_poll[idx])
+            poll[idx] = f.poll
+            targets[idx] = Di[:, f.bq >= 0].sum(axis=1) > 0
+        plan = Plan(
+            served=demand.copy(),
+            polls=np.zeros(m, np.int64),
+            bursts=np.zeros(m, np.int64),
+            work=np.zeros(m),
+            drops=np.zeros(m, np.int64),
+            peak=np.zeros(m, np.int64),
+            next_irq=np.full(m, t1, np.int64),
+            start=np.full(m, -1, np.int64),
+            sizes={},
+        )
+        fed = np.array([bool(work.fed(i)) for i in range(m)], bool)
+        for i in np.flatnonzero(fed).tolist():  # a veth queue: one poll per sender poll
+            feeds = max(1, sum(max(1, p.rows.total // 64 + 1) for p in work.fed(i)))
+            self._set(plan, i, even_sizes(int(demand[i]), feeds, int(weight[i])), t1, targets[i])
+        # frames further apart than rx-usecs: each one's interrupt polls it at once
+        sparse = ~fed & (lam * np.maximum(itr, 1) < 1) & (demand <= arrived + weight)
+        plan.polls[sparse] = plan.bursts[sparse] = demand[sparse]
+        plan.peak[sparse] = demand[sparse] > 0
+        for i in np.flatnonzero(sparse & targets).tolist():
+            plan.sizes[i] = np.ones(int(demand[i]), np.int64)
+        rest = np.flatnonzero(~fed & ~sparse)
+        if not len(rest):
+            plan.work = plan.served * cost + plan.polls * poll
+            return plan
+        pats = [
+            napi_pattern(lr, ar, float(poll[i]), int(itr[i]), int(weight[i]), int(size[i]))
+            for i, lr, ar in zip(
+                rest.tolist(),
+                round_rates(lam[rest]).tolist(),
+                np.round(cost[rest], 1).tolist(),
+                strict=True,
+            )
+        ]
+        cycle = np.array([p.cycle_ns for p in pats])
+        saturated = np.array([p.saturated or not p.sizes for p in pats], bool)
+        grid = ~saturated & (np.abs(cycle - itr[rest]) < 0.01 * itr[rest])
+        single = np.array([self._single_source(work.devs[i]) is not None for i in rest], bool)
+        on_grid = rest[grid & targets[rest] & single]
+        full = rest[saturated & ~(grid & targets[rest] & single)]
+        plan.polls[full] = plan.bursts[full] = -(-demand[full] // weight[full])
+        plan.peak[full] = size[full]
+        for i in full[targets[full]].tolist():
+            plan.sizes[i] = full_sizes(int(demand[i]), int(weight[i]))
+        steady = ~saturated & ~(grid & targets[rest] & single)
+        calm = [p for p, s in zip(pats, steady, strict=True) if s]
+        self._steady(work, plan, rest[steady], calm, lam, targets, t0, t1)
+        if len(on_grid):
+            self._cycles(work, plan, on_grid, cost, poll, t0, t1)
+        plan.work = plan.served * cost + plan.polls * poll
+        return plan
 
-    def _plan(self, inst: Instance, t0: int, t1: int) -> Plan:
-        """What an instance's polls do this step when its CPU has the time: interrupts every
-        ``cycle_ns`` (``rx-usecs`` at steady load); each takes what arrived before it, in the
-        pattern's poll sizes; what arrived after the last one waits."""
-        rxq = inst.rxq
-        dt = t1 - t0
-        demand = int(inst.demand.sum())
-        c = self.dp.compiled[inst.dev.name]
-        a = float(inst.demand @ c.cost) / max(demand, 1) + self._flush_share(inst)
-        p = inst.dev.costs().poll
-        lam = inst.arrived / dt
-        if inst.pending:  # a veth queue: one poll per sender poll that fed it
-            feeds = max(1, sum(self._sender_polls(q) for q in inst.pending))
-            sizes = even_sizes(demand, feeds, rxq.weight)
-            return Plan(demand, sizes, demand * a + len(sizes) * p, 0, 0.0, t1)
-        if lam * max(rxq.itr_ns, 1) < 1 and demand <= inst.arrived + rxq.weight:
-            # frames further apart than rx-usecs: each one's interrupt polls it at once
-            sizes = np.ones(demand, np.int64)
-            return Plan(demand, sizes, demand * (a + p), 0, 1.0, t1)
-        pat = napi_pattern(round_rate(lam), round(a, 1), p, rxq.itr_ns, rxq.weight, rxq.size)
-        on_grid = not pat.saturated and abs(pat.cycle_ns - rxq.itr_ns) < 0.01 * rxq.itr_ns
-        if on_grid and self._derived(inst.dev).targets:
-            # its polls feed bulk queues: their exact boundaries decide the flushes
-            plan = self._cycles(inst, t0, t1, a, p)
-            if plan is not None:
-                return plan
-        if pat.saturated or not pat.sizes:
-            sizes = full_sizes(demand, rxq.weight)
-            return Plan(demand, sizes, demand * a + len(sizes) * p, 0, float(rxq.size), t1)
-        nxt = rxq.fast_irq
-        waiting = demand - inst.arrived
-        if nxt < t0:  # idle until now: the interrupt comes with the first frame
-            nxt = t0 if waiting else t0 + int(1.0 / max(lam, 1e-12))
-        if nxt >= t1:
-            return Plan(0, np.zeros(0, np.int64), 0.0, 0, float(waiting), nxt)
-        k = int((t1 - 1 - nxt) // pat.cycle_ns)
-        last = nxt + k * pat.cycle_ns
-        left = min(demand, round(lam * (t1 - last)))
-        served = demand - left
-        if self._derived(inst.dev).targets:
-            sizes = tile(pat.sizes, served, rxq.weight)
-        else:  # nothing per poll to count: just how many polls
-            per = sum(pat.sizes) / len(pat.sizes)
-            sizes = even_sizes(served, int(np.ceil(served / per)) if served else 0, rxq.weight)
-        drops = round(pat.drops * served)
-        work = served * a + len(sizes) * p
-        return Plan(served, sizes, work, drops, pat.peak, int(last + pat.cycle_ns))
+    def _steady(
+        self,
+        work: Work,
+        plan: Plan,
+        idx: IntArray,
+        pats: list[Pattern],
+        lam: FloatArray,
+        targets: npt.NDArray[np.bool_],
+        t0: int,
+        t1: int,
+    ) -> None:
+        """Instances at a steady rate: the pattern's cycle from their next interrupt on."""
+        if not len(idx):
+            return
+        D = work.held[idx] + work.arr[idx]
+        demand = D.sum(axis=1)
+        waiting = work.held[idx].sum(axis=1)
+        cycle = np.array([p.cycle_ns for p in pats])
+        per = np.array([sum(p.sizes) / len(p.sizes) for p in pats])
+        nxt = np.array([work.rxqs[i].fast_irq for i in idx], np.int64)
+        idle = nxt < t0  # idle until now: the interrupt comes with the first frame
+        first = np.where(waiting > 0, t0, t0 + (1.0 / np.maximum(lam[idx], 1e-12)).astype(np.int64))
+        nxt = np.where(idle, first, nxt)
+        later = nxt >= t1
+        plan.served[idx[later]] = 0
+        plan.peak[idx[later]] = waiting[later]
+        plan.next_irq[idx[later]] = nxt[later]
+        k = np.floor((t1 - 1 - nxt) / cycle)
+        last = nxt + k * cycle
+        left = np.minimum(demand, np.round(lam[idx] * (t1 - last)).astype(np.int64))
+        served = np.where(later, 0, demand - left)
+        polls = np.where(served > 0, np.ceil(served / per), 0).astype(np.int64)
+        go = ~later
+        plan.served[idx[go]] = served[go]
+        plan.polls[idx[go]] = plan.bursts[idx[go]] = polls[go]
+        plan.next_irq[idx[go]] = (last + cycle)[go].astype(np.int64)
+        plan.drops[idx[go]] = np.round(np.array([p.drops for p in pats])[go] * served[go])
+        plan.peak[idx[go]] = np.array([int(p.peak) for p in pats], np.int64)[go]
+        for k_, i in enumerate(idx.tolist()):
+            if go[k_] and targets[i]:
+                sizes = tile(pats[k_].sizes, int(served[k_]), work.rxqs[i].weight)
+                self._set(plan, i, sizes, int(plan.next_irq[i]), True)
 
-    def _cycles(self, inst: Instance, t0: int, t1: int, a: float, p: float) -> Plan | None:
-        """Interrupts every ``rx-usecs``: cycle k's first poll at tau_k takes what arrived since
-        the previous cycle's last poll began, 64 at most; a full poll is followed by another
-        one poll later, which takes what is waiting then. Frame counts are the queue's
-        arrivals by each instant -- prefix sums over its source's cycle of entries -- so the
-        polls are the contiguous ranges exact mode polls."""
-        q = self._queue_index(inst)
-        if q is None:
-            return None
-        src, prefix, per_cycle = q
-        rxq = inst.rxq
-        itr = rxq.itr_ns
-        w = rxq.weight
-        emitted = arrived_fn(src, prefix, per_cycle)
-        base = int(emitted(np.array([t0]))[0])
+    def _by_device(self, work: Work) -> list[tuple[IntArray, DevFacts]]:
+        """The instances of each device, with its per-class facts."""
+        if work.groups is None:
+            work.groups = self._by_device_of(work, np.arange(len(work), dtype=np.int64))
+        return work.groups
 
-        def arrived(t: IntArray) -> IntArray:  # what the card let through, evenly
-            out: IntArray = base + ((emitted(t) - base) * inst.kept).astype(np.int64)
+    def _by_device_of(self, work: Work, idx: IntArray) -> list[tuple[IntArray, DevFacts]]:
+        """``idx``'s instances grouped by device (as positions in ``idx``)."""
+        seen: dict[str, list[int]] = {}
+        for k, i in enumerate(idx.tolist()):
+            seen.setdefault(work.devs[i].name, []).append(k)
+        return [
+            (np.array(ks, np.int64), self._dev_facts(self.world.devices[name]))
+            for name, ks in seen.items()
+        ]
+
+    def _set(self, plan: Plan, i: int, sizes: IntArray, next_irq: int, keep: bool) -> None:
+        plan.served[i] = int(sizes.sum())
+        plan.polls[i] = plan.bursts[i] = len(sizes)
+        plan.next_irq[i] = next_irq
+        if keep:
+            plan.sizes[i] = sizes
+
+    def _cycles(
+        self,
+        work: Work,
+        plan: Plan,
+        idx: IntArray,
+        cost: FloatArray,
+        poll: FloatArray,
+        t0: int,
+        t1: int,
+    ) -> None:
+        """Interrupts every ``rx-usecs`` for the instances ``idx``: exact boundaries of each
+        cycle's polls from the queue's arrivals (``fast_polls.cycles``)."""
+        m = len(idx)
+        groups: dict[tuple[int, str], list[int]] = {}
+        srcs: list[Source] = []
+        for k, i in enumerate(idx.tolist()):
+            src = self._single_source(work.devs[i])
+            assert src is not None
+            srcs.append(src)
+            groups.setdefault((src.index, work.devs[i].name), []).append(k)
+        q = np.array([work.rxqs[i].index for i in idx], np.int64)
+        kept = work.kept[idx]
+        base = np.empty(m, np.int64)
+        parts: list[tuple[IntArray, Callable[[IntArray], IntArray], SourceLayout]] = []
+        part_of = np.empty(m, np.int64)
+        for (_, name), ks in groups.items():
+            sel = np.array(ks, np.int64)
+            src = srcs[ks[0]]
+            lay = self._layout(src, self.world.devices[name])
+            emitted_by = src.emitted_from(t0, (t1 - t0) * 2 + 10**6)
+            part_of[sel] = len(parts)
+            parts.append((sel, emitted_by, lay))
+            n0 = emitted_by(np.array([t0]))
+            base[sel] = lay.queue_frames(q[sel], np.repeat(n0, len(sel)))
+        scaled = bool((kept < 1).any())
+
+        def arrived(owner: IntArray, t: IntArray) -> IntArray:
+            """Queue positions reached by ``t``: what the card let through, evenly."""
+            if len(parts) == 1:
+                _, emitted_by, lay = parts[0]
+                got = lay.queue_frames(q[owner], emitted_by(t))
+            else:
+                got = np.empty(len(t), np.int64)
+                which = part_of[owner]
+                for k, (_, emitted_by, lay) in enumerate(parts):
+                    mine = which == k
+                    got[mine] = lay.queue_frames(q[owner[mine]], emitted_by(t[mine]))
+            if not scaled:
+                return got
+            b = base[owner]
+            out: IntArray = b + ((got - b) * kept[owner]).astype(np.int64)
             return out
 
-        waiting = int(inst.demand.sum()) - inst.arrived
-        start = base - waiting  # queue index of the oldest waiting frame
-        nxt = rxq.fast_irq
-        if nxt < t0:
-            nxt = t0 if waiting else first_after(src, t0, arrived)
-        if nxt >= t1:
-            return Plan(0, np.zeros(0, np.int64), 0.0, 0, float(waiting), nxt, start)
-        tau = nxt + itr * np.arange(int((t1 - 1 - nxt) // itr) + 1, dtype=np.int64)
-        d64 = p + a * w
-        at_tau = arrived(tau)
-        most = int(np.max(np.diff(np.concatenate(([start], at_tau))))) if len(tau) else 0
-        jmax = min(1 + rxq.size // w, most // w + 2)
-        offsets = (d64 * np.arange(jmax + 1)).astype(np.int64)
-        at_j = arrived((tau[None, :] + offsets[:, None]).ravel()).reshape(jmax + 1, len(tau))
-        full = full_polls(at_j, start, w)
-        last_start = np.take_along_axis(at_j, full[None, :], axis=0)[0]
-        begin = np.concatenate(([start], last_start[:-1]))
-        last = np.minimum(last_start - begin - w * full, w)
-        sizes = cycle_sizes(full, np.maximum(last, 0), w)
-        served = int(sizes.sum())
-        drops = int(np.maximum(at_tau - begin - rxq.size, 0).sum())
-        work = served * a + len(sizes) * p
-        peak = float(np.max(at_tau - begin)) if len(tau) else float(waiting)
-        return Plan(served, sizes, work, drops, peak, int(tau[-1] + itr), start, len(tau))
+        D = work.held[idx] + work.arr[idx]
+        waiting = D.sum(axis=1) - work.arr[idx].sum(axis=1)
+        start = base - waiting
+        rxqs = [work.rxqs[i] for i in idx]
+        nxt = np.array([r.fast_irq for r in rxqs], np.int64)
+        for j in np.flatnonzero(nxt < t0).tolist():
+            if waiting[j]:
+                nxt[j] = t0
+                continue
 
-    def _queue_index(self, inst: Instance) -> tuple[Source, IntArray, int] | None:
-        """The single source feeding a queue, the prefix count of its cycle's entries that
-        land on the queue, and how many land per cycle."""
-        seq = self._sequence(inst)
-        if seq is None:
-            return None
-        order, prefix = seq
-        src = next(s for s in self.world.sources if _lands_on(self.world, s) is inst.dev)
-        return src, prefix, len(order)
+            def emitted(t: IntArray, j: int = j) -> IntArray:
+                return arrived(np.full(len(t), j), t)
 
-    def _saturated(self, insts: list[Instance], plans: list[Plan], budget: float) -> list[Plan]:
+            nxt[j] = first_after(emitted, srcs[j].milli, t0)
+        busy = nxt < t1
+        calm = idx[~busy]
+        plan.served[calm] = 0
+        plan.peak[calm] = waiting[~busy]
+        plan.next_irq[calm] = nxt[~busy]
+        plan.start[calm] = start[~busy]
+        sel = np.flatnonzero(busy)
+        if not len(sel):
+            return
+        itr = np.array([rxqs[k].itr_ns for k in sel], np.int64)
+        weight = np.array([rxqs[k].weight for k in sel], np.int64)
+        size = np.array([rxqs[k].size for k in sel], np.int64)
+        d64 = poll[idx[sel]] + cost[idx[sel]] * weight
+
+        def arrived_sel(owner: IntArray, t: IntArray) -> IntArray:
+            return arrived(sel[owner], t)
+
+        cy = cycles(nxt[sel], itr, weight, size, d64, start[sel], t1, arrived_sel)
+        ends = np.searchsorted(cy.owner, np.arange(len(sel) + 1))
+        rows = idx[sel]
+        plan.served[rows] = cy.served
+        plan.polls[rows] = np.diff(ends)
+        plan.bursts[rows] = cy.bursts
+        plan.drops[rows] = cy.drops
+        plan.peak[rows] = cy.peak
+        plan.next_irq[rows] = cy.next_irq
+        plan.start[rows] = start[sel]
+        for k, i in enumerate(rows.tolist()):
+            plan.sizes[i] = cy.sizes[ends[k] : ends[k + 1]]
+
+    def _saturated(self, work: Work, plan: Plan, idx: IntArray, budget: float) -> None:
         """NAPI round-robin on a saturated CPU: every instance gets up to the same number of
         frames in full polls; find that level so the time spent equals the budget."""
-        out: list[Plan] = []
-        demand = np.array([float(inst.demand.sum()) for inst in insts])
-        cost = np.array([pl.work / max(pl.frames, 1) if pl.frames else 1.0 for pl in plans])
-        eff = np.array(
-            [
-                float(inst.demand @ self.dp.compiled[inst.dev.name].cost) / max(d, 1)
-                + self._flush_share(inst, float(inst.rxq.weight))
-                + inst.dev.costs().poll / inst.rxq.weight
-                for inst, d in zip(insts, demand, strict=True)
-            ]
-        )
-        _ = cost
+        D = work.held[idx] + work.arr[idx]
+        demand = D.sum(axis=1).astype(np.float64)
+        eff = np.empty(len(idx))
+        for k, i in enumerate(idx):
+            f = self._dev_facts(work.devs[i])
+            w = float(work.rxqs[i].weight)
+            total = max(float(demand[k]), 1.0)
+            eff[k] = float(D[k] @ f.cost) / total + self._flush_per_frame(f, D[k], w) + f.poll / w
         served = water_fill(demand, eff, budget)
-        for inst, s, pl in zip(insts, served, plans, strict=True):
-            frames = int(s + 1e-9)
-            if frames < int(inst.demand.sum()):  # still busy: the next poll goes on next step
-                frames -= frames % inst.rxq.weight
-            sizes = full_sizes(frames, inst.rxq.weight)
-            out.append(Plan(frames, sizes, 0.0, 0, float(inst.rxq.size), pl.next_irq))
-        return out
+        for k, i in enumerate(idx):
+            w = work.rxqs[i].weight
+            frames = int(served[k] + 1e-9)
+            if frames < int(demand[k]):  # still busy: the next poll goes on next step
+                frames -= frames % w
+            sizes = full_sizes(frames, w)
+            plan.served[i] = frames
+            plan.polls[i] = plan.bursts[i] = len(sizes)
+            plan.drops[i] = 0
+            plan.peak[i] = work.rxqs[i].size
+            plan.start[i] = -1
+            if i in plan.sizes:
+                plan.sizes[int(i)] = sizes
+            plan.work[i] = frames * eff[k]
 
-    def _poll(self, inst: Instance, pl: Plan, t0: int) -> float:
-        """Run the planned polls through the core and keep what is left in the ring."""
-        dev, rxq = inst.dev, inst.rxq
-        demand = inst.demand
-        total = int(demand.sum())
-        served = min(pl.frames, total)
-        waiting = rxq.counts if not inst.pending else np.zeros_like(demand)
-        if served >= total:
-            take, rest = demand, np.zeros_like(demand)
-        else:
-            take = fifo_take(waiting, demand - waiting, served, self.steps)
-            rest = demand - take
-        over = max(0, int(rest.sum()) - rxq.size) + pl.drops
-        if over:
-            lost = take_share(rest, over, self.steps)
-            rest = rest - lost
-            self._overflow(inst, int(lost.sum()))
-        rxq.counts = rest
-        rxq.fast_irq = pl.next_irq
-        rxq.peak = max(rxq.peak, min(rxq.size, int(max(pl.peak, rest.sum()))))
-        rxq.rx_packets += served
-        rxq.polls += len(pl.sizes)
-        if inst.pending:
-            self._accept_fed(inst, served + int(rest.sum()))
-        rows = _rows(take)
-        shape = self._shape(inst, rows, pl.sizes, pl.start, pl.bursts or len(pl.sizes))
-        out = self.dp.napi_poll(dev, rxq.index, inst.cpu, t0, rows, shape)
-        rxq.fast_pos += served
-        return out.cost_ns
+    def _poll(self, work: Work, plan: Plan, t0: int) -> FloatArray:
+        """Run the planned polls through the core and keep what is left in the rings; returns
+        each instance's CPU time."""
+        D = work.held + work.arr
+        total = D.sum(axis=1)
+        served = np.minimum(plan.served, total)
+        waiting = work.held.sum(axis=1)
+        from_held = np.minimum(served, waiting)
+        take = take_rows(work.held, from_held, self.steps)
+        take += take_rows(work.arr, served - from_held, self.steps)
+        rest = D - take
+        size = np.array([r.size for r in work.rxqs], np.int64)
+        over = np.maximum(0, rest.sum(axis=1) - size) + plan.drops
+        lost = take_rows(rest, over, self.steps)
+        rest -= lost
+        lost_n = lost.sum(axis=1)
+        kept_n = rest.sum(axis=1)
+        rep = self.dp.classes.rep
+        held = _rows_many(rest, rep)
+        peak = np.minimum(size, np.maximum(plan.peak, kept_n)).tolist()
+        columns = zip(
+            work.devs,
+            work.rxqs,
+            held,
+            plan.next_irq.tolist(),
+            peak,
+            served.tolist(),
+            plan.polls.tolist(),
+            lost_n.tolist(),
+            strict=True,
+        )
+        for i, (dev, rxq, h, nxt, pk, n, polls, n_lost) in enumerate(columns):
+            fed = work.fed(i)
+            if n_lost and not fed:
+                self._overflow(dev, rxq, n_lost)
+            rxq.held = h
+            rxq.fast_irq = nxt
+            if pk > rxq.peak:
+                rxq.peak = pk
+            rxq.rx_packets += n
+            rxq.polls += polls
+            if fed:
+                self._accept_fed(fed, int(total[i]), int(served[i] + kept_n[i]))
+        used = np.zeros(len(work))
+        rows = _rows_many(take, rep)
+        for idx, _ in self._by_device(work):
+            dev = work.devs[int(idx[0])]
+            shapes = self._shapes(work, plan, idx, take)
+            batch = [
+                (work.rxqs[i].index, int(work.cpu[i]), rows[i], shapes[i]) for i in idx.tolist()
+            ]
+            used[idx] = self.dp.napi_poll_many(dev, t0, batch)
+        for rxq, n in zip(work.rxqs, served.tolist(), strict=True):
+            rxq.fast_pos += n
+        return used
 
-    def _overflow(self, inst: Instance, n: int) -> None:
+    def _overflow(self, dev: NetDev, rxq: RxQueue, n: int) -> None:
         """Frames a full ring could not hold: a NIC's ``rx_dropped``, a tap writer that must
-        wait, a veth sender's ``tx_dropped`` (settled with the senders' offers)."""
-        if inst.pending:
-            return  # refused offers are counted in _accept_fed
-        dev = inst.dev
+        wait (a veth sender's refusals are counted with its offers)."""
         if isinstance(dev, Tun):
             dev.throttled += n
         else:
-            inst.rxq.rx_dropped += n
+            rxq.rx_dropped += n
             dev.add("rx_dropped", n)
 
-    def _accept_fed(self, inst: Instance, kept: int) -> None:
+    def _fed(self, fed: list[Pending]) -> Work:
+        """Veth queues that senders filled this step: served on the sending CPU."""
+        C = len(self.dp.classes)
+        of = self.dp.classes.of_entry
+        order: list[tuple[str, int, int]] = []
+        groups: dict[tuple[str, int, int], list[Pending]] = {}
+        for p in fed:
+            key = (p.dev.name, p.rxq.index, p.cpu)
+            if key not in groups:
+                order.append(key)
+            groups.setdefault(key, []).append(p)
+        m = len(order)
+        held = np.zeros((m, C), np.int64)
+        arr = np.zeros((m, C), np.int64)
+        devs: list[NetDev] = []
+        rxqs: list[RxQueue] = []
+        cpus = np.empty(m, np.int64)
+        for i, key in enumerate(order):
+            ps = groups[key]
+            rxq = ps[0].rxq
+            devs.append(ps[0].dev)
+            rxqs.append(rxq)
+            cpus[i] = key[2]
+            if rxq.held.total:  # what waited is served with the first feed
+                np.add.at(held[i], of[rxq.held.entry], rxq.held.count)
+                rxq.held = Rows.empty()
+            for p in ps:
+                np.add.at(arr[i], of[p.rows.entry], p.rows.count)
+        return Work(devs, rxqs, cpus, held, arr, np.ones(m), [groups[k] for k in order])
+
+    def _accept_fed(self, feeds: list[Pending], total: int, kept: int) -> None:
         """The offers into a veth queue: the ring took ``kept`` of what was waiting and
         offered; the refused share of each offer is counted as its sender counts it."""
-        offered = np.array([p.rows.total for p in inst.pending], dtype=np.float64)
-        total = int(inst.demand.sum())
+        offered = np.array([p.rows.total for p in feeds], dtype=np.float64)
         refused = max(0, total - kept)
         lost = share(refused, offered)
-        for p, n_lost in zip(inst.pending, lost, strict=True):
+        for p, n_lost in zip(feeds, lost, strict=True):
             ok = p.rows.head(p.rows.total - int(n_lost))
             self.dp.accepted(p.ref, ok, into_rx=True)
             self.dp.refused(p.ref, p.dev, int(n_lost))
 
-    def _sender_polls(self, p: Pending) -> int:
-        return max(1, p.rows.total // 64 + 1)
+    # ------------------------------------------------------------ per-poll shape
 
-    def _flush_share(self, inst: Instance, per_poll: float | None = None) -> float:
-        """CPU ns per frame for bulk flushes and for the veth peers its frames wake on the
-        same CPU: a poll of m frames sends k = r m of them to a target, in ceil(k / 16)
-        flushes (``bq_enqueue``, ``xdp_do_flush``)."""
-        frames = inst.demand
-        total = float(frames.sum())
-        if not total:
-            return 0.0
-        derived = self._derived(inst.dev)
-        out = float(frames @ derived.chain) / total
-        if not derived.targets:
+    def _shapes(
+        self, work: Work, plan: Plan, idx: IntArray, take: IntArray
+    ) -> dict[int, PollShape]:
+        """Per poll, how many frames go to each bulk queue, for one device's instances
+        ``idx``: counted over each queue's contiguous frame ranges where its sequence is known
+        (all instances in one search), else spread evenly."""
+        out = {
+            i: PollShape(int(plan.polls[i]), int(plan.bursts[i]) or int(plan.polls[i]))
+            for i in idx.tolist()
+        }
+        want = [i for i in idx.tolist() if i in plan.sizes and plan.polls[i] > 0]
+        if not want:
             return out
-        rxq = inst.rxq
-        if per_poll is None:
-            lam = inst.arrived / max(self._dt, 1)
-            per_poll = min(float(rxq.weight), max(1.0, lam * rxq.itr_ns))
-        for mask, flush in derived.targets:
-            k = float(frames[mask].sum()) / total * per_poll
-            out += flush * np.ceil(k / 16) / per_poll
+        dev = work.devs[want[0]]
+        f = self._dev_facts(dev)
+        if not len(f.flush):
+            return out
+        c = self.dp.compiled[dev.name]
+        has = f.bq >= 0
+        onehot = np.zeros((len(f.bq), len(f.flush)), np.int64)
+        onehot[np.flatnonzero(has), f.bq[has]] = 1
+        per_label = take[want] @ onehot
+        src = self._single_source(dev)
+        exact = [k for k, i in enumerate(want) if src is not None and not work.fed(i)]
+        for k in sorted(set(range(len(want))) - set(exact)):
+            shape, spread = out[want[k]], plan.sizes[want[k]]
+            for lab in np.flatnonzero(per_label[k]).tolist():
+                shape.classes[int(f.bq_value[lab])] = spread_over(int(per_label[k, lab]), spread)
+        if not exact:
+            return out
+        assert src is not None
+        lay = self._layout(src, dev)
+        grp = self._bq_group(src, dev, lay, f)
+        rows = [want[k] for k in exact]
+        sizes = [plan.sizes[i] for i in rows]
+        lengths = np.array([len(z) + 1 for z in sizes], np.int64)
+        q = np.array([work.rxqs[i].index for i in rows], np.int64)
+        start = np.array(
+            [plan.start[i] if plan.start[i] >= 0 else work.rxqs[i].fast_pos for i in rows],
+            np.int64,
+        )
+        cum = np.concatenate([np.concatenate(([0], np.cumsum(z))) for z in sizes])
+        bounds = np.repeat(start, lengths) + cum
+        qs = np.repeat(q, lengths)
+        period = lay.per_queue[qs]
+        offs = np.concatenate(([0], np.cumsum(lengths)))
+        n_lab = len(f.bq_value) + 1  # label 0: no bulk queue
+        labels = np.flatnonzero(per_label[exact].sum(axis=0))
+        for lab in labels.tolist():
+            g = qs * n_lab + lab + 1
+            d = np.diff(grp.count(g, bounds, period))
+            cls = int(f.bq_value[lab])
+            first = None
+            if f.multi_key[lab]:  # the poll's first enqueuer decides the egress program
+                first = c.key[lay.entry[grp.next_at(g, bounds % period)]]
+            for k, i in enumerate(rows):
+                if per_label[exact[k], lab]:
+                    out[i].classes[cls] = d[offs[k] : offs[k + 1] - 1]
+                    if first is not None:
+                        out[i].first_key[cls] = first[offs[k] : offs[k + 1] - 1]
         return out
 
-    def _tx_share(self, inst: Instance) -> float:
-        """Frames of this instance that leave by a port of its own card, per frame."""
-        d = inst.demand
-        total = float(d.sum())
-        return float(d @ self._derived(inst.dev).tx_out) / total if total else 0.0
+    def _bq_group(self, src: Source, dev: NetDev, lay: SourceLayout, f: DevFacts) -> Grouped:
+        key = (self.world.epoch, src.index, dev.name)
+        hit = self._bq_groups.get(key)
+        if hit is None:
+            if len(self._bq_groups) > 64:
+                self._bq_groups.clear()
+            label = f.bq[self.dp.classes.of_entry] + 1  # 0: no bulk queue
+            hit = self._bq_groups[key] = lay.by_queue(label, len(f.bq_value) + 1)
+        return hit
 
-    def _derived(self, dev: NetDev) -> Derived:
-        """Per-entry facts a step's arithmetic needs, computed once per configuration."""
-        key = (dev.name, self.dp.compiled_epoch)
-        hit = self._derived_cache.get(key)
+    def queue_order(self, dev: NetDev, rxq: RxQueue) -> IntArray | None:
+        """The entries a queue's next frames come as, from where its sequence stands (for
+        laying its counts out as descriptors)."""
+        src = self._single_source(dev)
+        if src is None:
+            return None
+        self.dp.compile()
+        seq = self._layout(src, dev).sequence(rxq.index)
+        if not len(seq):
+            return None
+        return np.roll(seq, -(rxq.fast_pos % len(seq)))
+
+    def _single_source(self, dev: NetDev) -> Source | None:
+        """The one source whose frames reach ``dev``'s queues (None: none or several)."""
+        key = (self.world.epoch, dev.name)
+        if key not in self._single:
+            if len(self._single) > 256:
+                self._single.clear()
+            srcs = [s for s in self.world.sources if self.world.lands_on(s) is dev]
+            self._single[key] = srcs[0].index if len(srcs) == 1 else None
+        index = self._single[key]
+        return self.world.sources[index] if index is not None else None
+
+    # ------------------------------------------------------------ per-class facts
+
+    def _dev_facts(self, dev: NetDev) -> DevFacts:
+        """Per-class facts a step's arithmetic needs, computed once per configuration."""
+        key = (dev.name, self.world.epoch)
+        hit = self._facts.get(key)
         if hit is not None:
             return hit
-        c = self.dp.compiled[dev.name]
-        targets: list[tuple[npt.NDArray[np.bool_], float]] = []
-        for target in np.unique(c.bq_class[c.bq_class != -1]):
-            if target < 0 and target != RR_CLASS:
-                continue
-            tgt = self.world.by_ifindex.get(int(target)) if target >= 0 else None
-            flush = flush_cost(dev, tgt) if tgt is not None else 80.0
-            targets.append((c.bq_class == target, flush))
+        dp = self.dp
+        c = dp.compiled[dev.name]
+        rep = dp.classes.rep
+        bq_entry = c.bq_class[rep]
+        values = np.unique(bq_entry[bq_entry != -1])
+        label = np.full(len(rep), -1, np.int64)
+        flush = np.zeros(len(values))
+        for k, v in enumerate(values):
+            label[bq_entry == v] = k
+            tgt = self.world.by_ifindex.get(int(v)) if v >= 0 else None
+            if tgt is not None:
+                flush[k] = flush_cost(dev, tgt)
+            elif v == RR_CLASS:
+                flush[k] = 80.0  # a round-robin bond's slaves: their flushes, on average
         tx_out = (c.act == XDP_TX) & (c.mode is not None)
         card = dev.card if isinstance(dev, Nic) else None
         for ifindex in np.unique(c.target[c.target >= 0]):
             tgt = self.world.by_ifindex.get(int(ifindex))
             if isinstance(tgt, Nic) and tgt.card == card:
                 tx_out |= (c.target == ifindex) & (c.err == 0)
-        out = Derived(targets, tx_out.astype(np.float64), self._chain(dev))
-        if len(self._derived_cache) > 256:
-            self._derived_cache.clear()
-        self._derived_cache[key] = out
+        cost = c.cost[rep] + self._chain(dev)[rep]
+        keys = c.key[rep]
+        multi = np.array([len(np.unique(keys[label == k])) > 1 for k in range(len(values))], bool)
+        out = DevFacts(
+            cost, dev.costs().poll, label, values, flush, tx_out[rep].astype(float), multi
+        )
+        if len(self._facts) > 256:
+            self._facts.clear()
+        self._facts[key] = out
         return out
+
+    def _flush_many(self, f: DevFacts, D: IntArray, per_poll: FloatArray) -> FloatArray:
+        """``_flush_per_frame`` for many instances (rows of ``D``) at once."""
+        if not len(f.flush):
+            return np.zeros(len(D))
+        onehot = np.zeros((len(f.bq), len(f.flush)))
+        has = f.bq >= 0
+        onehot[np.flatnonzero(has), f.bq[has]] = 1.0
+        total = np.maximum(D.sum(axis=1), 1)
+        k = (D @ onehot) / total[:, None] * per_poll[:, None]
+        out: FloatArray = (np.ceil(k / DEV_MAP_BULK_SIZE) @ f.flush) / per_poll
+        return out
+
+    def _flush_per_frame(self, f: DevFacts, d: IntArray, per_poll: float) -> float:
+        """CPU ns per frame for bulk flushes: a poll of m frames sends k = r m of them to a
+        target, in ceil(k / 16) flushes (``bq_enqueue``, ``xdp_do_flush``)."""
+        if not len(f.flush):
+            return 0.0
+        total = float(d.sum())
+        if not total:
+            return 0.0
+        per_label = np.bincount(f.bq[f.bq >= 0], weights=d[f.bq >= 0], minlength=len(f.flush))
+        k = per_label / total * per_poll
+        return float(f.flush @ np.ceil(k / DEV_MAP_BULK_SIZE)) / per_poll
 
     def _chain(self, dev: NetDev, depth: int = 0) -> FloatArray:
         """Per entry, the CPU ns its frame costs further on the same CPU: a veth peer's
         NAPI runs on the sender's CPU (and its own XDP_TX or redirect into another veth)."""
-        key = (dev.name, self.dp.compiled_epoch)
-        hit = self._chains.get(key)
-        if hit is not None:
-            return hit
         c = self.dp.compiled[dev.name]
-        n = len(c.act)
-        out = np.zeros(n)
+        out = np.zeros(len(c.act))
         targets: list[tuple[npt.NDArray[np.bool_], NetDev]] = []
         if isinstance(dev, Veth):
             peer = self.world.devices.get(dev.peer)
@@ -564,108 +885,7 @@ class Fast:
                 continue
             pc = self.dp.compiled[peer.name].cost + peer.costs().poll / 64
             out[mask] += (pc + self._chain(peer, depth + 1))[mask]
-        self._chains[key] = out
         return out
-
-    # ------------------------------------------------------------ per-poll shape
-
-    def _shape(
-        self, inst: Instance, rows: Rows, sizes: IntArray, plan_start: int, bursts: int
-    ) -> PollShape:
-        """Per poll, how many frames go to each bulk queue: prefix sums over the queue's cycle
-        of entries, cut at the polls' contiguous boundaries."""
-        polls = len(sizes)
-        shape = PollShape(polls, bursts)
-        c = self.dp.compiled[inst.dev.name]
-        if not rows.total or polls == 0:
-            return shape
-        cls_rows = c.bq_class[rows.entry]
-        classes = np.unique(cls_rows[cls_rows != -1])
-        if c.master is not None:
-            tx = c.act[rows.entry] == XDP_TX
-            rr = tx & (c.tx_slave[rows.entry] == TX_RR)
-            if np.any(rr):
-                classes = np.union1d(classes, [RR_CLASS])
-        if not len(classes):
-            return shape
-        seq = self._sequence(inst)
-        if seq is None:
-            for cls in classes:
-                n = int(rows.count[cls_rows == cls].sum())
-                shape.classes[int(cls)] = spread_over(n, sizes)
-            return shape
-        order, _ = seq
-        L = len(order)
-        start = plan_start if plan_start >= 0 else inst.rxq.fast_pos
-        bounds = start + np.concatenate(([0], np.cumsum(sizes)))
-        seq_cls = c.bq_class[order]
-        for cls in classes:
-            mask = seq_cls == cls
-            prefix = np.concatenate(([0], np.cumsum(mask)))
-            f = (bounds // L) * prefix[-1] + prefix[bounds % L]
-            per_poll = np.diff(f)  # the kernel's counts; rows may differ by a fluid rounding
-            shape.classes[int(cls)] = per_poll
-            keys = c.key[order]
-            if len(np.unique(keys[mask])) > 1:
-                pos = np.flatnonzero(mask)
-                i = np.searchsorted(pos, bounds[:-1] % L) % len(pos)
-                shape.first_key[int(cls)] = keys[pos[i]]
-        if BROADCAST in shape.classes:
-            pass
-        return shape
-
-    def queue_order(self, dev: NetDev, rxq: RxQueue) -> IntArray | None:
-        """The entries a queue's next frames come as, from where its sequence stands (for
-        laying its counts out as descriptors)."""
-        seq = self._sequence(Instance(dev, rxq, rxq.irq_cpu, rxq.counts, 0))
-        if seq is None:
-            return None
-        order = seq[0]
-        return np.roll(order, -(rxq.fast_pos % len(order)))
-
-    def _sequence(self, inst: Instance) -> tuple[IntArray, IntArray] | None:
-        """The queue's frames in arrival order over one cycle of its (single) source."""
-        dev, rxq = inst.dev, inst.rxq
-        srcs = [s for s in self.world.sources if _lands_on(self.world, s) is dev]
-        if len(srcs) != 1 or inst.pending:
-            return None
-        src = srcs[0]
-        key = (src.index, dev.name, rxq.index, len(dev.rxq) * 1_000_003 + id(src.table) % 997)
-        hit = self._seq_cache.get(key)
-        if hit is None:
-            idx = np.arange(len(src.table), dtype=np.int64) + src.offset
-            if isinstance(dev, Nic):
-                q = dev.queue_of_entry[idx]
-            else:
-                q = (self.world.entries.rss_hash[idx] % len(dev.rxq)).astype(np.int64)
-            on_q = q == rxq.index
-            order = idx[on_q]
-            if not len(order):
-                return None
-            hit = (order, np.concatenate(([0], np.cumsum(on_q))).astype(np.int64))
-            self._seq_cache[key] = hit
-        return hit
-
-
-@dataclass(frozen=True)
-class Derived:
-    """A device's per-entry arithmetic inputs (one configuration's)."""
-
-    targets: list[tuple[npt.NDArray[np.bool_], float]]  # bulk queue membership, flush cost
-    tx_out: FloatArray  # 1 where the frame leaves by a port of the same card
-    chain: FloatArray  # CPU ns further on the same CPU (veth peers)
-
-
-@dataclass
-class Plan:
-    frames: int
-    sizes: IntArray
-    work: float
-    drops: int
-    peak: float
-    next_irq: int
-    start: int = -1  # queue index of the first frame taken (-1: not known)
-    bursts: int = 0  # interrupts in the step (0: one per poll)
 
 
 def _wire_frames(nic: Nic, dt: int) -> int:
@@ -676,17 +896,16 @@ def _wire_frames(nic: Nic, dt: int) -> int:
     return int(pps * dt / 1e9)
 
 
-def _lands_on(world: World, src: Source) -> NetDev | None:
-    dev = world.devices.get(src.device)
-    if dev is None:
-        return None
-    if not src.local:
-        return dev
-    if isinstance(dev, Veth):
-        return world.devices.get(dev.peer)
-    return None
-
-
-def _rows(counts: IntArray) -> Rows:
+def _rows(counts: IntArray, rep: IntArray) -> Rows:
+    """Class counts as rows, one representative entry per class."""
     nz = np.flatnonzero(counts)
-    return Rows(nz.astype(np.int64), counts[nz], False)
+    return Rows(rep[nz], counts[nz], False)
+
+
+def _rows_many(counts: IntArray, rep: IntArray) -> list[Rows]:
+    """``_rows`` for every row of a matrix."""
+    i, c = np.nonzero(counts)
+    ends = np.searchsorted(i, np.arange(len(counts) + 1))
+    entry = rep[c]
+    value = counts[i, c]
+    return [Rows(entry[a:b], value[a:b], False) for a, b in itertools.pairwise(ends.tolist())]

@@ -3,21 +3,22 @@ the driver's interrupt moderation, ``rx-usecs``).
 
 An instance's interrupt fires at the first waiting frame but not within ``rx-usecs`` of the
 last one; each poll takes at most its weight (64) from the ring's head and a poll that takes
-fewer completes. ``napi_pattern`` is the steady state at one arrival rate; ``full_polls``
-solves a step's interrupt cycles from the arrival curve by composing each cycle's function of
-the previous one; ``water_fill`` shares a saturated CPU among its instances.
+fewer completes. ``napi_pattern`` is the steady state at one arrival rate; ``cycles`` solves a
+step's interrupt cycles from the arrival curve for many instances at once (each cycle's number
+of full polls is a function of the previous one's); ``water_fill`` shares a saturated CPU among
+its instances.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.sim.splitting import share, take_share
-from xdptui.sim.traffic import Source
+from xdptui.sim.splitting import share
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -87,73 +88,155 @@ def napi_pattern(lam: float, a: float, p: float, itr: int, weight: int, size: in
     return Pattern((t - t0) / (irqs - q0), kept, (drops - d0) / taken, peak, False)
 
 
-def arrived_fn(src: Source, prefix: IntArray, per_cycle: int):  # type: ignore[no-untyped-def]
-    """Frames of ``src`` that reached the queue by each time (queue index space)."""
-    L = len(src.table)
+@dataclass
+class Cycles:
+    """A step's interrupt cycles for many instances at once (``cycles``): per instance the
+    frames served, ring-full drops, the most frames waiting, the next interrupt and the
+    number of interrupts; the polls' sizes flat, instance after instance (``owner``)."""
 
-    def arrived(t: IntArray) -> IntArray:
-        n = src.emitted_by(t)
-        out: IntArray = (n // L) * per_cycle + prefix[n % L]
-        return out
+    served: IntArray
+    drops: IntArray
+    peak: IntArray
+    next_irq: IntArray
+    bursts: IntArray
+    sizes: IntArray
+    owner: IntArray
 
-    return arrived
+
+def cycles(
+    nxt: IntArray,
+    itr: IntArray,
+    weight: IntArray,
+    size: IntArray,
+    d64: FloatArray,
+    start: IntArray,
+    t1: int,
+    arrived: Callable[[IntArray, IntArray], IntArray],
+) -> Cycles:
+    """Interrupts every ``rx-usecs`` from ``nxt`` on, for each instance: cycle k's first poll
+    at tau_k takes what arrived since the previous cycle's last poll began, ``weight`` at
+    most; a full poll is followed by another one full poll's time (``d64``) later, which takes
+    what is waiting then, and so on; the first poll that is not full completes
+    (``napi_complete_done``). ``arrived(i, t)`` is instance i's queue position reached by time
+    t; ``start`` the position of its oldest waiting frame. Instances' cycles are laid end to
+    end, so every array operation covers all of them."""
+    m = len(nxt)
+    K = np.maximum((t1 - 1 - nxt) // np.maximum(itr, 1) + 1, 0)
+    owner = np.repeat(np.arange(m, dtype=np.int64), K)
+    first_row = np.concatenate(([0], np.cumsum(K)[:-1])).astype(np.int64)
+    k = np.arange(len(owner), dtype=np.int64) - np.repeat(first_row, K)
+    tau = nxt[owner] + itr[owner] * k
+    at_tau = arrived(owner, tau)
+    is_first = np.zeros(len(owner), bool)
+    is_first[first_row[K > 0]] = True
+    prev = np.where(is_first, start[owner], np.roll(at_tau, 1))
+    most = np.zeros(m, np.int64)
+    np.maximum.at(most, owner, at_tau - prev)
+    w = weight
+    jmax = np.minimum(1 + size // np.maximum(w, 1), most // np.maximum(w, 1) + 2)
+    J = int(jmax.max(initial=1))
+    j = np.arange(J + 1, dtype=np.int64)
+    # only a cycle whose arrivals could fill a poll can have more than one: the others'
+    # later polls never happen, so their arrival curve past tau is not needed
+    burst = np.flatnonzero(at_tau - prev >= w[owner])
+    at_j = np.repeat(at_tau[:, None], J + 1, axis=1)
+    if len(burst):
+        ob = owner[burst]
+        later = tau[burst, None] + (d64[ob, None] * j[None, 1:]).astype(np.int64)
+        at_j[burst, 1:] = arrived(np.repeat(ob, J), later.ravel()).reshape(len(burst), J)
+    full = np.zeros(len(owner), np.int64)
+    if len(burst):
+        full[burst] = _full_polls(at_j, burst, is_first, start[owner], w[owner], J)
+    last_start = np.take_along_axis(at_j, full[:, None], axis=1)[:, 0]
+    begin = np.where(is_first, start[owner], np.roll(last_start, 1))
+    last = np.maximum(np.minimum(last_start - begin - w[owner] * full, w[owner]), 0)
+    reps = full + 1
+    sizes = np.repeat(w[owner], reps)
+    sizes[np.cumsum(reps) - 1] = last
+    poll_owner = np.repeat(owner, reps)
+    served = np.bincount(poll_owner, weights=sizes, minlength=m).astype(np.int64)
+    drops = np.bincount(
+        owner, weights=np.maximum(at_tau - begin - size[owner], 0), minlength=m
+    ).astype(np.int64)
+    peak = np.zeros(m, np.int64)
+    np.maximum.at(peak, owner, at_tau - begin)
+    return Cycles(served, drops, peak, nxt + itr * K, K, sizes, poll_owner)
 
 
-def first_after(src: Source, t0: int, arrived) -> int:  # type: ignore[no-untyped-def]
-    """When the queue's next frame arrives (a coarse search is enough: the interrupt then
-    takes what is waiting)."""
-    base = int(arrived(np.array([t0]))[0])
-    step = max(1, int(1e12 / max(src.milli, 1)))
+def _full_polls(
+    at_j: IntArray,
+    burst: IntArray,
+    is_first: npt.NDArray[np.bool_],
+    start: IntArray,
+    w: IntArray,
+    J: int,
+) -> IntArray:
+    """How many full polls each bursting cycle makes. Poll j of cycle r finds
+    at_j[r, j] - begin_r - w j frames waiting, begin_r being where the previous cycle's last
+    poll began: so a cycle's count is a function of the previous cycle's (a table over the few
+    possible counts), and a cycle that is not bursting makes none."""
+    j = np.arange(J + 1, dtype=np.int64)
+    a = at_j[burst]
+    wb = w[burst, None, None]
+    steps = w[burst, None] * j[None, :]
+    prev_at = at_j[burst - 1]  # (a first row's own ``prev`` is its start: constant below)
+    avail = a[:, None, :] - prev_at[:, :, None] - steps[:, None, :]
+    is_full = avail >= wb
+    table = np.where(is_full.all(axis=-1), J, np.argmin(is_full, axis=-1))
+    first = is_first[burst]
+    if first.any():
+        f0 = a[first] - start[burst[first], None] - steps[first]
+        ok = f0 >= w[burst[first], None]
+        table[first] = np.where(ok.all(axis=-1), J, np.argmin(ok, axis=-1))[:, None]
+    # the previous cycle, when it is bursting too (else it made no full poll)
+    pos = np.searchsorted(burst, burst - 1)
+    prev = np.where((pos < len(burst)) & (burst[np.minimum(pos, len(burst) - 1)] == burst - 1),
+                    pos, -1)  # fmt: skip
+    prev[first] = -1
+    return _solve(table, prev)
+
+
+def _solve(table: IntArray, prev: IntArray) -> IntArray:
+    """f_i = table[i, f_prev[i]] (f = 0 where ``prev`` is -1): iterate to the fixed point, which
+    is the solution; if a few rounds don't reach it, jump pointers (compose each row's function
+    with its predecessor's, doubling the reach every round)."""
+    rows = np.arange(len(table))
+    has = prev >= 0
+    g = table[:, 0].copy()
+    for _ in range(6):
+        new = np.where(has, table[rows, np.where(has, g[prev], 0)], table[:, 0])
+        if np.array_equal(new, g):
+            return g
+        g = new
+    t = table.copy()
+    p = prev.copy()
+    while (p >= 0).any():
+        live = np.flatnonzero(p >= 0)
+        t[live] = np.take_along_axis(t[live], t[p[live]], axis=1)
+        p[live] = p[p[live]]
+    out: IntArray = t[:, 0]
+    return out
+
+
+def first_after(emitted_by: Callable[[IntArray], IntArray], milli: int, t0: int) -> int:
+    """When the next frame counted by ``emitted_by`` arrives after ``t0`` (a coarse search is
+    enough: the interrupt then takes what is waiting)."""
+    base = int(emitted_by(np.array([t0]))[0])
+    step = max(1, int(1e12 / max(milli, 1)))
     t = t0
     for _ in range(64):
         t += step
-        if int(arrived(np.array([t]))[0]) > base:
+        if int(emitted_by(np.array([t]))[0]) > base:
             return t
         step *= 2
     return t
 
 
-def full_polls(at_j: IntArray, start: int, w: int) -> IntArray:
-    """How many full polls each interrupt cycle makes. Cycle k's poll j (j = 0, 1, ...) finds
-    at_j[j, k] - begin_k - w j frames waiting, begin_k being where the previous cycle's last
-    poll stopped, so each cycle's count is a function of the previous one's: those functions
-    (tables over the few possible counts) are composed by doubling, so a step's cycles are
-    solved without a loop over them."""
-    j1, k = at_j.shape
-    steps = w * np.arange(j1, dtype=np.int64)
-
-    def count(avail: IntArray) -> IntArray:
-        is_full = avail >= w
-        out: IntArray = np.where(is_full.all(axis=-1), j1 - 1, np.argmin(is_full, axis=-1))
-        return out
-
-    first = int(count((at_j[:, 0] - start - steps)[None, :])[0])
-    if k == 1:
-        return np.array([first], np.int64)
-    # table[k - 1, f]: full polls of cycle k when cycle k - 1 made f
-    table = count(at_j[:, 1:].T[:, None, :] - at_j[:, :-1].T[:, :, None] - steps[None, None, :])
-    d = 1
-    while d < k - 1:  # table[i] becomes the composition of cycles 1 .. i + 1
-        table[d:] = np.take_along_axis(table[d:], table[:-d], axis=1)
-        d *= 2
-    return np.concatenate(([first], table[:, first]))
-
-
-def cycle_sizes(full: IntArray, last: IntArray, w: int) -> IntArray:
-    """Poll sizes: each cycle's ``full`` polls of ``w`` then its last poll."""
-    reps = full + 1
-    sizes = np.full(int(reps.sum()), w, np.int64)
-    ends = np.cumsum(reps) - 1
-    sizes[ends] = last
-    return sizes
-
-
-def round_rate(lam: float) -> float:
+def round_rates(lam: FloatArray) -> FloatArray:
     """Arrival rates rounded to 1/64 of a power of two, so patterns are reused."""
-    if lam <= 0:
-        return 0.0
     m, e = np.frexp(lam)
-    return float(np.ldexp(round(float(m) * 64) / 64, int(e)))
+    out: FloatArray = np.where(lam > 0, np.ldexp(np.round(m * 64) / 64, e), 0.0)
+    return out
 
 
 def tile(pattern: tuple[float, ...], frames: int, weight: int) -> IntArray:
@@ -192,14 +275,6 @@ def spread_over(n: int, sizes: IntArray) -> IntArray:
     if total <= 0:
         return np.zeros_like(sizes)
     return share(n, sizes.astype(np.float64))
-
-
-def fifo_take(waiting: IntArray, arriving: IntArray, n: int, rotate: int) -> IntArray:
-    """``n`` frames from the ring's head: what was waiting first, then the newest."""
-    w_total = int(waiting.sum())
-    if n <= w_total:
-        return take_share(waiting, n, rotate)
-    return waiting + take_share(arriving, n - w_total, rotate)
 
 
 def water_fill(demand: FloatArray, cost: FloatArray, budget: float) -> FloatArray:

@@ -18,7 +18,7 @@ from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.kconst import WIRE_OVERHEAD
-from xdptui.sim.splitting import share
+from xdptui.sim.splitting import take_rows
 from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
@@ -27,36 +27,50 @@ FloatArray = npt.NDArray[np.float64]
 
 @dataclass
 class Claim:
-    """Frames offered to a transmit ring during a step, settled when it drains."""
+    """Frames offered to a device's transmit rings during a step, settled when they drain:
+    all onto ``ring``, or each row onto its own ring (``rings``, indexes into ``dev.tx``)."""
 
     ring_dev: NetDev
-    ring: TxRing
+    ring: TxRing | None
     rows: Rows
     ref: Refusal
-    wire: float
+    rings: IntArray | None = None
 
 
 def drain(world: World, dp: Datapath, claims: list[Claim], dt: int) -> None:
     """Transmit rings take what they have room for and drain at line rate (frame + 20
     bytes of preamble and gap), sharing the wire; a tap's reader takes frames at its rate.
-    Refused frames are counted where the kernel counts them (``Datapath.refused``)."""
-    by_ring: dict[int, list[Claim]] = {}
+    Refused frames are counted where the kernel counts them (``Datapath.refused``), each
+    ring's shared among the claims that offered frames to it."""
+    by_dev: dict[str, list[Claim]] = {}
     tx_by_card: dict[str, int] = {}
     for cl in claims:
-        by_ring.setdefault(id(cl.ring), []).append(cl)
+        by_dev.setdefault(cl.ring_dev.name, []).append(cl)
+    wire_bytes = world.entries.wire_bytes
     for dev in world.devices.values():
         rings = dev.tx if isinstance(dev, Nic | Tun) else []
         if not rings:
             continue
-        mine = [by_ring.get(id(r), []) for r in rings]
-        inc = np.array([sum(cl.rows.total for cl in m) for m in mine], dtype=np.int64)
-        inc_b = np.array([sum(cl.wire for cl in m) for m in mine])
+        mine = by_dev.get(dev.name, [])
+        R = len(rings)
+        offered = np.zeros((len(mine), R), np.int64)
+        offered_b = np.zeros((len(mine), R))
+        for k, cl in enumerate(mine):
+            wire = cl.rows.count * wire_bytes[cl.rows.entry]
+            if cl.rings is None:
+                assert cl.ring is not None
+                offered[k, cl.ring.index] = cl.rows.total
+                offered_b[k, cl.ring.index] = float(wire.sum())
+            else:
+                offered[k] = np.bincount(cl.rings, weights=cl.rows.count, minlength=R)
+                offered_b[k] = np.bincount(cl.rings, weights=wire, minlength=R)
         occ = np.array([r.occ for r in rings], dtype=np.int64)
+        inc = offered.sum(axis=0)
         if not inc.any() and not occ.any():
             continue
         occ_b = np.array([r.occ_bytes for r in rings])
         demand = occ + inc
-        demand_b = occ_b + inc_b
+        demand_b = occ_b + offered_b.sum(axis=0)
         credit = np.array([r.credit for r in rings])
         if isinstance(dev, Tun):
             out, credit = drain_tap(dev, demand, credit, dt)
@@ -66,15 +80,21 @@ def drain(world: World, dp: Datapath, claims: list[Claim], dt: int) -> None:
         left = demand - out
         left_b = demand_b - out_b
         size = np.array([r.size for r in rings], dtype=np.int64)
-        refused = np.maximum(left - size, 0)
+        refused = np.minimum(np.maximum(left - size, 0), inc)
         mean_left = np.where(left > 0, left_b / np.maximum(left, 1), 0.0)
-        for i, r in enumerate(rings):
+        for i in np.flatnonzero((demand > 0) | (credit != 0)).tolist():
+            r = rings[i]
             r.occ = int(left[i] - refused[i])
             r.occ_bytes = float(left_b[i] - refused[i] * mean_left[i])
             r.credit = float(credit[i])
             r.sent += int(out[i])
             r.dropped += int(refused[i])
-            _settle(dp, dev, mine[i], int(refused[i]))
+        if len(mine):
+            lost = take_rows(offered.T.copy(), refused).T.sum(axis=1)
+            for cl, n_lost in zip(mine, lost.tolist(), strict=True):
+                ok = cl.rows.head(cl.rows.total - n_lost)
+                dp.accepted(cl.ref, ok, into_rx=False)
+                dp.refused(cl.ref, dev, n_lost, ok.total)
         sent = int(out.sum())
         dev.add("tx_packets", sent)
         dev.add("tx_bytes", round(float(out_b.sum())) - WIRE_OVERHEAD * sent)
@@ -84,18 +104,6 @@ def drain(world: World, dp: Datapath, claims: list[Claim], dt: int) -> None:
         card = world.cards[name]
         card.tat += round((sent - card.tx_ahead) * card.tx_weight * card.s)
         card.tx_ahead = 0
-
-
-def _settle(dp: Datapath, ring_dev: NetDev, claims: list[Claim], refused: int) -> None:
-    """Share a ring's refused frames among the claims that offered frames to it."""
-    if not claims:
-        return
-    offered = np.array([cl.rows.total for cl in claims], dtype=np.float64)
-    lost = share(min(refused, int(offered.sum())), offered)
-    for cl, n_lost in zip(claims, lost, strict=True):
-        ok = cl.rows.head(cl.rows.total - int(n_lost))
-        dp.accepted(cl.ref, ok, into_rx=False)
-        dp.refused(cl.ref, ring_dev, int(n_lost), ok.total)
 
 
 def drain_wire(

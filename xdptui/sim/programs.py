@@ -12,6 +12,7 @@ import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +20,7 @@ import numpy.typing as npt
 from xdptui.model.catalog import is_user_program, program_info
 from xdptui.model.errors import Errno, KernelError
 from xdptui.sim import costs
+from xdptui.sim.core.bpf_obj import ObjProgram, load_program, split_spec
 from xdptui.sim.kconst import (
     BPF_F_BROADCAST,
     BPF_F_EXCLUDE_INGRESS,
@@ -112,6 +114,7 @@ class Program:
     cost_ns: float
     params: tuple[tuple[str, str], ...] = ()
     prog_id: int = 0
+    obj: ObjProgram | None = None  # a real XDP object, run by ``xdptui.sim.core.bpf_run``
 
     @property
     def param_map(self) -> dict[str, str]:
@@ -232,3 +235,25 @@ def make_program(
         func = load_user_function(name, base_dir)
         return Program(name, func, costs.USER_PROGRAM_COST, tuple(sorted(params.items())), prog_id)
     raise KernelError(Errno.ENOENT, f"unknown program '{name}'")
+
+
+def _object_func(ctx: XdpContext) -> IntArray:
+    """An object's program runs on frame bytes (``xdptui.sim.core.bpf_run``), never here."""
+    raise KernelError(Errno.EINVAL, "a BPF object does not run on header rows")
+
+
+def make_object_program(
+    spec: str,
+    prog_id: int,
+    base_dir: Path | None,
+    world: Any,
+    attach: str,
+) -> tuple[Program, list[tuple[str, str, int, int]]]:
+    """Load ``PATH.o`` / ``PATH.o:SECTION`` (relative to the topology's directory) for
+    ``attach``; returns the program and the host devmaps to create for it."""
+    path_text, section = split_spec(spec)
+    path = Path(path_text)
+    if not path.is_absolute() and base_dir is not None:
+        path = base_dir / path
+    obj, create = load_program(path, section, attach, world, world.maps)
+    return Program(spec, _object_func, costs.OBJECT_PROGRAM_COST, (), prog_id, obj), create

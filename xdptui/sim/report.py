@@ -6,15 +6,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, cast
 
+from xdptui.bpf.maps import MapType
 from xdptui.model.report_spec import (
     REPORT_VERSION,
+    BpfMapElem,
+    BpfMapEntry,
     DeviceEntry,
     MapEntry,
+    ObjectEntry,
     Report,
     TrafficEntry,
     XdpEntry,
 )
 from xdptui.model.views import DeviceView, EventView, Frame
+from xdptui.sim.show import object_maps
 
 if TYPE_CHECKING:
     from xdptui.sim.world import World
@@ -24,7 +29,7 @@ def build_report(frame: Frame, world: World, commands: Iterable[EventView]) -> R
     """Everything a run produced, in the declared shape (``xdptui.model.report_spec``): the
     frame's counters, the world's sources, the commands applied."""
     tp = frame.tracepoints
-    return {
+    report: Report = {
         "report": REPORT_VERSION,
         "topology": frame.name,
         "seed": frame.seed,
@@ -66,6 +71,54 @@ def build_report(frame: Frame, world: World, commands: Iterable[EventView]) -> R
             for e in commands
         ],
     }
+    if frame.objects:
+        report["objects"] = _objects(frame, world)
+    return report
+
+
+def _objects(frame: Frame, world: World) -> list[ObjectEntry]:
+    """Each loaded object with its maps' non-zero elements (as ``bpftool -j map dump``)."""
+    by_id = {m.map_id: m for m in object_maps(world)}
+    out: list[ObjectEntry] = []
+    for o in frame.objects:
+        maps: dict[str, BpfMapEntry] = {}
+        for map_id in o.map_ids:
+            m = by_id.get(map_id)
+            if m is None:
+                continue  # a devmap: the report's "maps"
+            elems: list[BpfMapElem] = []
+            step = (m.map.value_size + 7) & ~7
+            for key, value in m.map.items():
+                if not any(value):
+                    continue
+                if m.map.is_percpu:
+                    vals = [
+                        value[c * step : c * step + m.map.value_size].hex()
+                        for c in range(m.map.ncpus)
+                    ]
+                    elems.append({"key": key.hex(), "values": vals})
+                else:
+                    elems.append({"key": key.hex(), "value": value.hex()})
+            maps[m.name] = {"id": map_id, "type": _map_type(m.map.map_type), "elements": elems}
+        out.append(
+            {
+                "id": o.prog_id,
+                "name": o.name,
+                "file": o.file,
+                "section": o.section,
+                "tag": o.tag,
+                "insns": o.insns,
+                "per_frame": o.per_frame,
+                "approximated": o.approximated,
+                "frames_run": o.frames_run,
+                "maps": maps,
+            }
+        )
+    return out
+
+
+def _map_type(t: int) -> str:
+    return MapType(t).name.lower()
 
 
 def _device(dev: DeviceView) -> DeviceEntry:

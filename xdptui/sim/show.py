@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from xdptui.bpf.maps import BpfMap, MapType
 from xdptui.model.catalog import program_info
 from xdptui.sim.bond.bond_main import Bond
+from xdptui.sim.core.bpf_obj import ObjProgram
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_HW, MODE_SKB, NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.tun import Tun
@@ -32,12 +34,15 @@ XDP_ATTACHED = {MODE_DRV: 1, MODE_SKB: 2, MODE_HW: 3}  # XDP_ATTACHED_DRV / _SKB
 XDP_ATTACHED_MULTI = 4
 NET_MODE = {MODE_DRV: "driver", MODE_SKB: "generic", MODE_HW: "offload"}  # bpftool net
 BPF_OBJ_NAME_LEN = 16  # the kernel keeps 15 characters and a NUL
+BPF_F_MMAPABLE = 1 << 10
 BOOT_EPOCH = 1_700_000_000  # wall clock at simulated time 0 (for loaded_at)
 
 
 def kernel_name(prog: Program) -> str:
     """``bpf_prog_info.name``: the ELF function's name cut to 15 characters (a user program's
     ``file.py:function`` becomes ``function``)."""
+    if prog.obj is not None:
+        return prog.obj.name[: BPF_OBJ_NAME_LEN - 1]
     return prog.name.rpartition(":")[2][: BPF_OBJ_NAME_LEN - 1]
 
 
@@ -45,8 +50,9 @@ def kernel_name(prog: Program) -> str:
 class LoadedProg:
     """One loaded program as ``BPF_OBJ_GET_INFO_BY_FD`` reports it.
 
-    ``tag`` is a deterministic 16-hex digest of the program's name and parameters, not the
-    kernel's SHA-1 of the translated instructions; the sizes are derived from it likewise.
+    A real object's ``tag`` is the kernel's (``bpf_prog_calc_tag``) and ``xlated`` its
+    instructions before the verifier's rewrites; for a built-in or Python program the tag is a
+    deterministic 16-hex digest of its name and parameters and the sizes are derived from it.
     """
 
     prog: Program
@@ -63,11 +69,15 @@ class LoadedProg:
 
     @property
     def tag(self) -> str:
+        if self.prog.obj is not None:
+            return self.prog.obj.code.tag
         text = self.prog.name + "\0" + "\0".join(f"{k}={v}" for k, v in self.prog.params)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     @property
     def bytes_xlated(self) -> int:
+        if self.prog.obj is not None:
+            return 8 * self.prog.obj.code.insns
         insns = 2 + int(self.tag[:2], 16) % 48 + 4 * len(self.map_ids)
         return 8 * insns
 
@@ -81,6 +91,8 @@ class LoadedProg:
 
 
 def _map_ids(world: World, prog: Program) -> tuple[int, ...]:
+    if prog.obj is not None:
+        return tuple(sorted(prog.obj.map_ids))
     info = program_info(prog.name)
     if info is None:
         return ()
@@ -130,6 +142,9 @@ def prog_show(world: World, as_json: bool) -> str:
             }
             if p.map_ids:
                 row["map_ids"] = list(p.map_ids)
+            obj = p.prog.obj
+            if obj is not None and obj.depends is not None:
+                row["xdptui"] = {"per_frame": obj.depends, "approximated": obj.approximated}
             rows.append(row)
         return _json(rows)
     lines: list[str] = []
@@ -139,7 +154,20 @@ def prog_show(world: World, as_json: bool) -> str:
         lines.append(f"{p.id}: xdp  name {p.name}  tag {p.tag}  gpl")
         lines.append(f"\tloaded_at {stamp}  uid 0")
         lines.append(f"\txlated {p.bytes_xlated}B  jited {p.bytes_jited}B  memlock 4096B{maps}")
+        obj = p.prog.obj
+        if obj is not None and obj.depends is not None:
+            lines.append(f"\txdptui: {per_frame_note(obj)}")
+        if obj is not None and obj.fault is not None:
+            lines.append(f"\txdptui: faults on some frames, which are XDP_ABORTED: {obj.fault}")
     return "\n".join(lines)
+
+
+def per_frame_note(obj: ObjProgram) -> str:
+    """What the simulator does with a program whose verdict can vary frame to frame."""
+    note = f"run frame by frame in exact mode ({obj.depends})"
+    if obj.approximated:
+        note += f"; fast mode approximated {obj.approximated:,} frames by sampling"
+    return note
 
 
 def net_show(world: World, as_json: bool) -> str:
@@ -369,6 +397,133 @@ def link_show(world: World, devs: list[NetDev], stats: bool, details: bool, as_j
 
 
 # ------------------------------------------------------------------ maps
+
+
+@dataclass(frozen=True, eq=False)
+class ObjMap:
+    """A loaded object's own map (a devmap it declared is the host's, listed as such)."""
+
+    map_id: int
+    name: str  # the kernel's name
+    map: BpfMap
+
+
+def object_maps(world: World) -> list[ObjMap]:
+    """The maps of every loaded object, by id."""
+    out: dict[int, ObjMap] = {}
+    for p in loaded_programs(world):
+        obj = p.prog.obj
+        if obj is None:
+            continue
+        for i, m in enumerate(obj.maps):
+            if i not in obj.bound:
+                out.setdefault(obj.map_ids[i], ObjMap(obj.map_ids[i], obj.map_name(i), m))
+    return [out[k] for k in sorted(out)]
+
+
+AnyMap = DevMap | ObjMap
+
+
+def _id(m: AnyMap) -> int:
+    return m.map_id
+
+
+def map_names(world: World) -> list[str]:
+    return [*world.maps, *(m.name for m in object_maps(world))]
+
+
+def find_maps(world: World, name: str | None, map_id: int | None) -> list[AnyMap]:
+    """``name M`` (every map so named), ``id N``, or every map, by id."""
+    every: list[AnyMap] = [*world.maps.values(), *object_maps(world)]
+    if map_id is not None:
+        every = [m for m in every if m.map_id == map_id]
+    elif name is not None:
+        every = [m for m in every if m.name == name]
+    return sorted(every, key=_id)
+
+
+def _type_name(m: BpfMap) -> str:
+    """bpftool's ``map_type_name``."""
+    return MapType(m.map_type).name.lower()
+
+
+def _flags(m: ObjMap) -> int:
+    """``map_flags``; libbpf makes global data maps ``BPF_F_MMAPABLE``."""
+    return m.map.map_flags | (BPF_F_MMAPABLE if m.map.name.startswith(".") else 0)
+
+
+def _memlock(m: BpfMap) -> int:
+    return max(4096, (m.max_entries * (m.key_size + m.value_size * m.ncpus) + 4095) // 4096 * 4096)
+
+
+def map_show(maps: list[AnyMap], as_json: bool) -> str:
+    """``bpftool [-j] map show``."""
+    if as_json:
+        rows: list[dict[str, Any]] = []
+        for m in maps:
+            if isinstance(m, DevMap):
+                rows.extend(json.loads(map_show_json([m])))
+                continue
+            b = m.map
+            rows.append(
+                {
+                    "id": m.map_id,
+                    "type": _type_name(b),
+                    "name": m.name,
+                    "flags": _flags(m),
+                    "bytes_key": b.key_size,
+                    "bytes_value": b.value_size,
+                    "max_entries": b.max_entries,
+                    "bytes_memlock": _memlock(b),
+                    "frozen": int(b.frozen),
+                }
+            )
+        return _json(rows)
+    lines = []
+    for m in maps:
+        if isinstance(m, DevMap):
+            kind = "devmap" if m.type == "devmap" else "devmap_hash"
+            lines.append(f"{m.map_id}: {kind}  name {m.name}  flags 0x80")
+            lines.append(f"\tkey 4B  value 8B  max_entries {m.max_entries}  memlock 4096B")
+            continue
+        b = m.map
+        lines.append(f"{m.map_id}: {_type_name(b)}  name {m.name}  flags {_flags(m):#x}")
+        lines.append(
+            f"\tkey {b.key_size}B  value {b.value_size}B  max_entries {b.max_entries}  "
+            f"memlock {_memlock(b)}B" + ("\n\tfrozen" if b.frozen else "")
+        )
+    return "\n".join(lines)
+
+
+def map_dump(world: World, maps: list[AnyMap], as_json: bool) -> str:
+    """``bpftool [-j] map dump``: each map found, one after the other."""
+    parts = []
+    for m in maps:
+        if isinstance(m, ObjMap):
+            parts.append(m.map.dump(as_json).rstrip("\n"))
+        elif as_json:
+            parts.append(map_dump_json(world, m))
+        else:
+            parts.append(_devmap_dump(world, m))
+    return "\n".join(parts)
+
+
+def _devmap_dump(world: World, m: DevMap) -> str:
+    lines = []
+    for key, entry in m.walk():
+        dev = world.devices.get(entry.dev)
+        ifindex = dev.ifindex if dev is not None else 0
+        prog_id = entry.egress.prog_id if entry.egress is not None else 0
+        kb = " ".join(f"{b:02x}" for b in key.to_bytes(4, "little"))
+        vb = " ".join(
+            f"{b:02x}" for b in ifindex.to_bytes(4, "little") + prog_id.to_bytes(4, "little")
+        )
+        egress = (
+            f"  ({entry.dev}, egress {entry.egress.name})" if entry.egress else f"  ({entry.dev})"
+        )
+        lines.append(f"key: {kb}  value: {vb}{egress}")
+    lines.append(f"Found {len(lines)} element{'s' if len(lines) != 1 else ''}")
+    return "\n".join(lines)
 
 
 def map_show_json(maps: list[DevMap]) -> str:

@@ -21,6 +21,7 @@ from xdptui.model.views import (
     MapEntryView,
     MapView,
     NicView,
+    ObjectView,
     QueueView,
     RedirectErrView,
     SourceView,
@@ -37,10 +38,12 @@ from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
+from xdptui.sim.show import loaded_programs
 from xdptui.sim.tally import Tracepoints
 
 if TYPE_CHECKING:
     from xdptui.sim.state import State
+    from xdptui.sim.world import World
 
 
 def _rings(rings: list[TxRing], exact: bool) -> tuple[TxRingView, ...]:
@@ -212,6 +215,7 @@ def build_frame(
         exact=st.is_exact,
         lesson=LessonPosition(*st.lesson) if st.lesson is not None else None,
         stream=stream,
+        objects=object_views(w),
     )
 
 
@@ -283,3 +287,27 @@ def stream_views(records: list[dict[str, Any]]) -> list[StreamEventView]:
         elif kind == "lesson":
             out.append(StreamEventView(**common, text=f"{r['lesson']}.{r['step']}"))
     return out
+
+
+def object_views(w: World) -> tuple[ObjectView, ...]:
+    """The loaded real XDP objects, by program id."""
+    out = []
+    for p in loaded_programs(w):
+        obj = p.prog.obj
+        if obj is None:
+            continue
+        out.append(
+            ObjectView(
+                p.id,
+                obj.name,
+                obj.code.path,
+                obj.code.section,
+                obj.code.tag,
+                obj.code.insns,
+                obj.depends,
+                obj.approximated,
+                obj.frames_run,
+                p.map_ids,
+            )
+        )
+    return tuple(out)

@@ -31,18 +31,19 @@ def share(total: int, weights: npt.NDArray[np.float64], rotate: int = 0) -> IntA
     return base
 
 
-def take_share(counts: IntArray, n: int, rotate: int = 0) -> IntArray:
-    """``n`` of the frames ``counts`` holds, in proportion, remainders to the entries that
-    still have frames from position ``rotate`` on."""
-    total = int(counts.sum())
-    if n >= total:
-        return counts.copy()
-    if n <= 0:
-        return np.zeros_like(counts)
-    take: IntArray = counts * n // total
-    rem = n - int(take.sum())
-    if rem:
-        room = np.flatnonzero(counts > take)
-        pick = room[(rotate + np.arange(rem)) % len(room)]
-        take[pick] += 1
+def take_rows(counts: IntArray, n: IntArray, rotate: int = 0) -> IntArray:
+    """For every row of a matrix at once, ``n[i]`` of row ``i``'s frames, in
+    proportion, the remainders to the columns that still have frames, from the ``rotate``-th
+    such column on."""
+    total = counts.sum(axis=1)
+    n = np.minimum(np.maximum(n, 0), total)
+    take: IntArray = counts * n[:, None] // np.maximum(total, 1)[:, None]
+    rem = n - take.sum(axis=1)
+    if not rem.any():
+        return take
+    room = counts > take
+    n_room = room.sum(axis=1)
+    rank = np.cumsum(room, axis=1) - 1
+    shifted = (rank - rotate) % np.maximum(n_room, 1)[:, None]
+    take += (room & (shifted < rem[:, None])).astype(np.int64)
     return take

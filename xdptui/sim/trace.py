@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from xdptui.model.views import FlowInfo, TraceHop
+from xdptui.model.views import FlowInfo, ProgramRunView, TraceHop
 from xdptui.sim.exact import ident
 
 if TYPE_CHECKING:
@@ -87,4 +87,7 @@ def trace_frame(sim: Forkable, source: str, flow: int) -> tuple[TraceHop, ...]:
         fork.run_until(max(nxt, fork.now_ns + 1))
         if fork.now_ns >= limit and not dp.watch_done:
             dp.hop(limit, source, "drop", "still in flight after 200 ms", end=True)
-    return tuple(TraceHop(t, dev, stage, detail) for t, dev, stage, detail in dp.hops)
+    return tuple(
+        TraceHop(t, dev, stage, detail, prog if isinstance(prog, ProgramRunView) else None)
+        for t, dev, stage, detail, prog in dp.hops
+    )

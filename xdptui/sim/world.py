@@ -7,6 +7,7 @@ offset[s] + len(table_s)``, so a verdict or a cost is one array over all entries
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ from xdptui.sim.traffic import FlowTable, Source, build_flow_table
 
 IntArray = npt.NDArray[np.int64]
 
+EPOCHS = itertools.count(1)
+
 TAP_WRITE_BACKLOG = 256  # frames a writer holds back while busy (a virtqueue; UNVERIFIED)
 VHOST_WAKE_NS = 20_000  # vhost-net's worker runs at most this often (UNVERIFIED)
 
@@ -52,9 +55,20 @@ class Entries:
     src_port: npt.NDArray[np.uint16]
     dst_port: npt.NDArray[np.uint16]
     headers: FlowHeaders
+    # Entries past the sources' are frames the data path made (``xdptui.sim.core.derived``):
+    # a program's rewrite, or one frame's outcome of a program that reads state it writes.
+    n_source: int = -1  # -1: every entry comes from a source
+    derived: tuple[tuple[bytes, int, bool], ...] = ()  # (frame bytes, size, GSO) of those
+    # Lazily built, pure functions of the entries (frame bytes, their index): shared.
+    cache: dict[str, Any] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.size)
+
+    @property
+    def sources_end(self) -> int:
+        """Entries below this come from the traffic sources' flow tables."""
+        return len(self) if self.n_source < 0 else self.n_source
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Entries:
         return self
@@ -71,17 +85,33 @@ class World:
     maps: dict[str, DevMap] = field(default_factory=dict)
     cards: dict[str, Card] = field(default_factory=dict)
     devmap_egress: str = "flush"  # flush (since the seed's patch) | enqueue (before it)
-    epoch: int = 0  # bumped on every state change that can alter a verdict or a path
+    epoch: int = field(default_factory=lambda: next(EPOCHS))  # see ``touch``
     next_prog_id: int = 1
+    next_map_id: int = 1  # the topology's devmaps take 1..; real objects' maps follow
     prog_loaded_ns: dict[int, int] = field(default_factory=dict)  # prog id -> load time
     by_ifindex: dict[int, NetDev] = field(default_factory=dict)
 
     def touch(self) -> None:
-        self.epoch += 1
+        """A state change that can alter a verdict or a path: a new epoch, unique across every
+        copy of every world in this process, so what is derived from one configuration can be
+        cached by its epoch and shared by checkpoints and forks (``SharedCache``)."""
+        self.epoch = next(EPOCHS)
 
     def nic(self, name: str) -> Nic | None:
         dev = self.devices.get(name)
         return dev if isinstance(dev, Nic) else None
+
+    def lands_on(self, src: Source) -> NetDev | None:
+        """The device whose receive queues a source's frames reach: its own for frames from
+        the wire, a veth sender's peer (``veth_xmit``), none for the local stack's."""
+        dev = self.devices.get(src.device)
+        if dev is None:
+            return None
+        if not src.local:
+            return dev
+        if isinstance(dev, Veth):
+            return self.devices.get(dev.peer)
+        return None
 
     def source_pps(self, src: Source) -> float:
         """Frames per second; frames arriving from the wire can't beat the port's line rate
@@ -194,7 +224,7 @@ def build_device(spec: DeviceSpec, ifindex: int, nr_cpus: int, entries: Entries)
             sndbuf_default=spec.sndbuf is None,
             napi_frags=spec.napi_frags,
             tx=[TxRing(q, spec.tx_queue_len) for q in range(spec.queues)],
-            reader_free_at=[0] * spec.queues,
+            reader_free_ps=[0] * spec.queues,
         )
         tun.counters.update(dict.fromkeys(TUN_COUNTERS, 0))
         # A writer thread per queue on its own CPU: one write at a time, or a vhost batch;
@@ -246,6 +276,7 @@ def build_world(topology: Topology) -> World:
     world.by_ifindex = {d.ifindex: d for d in devices.values()}
     for map_id, mspec in enumerate(topology.maps, start=1):
         world.maps[mspec.name] = DevMap(mspec.name, mspec.type, mspec.max_entries, map_id)
+    world.next_map_id = len(topology.maps) + 1
     for dev in devices.values():
         if isinstance(dev, Nic) and dev.drv.rx_pps_max is not None and dev.card not in world.cards:
             world.cards[dev.card] = Card(dev.card, dev.drv.rx_pps_max, dev.drv.tx_dma_weight)

@@ -109,8 +109,8 @@ def _rx(st: State, ref: QueueRef, rxq: RxQueue) -> QueueZoomView:
     head = rxq.rx_packets % rxq.size
     label = f"{ref.dev} RX queue {ref.index} · IRQ on cpu{rxq.irq_cpu}"
     if not exact:
-        nz = np.flatnonzero(rxq.counts)
-        names = verdicts(st, ref.dev, nz.astype(np.int64))
+        held = rxq.held  # rows of (entry or its class's representative, frames)
+        names = verdicts(st, ref.dev, held.entry.astype(np.int64))
         return QueueZoomView(
             ref,
             label,
@@ -119,7 +119,7 @@ def _rx(st: State, ref: QueueRef, rxq: RxQueue) -> QueueZoomView:
             head,
             (head + occ) % rxq.size,
             False,
-            summary=_summary(names, rxq.counts[nz]),
+            summary=_summary(names, held.count),
             cpus=(rxq.irq_cpu,),
         )
     cols = rxq.fifo.peek(SLOTS_LISTED)

@@ -20,6 +20,7 @@ from xdptui.model.topology import HASH_MODES, bond_xdp_check
 from xdptui.sim.batch import Rows
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev
 from xdptui.sim.hashing import FlowHeaders, bond_xmit_hash
+from xdptui.sim.shared import SharedCache
 
 if TYPE_CHECKING:
     from xdptui.sim.datapath import Datapath
@@ -42,6 +43,9 @@ class Bond(NetDev):
     link: dict[str, bool] = field(default_factory=dict)  # slave->link == BOND_LINK_UP
     usable: list[str] = field(default_factory=list)  # bond->usable_slaves (hash modes)
     rr_counter: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    hash_cache: SharedCache[tuple[object, ...], IntArray] = field(
+        default_factory=SharedCache, repr=False, compare=False
+    )  # the slave per entry for one hash setup (the flow table's headers, the usable slaves)
 
     @property
     def bond_prog(self) -> bool:
@@ -151,10 +155,18 @@ class BondLogic:
         n = len(headers)
         if not b.usable:
             return np.full(n, -1, dtype=np.int64)
+        key = (id(headers), n, b.xmit_hash_policy, xdp, tuple(b.slaves), tuple(b.usable))
+        hit = b.hash_cache.get(key)
+        if hit is not None:
+            return hit
         vlan = None if xdp else headers.vlan
         h = bond_xmit_hash(b.xmit_hash_policy, headers, vlan).astype(np.int64)
         usable_idx = np.array([b.slaves.index(s) for s in b.usable], dtype=np.int64)
         picked: IntArray = usable_idx[h % len(usable_idx)]
+        picked.flags.writeable = False
+        if len(b.hash_cache) >= 8:
+            b.hash_cache.clear()
+        b.hash_cache[key] = picked
         return picked
 
     def xdp_slave_of_entry(self, headers: FlowHeaders) -> IntArray | None:
@@ -170,6 +182,17 @@ class BondLogic:
         if b.mode == "balance-rr":
             return None
         return np.full(len(headers), -1, dtype=np.int64)
+
+    def stack_slave_of_entry(self, headers: FlowHeaders) -> IntArray | None:
+        """Per entry, the slave index ``bond_start_xmit`` picks when that is a function of the
+        frame (hash modes, active-backup); None when it is not (round-robin, broadcast)."""
+        b = self.bond
+        if b.mode in ("balance-rr", "broadcast"):
+            return None
+        if b.mode == "active-backup":
+            idx = b.slaves.index(b.curr_active) if b.curr_active in b.slaves else -1
+            return np.full(len(headers), idx, dtype=np.int64)
+        return self.hash_slaves(headers, xdp=False)
 
     def rr_split(
         self, cpu: int, rows: Rows, proto: npt.NDArray[np.uint8]

@@ -23,6 +23,7 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno
 from xdptui.sim import costs
 from xdptui.sim.bond.bond_main import Bond, BondLogic
+from xdptui.sim.core.bpf_eval import ObjEval, evaluate
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.tun import Tun
@@ -62,6 +63,8 @@ class Compiled:
     tx_err: IntArray  # errno of the master redirect's __xdp_enqueue checks
     cost: FloatArray  # ns per frame on the polling CPU (without poll and flush costs)
     bq_class: IntArray  # the bulk queue a frame joins: target ifindex, RR_CLASS, or -1
+    obj: ObjEval | None = None  # a real program: its per-entry run (``bpf_eval``)
+    out: IntArray | None = None  # the entry of the frame the program leaves (None: unchanged)
 
 
 def make_context(
@@ -106,11 +109,15 @@ def master_of(dp: Datapath, dev: NetDev) -> Bond | None:
     return bond if isinstance(bond, Bond) else None
 
 
-def enqueue_errors(dp: Datapath, tgt_ifindex: IntArray, mode: str) -> IntArray:
+def enqueue_errors(
+    dp: Datapath, tgt_ifindex: IntArray, mode: str, size: IntArray | None = None
+) -> IntArray:
     """``__xdp_do_redirect_frame`` / ``__xdp_enqueue`` checks in the kernel's order: no such
     ifindex -> EINVAL; target lacks NDO_XMIT -> EOPNOTSUPP (native only); not IFF_UP ->
-    ENETDOWN; frame longer than mtu + ETH_HLEN + VLAN_HLEN -> EMSGSIZE (``xdp_ok_fwd_dev``)."""
+    ENETDOWN; frame longer than mtu + ETH_HLEN + VLAN_HLEN -> EMSGSIZE (``xdp_ok_fwd_dev``).
+    ``size``: each frame's length after the program (default: the entry's)."""
     w = dp.world
+    sizes = w.entries.size if size is None else size
     err = np.zeros(len(tgt_ifindex), dtype=np.int64)
     for ifindex in np.unique(tgt_ifindex[tgt_ifindex >= 0]):
         rows = tgt_ifindex == ifindex
@@ -122,7 +129,7 @@ def enqueue_errors(dp: Datapath, tgt_ifindex: IntArray, mode: str) -> IntArray:
         elif not tgt.admin_up:
             err[rows] = Errno.ENETDOWN
         else:
-            err[rows & (w.entries.size > max_fwd_len(tgt.mtu))] = Errno.EMSGSIZE
+            err[rows & (sizes > max_fwd_len(tgt.mtu))] = Errno.EMSGSIZE
     return err
 
 
@@ -142,27 +149,37 @@ def compile_device(dp: Datapath, dev: NetDev) -> Compiled:
         return Compiled(
             None, full, full, minus, zeros, minus, None, 0, fast, None, minus, zeros, cost, minus
         )
-    ctx = make_context(w, dev, att.prog)
-    raw = att.prog.run(ctx)
+    ev: ObjEval | None = None
+    out: IntArray | None = None
+    if att.prog.obj is not None:  # a real object: run on every entry's bytes
+        ev = evaluate(dp, att.prog, dev, None)
+        raw, redirect_ifindex, redirect_key = ev.raw, ev.target, ev.key
+        map_name, broadcast = ev.map_name, ev.broadcast
+        out = np.where(ev.out < 0, np.arange(n), ev.out)  # (sizes, hashes: until it is added)
+    else:
+        ctx = make_context(w, dev, att.prog)
+        raw = att.prog.run(ctx)
+        redirect_ifindex, redirect_key = ctx.redirect_ifindex, ctx.redirect_key
+        map_name, broadcast = ctx.redirect_map_name, ctx.redirect_broadcast_flags
     act = np.where((raw >= XDP_ABORTED) & (raw <= XDP_REDIRECT), raw, XDP_ABORTED)
-    target = np.where(act == XDP_REDIRECT, ctx.redirect_ifindex, -1)
-    broadcast = ctx.redirect_broadcast_flags
+    target = np.where(act == XDP_REDIRECT, redirect_ifindex, -1)
     if isinstance(dev, Tun) and att.mode == MODE_DRV:
         fast = dev.can_build_skb(e.size) & ~e.gso
-    err = zeros if broadcast else enqueue_errors(dp, target, att.mode)
+    out_size = e.size[out] if out is not None else None
+    err = zeros if broadcast else enqueue_errors(dp, target, att.mode, out_size)
     bond = master_of(dp, dev)
     tx_slave = np.full(n, TX_HERE, dtype=np.int64)
     tx_err = zeros
     if bond is not None:
-        tx_slave, tx_err = _master_redirect(dp, dev, bond, att.mode)
+        tx_slave, tx_err = _master_redirect(dp, dev, bond, att.mode, out)
     c = Compiled(
         att.mode,
         raw,
         act,
         target,
         err,
-        ctx.redirect_key,
-        ctx.redirect_map_name,
+        redirect_key,
+        map_name,
         broadcast,
         fast,
         bond.name if bond is not None else None,
@@ -173,24 +190,31 @@ def compile_device(dp: Datapath, dev: NetDev) -> Compiled:
     )
     c.bq_class = _bq_class(c)
     c.cost = _cost(dp, dev, c, att.prog)
+    if ev is not None:
+        c.obj, c.out = ev, ev.out
+        c.cost = c.cost + ev.insns * costs.BPF_INSN_NS
     return c
 
 
-def _master_redirect(dp: Datapath, dev: NetDev, bond: Bond, mode: str) -> tuple[IntArray, IntArray]:
+def _master_redirect(
+    dp: Datapath, dev: NetDev, bond: Bond, mode: str, out: IntArray | None = None
+) -> tuple[IntArray, IntArray]:
     """``xdp_master_redirect`` per entry: bond not up -> XDP_ABORTED; the bond's slave is the
     receiving one, or none -> XDP_TX here; another slave -> a redirect to its ifindex, as
-    ``bpf_redirect(slave, 0)`` would be, with ``__xdp_enqueue``'s checks."""
+    ``bpf_redirect(slave, 0)`` would be, with ``__xdp_enqueue``'s checks. The bond hashes the
+    frame the program left (``out``: its entry)."""
     w = dp.world
     n = len(w.entries)
     if not bond.admin_up:
         return np.full(n, TX_ABORT, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    idx = BondLogic(bond, w.devices).xdp_slave_of_entry(w.entries.headers)
+    headers = w.entries.headers if out is None else w.entries.headers.take(out)
+    idx = BondLogic(bond, w.devices).xdp_slave_of_entry(headers)
     if idx is None:
         return np.full(n, TX_RR, dtype=np.int64), np.zeros(n, dtype=np.int64)
     ifindex = np.array([w.devices[s].ifindex for s in bond.slaves] + [-1], dtype=np.int64)
     slave = ifindex[idx]  # idx -1 picks the trailing -1: no slave
     slave = np.where((slave < 0) | (slave == dev.ifindex), TX_HERE, slave)
-    return slave, enqueue_errors(dp, slave, mode)
+    return slave, enqueue_errors(dp, slave, mode, None if out is None else w.entries.size[out])
 
 
 def _bq_class(c: Compiled) -> IntArray:

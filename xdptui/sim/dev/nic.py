@@ -45,7 +45,7 @@ class Nic(NetDev):
     ring_of_cpu: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     tx: list[TxRing] = field(default_factory=list)  # the XDP TX rings, then the stack's queue
     card: str = ""  # ports of one card share its DMA budget (rx_pps_max)
-    wire_free_at: int = 0  # exact mode: when the wire finishes the frame it is sending
+    wire_free_ps: int = 0  # exact mode: when the wire finishes the frame it is sending (ps)
 
     @property
     def drv(self) -> DriverProfile:
@@ -86,13 +86,22 @@ class Nic(NetDev):
             return queue % self.xdp_rings
         return int(self.ring_of_cpu[cpu])
 
-    def service_ns(self, wire_bytes: IntArray) -> IntArray:
-        """Wire time of each frame (frame + preamble and gap at the port's speed), never less
-        than the driver's XDP TX descriptor rate allows."""
-        ns: IntArray = -(-(wire_bytes * 8 * 10**9) // max(self.speed_bps, 1))
+    def xdp_tx_rings(self, cpus: IntArray, queues: IntArray) -> IntArray:
+        """``xdp_tx_ring`` for many (cpu, queue) pairs at once."""
+        if self.xdp_rings == 0:
+            return np.full(len(cpus), -1, np.int64)
+        if self.drv.tx_ring_rule == "per_queue_pair":
+            out: IntArray = queues % self.xdp_rings
+            return out
+        return self.ring_of_cpu[cpus]
+
+    def service_ps(self, wire_bytes: IntArray) -> IntArray:
+        """Wire time of each frame in picoseconds (frame + preamble and gap at the port's
+        speed), never less than the driver's XDP TX descriptor rate allows."""
+        ps: IntArray = -(-(wire_bytes * 8 * 10**12) // max(self.speed_bps, 1))
         if self.drv.tx_pps_max:
-            ns = np.maximum(ns, int(np.ceil(1e9 / self.drv.tx_pps_max)))
-        return ns
+            ps = np.maximum(ps, int(np.ceil(1e12 / self.drv.tx_pps_max)))
+        return ps
 
     # ------------------------------------------------------------ data path
 
@@ -102,6 +111,36 @@ class Nic(NetDev):
             dp.xdp_tx_failed(self, rows)
             return
         dp.io.tx(self, self.tx[ring], rows, t, dp.refusal("tx", self))
+
+    def xdp_tx_many(
+        self, dp: Datapath, cpus: IntArray, queues: IntArray, t: int, rows: Rows
+    ) -> None:
+        """``xdp_tx`` for frames polled by many (cpu, queue) instances (``cpus``/``queues``
+        per row, fast mode): each onto its own ring, every ring in one claim."""
+        ring = self.xdp_tx_rings(cpus, queues)
+        bad = ring < 0
+        if bad.any():
+            dp.xdp_tx_failed(self, rows.where(bad))
+        if not bad.all():
+            dp.io.tx_many(self, ring[~bad], rows.where(~bad), t, dp.refusal("tx", self))
+
+    def ndo_xdp_xmit_many(self, dp: Datapath, x: Xmit, cpus: IntArray, calls: IntArray) -> None:
+        """``ndo_xdp_xmit`` for the bulks of many CPUs (``cpus`` per row; ``calls`` the
+        flushes behind each row's frames): each CPU's onto its XDP ring, -ENXIO where it has
+        none."""
+        from xdptui.sim.devmap import Xmit
+
+        ring = self.ring_of_cpu[cpus] if self.xdp_rings else np.full(len(cpus), -1, np.int64)
+        bad = ring < 0
+        for mask in (bad, ~bad):
+            if not mask.any():
+                continue
+            part = Xmit(x.src, self, -1, x.t, x.rows.where(mask), int(calls[mask].sum()),
+                        x.tally, bursts=x.bursts)  # fmt: skip
+            if mask is bad:
+                dp.xmit_error(part, Errno.ENXIO)
+            else:
+                dp.io.tx_many(self, ring[mask], part.rows, x.t, dp.refusal("xmit", x.src, part))
 
     def ndo_xdp_xmit(self, dp: Datapath, x: Xmit) -> None:
         """``ixgbe_xdp_xmit`` / ``i40e_xdp_xmit`` / ``ice_xdp_xmit``: onto the sending CPU's
@@ -190,13 +229,16 @@ class Card:
         """Picoseconds of DMA per received frame."""
         return round(1e12 / self.rx_pps)
 
-    def charge_tx(self, n: int, t: int) -> None:
-        """``n`` frames queued for transmit at ``t`` (ns) take their share of the DMA (a
-        negative ``n`` gives back what was charged ahead)."""
-        if n > 0:
-            self.tat = max(self.tat, t * 1000) + round(n * self.tx_weight * self.s)
-        elif n < 0:
-            self.tat += round(n * self.tx_weight * self.s)
+    def charge_sent(self, dep: IntArray) -> None:
+        """Frames transmitted at (sorted) times ``dep`` (ns) take their DMA when they leave:
+        ``tat = max(tat, d) + c`` frame after frame, c = ``tx_weight`` received frames' worth,
+        which is max(tat + n c, max_j d_j + (n - j) c)."""
+        n = len(dep)
+        if not n:
+            return
+        c = round(self.tx_weight * self.s)
+        tail = (n - np.arange(n, dtype=np.int64)) * c
+        self.tat = max(self.tat + n * c, int((dep * 1000 + tail).max()))
 
     def admit(self, a: IntArray, commit: bool = True) -> npt.NDArray[np.bool_]:
         """Which frames arriving at (sorted) times ``a`` the card takes (``trial``), taking

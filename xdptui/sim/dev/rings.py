@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from xdptui.sim.batch import Rows
+
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
@@ -97,7 +99,7 @@ class RxQueue:
     peak: int = 0
     polls: int = 0
     fifo: Fifo = field(init=False)
-    counts: IntArray = field(init=False)  # fast mode: frames per entry
+    held: Rows = field(init=False)  # fast mode: frames waiting, per entry (or class representative)
     state: int = ARMED
     irq_at: int = 0
     last_irq: int = -(10**15)
@@ -107,16 +109,15 @@ class RxQueue:
 
     def __post_init__(self) -> None:
         self.fifo = Fifo(RX_COLUMNS, self.size + 64)
-        self.counts = np.zeros(self.entries, np.int64)
+        self.held = Rows.empty()
 
     def occupancy(self, exact: bool) -> int:
-        return len(self.fifo) if exact else int(self.counts.sum())
+        return len(self.fifo) if exact else self.held.total
 
     def resize_entries(self, mapping: IntArray, entries: int) -> None:
         """The flow table was rebuilt: entry e is now ``mapping[e]``."""
-        new = np.zeros(entries, np.int64)
-        np.add.at(new, mapping, self.counts)
-        self.counts = new
+        if len(self.held):
+            self.held = Rows(mapping[self.held.entry], self.held.count, False)
         self.entries = entries
         if len(self.fifo):
             self.fifo.buf["entry"][self.fifo.head : self.fifo.tail] = mapping[
@@ -125,26 +126,30 @@ class RxQueue:
 
     def clear(self) -> int:
         """Everything queued is freed (ring re-allocation, link down); returns the frames lost."""
-        lost = len(self.fifo) + int(self.counts.sum())
+        lost = len(self.fifo) + self.held.total
         self.fifo.clear()
-        self.counts[:] = 0
+        self.held = Rows.empty()
         return lost
 
     def to_fast(self) -> None:
         if len(self.fifo):
-            self.counts += np.bincount(self.fifo.column("entry"), minlength=self.entries)
+            entry, count = np.unique(self.fifo.column("entry"), return_counts=True)
+            self.held = self.held.concat(
+                Rows(entry.astype(np.int64), count.astype(np.int64), False)
+            )
             self.fifo.clear()
 
-    def to_exact(self, order: IntArray | None, at: int) -> None:
+    def to_exact(self, order: IntArray | None, of_entry: IntArray, at: int) -> None:
         """Counts become descriptors (arrived by ``at``). ``order`` is the queue's entries in
-        arrival order (the last arrivals of a pktgen-ordered source)."""
-        total = int(self.counts.sum())
+        arrival order from its head (the last arrivals of a pktgen-ordered source); each class
+        takes its frames' entries from it in turn."""
+        total = self.held.total
         if not total:
             return
-        entries = _lay_out(self.counts, order)
+        entries = _lay_out(self.held, order, of_entry)
         zeros = np.zeros(total, np.int64)
         self.fifo.push({"entry": entries, "ident": zeros - 1, "t": zeros + at})
-        self.counts[:] = 0
+        self.held = Rows.empty()
 
 
 @dataclass
@@ -180,16 +185,25 @@ class TxRing:
         self.occ_bytes = 0.0
 
 
-def _lay_out(counts: IntArray, order: IntArray | None) -> IntArray:
-    """Frames per entry as a sequence of entries: cycling through ``order`` (arrival order),
-    the last occurrences first dropped, so each entry appears ``counts[e]`` times."""
-    entries = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+def _lay_out(held: Rows, order: IntArray | None, of_entry: IntArray) -> IntArray:
+    """Frames per class as a sequence of entries: each class's frames take the entries of
+    that class in ``order`` (cycling), and the frames are put in ``order``'s order; a class
+    absent from ``order`` keeps its representative entry, at the end."""
+    cls = of_entry[held.entry]
     if order is None or not len(order):
-        return entries
-    pos = np.full(len(counts), len(order), np.int64)
-    pos[order[::-1]] = np.arange(len(order) - 1, -1, -1)  # first position of each entry
-    starts = np.cumsum(counts) - counts
-    rank = np.arange(len(entries), dtype=np.int64) - np.repeat(starts, counts)
-    key = rank * (len(order) + 1) + pos[entries]
-    out: IntArray = entries[np.argsort(key, kind="stable")]
+        return np.repeat(held.entry, held.count)
+    n = len(order)
+    seq_cls = of_entry[order]
+    pos_parts: list[IntArray] = []
+    tail: list[IntArray] = []
+    for c in np.unique(cls):
+        k = int(held.count[cls == c].sum())
+        where = np.flatnonzero(seq_cls == c)
+        if not len(where):
+            tail.append(np.full(k, held.entry[cls == c][0], np.int64))
+            continue
+        i = np.arange(k, dtype=np.int64)
+        pos_parts.append(where[i % len(where)] + (i // len(where)) * n)
+    pos = np.sort(np.concatenate(pos_parts)) if pos_parts else np.zeros(0, np.int64)
+    out: IntArray = np.concatenate([order[pos % n], *tail])
     return out

@@ -61,7 +61,7 @@ class Tun(NetDev):
     sndbuf_default: bool = True
     napi_frags: bool = False
     tx: list[TxRing] = field(default_factory=list)  # one tx_ring (toward userspace) per queue
-    reader_free_at: list[int] = field(default_factory=list)  # exact mode, per queue
+    reader_free_ps: list[int] = field(default_factory=list)  # exact mode, per queue (ps)
     throttled: int = 0  # frames the writers could not write yet (CPU-bound writers)
     slow_reasons: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SLOW_REASONS, 0))
     path_verdicts: dict[str, int] = field(default_factory=dict)  # "fast.XDP_DROP" -> frames
@@ -71,11 +71,12 @@ class Tun(NetDev):
         """A queue is attached while a reader (the userspace side) holds the tap open."""
         return self.reader_pps is not None
 
-    def reader_ns(self) -> int:
-        """Time the reader of one queue takes per frame (its rate split over the queues)."""
+    def reader_ps(self) -> int:
+        """Time (ps) the reader of one queue takes per frame (its rate split over the
+        queues)."""
         if not self.reader_pps:
-            return 10**15
-        return max(1, round(1e9 * self.queues / self.reader_pps))
+            return 10**18
+        return max(1, round(1e12 * self.queues / self.reader_pps))
 
     def has_ndo_bpf(self) -> bool:
         """Only TAP devices have ``ndo_bpf = tun_xdp`` (``tap_netdev_ops``)."""

@@ -1,0 +1,135 @@
+"""Flow classes: flow-table entries that every stage of the data path treats alike.
+
+Two entries are in one class when every device's compiled path gives them the same verdict,
+target, errno, devmap key, tun path, bond slave, bulk queue and cost, they have the same size,
+GSO flag and IP protocol, land on the same queue of every veth or tap that can receive them,
+and meet the same devmap egress verdicts. Fast mode counts frames per class, so a step costs
+what its classes cost, not what its flows do; one representative entry of each class stands for
+all of them in the shared data path (``Rows.entry``). Per-entry identity comes back in exact
+mode and for a followed frame.
+
+The key is built column by column into a 64-bit hash, then checked: a collision would merge
+entries that differ, so any column that is not constant within a class makes the classes be
+rebuilt exactly (``np.unique`` over the stacked columns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from xdptui.sim.datapath import Datapath
+
+IntArray = npt.NDArray[np.int64]
+
+_MUL = np.uint64(0x9E3779B97F4A7C15)
+_ADD = np.uint64(0x632BE59BD9B4E019)
+
+
+@dataclass(frozen=True, eq=False)
+class FlowClasses:
+    """The classes of one configuration: ``of_entry[e]`` is entry ``e``'s class, ``rep[c]``
+    the first entry of class ``c`` (classes are numbered by their first entry)."""
+
+    epoch: int
+    of_entry: IntArray
+    rep: IntArray
+
+    def __len__(self) -> int:
+        return len(self.rep)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FlowClasses:
+        return self
+
+
+def compile_classes(dp: Datapath) -> FlowClasses:
+    """The classes of the data path's current configuration (``dp.compiled`` is up to date)."""
+    n = len(dp.world.entries)
+    cols = [col for col in _columns(dp) if n and col.min() != col.max()]  # constants: no split
+    if n == 0:
+        empty = np.zeros(0, np.int64)
+        return FlowClasses(dp.compiled_epoch, empty, empty)
+    h = np.zeros(n, np.uint64)
+    with np.errstate(over="ignore"):
+        for col in cols:
+            h = (h ^ (col.view(np.uint64) + _ADD)) * _MUL
+            h ^= h >> np.uint64(29)
+    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    if len(first) > 1 and not all(np.array_equal(col, col[first][inverse]) for col in cols):
+        _, first, inverse = np.unique(np.stack(cols, axis=1), axis=0, return_index=True,
+                                      return_inverse=True)  # fmt: skip
+        inverse = inverse.reshape(-1)
+    order = np.argsort(first, kind="stable")  # number classes by their first entry
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    of_entry = rank[inverse].astype(np.int64)
+    rep = first[order].astype(np.int64)
+    of_entry.flags.writeable = False
+    rep.flags.writeable = False
+    return FlowClasses(dp.compiled_epoch, of_entry, rep)
+
+
+def _columns(dp: Datapath) -> Iterable[IntArray]:
+    """Every per-entry array a stage reads, as int64 columns."""
+    w = dp.world
+    n = len(w.entries)
+    e = w.entries
+    yield e.size.astype(np.int64)
+    yield e.gso.astype(np.int64)
+    yield e.proto.astype(np.int64)
+    for name in sorted(dp.compiled):
+        c = dp.compiled[name]
+        for f in fields(c):
+            value = getattr(c, f.name)
+            if isinstance(value, np.ndarray) and value.shape == (n,):
+                yield _as_int64(value)
+    from xdptui.sim.bond.bond_main import Bond, BondLogic
+    from xdptui.sim.dev.tun import Tun
+    from xdptui.sim.dev.veth import Veth
+
+    for dev in w.devices.values():
+        if isinstance(dev, Veth | Tun) and len(dev.rxq) > 1:  # veth_xmit / tun: the RX queue
+            yield (e.rss_hash.astype(np.int64) % len(dev.rxq)).astype(np.int64)
+        if isinstance(dev, Bond) and dev.slaves:
+            logic = BondLogic(dev, w.devices)
+            for slave in (
+                logic.xdp_slave_of_entry(e.headers),
+                logic.stack_slave_of_entry(e.headers),
+            ):
+                if slave is not None:
+                    yield slave.astype(np.int64)
+    yield from _egress_columns(dp)
+
+
+def _egress_columns(dp: Datapath) -> Iterable[IntArray]:
+    """Devmap egress verdicts, for every device that redirects and every entry's program."""
+    from xdptui.sim.devmap import egress_verdicts
+
+    w = dp.world
+    senders = [w.devices[name] for name, c in dp.compiled.items() if c.mode is not None]
+    for dmap in w.maps.values():
+        for _key, entry in dmap.walk():
+            tgt = w.devices.get(entry.dev)
+            if entry.egress is None or tgt is None:
+                continue
+            for rx in senders:
+                if entry.egress.obj is not None:  # a real object: its verdict and output
+                    from xdptui.sim.core import bpf_run
+
+                    ev = bpf_run.egress(dp, entry.egress, rx, tgt)
+                    yield ev.raw.astype(np.int64)
+                    yield ev.out.astype(np.int64)
+                    continue
+                yield egress_verdicts(dp, entry.egress, rx, tgt).astype(np.int64)
+
+
+def _as_int64(value: npt.NDArray[np.generic]) -> IntArray:
+    if value.dtype == np.float64:
+        out: IntArray = value.view(np.int64)
+        return out
+    return value.astype(np.int64)

@@ -1,0 +1,160 @@
+"""Where a source's frames land: its cycle of flow-table entries laid out over a device's RX
+queues and the flow classes, so "how many frames of this kind in that range" is a binary
+search, not a pass over the flows.
+
+A pktgen-like source sends frame ``n`` as entry ``n % L`` of its table; RSS sends each entry to
+one queue. Queue ``q``'s own frames form a sequence too (the entries of the table that land on
+``q``, in table order, repeated), and NAPI polls take contiguous ranges of it. ``Grouped`` keeps,
+for each group (a queue, a (queue, class) pair, a (queue, bulk queue) pair), the sorted
+positions of its elements in one period, and counts them below any position -- for many
+groups and positions at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from xdptui.sim.shared import SharedCache
+
+if TYPE_CHECKING:
+    from xdptui.sim.dev.netdev import NetDev
+    from xdptui.sim.traffic import Source
+    from xdptui.sim.world import World
+
+IntArray = npt.NDArray[np.int64]
+
+
+class Grouped:
+    """Elements with a group and a position in ``[0, span)``: per group, how many of its
+    elements lie below a position, and which element is the first at or after one."""
+
+    def __init__(self, group: IntArray, pos: IntArray, n_groups: int, span: int) -> None:
+        self.span = max(int(span), 1)
+        order = np.argsort(group * self.span + pos)  # keys are unique: any sort is stable
+        self.order = order  # element index, sorted by (group, position)
+        self.key = group[order] * self.span + pos[order]
+        self.start = np.searchsorted(group[order], np.arange(n_groups + 1)).astype(np.int64)
+        self.size = np.diff(self.start)
+
+    def below(self, g: IntArray, p: IntArray) -> IntArray:
+        """Elements of group ``g`` at positions ``< p`` (``0 <= p <= span``)."""
+        out: IntArray = np.searchsorted(self.key, g * self.span + p) - self.start[g]
+        return out
+
+    def count(self, g: IntArray, m: IntArray, period: IntArray | int) -> IntArray:
+        """Elements of group ``g`` among the first ``m`` of a sequence that repeats the group's
+        positions every ``period``."""
+        full, rest = np.divmod(m, period)
+        out: IntArray = full * self.size[g] + self.below(g, rest)
+        return out
+
+    def next_at(self, g: IntArray, p: IntArray) -> IntArray:
+        """The element of group ``g`` first at or after position ``p`` (wrapping to the
+        group's first element); groups must not be empty."""
+        i = np.searchsorted(self.key, g * self.span + p)
+        i = np.where(i >= self.start[g + 1], self.start[g], i)
+        out: IntArray = self.order[i]
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class SourceLayout:
+    """One source's table over one device's queues and the flow classes of one epoch."""
+
+    L: int
+    nq: int
+    entry: IntArray  # the table's entries (global index), table order
+    queue: IntArray  # the queue each lands on
+    cls: IntArray  # its flow class
+    queues: Grouped  # group = queue, position = table position
+    pair_q: IntArray  # (queue, class) pairs present
+    pair_c: IntArray
+    pairs: Grouped  # group = pair, position = table position
+    rank: IntArray  # each table position's index in its queue's sequence
+    seq_entry: IntArray  # every queue's sequence, queue after queue (``queues.start``)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SourceLayout:
+        return self
+
+    @property
+    def per_queue(self) -> IntArray:
+        """Frames of one table cycle per queue."""
+        return self.queues.size
+
+    def queue_frames(self, q: IntArray, n: IntArray) -> IntArray:
+        """How many of the source's first ``n`` frames land on queue ``q``."""
+        return self.queues.count(q, n, self.L)
+
+    def pair_frames(self, n0: int, n1: int) -> IntArray:
+        """Frames ``n0 .. n1 - 1`` per (queue, class) pair."""
+        g = np.arange(len(self.pair_q), dtype=np.int64)
+        out: IntArray = self.pairs.count(g, np.full(len(g), n1), self.L) - self.pairs.count(
+            g, np.full(len(g), n0), self.L
+        )
+        return out
+
+    def sequence(self, q: int) -> IntArray:
+        """Queue ``q``'s entries in arrival order over one cycle."""
+        return self.seq_entry[self.queues.start[q] : self.queues.start[q + 1]]
+
+    def by_queue(self, label: IntArray, n_labels: int) -> Grouped:
+        """Queue sequences grouped by (queue, ``label[entry]``): group ``q * n_labels + l``."""
+        g = self.queue * n_labels + label[self.entry]
+        return Grouped(g, self.rank, self.nq * n_labels, max(int(self.per_queue.max(initial=1)), 1))
+
+
+def build_layout(world: World, src: Source, dev: NetDev, of_entry: IntArray) -> SourceLayout:
+    from xdptui.sim.dev.nic import Nic
+
+    L = len(src.table)
+    nq = max(len(dev.rxq), 1)
+    pos = np.arange(L, dtype=np.int64)
+    entry = pos + src.offset
+    if isinstance(dev, Nic):
+        queue = dev.queue_of_entry[entry].astype(np.int64)
+    else:
+        queue = (world.entries.rss_hash[entry].astype(np.int64) % nq).astype(np.int64)
+    cls = of_entry[entry] if len(of_entry) else np.zeros(L, np.int64)
+    queues = Grouped(queue, pos, nq, L)
+    rank = np.empty(L, np.int64)
+    rank[queues.order] = np.arange(L, dtype=np.int64) - np.repeat(queues.start[:-1], queues.size)
+    n_cls = int(cls.max(initial=-1)) + 1
+    pid_all = queue * max(n_cls, 1) + cls
+    uniq, inverse = np.unique(pid_all, return_inverse=True)
+    pairs = Grouped(inverse.astype(np.int64), pos, len(uniq), L)
+    return SourceLayout(
+        L=L,
+        nq=nq,
+        entry=entry,
+        queue=queue,
+        cls=cls,
+        queues=queues,
+        pair_q=(uniq // max(n_cls, 1)).astype(np.int64),
+        pair_c=(uniq % max(n_cls, 1)).astype(np.int64),
+        pairs=pairs,
+        rank=rank,
+        seq_entry=entry[queues.order],
+    )
+
+
+class Layouts:
+    """Layouts per (epoch, source, device), shared by checkpoints and forks."""
+
+    def __init__(self) -> None:
+        self._cache: SharedCache[tuple[int, int, str, int, int], SourceLayout] = SharedCache()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Layouts:
+        return self
+
+    def get(self, world: World, src: Source, dev: NetDev, of_entry: IntArray) -> SourceLayout:
+        key = (world.epoch, src.index, dev.name, len(dev.rxq), id(src.table))
+        hit = self._cache.get(key)
+        if hit is None:
+            if len(self._cache) > 64:
+                self._cache.clear()
+            hit = self._cache[key] = build_layout(world, src, dev, of_entry)
+        return hit
