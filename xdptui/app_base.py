@@ -39,6 +39,7 @@ from xdptui.screens.dialogs import (
     PickScreen,
 )
 from xdptui.screens.main import MainScreen
+from xdptui.screens.output import LONG_REPLY_LINES, OutputScreen
 from xdptui.widgets.command_line import CommandLine
 from xdptui.widgets.history import RateHistory, push_history
 from xdptui.widgets.messages import DeviceClicked
@@ -381,6 +382,8 @@ class SimApp(App[None]):
         if self._follow is not None:
             self._retrace()
         self.refresh_frame()
+        if origin == "user" and result.reply.count("\n") + 1 > LONG_REPLY_LINES:
+            self.push_screen(OutputScreen(text, result.reply, result.ok))
         return result
 
     def _remember_pktgen(self, command: Pktgen) -> None:
