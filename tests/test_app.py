@@ -329,7 +329,17 @@ async def test_every_binding_has_an_id_and_shows_in_the_footer() -> None:
         footer = " ".join(rendered(key) for key in app.screen.query("FooterKey"))
         for command in APP_COMMANDS:
             assert command.id
-            if command.show:
+            if command.show and not command.action.startswith("lesson"):
+                assert command.description in footer
+
+
+async def test_the_lesson_keys_show_in_the_footer_of_a_lesson() -> None:
+    app = make_app(str(DUAL_PORT), paused=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        footer = " ".join(rendered(key) for key in app.screen.query("FooterKey"))
+        for command in APP_COMMANDS:
+            if command.show and command.action.startswith("lesson"):
                 assert command.description in footer
 
 

@@ -364,10 +364,11 @@ async def test_L_picks_another_lesson(bench: str) -> None:
         assert "Programs" in panel and "Drop everything on eth0." in panel
 
 
-async def test_lesson_keys_are_greyed_out_without_lessons() -> None:
+async def test_lesson_keys_are_hidden_without_lessons() -> None:
     app = XdpApp(FakeSim(), paused=True, clock=FakeClock())
     async with app.run_test(size=SIZE) as pilot:
-        assert app.check_action("lesson_run", ()) is None
+        assert app.check_action("lesson_run", ()) is False
+        assert app.check_action("lesson_step", (1,)) is False
         await pilot.press("n", "r")
         await pilot.pause()
         assert not app.screen.query_one(LessonBar).display
@@ -388,8 +389,11 @@ async def test_tab_completes_the_command_line_and_the_hint_lists_candidates() ->
         await pilot.press(*"set dev e", "tab")
         await pilot.pause()
         assert line.value == "ip link set dev eth"
-        hint = str(app.main_screen.command_hint.content)
-        assert "eth0" in hint and "eth1" in hint
+        listed = app.main_screen.completions
+        assert listed.display  # the candidates, in sight above the line
+        words = str(listed.content).split()
+        assert "eth0" in words and "eth1" in words
+        assert "tab again cycles" in str(app.main_screen.command_hint.content)
         await pilot.press("1", " ", *"do", "tab", "enter")
         await pilot.pause()
         assert "✓ $ ip link set dev eth1 down" in log(app)

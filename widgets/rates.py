@@ -22,6 +22,8 @@ WINDOW_MIN_NS = 1_000_000
 """The shortest window: 1 ms of simulated time holds about 20 interrupt cycles of a queue
 (50 µs ITR), so a rate is not the lumps of single polls."""
 SAMPLES_PER_WINDOW = 16
+WINDOW_SHORTEST_NS = 100_000
+"""No rate over less than this (two interrupt cycles of a 50 µs ITR): before, ``-``."""
 
 
 def window_for(speed_ns_per_s: int) -> int:
@@ -53,8 +55,9 @@ def push_sample(samples: RateSamples, frame: Frame, window_ns: int) -> RateSampl
 
 
 def window_base(samples: RateSamples, frame: Frame, window_ns: int) -> Frame | None:
-    """The sample a window before ``frame`` (or the oldest earlier one); None without one."""
-    earlier = [f for f in samples.frames if f.t_ns < frame.t_ns]
+    """The sample a window before ``frame`` (or the oldest earlier one); None without one at
+    least :data:`WINDOW_SHORTEST_NS` before it (a rate over a few polls is their lumps)."""
+    earlier = [f for f in samples.frames if f.t_ns <= frame.t_ns - WINDOW_SHORTEST_NS]
     if not earlier:
         return None
     older = [f for f in earlier if f.t_ns <= frame.t_ns - window_ns]

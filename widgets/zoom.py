@@ -14,6 +14,7 @@ mode (real time) the rings hold counts, not descriptors: the zoom sums them by v
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -134,7 +135,8 @@ sums them by verdict.
                 else "z picks a queue to zoom on: an RX ring, an XDP TX ring, a tap ring or a "
                 "bulk queue"
             )
-            return [], [strip([(text, s("queue-zoom--dim"))])]
+            lines = textwrap.wrap(text, max(20, width - 1))
+            return [], [strip([(line, s("queue-zoom--dim"))]) for line in lines]
         if zoom.ref.kind == "bq":
             return self._bulk(zoom, width)
         return self._ring(zoom, width)

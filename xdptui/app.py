@@ -141,9 +141,9 @@ class XdpApp(ActionsApp):
             return None  # shown, greyed out
         if action == "slower" and self.speed_index == 0:
             return None
-        if action in ("lesson_step", "lesson_run", "lessons") and not self.lessons:
-            return None
-        return True
+        # Not in the footer without lessons: a topology without them has no use for the keys.
+        lesson_key = action in ("lesson_step", "lesson_run", "lessons", "lesson_expand")
+        return bool(self.lessons) or not lesson_key
 
     # --- lessons -----------------------------------------------------------------------------
 
@@ -199,6 +199,9 @@ class XdpApp(ActionsApp):
             outcomes.append((command, result.ok, result.errno, result.reply))
         self._outcomes[(lesson, step)] = tuple(outcomes)
         self._show_views()
+
+    def action_lesson_expand(self) -> None:
+        self._main.lesson_bar.toggle()
 
     def action_lessons(self) -> None:
         if not self.lessons:

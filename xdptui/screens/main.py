@@ -21,7 +21,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from xdptui.app_commands import TABS
 from xdptui.widgets.bond import BondPanel
-from xdptui.widgets.command_line import CommandLine, Completer
+from xdptui.widgets.command_line import CommandLine, Completer, completion_columns
 from xdptui.widgets.counters import CountersPanel
 from xdptui.widgets.cpus import CpuMap
 from xdptui.widgets.devices import DevicesTable
@@ -45,6 +45,7 @@ from xdptui.widgets.zoom import QueueZoomPanel
 HINT = "tab completes · ↑↓ history · enter runs · esc closes"
 WIDE = 140  # columns from which the event list sits beside the tabs
 STACK_BELOW = 120  # tab columns under which Rings and CPUs stack
+COMPACT_BELOW = 100  # columns under which panels lose their side borders
 
 V = TypeVar("V")
 V_contra = TypeVar("V_contra", contravariant=True)
@@ -77,6 +78,7 @@ class MainScreen(Screen[None]):
         self.event_list = EventListPanel(id="event-list")
         self.event_strip = EventListPanel(id="event-strip")
         self.command_hint = Static(HINT, id="command-hint", markup=False)
+        self.completions = Static("", id="completions", markup=False)
         self.command_line = CommandLine(id="command-line", complete=complete)
         self._projection: Projection | None = None
         self._active = "paths"
@@ -115,6 +117,7 @@ class MainScreen(Screen[None]):
         yield self.event_strip
         yield Footer()
         with Vertical(id="command-bar"):
+            yield self.completions
             yield self.command_hint
             yield self.command_line
 
@@ -152,6 +155,11 @@ class MainScreen(Screen[None]):
         # wide one has the event list beside the tabs, a narrow one under them.
         self.set_class(self.size.height < 32, "-short")
         self.set_class(self.size.width >= WIDE, "-wide")
+        compact = self.size.width < COMPACT_BELOW or self.size.height < 30
+        self.set_class(compact, "-compact")
+        for footer in self.query(Footer):
+            footer.compact = compact
+            footer.show_command_palette = not compact  # ctrl+p still opens it
         self._stack()
 
     def _stack(self) -> None:
@@ -203,7 +211,7 @@ class MainScreen(Screen[None]):
             "lesson": (self.lesson_panel,),
             "zoom": (self.zoom_panel,),
         }
-        return panels[tab]
+        return tuple(panel for panel in panels[tab] if panel.display)
 
     # --- views -------------------------------------------------------------------------------
 
@@ -281,6 +289,7 @@ class MainScreen(Screen[None]):
         self.command_line.focus()
 
     def close_command_line(self) -> None:
+        self.completions.display = False
         self.command_line.value = ""
         self.command_line.display = False
         self.remove_class("-command")
@@ -288,11 +297,19 @@ class MainScreen(Screen[None]):
 
     @on(CommandLine.Candidates)
     def _candidates(self, event: CommandLine.Candidates) -> None:
+        """The words that may come next, listed above the line (tab takes or cycles them)."""
+        many = len(event.candidates) > 1
+        self.completions.display = many and bool(event.line)
+        if many:
+            lines = completion_columns(event.candidates, max(20, self.size.width - 2))
+            self.completions.update("\n".join(lines))
         if not event.line:
             self.command_hint.update(HINT)
+        elif len(event.candidates) == 1:
+            self.command_hint.update(f"tab: {event.candidates[0]} · enter runs it")
         elif event.candidates:
-            shown = "  ".join(event.candidates[:12])
-            more = f"  (+{len(event.candidates) - 12})" if len(event.candidates) > 12 else ""
-            self.command_hint.update(f"tab: {shown}{more}")
+            self.command_hint.update(
+                f"tab: one of the {len(event.candidates)} above (tab again cycles) · enter runs it"
+            )
         else:
             self.command_hint.update("enter runs it")
