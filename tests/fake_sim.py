@@ -150,7 +150,7 @@ class FakeSim:
             FlowInfo("gen0", i, f"gen0 flow {i}: 198.18.0.{i + 1} -> 10.0.0.1") for i in range(3)
         )
 
-    def packet(self, source: str, flow: int) -> PacketView | None:
+    def packet(self, source: str, flow: int, hops: tuple[TraceHop, ...] = ()) -> PacketView | None:
         return None
 
     def trace(self, source: str, flow: int) -> tuple[TraceHop, ...]:

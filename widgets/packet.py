@@ -19,15 +19,18 @@ from xdptui.widgets.project_paths import FollowView
 BYTES_PER_LINE = 16
 
 
-def hexdump(data: bytes, changed: frozenset[int]) -> list[list[tuple[str, bool]]]:
-    """``0000  00 22 33 ...  ."3...``: one list of (text, rewritten) runs per 16 bytes."""
+def hexdump(
+    data: bytes, changed: frozenset[int], per_line: int = BYTES_PER_LINE
+) -> list[list[tuple[str, bool]]]:
+    """``0000  00 22 33 ...  ."3...``: one list of (text, rewritten) runs per ``per_line``
+    bytes (16, or 8 in a narrow panel)."""
     lines: list[list[tuple[str, bool]]] = []
-    for start in range(0, len(data), BYTES_PER_LINE):
-        chunk = data[start : start + BYTES_PER_LINE]
+    for start in range(0, len(data), per_line):
+        chunk = data[start : start + per_line]
         runs: list[tuple[str, bool]] = [(f"{start:04x} ", False)]
         for i, byte in enumerate(chunk):
             runs.append((" " + f"{byte:02x}", start + i in changed))
-        runs.append(("   " * (BYTES_PER_LINE - len(chunk)) + "  ", False))
+        runs.append(("   " * (per_line - len(chunk)) + "  ", False))
         text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
         runs.append((text, False))
         lines.append(runs)
@@ -72,7 +75,8 @@ program rewrote are marked. Its hops are on the left.
         packet = view.packet
         if packet is None:
             return [], [strip([("no frame of this flow to show", s("packet-panel--dim"))])]
-        prog = packet.program or "no program"
+        # An object's path is long; its file name says which program it is.
+        prog = packet.program.rsplit("/", 1)[-1] or "no program"
         head = [
             strip(
                 [(f"{packet.source} #{packet.flow} → {packet.device}", s("packet-panel--title"))]
@@ -118,7 +122,8 @@ program rewrote are marked. Its hops are on the left.
         changed = frozenset(packet.changed)
         label = "bytes after the program (rewritten marked)" if changed else "bytes"
         body.append(strip([(label, s("packet-panel--layer"))]))
-        for runs in hexdump(packet.data_after, changed):
+        per_line = BYTES_PER_LINE if width >= 4 * BYTES_PER_LINE + 8 else BYTES_PER_LINE // 2
+        for runs in hexdump(packet.data_after, changed, per_line):
             body.append(
                 strip(
                     [

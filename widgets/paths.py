@@ -10,6 +10,7 @@ marked ``◆``. Clicking a box posts :class:`~widgets.messages.DeviceClicked`.
 
 from __future__ import annotations
 
+import textwrap
 from typing import ClassVar
 
 from rich.cells import cell_len
@@ -105,7 +106,7 @@ Click a box to focus that device in every panel.
         s = self.style_of
         lines: list[Line] = []
         if view.follow is not None:
-            lines += self._follow(view)
+            lines += self._follow(view, width)
         if not view.boxes:
             lines.append(([("no devices", s("paths-panel--dim"))], None))
         arrows = _arrows(view.boxes)
@@ -131,7 +132,7 @@ Click a box to focus that device in every panel.
 
     # --- drawing ---------------------------------------------------------------------------
 
-    def _follow(self, view: PathsView) -> list[Line]:
+    def _follow(self, view: PathsView, width: int) -> list[Line]:
         s = self.style_of
         follow = view.follow
         assert follow is not None
@@ -150,22 +151,35 @@ Click a box to focus that device in every panel.
         t0 = follow.hops[0].t_ns if follow.hops else 0
         dev_w = max((len(h.dev) for h in follow.hops), default=0)
         stage_w = max((len(h.stage) for h in follow.hops), default=0)
+        t_w = max((len(format_sim_time(h.t_ns)) for h in follow.hops), default=0)
+        dt_w = max((len(format_sim_time(h.t_ns - t0)) for h in follow.hops), default=0)
+        room = max(24, width - 1)
+        # The program's lines go under the hop's detail column when it leaves them room;
+        # in a narrow panel (packet detail beside it) under the hop, and wrapped.
+        prefix = 2 + t_w + 2 + dt_w + 4 + dev_w + 2 + stage_w + 2
+        indent = prefix if room - prefix >= 48 else 4
+        dim, target = s("paths-panel--dim"), s("paths-panel--target")
         for hop in follow.hops:
             style = s("paths-panel--loss") if hop.stage == "drop" else s("paths-panel--label")
-            out.append(
-                (
-                    [
-                        ("  " + format_sim_time(hop.t_ns).rjust(14), s("paths-panel--dim")),
-                        (f" +{format_sim_time(hop.t_ns - t0)}".ljust(14), s("paths-panel--dim")),
-                        (hop.dev.ljust(dev_w + 2), s("paths-panel--name")),
-                        (hop.stage.ljust(stage_w + 2), style),
-                        (hop.detail, s("paths-panel--target")),
-                    ],
-                    hop.dev,
-                )
-            )
-            for line in hop.program.lines() if hop.program is not None else ():
-                out.append(([(" " * 30 + line, s("paths-panel--dim"))], hop.dev))
+            head: list[Part] = [
+                ("  " + format_sim_time(hop.t_ns).rjust(t_w), dim),
+                (f" +{format_sim_time(hop.t_ns - t0)}".ljust(dt_w + 4), dim),
+                (hop.dev.ljust(dev_w + 2), s("paths-panel--name")),
+                (hop.stage.ljust(stage_w + 2), style),
+            ]
+            if _width(head) + cell_len(hop.detail) <= room:
+                out.append(([*head, (hop.detail, target)], hop.dev))
+            else:
+                out.append((head, hop.dev))
+                for line in _wrap(hop.detail, room - indent, indent):
+                    out.append(([(line, target)], hop.dev))
+            if hop.program is None:
+                continue
+            # Enough bytes of the frame to fit a line: the packet detail has them all.
+            shown = max(4, (room - indent - len("frame out (64 B): ")) // 3)
+            for text in hop.program.lines(min(42, shown)):
+                for line in _wrap(text, room - indent, indent):
+                    out.append(([(line, dim)], hop.dev))
         out.append(([("", s("paths-panel--dim"))], None))
         return out
 
@@ -331,6 +345,13 @@ def _arrows(boxes: tuple[DeviceBox, ...]) -> list[Arrow]:
         out += box.verdicts
         out += _arrows(box.children)
     return out
+
+
+def _wrap(text: str, width: int, indent: int) -> list[str]:
+    """``text`` in lines of ``width`` cells after ``indent`` spaces; its continuations two
+    further in."""
+    lines = textwrap.wrap(text, max(16, width), subsequent_indent="  ", break_on_hyphens=False)
+    return [" " * indent + line for line in lines or [""]]
 
 
 def _width(parts: list[Part]) -> int:

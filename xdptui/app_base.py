@@ -91,7 +91,9 @@ class SimulatorLike(Protocol):
     def frame(self, live: bool = False, zoom: QueueRef | None = None) -> Frame: ...
     def flows(self, limit: int = 64) -> tuple[FlowInfo, ...]: ...
     def trace(self, source: str, flow: int) -> tuple[TraceHop, ...]: ...
-    def packet(self, source: str, flow: int) -> PacketView | None: ...
+    def packet(
+        self, source: str, flow: int, hops: tuple[TraceHop, ...] = ()
+    ) -> PacketView | None: ...
 
 
 class SimApp(App[None]):
@@ -558,7 +560,7 @@ class SimApp(App[None]):
         if flow is None:
             return
         hops = self.sim.trace(flow.source, flow.flow)
-        packet = self.sim.packet(flow.source, flow.flow)
+        packet = self.sim.packet(flow.source, flow.flow, hops)
         self._follow_view = FollowView(flow.label, hops, packet)
 
 

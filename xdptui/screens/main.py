@@ -224,7 +224,10 @@ class MainScreen(Screen[None]):
             hand(self.paths_panel, lambda: views.paths)
             hand(self.sparklines, lambda: views.sparklines)
             follow = views.paths.follow
-            self.packet_panel.display = follow is not None and follow.packet is not None
+            following = follow is not None and follow.packet is not None
+            self.packet_panel.display = following
+            # The frame's hops and headers take the Rates panel's rows while it is followed.
+            self.set_class(following, "-following")
             if follow is not None and follow.packet is not None:
                 hand(self.packet_panel, lambda: follow)
         elif tab == "devices":

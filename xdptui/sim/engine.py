@@ -575,12 +575,13 @@ class Simulator:
 
         return list_flows(self.view().world, limit)
 
-    def packet(self, source: str, flow: int) -> PacketView | None:
+    def packet(self, source: str, flow: int, hops: tuple[TraceHop, ...] = ()) -> PacketView | None:
         """The next frame of ``flow`` of ``source``: its bytes and headers before and after
-        the program it meets first (None: no such flow)."""
+        the program it meets first (None: no such flow). ``hops`` (what :meth:`trace`
+        returned): a real program's run there gives the bytes it left."""
         from xdptui.sim.packet import packet_view
 
-        return packet_view(self.view(), source, flow)
+        return packet_view(self.view(), source, flow, hops)
 
     def trace(self, source: str, flow: int) -> tuple[TraceHop, ...]:
         """Follow the next frame of ``flow`` of ``source``: exact mode runs a copy of the

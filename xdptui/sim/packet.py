@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from xdptui.bpf.frames import build_frame_bytes
-from xdptui.model.views import HeaderLayer, PacketView
+from xdptui.model.views import HeaderLayer, PacketView, TraceHop
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.zoom import verdicts
 
@@ -29,8 +29,11 @@ MAC_SWAPPERS = frozenset({"xdp2", "redirect"})
 _PROTOS = {1: "ICMP", 6: "TCP", 17: "UDP", 58: "ICMPv6"}
 
 
-def packet_view(st: State, source: str, flow: int) -> PacketView | None:
-    """The next frame of ``source``'s ``flow``, as the program on its device sees it."""
+def packet_view(
+    st: State, source: str, flow: int, hops: tuple[TraceHop, ...] = ()
+) -> PacketView | None:
+    """The next frame of ``source``'s ``flow``, as the program on its device sees it; a real
+    object's run among ``hops`` (on that device) gives the bytes it left."""
     world = st.world
     src = next((s for s in world.sources if s.spec.name == source), None)
     if src is None or not 0 <= flow < src.spec.flows:
@@ -58,9 +61,18 @@ def packet_view(st: State, source: str, flow: int) -> PacketView | None:
     att = dev.prog if dev is not None else None
     program = att.prog.name if att is not None else ""
     out, note = _rewrite(program, data)
+    name = dev.name if dev is not None else src.device
+    run = next(
+        (h.program for h in hops if h.dev == name and h.program is not None),
+        None,
+    )
+    if run is not None and run.before == data:
+        out = run.after
+        note = f"{run.program} ran {run.insns} insns: {run.action}" + (
+            f", {run.redirect}" if run.redirect else ""
+        )
     if dev is None:
         note = f"sent by the local stack out of {src.device}: no XDP program on its way"
-    name = dev.name if dev is not None else src.device
     (verdict,) = verdicts(st, name, np.array([entry], np.int64))
     return PacketView(
         source=source,
@@ -72,7 +84,7 @@ def packet_view(st: State, source: str, flow: int) -> PacketView | None:
         after=dissect(out),
         data_before=data,
         data_after=out,
-        changed=tuple(i for i, (a, b) in enumerate(zip(data, out, strict=True)) if a != b),
+        changed=_changed(data, out),
         note=note,
     )
 
@@ -85,6 +97,12 @@ def _rewrite(program: str, data: bytes) -> tuple[bytes, str]:
     if program == "l4lb":
         return data, "l4lb's rewrite toward a backend is not modelled: shown as received"
     return data, f"{program} returns a verdict and writes nothing: the bytes leave as they came"
+
+
+def _changed(before: bytes, after: bytes) -> tuple[int, ...]:
+    """Offsets that differ; a longer or shorter frame differs past the shorter one's end."""
+    diff = [i for i in range(min(len(before), len(after))) if before[i] != after[i]]
+    return tuple(diff + list(range(min(len(before), len(after)), max(len(before), len(after)))))
 
 
 def _mac(value: int) -> str:
