@@ -9,8 +9,10 @@ copied out of a run.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from conftest import TOPOLOGIES
@@ -28,6 +30,7 @@ class Step:
     index: int
     before: Frame
     after: Frame
+    maps: dict[str, list[dict[str, Any]]]
 
     @property
     def seconds(self) -> float:
@@ -65,9 +68,10 @@ class Step:
         return value(self.after) - value(self.before)
 
 
-def walk(name: str, run_ms: tuple[float, ...]) -> Iterator[Step]:
+def walk(name: str, run_ms: tuple[float, ...], dumps: tuple[str, ...] = ()) -> Iterator[Step]:
     """Start each step of the first lesson in turn and run it ``run_ms[i]`` ms (exact mode,
-    the reference). The first ``settle`` of each step is skipped so rates are steady."""
+    the reference); at each step's end the maps named in ``dumps`` are dumped (those that
+    exist then), as ``r`` would."""
     topology = load_topology(TOPOLOGIES / f"{name}.yaml", validate_command=validate)
     sim = Simulator(topology, exact=True, timed_steps=False)
     steps = topology.lessons[0].steps
@@ -77,7 +81,21 @@ def walk(name: str, run_ms: tuple[float, ...]) -> Iterator[Step]:
         before = sim.frame()
         assert before.lesson is not None and (before.lesson.lesson, before.lesson.step) == (0, i)
         sim.advance(int(ms * 1e6))
-        yield Step(i, before, sim.frame())
+        probe = sim.fork()  # commands of its own would join the step's events
+        maps = {m: dump(probe, m) for m in dumps if probe.submit(f"bpftool map show name {m}").ok}
+        yield Step(i, before, sim.frame(), maps)
+
+
+def dump(sim: Simulator, name: str) -> list[dict[str, Any]]:
+    """``bpftool -j map dump name NAME``, as the step's ``r`` runs it."""
+    res = sim.submit(f"bpftool -j map dump name {name}")
+    assert res.ok, res.reply
+    out: list[dict[str, Any]] = json.loads(res.reply)
+    return out
+
+
+def u64(hexes: list[str], at: int) -> int:
+    return int.from_bytes(bytes(int(x, 16) for x in hexes[at : at + 8]), "little")
 
 
 def offered(frame: Frame, device: str) -> float:
@@ -273,6 +291,81 @@ def test_redirect_errors() -> None:
     # MTU 1500: every frame reaches eth2
     assert s6.tracepoint("redirect_err", "eth0", "EMSGSIZE") == 0
     assert s6.delta("eth2", "xdp_xmit") == pytest.approx(s6.delta("eth0", "rx_packets"), abs=32)
+
+
+def test_bpf_reflector() -> None:
+    s1, s2, s3 = walk("bpf_reflector", (1, 1, 1), dumps=("proto_stats",))
+    # mac_swap.o: every frame XDP_TX, back out of eth0 byte for byte
+    rx = s1.delta("eth0", "rx_packets")
+    assert s1.delta("eth0", "xdp_tx") == rx > 0 and s1.delta("eth0", "xdp_pass") == 0
+    assert s1.delta("eth0", "tx_packets") == rx
+    assert s1.delta("eth0", "tx_bytes") == s1.delta("eth0", "rx_bytes")
+    # count_proto.o, swapped in live at the step's start: every frame XDP_PASS, none sent,
+    # and the per-CPU array holds exactly the frames passed since the swap (all UDP)
+    assert [c.cmd.split("/")[-1] for c in s2.commands()] == ["count_proto.o sec xdp"]
+    rx = s2.delta("eth0", "rx_packets")
+    assert s2.delta("eth0", "xdp_pass") == rx > 0
+    assert s2.delta("eth0", "xdp_tx") == 0 and s2.delta("eth0", "tx_packets") == 0
+    (udp,) = [e for e in s2.maps["proto_stats"] if e["key"][0] == "0x11"]
+    per_cpu = [u64(v["value"], 0) for v in udp["values"]]
+    assert sum(per_cpu) == s2.after.device("eth0").counter("xdp_pass")
+    assert sum(1 for n in per_cpu if n > 0) == 4  # one CPU per queue, each polled
+    # encap_ipip.o: back out again, 20 bytes longer each
+    rx = s3.delta("eth0", "rx_packets")
+    assert s3.delta("eth0", "xdp_tx") == s3.delta("eth0", "tx_packets") == rx > 0
+    assert s3.delta("eth0", "tx_bytes") - s3.delta("eth0", "rx_bytes") == 20 * rx
+
+
+def test_bpf_router() -> None:
+    s1, s2, s3 = walk("bpf_router", (1, 1, 1), dumps=("slot_stats",))
+    # slots 0 and 1 redirect to eth1 and eth2, slots 2 and 3 (half of the 32 flows) pass
+    for s in (s1, s2):
+        rx = s.delta("eth0", "rx_packets")
+        assert s.delta("eth0", "xdp_pass") == pytest.approx(rx / 2, abs=8)
+        for port in ("eth1", "eth2"):
+            sent = s.devmap("eth0", port, "sent")
+            assert sent == pytest.approx(rx / 4, abs=8) and s.delta(port, "tx_packets") == sent
+    # slot_stats: a quarter of the frames per slot (counted before the redirect), summed
+    # over the CPUs, is every frame the program ran on
+    counts = {
+        e["key"][0]: sum(u64(v["value"], 0) for v in e["values"]) for e in s2.maps["slot_stats"]
+    }
+    total = s2.after.device("eth0").counter("rx_packets")
+    assert sum(counts.values()) == total
+    for slot in ("0x00", "0x01", "0x02", "0x03"):
+        assert counts[slot] == pytest.approx(total / 4, abs=16)
+    # slot 2 now eth1, with an egress object: eth1 half, eth2 a quarter, a quarter passed
+    (cmd,) = s3.commands()
+    assert "key 2 value eth1 egress" in cmd.cmd and cmd.ok
+    rx = s3.delta("eth0", "rx_packets")
+    assert s3.devmap("eth0", "eth1", "sent") == pytest.approx(rx / 2, abs=16)
+    assert s3.devmap("eth0", "eth2", "sent") == pytest.approx(rx / 4, abs=16)
+    assert s3.delta("eth0", "xdp_pass") == pytest.approx(rx / 4, abs=16)
+
+
+def test_syn_flood() -> None:
+    s1, s2, s3 = walk("syn_flood", (1, 1, 3))
+    offer = offered(s1.after, "eth0")
+    # 64 queues: every queue takes some of the flood, under 1 Mpps each; all of it XDP_DROP,
+    # nothing lost before the program, every CPU far from busy
+    per_queue = [q.rx_packets for q in s1.dev("eth0").queues]
+    assert len(per_queue) == 64 and min(per_queue) > 0
+    assert max(per_queue) / s1.seconds < 1e6
+    assert s1.delta("eth0", "xdp_drop") == s1.delta("eth0", "rx_packets") > 0.9 * offer * 1e-3
+    assert s1.delta("eth0", "rx_dropped") == s1.delta("eth0", "rx_missed_errors") == 0
+    assert max(c.busy for c in s1.after.cpus) < 0.1
+    # 8 queues: 8 CPUs, each busier, still no overflow
+    assert len(s2.dev("eth0").queues) == 8
+    busy = sorted(c.busy for c in s2.after.cpus)
+    assert busy[-8] > 0.1 and busy[-1] < 0.5 and busy[-9] == 0
+    assert s2.delta("eth0", "rx_dropped") == 0
+    # one flow: one queue, one CPU busy all the time; its ring overflows, 63 idle
+    assert len(s3.dev("eth0").queues) == 64
+    busy = sorted(c.busy for c in s3.after.cpus)
+    assert busy[-1] > 0.9 and busy[-2] < 0.05
+    dropped = s3.pps("eth0", "rx_dropped")
+    assert dropped > 0.2 * offer and s3.pps("eth0", "rx_missed_errors") == 0
+    assert s3.pps("eth0", "xdp_drop") == pytest.approx(44e6, rel=0.1)
 
 
 def test_every_shipped_lesson_is_walked_here() -> None:
