@@ -71,10 +71,7 @@ def push_history(
     series: list[Series] = []
     for dev in frame.devices:
         last = old.get(dev.name, Series(dev.name))
-        now = dict(dev.counters)
-        rx = rates.counter(dev.name, "rx_packets", now.get("rx_packets", 0))
-        tx = rates.counter(dev.name, "tx_packets", now.get("tx_packets", 0))
-        drops = sum_rates(rates.counter(dev.name, c, now.get(c, 0)) for c in LOSS_COUNTERS)
+        rx, tx, drops = device_rates(rates, frame, dev.name)
         if rx is None or tx is None or drops is None:
             series.append(last)
             continue
@@ -86,16 +83,7 @@ def push_history(
                 _keep(last.drops, drops, capacity),
             )
         )
-    redirect_errors = sum_rates(
-        rates.tracepoint(("redirect_err", e.dev, e.err), e.count)
-        for e in frame.tracepoints.xdp_redirect_err
-    )
-    device_drops = sum_rates(
-        rates.counter(dev.name, c, dict(dev.counters).get(c, 0))
-        for dev in frame.devices
-        for c in LOSS_COUNTERS
-    )
-    all_drops = sum_rates((redirect_errors, device_drops)) or 0.0
+    all_drops = host_drops(rates, frame) or 0.0
     return RateHistory(tuple(series), _keep(history.all_drops, all_drops, capacity), frame.t_ns)
 
 
@@ -108,21 +96,62 @@ class SparkRow:
     tx: tuple[float, ...]
     drops: tuple[float, ...]
     focused: bool = False
+    now: tuple[float | None, float | None, float | None] = (None, None, None)
+    """RX, TX and drops over the window now (``-`` before there is one)."""
 
 
 @dataclass(frozen=True)
 class SparklinesView:
     rows: tuple[SparkRow, ...]
     all_drops: tuple[float, ...] = ()
+    all_drops_now: float | None = None
+
+
+def device_rates(
+    rates: RatesView, frame: Frame, name: str
+) -> tuple[float | None, float | None, float | None]:
+    """A device's RX, TX and drop rates over the window (None: no window yet)."""
+    now = dict(frame.device(name).counters)
+    rx = rates.counter(name, "rx_packets", now.get("rx_packets", 0))
+    tx = rates.counter(name, "tx_packets", now.get("tx_packets", 0))
+    drops = sum_rates(rates.counter(name, c, now.get(c, 0)) for c in LOSS_COUNTERS)
+    return rx, tx, drops
+
+
+def host_drops(rates: RatesView, frame: Frame) -> float | None:
+    """Every loss on the host over the window: the devices' own, the redirects
+    ``xdp_redirect_err`` refused, and the frames devmap egress programs dropped at flush (a
+    refusal by ``ndo_xdp_xmit`` is already the target's ``xdp_xmit_errors``)."""
+    tp = frame.tracepoints
+    redirect_errors = sum_rates(
+        rates.tracepoint(("redirect_err", e.dev, e.err), e.count) for e in tp.xdp_redirect_err
+    )
+    egress = sum_rates(
+        rates.devmap(d.from_dev, d.to_dev, "egress_drops", d.egress_drops)
+        for d in tp.xdp_devmap_xmit
+    )
+    device_drops = sum_rates(
+        rates.counter(dev.name, c, dict(dev.counters).get(c, 0))
+        for dev in frame.devices
+        for c in LOSS_COUNTERS
+    )
+    return sum_rates((redirect_errors, egress, device_drops))
 
 
 def project_sparklines(
-    history: RateHistory, frame: Frame, *, focus: str | None = None
+    history: RateHistory,
+    frame: Frame,
+    *,
+    focus: str | None = None,
+    rates: RatesView | None = None,
 ) -> SparklinesView:
-    """One row per device of ``frame`` (empty until samples arrive); the focused one marked."""
+    """One row per device of ``frame`` (empty until samples arrive); the focused one marked.
+    The numbers are ``rates`` now (what every other tab shows); the lines, the history."""
     series = {s.name: s for s in history.series}
     rows = []
     for dev in frame.devices:
         s = series.get(dev.name, Series(dev.name))
-        rows.append(SparkRow(dev.name, s.rx, s.tx, s.drops, focused=dev.name == focus))
-    return SparklinesView(rows=tuple(rows), all_drops=history.all_drops)
+        now = device_rates(rates, frame, dev.name) if rates is not None else (None,) * 3
+        rows.append(SparkRow(dev.name, s.rx, s.tx, s.drops, focused=dev.name == focus, now=now))
+    total = host_drops(rates, frame) if rates is not None else None
+    return SparklinesView(rows=tuple(rows), all_drops=history.all_drops, all_drops_now=total)

@@ -304,7 +304,9 @@ class Projection:
 
     @cached_property
     def sparklines(self) -> SparklinesView:
-        return project_sparklines(self.state.history, self.frame, focus=self.state.focus)
+        return project_sparklines(
+            self.state.history, self.frame, focus=self.state.focus, rates=self.rates
+        )
 
     @cached_property
     def counters(self) -> CountersView:

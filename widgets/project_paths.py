@@ -354,8 +354,11 @@ def _verdicts(
     errors = [e for e in tp.xdp_redirect_err if e.dev == dev.name and e.count]
     if c.get("xdp_redirect") or targets or errors:
         for d in targets:
-            r = deltas.devmap(d.from_dev, d.to_dev, "sent", d.sent)
+            # The arrow is every frame redirected to this target (what entered its bulk
+            # queues, REDIR on Devices); the ✗ lines under it say what of it was lost.
+            sent_r = deltas.devmap(d.from_dev, d.to_dev, "sent", d.sent)
             drop_r = deltas.devmap(d.from_dev, d.to_dev, "drops", d.drops)
+            r = None if sent_r is None or drop_r is None else sent_r + drop_r
             bond = _shared_master(dev, devices.get(d.to_dev))
             via = f"via {bond} xdp_master_redirect · " if bond else ""
             bulk = (d.sent + d.drops) / d.flushes if d.flushes else None
@@ -393,7 +396,7 @@ def _verdicts(
                     f"{d.to_dev} bq → ndo_xdp_xmit",
                     d.to_dev,
                     r,
-                    d.sent,
+                    d.sent + d.drops,
                     weight_of(r),
                     note,
                     losses,

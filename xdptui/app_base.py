@@ -454,6 +454,9 @@ class SimApp(App[None]):
         self._follow_view = None
         self._show_views()
 
+    def action_presenter(self) -> None:
+        self._main.toggle_presenter()
+
     def action_show_tab(self, tab: str) -> None:
         self._main.show_tab(tab)
 

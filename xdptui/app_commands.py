@@ -234,6 +234,16 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
         show=False,
     ),
     AppCommand(
+        "presenter",
+        "m",
+        "presenter",
+        "Max",
+        "Presenter zoom: one panel fills the screen",
+        "The focused panel (or the tab's first) takes the whole screen under the header and"
+        " the lesson, for a room at the back; m or escape goes back",
+        show=False,
+    ),
+    AppCommand(
         "unfocus",
         "escape",
         "unfocus",

@@ -58,6 +58,8 @@ class _ShowsView(Protocol[V_contra]):
 class MainScreen(Screen[None]):
     """The live dashboard of one simulation."""
 
+    ALLOW_IN_MAXIMIZED_VIEW = "#header, #lesson-bar, Footer, #command-bar"
+
     def __init__(self, complete: Completer | None = None) -> None:
         super().__init__(id="main")
         self.sim_header = SimHeader(id="header")
@@ -191,6 +193,18 @@ class MainScreen(Screen[None]):
         self._active = (event.pane.id or "tab-paths").removeprefix("tab-")
         if self._projection is not None:
             self.show(self._projection)
+
+    def toggle_presenter(self) -> None:
+        """``m``: the focused panel, or the tab's first, fills the screen (the header, the
+        lesson bar and the footer stay); again (or escape) puts it back."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        shown = self.panels_of(self._active)
+        focused = self.focused
+        target = focused if focused in shown else shown[0] if shown else None
+        if target is not None:
+            self.maximize(target, container=False)
 
     def panels_of(self, tab: str) -> tuple[Widget, ...]:
         """The panels shown on ``tab``, in reading order."""
