@@ -254,16 +254,15 @@ sums them by verdict.
 
     def _bulk(self, zoom: QueueZoomView, width: int) -> tuple[list[Strip], list[Strip]]:
         s = self.style_of
+        about = (
+            f"{zoom.size} slots (DEV_MAP_BULK_SIZE) · empty now: xdp_do_flush empties it at "
+            "the end of every poll"
+        )
         head = [
             strip([(zoom.label, s("queue-zoom--title"))]),
-            strip(
-                [
-                    (
-                        f"{zoom.size} slots (DEV_MAP_BULK_SIZE) · empty now: xdp_do_flush "
-                        "empties it at the end of every poll",
-                        s("queue-zoom--dim"),
-                    )
-                ]
+            *(
+                strip([(line, s("queue-zoom--dim"))])
+                for line in textwrap.wrap(about, max(20, width - 1))
             ),
         ]
         body: list[Strip] = []
@@ -283,7 +282,13 @@ sums them by verdict.
             why = "no flush recorded yet" if zoom.exact else "fast mode keeps no bulks"
             body.append(strip([(f"{why}: step with . to see them", s("queue-zoom--dim"))]))
         for i, bulk in enumerate(zoom.bulks, start=1):
-            body.append(strip(self._bulk_line(i, bulk, zoom.size)))
+            line = self._bulk_line(i, bulk, zoom.size)
+            if sum(len(text) for text, _ in line) < width:
+                body.append(strip(line))
+            else:  # narrow: why and what became of it under the bulk
+                text, style = line[-1]
+                body.append(strip(line[:-1]))
+                body.append(strip([("       " + text.lstrip(" ·"), style)]))
         body.append(strip([("", s("queue-zoom--dim"))]))
         for what, n in zoom.summary:
             body.append(strip([(f"{what:<32}{n:>12}", s("queue-zoom--dim"))]))
@@ -307,5 +312,6 @@ sums them by verdict.
         return [
             (f"bulk {index} ", s("queue-zoom--dim")),
             *cells,
-            (f" {bulk.frames:>2} · {why}{egress} → {', '.join(fate)}", s("queue-zoom--dim")),
+            (f" {bulk.frames:>2}", s("queue-zoom--dim")),
+            (f" · {why}{egress} → {', '.join(fate)}", s("queue-zoom--dim")),
         ]
