@@ -29,6 +29,7 @@ from xdptui.widgets.lines import LinePanel, Part, strip
 
 KINDS: tuple[str, ...] = ("all", "poll", "flush", "drop", "command")
 """The kind filter's values, in the order ``k`` cycles them."""
+PLURALS = {"poll": "polls", "flush": "flushes", "drop": "drops", "command": "commands"}
 _KIND_OF = {
     "napi_poll": "poll",
     "bq_flush": "flush",
@@ -270,7 +271,7 @@ to the next event the filters let through (`,` goes back to where it started).
         self.scroll_end(animate=False)
 
     def _title(self) -> None:
-        kind = "every kind" if self.kind == "all" else f"{self.kind}s"
+        kind = "every kind" if self.kind == "all" else PLURALS.get(self.kind, self.kind)
         device = f" · {self.device}" if self.device else ""
         self.border_title = f"Event list: {kind}{device}"
 

@@ -430,7 +430,10 @@ def _marked(row: GaugeRow, mark: Highlight | None) -> GaugeRow:
     elif row.kind == "rx":
         hit = row.device == mark.dev and row.queue == mark.queue
     else:
-        hit = row.device == mark.dev and mark.cpu is not None and mark.cpu in row.cpus
+        # A flush (no queue) sends through the target's ndo_xdp_xmit, into the target's XDP
+        # TX ring of that CPU; a poll's XDP_TX goes to the polled device's own.
+        dev = mark.target if mark.queue is None and mark.target else mark.dev
+        hit = row.device == dev and mark.cpu is not None and mark.cpu in row.cpus
     return replace(row, marked=hit) if hit else row
 
 
