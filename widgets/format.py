@@ -108,3 +108,9 @@ def format_cpus(cpus: Iterable[int]) -> str:
         parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
         i = j + 1
     return ",".join(parts)
+
+
+def program_name(name: str) -> str:
+    """A program as a panel names it: a built-in by its name, an object by its file name
+    (``/home/me/xdp/router_stats.o`` -> ``router_stats.o``); the whole path is in the log."""
+    return name.rsplit("/", 1)[-1]

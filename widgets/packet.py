@@ -13,6 +13,7 @@ from typing import ClassVar
 from textual.strip import Strip
 
 from xdptui.model.views import HeaderLayer, PacketView
+from xdptui.widgets.format import program_name
 from xdptui.widgets.lines import LinePanel, Part, strip
 from xdptui.widgets.project_paths import FollowView
 
@@ -75,8 +76,7 @@ program rewrote are marked. Its hops are on the left.
         packet = view.packet
         if packet is None:
             return [], [strip([("no frame of this flow to show", s("packet-panel--dim"))])]
-        # An object's path is long; its file name says which program it is.
-        prog = packet.program.rsplit("/", 1)[-1] or "no program"
+        prog = program_name(packet.program) or "no program"
         head = [
             strip(
                 [(f"{packet.source} #{packet.flow} → {packet.device}", s("packet-panel--title"))]

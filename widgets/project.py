@@ -20,7 +20,7 @@ from xdptui.widgets import explain
 from xdptui.widgets.crosswalk import CountersView, project_counters
 from xdptui.widgets.event_list import EventListView
 from xdptui.widgets.explain import Explanation
-from xdptui.widgets.format import format_cpus, format_pps
+from xdptui.widgets.format import format_cpus, format_pps, program_name
 from xdptui.widgets.history import RateHistory, SparklinesView, project_sparklines
 from xdptui.widgets.project_bond import BondView, PlanRow, project_bond
 from xdptui.widgets.project_lesson import LessonView, Outcome, project_lesson
@@ -402,7 +402,7 @@ def _devices(rates_view: RatesView, frame: Frame, focus: str | None) -> DevicesV
             for (_, key), total in zip(DEVICE_COUNTERS, totals, strict=True)
         )
         kind = f"{dev.type}/{dev.driver}" if dev.driver else dev.type
-        xdp = f"{dev.xdp.program} {dev.xdp.mode}" if dev.xdp is not None else ""
+        xdp = f"{program_name(dev.xdp.program)} {dev.xdp.mode}" if dev.xdp is not None else ""
         rows.append(
             DeviceRow(
                 name=dev.name,
@@ -501,7 +501,7 @@ def _ring_rows(frame: Frame, focus: str | None) -> RingsView:
     for bq in frame.bulk_queues:
         if focus is not None and bq.from_dev not in shown and bq.to_dev not in shown:
             continue
-        egress = f" ⇢{bq.program}" if bq.program else ""
+        egress = f" ⇢{program_name(bq.program)}" if bq.program else ""
         rows.append(
             GaugeRow(
                 device=bq.from_dev,

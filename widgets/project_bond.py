@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdptui.model.views import DeviceView, Frame
+from xdptui.widgets.format import program_name
 from xdptui.widgets.rates import RatesView
 
 
@@ -108,7 +109,9 @@ def project_bond(
                 mode=info.mode,
                 policy=info.xmit_hash_policy,
                 miimon=str(info.miimon),
-                program=f"{dev.xdp.program} {dev.xdp.mode}" if dev.xdp is not None else "",
+                program=f"{program_name(dev.xdp.program)} {dev.xdp.mode}"
+                if dev.xdp is not None
+                else "",
                 active=active,
                 slaves=tuple(rows),
             )

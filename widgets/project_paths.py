@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdptui.model.views import DeviceView, Frame, PacketView, TraceHop
-from xdptui.widgets.format import format_pps
+from xdptui.widgets.format import format_pps, program_name
 from xdptui.widgets.rates import RatesView, sum_rates
 
 
@@ -242,7 +242,7 @@ def _box(
         kind += f" {_speed(dev.speed_bps)}"
     program = ""
     if dev.xdp is not None:
-        program = f"{dev.xdp.program} {dev.xdp.mode}"
+        program = f"{program_name(dev.xdp.program)} {dev.xdp.mode}"
         if dev.xdp.inherited_from:
             program += f" ⇐ {dev.xdp.inherited_from}"
 

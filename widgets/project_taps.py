@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdptui.model.views import DeviceView, Frame
+from xdptui.widgets.format import program_name
 from xdptui.widgets.rates import RatesView, rate
 
 
@@ -119,7 +120,7 @@ def _tap(dev: DeviceView, before: DeviceView | None, dt: int) -> TapRow:
         queues=len(dev.xdp_tx_rings) or len(dev.queues),
         writer=tap.writer,
         reader_pps=reader,
-        program=f"{dev.xdp.program} {dev.xdp.mode}" if dev.xdp is not None else "",
+        program=f"{program_name(dev.xdp.program)} {dev.xdp.mode}" if dev.xdp is not None else "",
         fast=count("fast", "xdp_fast_path"),
         generic=count("generic", "xdp_generic_path"),
         throttled=tap.writes_throttled,
