@@ -23,6 +23,9 @@ from xdptui.model.views import (
     ExceptionView,
     FlowInfo,
     Frame,
+    LessonPosition,
+    PacketView,
+    QueueRef,
     QueueView,
     RedirectErrView,
     TraceHop,
@@ -67,6 +70,9 @@ class FakeSim:
         self.on_advance = on_advance
         self.traced: list[tuple[str, int]] = []
         self.exact = False  # the mode the app chose (slow motion: exact)
+        self.lesson: LessonPosition | None = None
+        self.steps_started: list[tuple[int, int]] = []
+        self._undo: list[int] = []
 
     # --- the interface --------------------------------------------------------------------
 
@@ -79,9 +85,36 @@ class FakeSim:
 
     def step_poll(self) -> bool:
         self.step_calls += 1
+        self._undo.append(self.now_ns)
         self.now_ns += POLL_NS
         self.exact = True
         return True
+
+    def step_until(self, match: Callable[[dict[str, object]], bool], max_polls: int) -> bool:
+        self.step_poll()
+        return False
+
+    def step_back(self) -> bool:
+        if self._undo:
+            self.now_ns = self._undo.pop()
+            return True
+        if self.now_ns < POLL_NS:
+            return False
+        self.now_ns -= POLL_NS
+        return True
+
+    def restart(self) -> None:
+        self.now_ns = 0
+        self.events = []
+        self.lesson = None
+        self._undo = []
+
+    def start_step(self, lesson: int, step: int) -> None:
+        self.lesson = LessonPosition(lesson, step, self.now_ns)
+        self.steps_started.append((lesson, step))
+
+    def back_to_step(self, lesson: int, step: int) -> bool:
+        return False
 
     def submit(self, cmd: str, origin: str = "user") -> FakeCommandResult:
         self.submitted.append((cmd, origin))
@@ -117,6 +150,9 @@ class FakeSim:
             FlowInfo("gen0", i, f"gen0 flow {i}: 198.18.0.{i + 1} -> 10.0.0.1") for i in range(3)
         )
 
+    def packet(self, source: str, flow: int, hops: tuple[TraceHop, ...] = ()) -> PacketView | None:
+        return None
+
     def trace(self, source: str, flow: int) -> tuple[TraceHop, ...]:
         """eth0 queue 3, cpu 3, xdp_tx turned into a redirect to eth1 by the bond."""
         self.traced.append((source, flow))
@@ -130,7 +166,7 @@ class FakeSim:
             TraceHop(t + 1500, "eth1", "tx_ring", "on the wire"),
         )
 
-    def frame(self, live: bool = False) -> Frame:
+    def frame(self, live: bool = False, zoom: QueueRef | None = None) -> Frame:
         self.seq += 1
         t = self.now_ns
         return Frame(
@@ -156,6 +192,8 @@ class FakeSim:
             ),
             events=tuple(self.events),
             polls=t // POLL_NS,
+            exact=self.exact,
+            lesson=self.lesson,
         )
 
     # --- hand-made devices ----------------------------------------------------------------

@@ -203,7 +203,7 @@ async def test_rings_panel_draws_a_gauge_per_rx_queue_and_xdp_tx_ring() -> None:
         rings = app.screen.query_one(RingsPanel)
         text = rendered(rings)
         assert "eth0 q0 cpu0" in text
-        q3 = next(line for line in text.splitlines() if line.startswith("eth0 q3 cpu3"))
+        q3 = next(line for line in text.splitlines() if line.lstrip().startswith("eth0 q3 cpu3"))
         assert "[" in q3 and "|" in q3  # the peak marker
         assert "/512 peak 480 drop 200" in q3
         assert rings.virtual_size.height == 8 + 16 + 8 + 8  # scrolls to eth1's rings
@@ -214,7 +214,7 @@ async def test_shared_xdp_tx_rings_are_marked_locked() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await open_tab(pilot, "rings")
         cpus = rendered(app.screen.query_one(CpuMap))
-        cpu3 = next(line for line in cpus.splitlines() if line.startswith("cpu3 "))
+        cpu3 = next(line for line in cpus.splitlines() if line.lstrip().startswith("cpu3 "))
         assert "eth0:q3" in cpu3
         assert "eth0:tx3 eth1:tx3🔒" in cpu3
         rings = app.screen.query_one(RingsPanel)
@@ -329,7 +329,17 @@ async def test_every_binding_has_an_id_and_shows_in_the_footer() -> None:
         footer = " ".join(rendered(key) for key in app.screen.query("FooterKey"))
         for command in APP_COMMANDS:
             assert command.id
-            if command.show:
+            if command.show and not command.action.startswith("lesson"):
+                assert command.description in footer
+
+
+async def test_the_lesson_keys_show_in_the_footer_of_a_lesson() -> None:
+    app = make_app(str(DUAL_PORT), paused=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        footer = " ".join(rendered(key) for key in app.screen.query("FooterKey"))
+        for command in APP_COMMANDS:
+            if command.show and command.action.startswith("lesson"):
                 assert command.description in footer
 
 

@@ -507,7 +507,7 @@ def test_check_lists_the_objects_a_topology_loads_and_trace_prints_their_runs():
 
     res = xdptui("check", str(TOPOLOGIES / "bpf_router.yaml"))
     assert res.returncode == 0
-    assert "names 3 BPF objects (verified; they run in xdptui's eBPF interpreter" in res.stdout
+    assert "names 2 BPF objects (verified; they run in xdptui's eBPF interpreter" in res.stdout
     assert f"devices.eth0.xdp: {TOPOLOGIES / 'bpf' / 'router_stats.o'}" in res.stdout
     res = xdptui("trace", str(TOPOLOGIES / "bpf_router.yaml"), "--at", "1ms", "--json")
     hops = json.loads(res.stdout)["hops"]

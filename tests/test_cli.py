@@ -13,6 +13,7 @@ CONTRACT_COUNTERS = {
     "rx_packets",
     "rx_bytes",
     "rx_dropped",
+    "rx_missed_errors",
     "xdp_drop",
     "xdp_pass",
     "xdp_tx",

@@ -40,10 +40,13 @@ async def test_the_taps_panel_shows_the_path_split_reasons_verdicts_and_rings() 
         assert re.search(r"generic   gso (1\d\d|200)Kpps", taps), taps
         assert "fast: XDP_DROP" in taps and "generic: XDP_DROP" in taps
         assert "tap ring q0→user" in taps and "reader 2Mpps/q" in taps
-        assert "500/500" in taps  # tap1's reader (1 Mpps) can't keep up with 3 Mpps
-        rings = rendered(app.main_screen.rings_panel)
-        assert "tap1 tap q0→user 1Mpps" in rings
-        assert "tap0 q0 cpu0" not in rings  # a tap's write side is no descriptor ring
+        # tap1's reader (1 Mpps) can't keep up with 3 Mpps: its ring stays (nearly) full
+        assert re.search(r"tap ring q0→user \[#+\.?\] (4[5-9]\d|500)/500", taps), taps
+        view = app.main_screen.rings_panel.view
+        assert view is not None
+        labels = [row.label for row in view.rows]
+        assert "tap1 tap q0→user 1Mpps" in labels
+        assert "tap0 q0 cpu0" not in labels  # a tap's write side is no descriptor ring
 
 
 async def test_pktgen_gso_moves_the_split() -> None:
@@ -106,7 +109,8 @@ async def test_the_traffic_editor_slows_a_taps_reader_and_its_ring_overflows() -
         run_for(app, 3_000_000)
         await open_tab(pilot, "rings")
         tap1 = rendered(app.main_screen.taps_panel).split("tap1 ·")[1]
-        assert "reader 200Kpps" in tap1 and "500/500" in tap1 and "read 200Kpps" in tap1
+        assert "reader 200Kpps" in tap1 and "read 200Kpps" in tap1
+        assert re.search(r" (4[89]\d|500)/500", tap1), tap1
 
 
 async def test_the_paths_view_counts_frames_lost_while_the_link_was_down() -> None:

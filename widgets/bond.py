@@ -16,8 +16,9 @@ from textual.strip import Strip
 
 from xdptui.widgets.format import format_pps
 from xdptui.widgets.lines import LinePanel, Part, strip
-from xdptui.widgets.project_bond import BondView, split_share
+from xdptui.widgets.project_bond import BondInfo, BondView, split_share
 
+NARROW_BELOW = 110  # columns under which each slave takes two lines
 SPLIT_W = 16
 PLAN_MARKS = {"done": "✓", "failed": "✗", "next": "▶", "pending": "·"}
 
@@ -79,31 +80,75 @@ legal sequence, run one command per tick so the traffic lost on the way shows.
         "bond-panel--next",
     }
 
+    def _narrow_slaves(self, bond: BondInfo, name_w: int) -> list[Strip]:
+        """A narrow panel: each slave on two lines (its role, then its rates and split)."""
+        s = self.style_of
+        out: list[Strip] = []
+        for row in bond.slaves:
+            role = ("active " if row.active else "") + ("usable" if row.usable else "unusable")
+            link = s("bond-panel--up" if row.state == "up" else "bond-panel--down")
+            share = split_share(row.xdp_tx_rate, row.redirect_rate)
+            tx_cells = round(share * SPLIT_W) if share is not None else 0
+            out.append(
+                strip(
+                    [
+                        ("  " + row.name.ljust(name_w), s("bond-panel--value")),
+                        ("  " + row.state.ljust(12), link),
+                        (role, s("bond-panel--active" if row.active else "bond-panel--dim")),
+                    ]
+                )
+            )
+            bar: list[Part] = (
+                [("·" * SPLIT_W, s("bond-panel--empty"))]
+                if share is None
+                else [
+                    ("█" * tx_cells, s("bond-panel--tx")),
+                    ("░" * (SPLIT_W - tx_cells), s("bond-panel--redirect")),
+                ]
+            )
+            out.append(
+                strip(
+                    [
+                        (f"    TX {format_pps(row.tx_rate)} · XDP_TX ", s("bond-panel--dim")),
+                        (format_pps(row.xdp_tx_rate), s("bond-panel--tx")),
+                        (" [", s("bond-panel--dim")),
+                        *bar,
+                        ("] REDIR ", s("bond-panel--dim")),
+                        (format_pps(row.redirect_rate), s("bond-panel--redirect")),
+                        (f" · XMIT in {format_pps(row.xmit_rate)}", s("bond-panel--dim")),
+                    ]
+                )
+            )
+        return out
+
     def build(self, view: BondView, width: int) -> tuple[list[Strip], list[Strip]]:
         s = self.style_of
         body: list[Strip] = []
         if not view.bonds:
             body.append(strip([("no bond in this topology", s("bond-panel--dim"))]))
+        narrow = width < NARROW_BELOW
         for bond in view.bonds:
             key, value = s("bond-panel--key"), s("bond-panel--value")
             state = s("bond-panel--up" if bond.state == "up" else "bond-panel--down")
-            body.append(
-                strip(
-                    [
-                        (bond.name, s("bond-panel--name")),
-                        ("  ", key),
-                        (bond.state, state),
-                        ("  mode ", key),
-                        (bond.mode, value),
-                        ("  xmit_hash_policy ", key),
-                        (bond.policy, value),
-                        ("  miimon ", key),
-                        (f"{bond.miimon}ms", value),
-                        ("  xdp ", key),
-                        (bond.program or "-", value),
-                    ]
-                )
-            )
+            first: list[Part] = [
+                (bond.name, s("bond-panel--name")),
+                ("  ", key),
+                (bond.state, state),
+                ("  mode ", key),
+                (bond.mode, value),
+                ("  xmit_hash_policy ", key),
+                (bond.policy, value),
+            ]
+            rest: list[Part] = [
+                ("  miimon ", key),
+                (f"{bond.miimon}ms", value),
+                ("  xdp ", key),
+                (bond.program or "-", value),
+            ]
+            if narrow:
+                body += [strip(first), strip(rest)]
+            else:
+                body.append(strip(first + rest))
             body.append(
                 strip(
                     [
@@ -115,6 +160,10 @@ legal sequence, run one command per tick so the traffic lost on the way shows.
             )
             name_w = max([len("SLAVE"), *(len(r.name) for r in bond.slaves)])
             heading = s("bond-panel--heading")
+            if narrow:
+                body += self._narrow_slaves(bond, name_w)
+                body.append(strip([("", s("bond-panel--dim"))]))
+                continue
             body.append(
                 strip(
                     [

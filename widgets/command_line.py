@@ -37,6 +37,26 @@ def apply_candidate(line: str, start: int, candidate: str) -> str:
     return line[:start] + candidate + tail
 
 
+def completion_columns(words: tuple[str, ...], width: int, rows: int = 6) -> list[str]:
+    """``words`` laid out in columns down then across, at most ``rows`` lines of ``width``
+    cells; what does not fit ends with ``(+N more)``."""
+    if not words:
+        return []
+    col_w = max(len(w) for w in words) + 2
+    cols = max(1, width // col_w)
+    shown = list(words[: rows * cols])
+    if len(shown) < len(words):
+        shown = shown[: rows * cols - 1]
+    n_rows = min(rows, -(-len(shown) // cols))
+    lines = []
+    for r in range(n_rows):
+        cells = [shown[c * n_rows + r] for c in range(cols) if c * n_rows + r < len(shown)]
+        lines.append("".join(cell.ljust(col_w) for cell in cells).rstrip())
+    if len(shown) < len(words):
+        lines[-1] = (lines[-1] + f"  (+{len(words) - len(shown)} more)")[:width]
+    return lines
+
+
 def common_prefix(words: tuple[str, ...]) -> str:
     if not words:
         return ""

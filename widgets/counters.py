@@ -10,6 +10,7 @@ meaning for the device type (a bond's own XDP verdicts: its program runs on the 
 
 from __future__ import annotations
 
+import textwrap
 from typing import ClassVar
 
 from textual.strip import Strip
@@ -104,7 +105,16 @@ keep no per-verdict XDP counters), or an `xdp:*` tracepoint (`trace_xdp_exceptio
                     parts.append(("  " + _rate(row.name, row.rate).rjust(rate_w), value))
                     parts.append(("  " + format_count(row.total).rjust(total_w), total))
                     parts.append(("  " + row.source, s("counters-panel--source")))
-                body.append(strip(parts))
+                used = sum(len(text) for text, _ in parts)
+                if used <= width:
+                    body.append(strip(parts))
+                    continue
+                # Narrow: where it lives on a real host goes under the counter, wrapped.
+                text, style = parts[-1]
+                body.append(strip(parts[:-1]))
+                indent = 4
+                for line in textwrap.wrap(text.strip(), max(20, width - indent - 1)):
+                    body.append(strip([(" " * indent + line, style)]))
         return [head], body
 
 

@@ -51,6 +51,7 @@ queues (`bq→eth1`: `this_cpu_ptr(dev->xdp_bulkq)`, one per CPU and target).
         & > .cpu-map--tx { color: $text-secondary; }
         & > .cpu-map--lock { color: $warning; }
         & > .cpu-map--bq { color: $accent; }
+        & > .cpu-map--marked { text-style: bold reverse; }
     }
     """
 
@@ -65,19 +66,20 @@ queues (`bq→eth1`: `this_cpu_ptr(dev->xdp_bulkq)`, one per CPU and target).
         "cpu-map--tx",
         "cpu-map--lock",
         "cpu-map--bq",
+        "cpu-map--marked",
     }
 
     def build(self, view: CpuMapView, width: int) -> tuple[list[Strip], list[Strip]]:
         s = self.style_of
         if not view.rows:
             return [], [strip([("no CPUs", s("cpu-map--dim"))])]
-        cpu_w = max(len(f"cpu{row.cpu}") for row in view.rows)
+        cpu_w = max(len(f"▶cpu{row.cpu}") for row in view.rows)
         rx_texts = [" ".join(row.rx_queues) or "-" for row in view.rows]
         rx_w = max(len("RX"), *(cell_len(t) for t in rx_texts))
         heading = s("cpu-map--heading")
         head = strip(
             [
-                ("CPU".ljust(cpu_w), heading),
+                (" CPU".ljust(cpu_w), heading),
                 (" " + "BUSY".ljust(BUSY_BAR + 2 + 5), heading),
                 ("  " + "RX".ljust(rx_w), heading),
                 ("  XDP TX · bulk queues", heading),
@@ -88,7 +90,10 @@ queues (`bq→eth1`: `this_cpu_ptr(dev->xdp_bulkq)`, one per CPU and target).
             filled = min(BUSY_BAR, math.ceil(row.busy * BUSY_BAR)) if row.busy > 0 else 0
             busy_style = s("cpu-map--busy-high" if row.busy >= 0.9 else "cpu-map--busy")
             parts: list[Part] = [
-                (f"cpu{row.cpu}".ljust(cpu_w), s("cpu-map--cpu")),
+                (
+                    f"{'▶' if row.marked else ' '}cpu{row.cpu}".ljust(cpu_w),
+                    s("cpu-map--marked" if row.marked else "cpu-map--cpu"),
+                ),
                 (" [", s("cpu-map--dim")),
                 ("#" * filled, busy_style),
                 ("." * (BUSY_BAR - filled), s("cpu-map--idle")),

@@ -16,8 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdptui.model.views import COUNTERS, TUN_COUNTERS, DeviceView, Frame
-
-NS_PER_S = 1_000_000_000
+from xdptui.widgets.rates import RatesView
 
 COUNTER_ORDER: tuple[str, ...] = COUNTERS + TUN_COUNTERS
 """The report's counters, in report order; the last two exist only on tun/tap devices."""
@@ -28,11 +27,18 @@ CROSSWALK: dict[str, dict[str, str]] = {
     "rx_packets": {"*": "ip -s link: RX packets (rtnl_link_stats64.rx_packets)"},
     "rx_bytes": {"*": "ip -s link: RX bytes (rtnl_link_stats64.rx_bytes)"},
     "rx_dropped": {
-        "*": "ip -s link: RX dropped/missed: no free RX descriptor",
+        "*": "ip -s link: RX dropped: no free RX descriptor (ice: the VSI's rx_dropped)",
         "mlx5": "ethtool -S: rx_out_of_buffer (RX ring full)",
         "veth": "ethtool -S: rx_queue_N_drops (peer's ptr_ring full)",
         "tun": "ip -s link: RX dropped (tun_get_user)",
         "bond": "ip -s link: RX dropped of the bond",
+    },
+    "rx_missed_errors": {
+        "*": "ip -s link: RX missed (rtnl_link_stats64.rx_missed_errors): the NIC's own limit",
+        "ice": "ip -s link: RX missed; ethtool -S: rx_discards.nic (port-level discards)",
+        "veth": "not counted: a veth has no NIC of its own",
+        "tun": "not counted: a tap has no NIC of its own",
+        "bond": "ip -s link: RX missed of the bond (its slaves' summed)",
     },
     "xdp_drop": {
         "*": "XDP_DROP: " + _NO_DRIVER_COUNTER,
@@ -132,17 +138,21 @@ class CountersView:
     focus: str | None = None
 
 
-def project_counters(prev: Frame | None, frame: Frame, *, focus: str | None = None) -> CountersView:
-    """The crosswalk of the focused device (all devices without a focus)."""
-    dt = frame.t_ns - prev.t_ns if prev is not None else 0
-    before = {dev.name: dict(dev.counters) for dev in prev.devices} if prev is not None else {}
+def project_counters(
+    prev: Frame | None,
+    frame: Frame,
+    *,
+    focus: str | None = None,
+    rates: RatesView | None = None,
+) -> CountersView:
+    """The crosswalk of the focused device (all devices without a focus); rates from
+    ``rates`` (default: against ``prev``)."""
+    rates = rates if rates is not None else RatesView(prev, frame)
     shown = [dev for dev in frame.devices if focus is None or dev.name == focus]
-    return CountersView(
-        devices=tuple(_device(dev, before.get(dev.name), dt) for dev in shown), focus=focus
-    )
+    return CountersView(devices=tuple(_device(dev, rates) for dev in shown), focus=focus)
 
 
-def _device(dev: DeviceView, before: dict[str, int] | None, dt: int) -> DeviceCounters:
+def _device(dev: DeviceView, rates: RatesView) -> DeviceCounters:
     values = dict(dev.counters)
     rows: list[CounterRow] = []
     skip = NOT_APPLICABLE.get(dev.type, frozenset())
@@ -154,9 +164,7 @@ def _device(dev: DeviceView, before: dict[str, int] | None, dt: int) -> DeviceCo
             rows.append(CounterRow(name, None, None, "n/a: " + _why_na(dev.type), False))
             continue
         total = values.get(name)
-        rate = None
-        if total is not None and before is not None and dt > 0 and name in before:
-            rate = max(total - before[name], 0) * NS_PER_S / dt
+        rate = rates.counter(dev.name, name, total) if total is not None else None
         rows.append(CounterRow(name, total, rate, source))
     kind = f"{dev.type}/{dev.driver}" if dev.driver else dev.type
     return DeviceCounters(dev.name, kind, tuple(rows))

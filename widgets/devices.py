@@ -99,10 +99,19 @@ to focus that device everywhere.
             max([len(h), *(len(r[i]) for r in rates), *(len(t[i]) for t in totals)])
             for i, h in enumerate(view.headings)
         ]
+        # A narrow panel keeps every counter: the TYPE column goes first, then LINK (a down
+        # device is still red in its name's line).
+        needed = sum(w + len(_GAP) for w in ident_w) + sum(w + 1 for w in counter_w)
+        for col in (1, 2):
+            if needed <= width:
+                break
+            needed -= ident_w[col] + len(_GAP)
+            ident_w[col] = -len(_GAP)
 
         head: list[Part] = []
         for h, w in zip(_IDENT_HEADINGS, ident_w, strict=True):
-            head.append((h.ljust(w) + _GAP, heading))
+            if w >= 0:
+                head.append((h.ljust(w) + _GAP, heading))
         for h, w in zip(view.headings, counter_w, strict=True):
             head.append((" " + h.rjust(w), heading))
 
@@ -128,6 +137,8 @@ to focus that device everywhere.
             first: list[Part] = []
             second: list[Part] = []
             for i, w in enumerate(ident_w):
+                if w < 0:
+                    continue
                 first.append((one[i].ljust(w) + _GAP, st(first_styles[i])))
                 second.append((two[i].ljust(w) + _GAP, st(second_styles[i])))
             for i, w in enumerate(counter_w):

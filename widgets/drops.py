@@ -2,6 +2,8 @@
 
 * Summary: ``xdp:xdp_redirect`` hits, every error and drop below, and frames the devmap flushes
   sent, per second (xdp-monitor's ``Summary`` line).
+* NIC limit: frames the NIC itself could not take (its DMA / PCIe budget: ``rx_missed_errors``,
+  the "missed" column of ``ip -s link``), before any ring or CPU saw them.
 * ring full: RX ring overruns per device/queue (the NIC found no free descriptor: ``rx_dropped``).
 * ``xdp:xdp_redirect_err`` by errno: redirects ``__xdp_do_redirect_frame`` / ``__xdp_enqueue``
   refused (target without ``ndo_xdp_xmit``: EOPNOTSUPP, target down: ENETDOWN, too long:
@@ -51,6 +53,9 @@ class DropsPanel(LinePanel[DropsView]):
 Like `xdp-monitor` (xdp-tools) reading the `xdp:*` tracepoints of
 `include/trace/events/xdp.h`, plus the RX ring overruns `ip -s link` shows:
 
+* **NIC limit** per device: the NIC could not move the frame into memory at all (its DMA /
+  PCIe budget, `rx_missed_errors`, the *missed* column of `ip -s link`); queues and CPUs
+  don't help.
 * **ring full** per queue: the NIC found no free descriptor (`rx_dropped`); NAPI on the
   queue's CPU (`napi_poll`, budget 64) did not keep up.
 * **redirect_err** by errno: `xdp_do_redirect` -> `__xdp_enqueue` refused the redirect
@@ -235,6 +240,7 @@ def _sections(view: DropsView) -> list[tuple[str, tuple[str, ...], list[_Row]]]:
         )
         for r in view.ring_full
     ]
+    missed = _count_rows("missed", view.missed)
     redirect = _count_rows("redirect_err", view.xdp_redirect_err)
     exception = _count_rows("exception", view.xdp_exception)
     bulk_tx = _count_rows("bulk_tx", view.xdp_bulk_tx)
@@ -266,6 +272,7 @@ def _sections(view: DropsView) -> list[tuple[str, tuple[str, ...], list[_Row]]]:
         for d in view.devmap_xmit
     ]
     return [
+        ("NIC limit (rx_missed_errors)", ("", "total", "drop/s"), missed),
         ("ring full (rx_dropped)", ("", "total", "drop/s"), ring),
         ("redirect_err", ("", "total", "error/s"), redirect),
         ("xdp_exception", ("", "total", "hit/s"), exception),

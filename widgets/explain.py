@@ -29,6 +29,20 @@ def ring_full(dev: str, queue: int, cpu: int) -> Explanation:
     )
 
 
+def missed(dev: str, card: str = "") -> Explanation:
+    """``rx_missed_errors``: the NIC itself could not take the frame (its DMA / PCIe budget,
+    ``ice_update_vsi_stats``: port-level discards) -- before any ring or CPU saw it."""
+    shared = f" (shared by every port of card {card})" if card else ""
+    return Explanation(
+        f"{dev}'s NIC could not move the frame into host memory: its own packet-rate limit "
+        f"(DMA / PCIe budget{shared}) is below the offered rate. The rings were not full and "
+        "no CPU was involved: ip -s link counts these as missed (rx_missed_errors), not as "
+        "rx_dropped",
+        "more queues or CPUs will not help; send less to this port, spread the load over "
+        "ports of other cards, or use larger frames (the limit is per frame, not per byte)",
+    )
+
+
 _EXCEPTIONS: dict[str, Explanation] = {
     "XDP_ABORTED": Explanation(
         "the program returned XDP_ABORTED (or a code bpf_warn_invalid_xdp_action rejects); "

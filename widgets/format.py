@@ -76,6 +76,14 @@ def format_speed(ns_per_s: int) -> str:
     return f"{ns_per_s} ns/s"
 
 
+def format_window(ns: int) -> str:
+    """A rate window's length, short: ``1ms``, ``120ms``, ``12.5us``, ``1.03s``."""
+    for unit, scale in (("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)):
+        if ns >= scale:
+            return f"{ns / scale:.3g}{unit}"
+    return f"{ns}ns"
+
+
 def format_rtf(rtf: float) -> str:
     """A real-time factor with two significant digits and no exponent (``0.42``, ``0.0031``)."""
     if rtf <= 0:
@@ -100,3 +108,9 @@ def format_cpus(cpus: Iterable[int]) -> str:
         parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
         i = j + 1
     return ",".join(parts)
+
+
+def program_name(name: str) -> str:
+    """A program as a panel names it: a built-in by its name, an object by its file name
+    (``/home/me/xdp/router_stats.o`` -> ``router_stats.o``); the whole path is in the log."""
+    return name.rsplit("/", 1)[-1]

@@ -12,7 +12,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from xdptui.widgets.format import format_rtf, format_sim_time, format_speed
+from xdptui.widgets.format import format_rtf, format_sim_time, format_speed, format_window
 from xdptui.widgets.guard import guarded_render
 from xdptui.widgets.project import HeaderView
 
@@ -20,10 +20,13 @@ REAL_TIME_NS_PER_S = 1_000_000_000
 
 
 class SimHeader(Widget):
-    """``dual-port bond hairpin │ t 1.234567ms │ 1 s/s │ PAUSED │ RTF 0.42 │ seed 7``.
+    """``dual-port bond hairpin │ t 1.234567ms │ 10 µs/s exact │ PAUSED │ rates/1ms │ seed 7``.
 
-    The time is ``Frame.t_ns``: the SimPy clock of the engine. ``RTF`` appears only while the app
-    cannot keep up with the requested speed and shows the achieved simulated/real time ratio.
+    The time is ``Frame.t_ns``: the engine's clock. The speed is followed by the granularity
+    the engine runs at (``exact``: every poll is an event, at slow speeds; ``fast``: steps of
+    many polls, at real time). ``RTF`` appears only while the app cannot keep up with the
+    requested speed and shows the achieved simulated/real time ratio. ``rates/1ms``: every rate
+    on screen is over that window of simulated time.
     """
 
     DEFAULT_CSS = """
@@ -89,10 +92,13 @@ class SimHeader(Widget):
         ]
         if view.speed_ns_per_s == REAL_TIME_NS_PER_S:
             parts.append((" (real time)", self._style("dim")))
+        parts.append((" exact" if view.exact else " fast", self._style("dim")))
         if view.paused:
             parts += [sep, (" PAUSED ", self._style("paused"))]
         if view.rtf is not None:
             parts += [sep, (f" RTF {format_rtf(view.rtf)} ", self._style("behind"))]
+        window = format_window(view.window_ns) if view.window_ns > 0 else "-"
+        parts += [sep, (f"rates/{window}", self._style("dim"))]
         parts += [sep, (f"seed {view.seed}", self._style("dim"))]
         for chunk, style in parts:
             text.append(chunk, style)

@@ -1,9 +1,11 @@
 """Rate history for the sparklines: per device RX, TX and drops, plus all drops on the host.
 
-``push_history`` appends one sample per new frame (the counter deltas since the previous frame
-over the simulated time between them) and keeps the newest ``capacity`` samples; the history is
+``push_history`` appends a sample at most every half window of simulated time (the rates of
+the frame over their window, from :class:`~widgets.rates.RatesView`) and keeps the newest
+``capacity`` samples; the history is
 an immutable value, so the app replaces it each frame and tests build one by hand. A device's
-drops are the losses the kernel counts on it: ``rx_dropped`` (RX ring full), ``xdp_aborted``,
+drops are the losses the kernel counts on it: ``rx_dropped`` (RX ring full),
+``rx_missed_errors`` (the NIC's own limit), ``xdp_aborted``,
 ``xdp_tx_errors``, ``xdp_xmit_errors`` (its ``ndo_xdp_xmit`` refused frames) and ``tx_dropped``;
 the host's add the redirects ``xdp:xdp_redirect_err`` refused.
 """
@@ -12,12 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdptui.model.views import DeviceView, Frame
+from xdptui.model.views import Frame
+from xdptui.widgets.rates import RatesView, sum_rates
 
-NS_PER_S = 1_000_000_000
 CAPACITY = 120
 LOSS_COUNTERS: tuple[str, ...] = (
     "rx_dropped",
+    "rx_missed_errors",
     "xdp_aborted",
     "xdp_tx_errors",
     "xdp_xmit_errors",
@@ -42,49 +45,36 @@ class RateHistory:
     t_ns: int = -1  # the frame the newest sample ends at
 
 
-def device_losses(dev: DeviceView) -> int:
-    values = dict(dev.counters)
-    return sum(values.get(name, 0) for name in LOSS_COUNTERS)
-
-
-def host_losses(frame: Frame) -> int:
-    redirect_errors = sum(e.count for e in frame.tracepoints.xdp_redirect_err)
-    return sum(device_losses(dev) for dev in frame.devices) + redirect_errors
-
-
-def _per_s(before: int, now: int, dt: int) -> float:
-    return max(now - before, 0) * NS_PER_S / dt
-
-
 def _keep(values: tuple[float, ...], value: float, capacity: int) -> tuple[float, ...]:
     out = (*values, value)
     return out[-capacity:] if len(out) > capacity else out
 
 
 def push_history(
-    history: RateHistory, prev: Frame | None, frame: Frame, capacity: int = CAPACITY
+    history: RateHistory,
+    rates: RatesView,
+    frame: Frame,
+    min_gap_ns: int = 0,
+    capacity: int = CAPACITY,
 ) -> RateHistory:
-    """``history`` with one more sample: ``frame`` against ``prev``.
+    """``history`` with one more sample: the rates of ``frame`` over their window, if
+    ``frame`` is at least ``min_gap_ns`` of simulated time past the newest sample.
 
-    Without a previous frame, or when simulated time did not move, nothing is added (a rate
-    needs an interval). A device that appears later starts with an empty series.
+    Without a window (no earlier frame, or simulated time did not move), nothing is added. A
+    device that appears later starts with an empty series.
     """
-    if prev is None or frame.t_ns <= prev.t_ns or frame.t_ns == history.t_ns:
+    if rates.base is None or rates.window_ns <= 0 or frame.t_ns <= history.t_ns:
         return history
-    dt = frame.t_ns - prev.t_ns
+    if history.t_ns >= 0 and frame.t_ns - history.t_ns < min_gap_ns:
+        return history
     old = {s.name: s for s in history.series}
-    before = {dev.name: dev for dev in prev.devices}
     series: list[Series] = []
     for dev in frame.devices:
         last = old.get(dev.name, Series(dev.name))
-        was = before.get(dev.name)
-        if was is None:
+        rx, tx, drops = device_rates(rates, frame, dev.name)
+        if rx is None or tx is None or drops is None:
             series.append(last)
             continue
-        now_c, was_c = dict(dev.counters), dict(was.counters)
-        rx = _per_s(was_c.get("rx_packets", 0), now_c.get("rx_packets", 0), dt)
-        tx = _per_s(was_c.get("tx_packets", 0), now_c.get("tx_packets", 0), dt)
-        drops = _per_s(device_losses(was), device_losses(dev), dt)
         series.append(
             Series(
                 dev.name,
@@ -93,7 +83,7 @@ def push_history(
                 _keep(last.drops, drops, capacity),
             )
         )
-    all_drops = _per_s(host_losses(prev), host_losses(frame), dt)
+    all_drops = host_drops(rates, frame) or 0.0
     return RateHistory(tuple(series), _keep(history.all_drops, all_drops, capacity), frame.t_ns)
 
 
@@ -106,21 +96,62 @@ class SparkRow:
     tx: tuple[float, ...]
     drops: tuple[float, ...]
     focused: bool = False
+    now: tuple[float | None, float | None, float | None] = (None, None, None)
+    """RX, TX and drops over the window now (``-`` before there is one)."""
 
 
 @dataclass(frozen=True)
 class SparklinesView:
     rows: tuple[SparkRow, ...]
     all_drops: tuple[float, ...] = ()
+    all_drops_now: float | None = None
+
+
+def device_rates(
+    rates: RatesView, frame: Frame, name: str
+) -> tuple[float | None, float | None, float | None]:
+    """A device's RX, TX and drop rates over the window (None: no window yet)."""
+    now = dict(frame.device(name).counters)
+    rx = rates.counter(name, "rx_packets", now.get("rx_packets", 0))
+    tx = rates.counter(name, "tx_packets", now.get("tx_packets", 0))
+    drops = sum_rates(rates.counter(name, c, now.get(c, 0)) for c in LOSS_COUNTERS)
+    return rx, tx, drops
+
+
+def host_drops(rates: RatesView, frame: Frame) -> float | None:
+    """Every loss on the host over the window: the devices' own, the redirects
+    ``xdp_redirect_err`` refused, and the frames devmap egress programs dropped at flush (a
+    refusal by ``ndo_xdp_xmit`` is already the target's ``xdp_xmit_errors``)."""
+    tp = frame.tracepoints
+    redirect_errors = sum_rates(
+        rates.tracepoint(("redirect_err", e.dev, e.err), e.count) for e in tp.xdp_redirect_err
+    )
+    egress = sum_rates(
+        rates.devmap(d.from_dev, d.to_dev, "egress_drops", d.egress_drops)
+        for d in tp.xdp_devmap_xmit
+    )
+    device_drops = sum_rates(
+        rates.counter(dev.name, c, dict(dev.counters).get(c, 0))
+        for dev in frame.devices
+        for c in LOSS_COUNTERS
+    )
+    return sum_rates((redirect_errors, egress, device_drops))
 
 
 def project_sparklines(
-    history: RateHistory, frame: Frame, *, focus: str | None = None
+    history: RateHistory,
+    frame: Frame,
+    *,
+    focus: str | None = None,
+    rates: RatesView | None = None,
 ) -> SparklinesView:
-    """One row per device of ``frame`` (empty until samples arrive); the focused one marked."""
+    """One row per device of ``frame`` (empty until samples arrive); the focused one marked.
+    The numbers are ``rates`` now (what every other tab shows); the lines, the history."""
     series = {s.name: s for s in history.series}
     rows = []
     for dev in frame.devices:
         s = series.get(dev.name, Series(dev.name))
-        rows.append(SparkRow(dev.name, s.rx, s.tx, s.drops, focused=dev.name == focus))
-    return SparklinesView(rows=tuple(rows), all_drops=history.all_drops)
+        now = device_rates(rates, frame, dev.name) if rates is not None else (None,) * 3
+        rows.append(SparkRow(dev.name, s.rx, s.tx, s.drops, focused=dev.name == focus, now=now))
+    total = host_drops(rates, frame) if rates is not None else None
+    return SparklinesView(rows=tuple(rows), all_drops=history.all_drops, all_drops_now=total)

@@ -117,8 +117,9 @@ def _wrap(text: str, width: int) -> list[str]:
 
 
 class LessonBar(Widget):
-    """The shown lesson step in two lines above every other tab, so a class sees the step's
-    text next to its effect: ``§ step 2/3 · Pull eth1's link. ... (n next · r run · 6 lesson)``.
+    """The shown lesson step above every other tab, so a class sees the step's text next to its
+    effect: ``§ lesson · step 2/3 Pull eth1's cable. ...``. Two lines (one on a short
+    terminal); ``e`` expands it to the whole text and back (``-expanded``).
     """
 
     DEFAULT_CSS = """
@@ -131,6 +132,7 @@ class LessonBar(Widget):
         & > .lesson-bar--text { }
         & > .lesson-bar--keys { color: $foreground-muted; }
     }
+    LessonBar.-expanded { max-height: 16; }
     """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -149,6 +151,15 @@ class LessonBar(Widget):
     def view(self) -> LessonView | None:
         return self._view
 
+    @property
+    def expanded(self) -> bool:
+        return self.has_class("-expanded")
+
+    def toggle(self) -> None:
+        """``e``: the whole text, or back to two lines."""
+        self.toggle_class("-expanded")
+        self.refresh(layout=True)
+
     def update_view(self, view: LessonView) -> bool:
         """Show ``view``; False (no repaint) when it equals the one on screen."""
         if view == self._view:
@@ -157,18 +168,40 @@ class LessonBar(Widget):
         self.refresh(layout=True)
         return True
 
+    def lines(self, width: int, rows: int) -> list[Text]:
+        """The step wrapped to ``width``; cut to ``rows`` lines (ending in the key that shows
+        the rest) unless expanded."""
+        view = self._view
+        if view is None or view.lesson < 0 or not view.steps:
+            return []
+        style = self.get_component_rich_style
+        keys = "n next · p back · e shorter" if self.expanded else "n next · p back · 6 lesson"
+        text = Text.assemble(
+            (
+                f"§ {view.titles[view.lesson]} · step {view.step + 1}/{view.steps}  ",
+                style("lesson-bar--mark", partial=True),
+            ),
+            (" ".join(view.text.split()), style("lesson-bar--text", partial=True)),
+            (f"  ({keys})", style("lesson-bar--keys", partial=True)),
+        )
+        wrapped = list(text.wrap(self.app.console, max(width, 20)))
+        if self.expanded or len(wrapped) <= rows:
+            return wrapped
+        shown = wrapped[:rows]
+        more = Text(" … e: read all", style("lesson-bar--keys", partial=True))
+        last = shown[-1]
+        last.truncate(max(0, width - len(more.plain)))
+        last.append_text(more)
+        return shown
+
     @guarded_render
     def render(self) -> Text:
-        view = self._view
-        text = Text(overflow="ellipsis")
-        if view is None or view.lesson < 0 or not view.steps:
-            return text
-        style = self.get_component_rich_style
-        text.append(
-            f"§ {view.titles[view.lesson]} · step {view.step + 1}/{view.steps}  ",
-            style("lesson-bar--mark", partial=True),
+        rows = (
+            16
+            if self.expanded
+            else int(self.styles.max_height.value)
+            if self.styles.max_height
+            else 2
         )
-        text.append(" ".join(view.text.split()), style("lesson-bar--text", partial=True))
-        keys = "n next · r run · 6 lesson" if view.commands else "n next · 6 lesson"
-        text.append(f"  ({keys})", style("lesson-bar--keys", partial=True))
-        return text
+        lines = self.lines(self.size.width, max(1, rows))
+        return Text("\n").join(lines)

@@ -10,6 +10,7 @@ marked ``◆``. Clicking a box posts :class:`~widgets.messages.DeviceClicked`.
 
 from __future__ import annotations
 
+import textwrap
 from typing import ClassVar
 
 from rich.cells import cell_len
@@ -99,21 +100,30 @@ Click a box to focus that device in every panel.
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._line_device: list[str | None] = []
+        self._compact = False  # notes and programs on lines of their own (a narrow panel)
 
     def build(self, view: PathsView, width: int) -> tuple[list[Strip], list[Strip]]:
         s = self.style_of
         lines: list[Line] = []
         if view.follow is not None:
-            lines += self._follow(view)
+            lines += self._follow(view, width)
         if not view.boxes:
             lines.append(([("no devices", s("paths-panel--dim"))], None))
         arrows = _arrows(view.boxes)
         label_w = max((cell_len(a.label) for a in arrows), default=0)
         rate_w = max((len(format_pps(a.rate)) for a in arrows), default=1)
         bodies: dict[int, list[Line]] = {}
+        self._compact = False
         needed = max(
             (self._needed(b, view, label_w, rate_w, bodies) for b in view.boxes), default=0
         )
+        if needed > width - 1:
+            # Too wide for the panel: notes and programs move to lines of their own.
+            self._compact = True
+            bodies = {}
+            needed = max(
+                (self._needed(b, view, label_w, rate_w, bodies) for b in view.boxes), default=0
+            )
         box_w = max(width - 1, needed)
         for box in view.boxes:
             lines += self._box(box, view, box_w, label_w, rate_w, bodies)
@@ -122,7 +132,7 @@ Click a box to focus that device in every panel.
 
     # --- drawing ---------------------------------------------------------------------------
 
-    def _follow(self, view: PathsView) -> list[Line]:
+    def _follow(self, view: PathsView, width: int) -> list[Line]:
         s = self.style_of
         follow = view.follow
         assert follow is not None
@@ -141,22 +151,35 @@ Click a box to focus that device in every panel.
         t0 = follow.hops[0].t_ns if follow.hops else 0
         dev_w = max((len(h.dev) for h in follow.hops), default=0)
         stage_w = max((len(h.stage) for h in follow.hops), default=0)
+        t_w = max((len(format_sim_time(h.t_ns)) for h in follow.hops), default=0)
+        dt_w = max((len(format_sim_time(h.t_ns - t0)) for h in follow.hops), default=0)
+        room = max(24, width - 1)
+        # The program's lines go under the hop's detail column when it leaves them room;
+        # in a narrow panel (packet detail beside it) under the hop, and wrapped.
+        prefix = 2 + t_w + 2 + dt_w + 4 + dev_w + 2 + stage_w + 2
+        indent = prefix if room - prefix >= 48 else 4
+        dim, target = s("paths-panel--dim"), s("paths-panel--target")
         for hop in follow.hops:
             style = s("paths-panel--loss") if hop.stage == "drop" else s("paths-panel--label")
-            out.append(
-                (
-                    [
-                        ("  " + format_sim_time(hop.t_ns).rjust(14), s("paths-panel--dim")),
-                        (f" +{format_sim_time(hop.t_ns - t0)}".ljust(14), s("paths-panel--dim")),
-                        (hop.dev.ljust(dev_w + 2), s("paths-panel--name")),
-                        (hop.stage.ljust(stage_w + 2), style),
-                        (hop.detail, s("paths-panel--target")),
-                    ],
-                    hop.dev,
-                )
-            )
-            for line in hop.program.lines() if hop.program is not None else ():
-                out.append(([(" " * 30 + line, s("paths-panel--dim"))], hop.dev))
+            head: list[Part] = [
+                ("  " + format_sim_time(hop.t_ns).rjust(t_w), dim),
+                (f" +{format_sim_time(hop.t_ns - t0)}".ljust(dt_w + 4), dim),
+                (hop.dev.ljust(dev_w + 2), s("paths-panel--name")),
+                (hop.stage.ljust(stage_w + 2), style),
+            ]
+            if _width(head) + cell_len(hop.detail) <= room:
+                out.append(([*head, (hop.detail, target)], hop.dev))
+            else:
+                out.append((head, hop.dev))
+                for line in _wrap(hop.detail, room - indent, indent):
+                    out.append(([(line, target)], hop.dev))
+            if hop.program is None:
+                continue
+            # Enough bytes of the frame to fit a line: the packet detail has them all.
+            shown = max(4, (room - indent - len("frame out (64 B): ")) // 3)
+            for text in hop.program.lines(min(42, shown)):
+                for line in _wrap(text, room - indent, indent):
+                    out.append(([(line, dim)], hop.dev))
         out.append(([("", s("paths-panel--dim"))], None))
         return out
 
@@ -165,12 +188,14 @@ Click a box to focus that device in every panel.
         title: list[Part] = [("╭─ ", border), (box.name, s("paths-panel--name"))]
         if box.on_path:
             title.append((" ◆", s("paths-panel--follow")))
-        if box.kind:
+        if box.marked:
+            title.append((" ▶", s("paths-panel--follow")))
+        if box.kind and not (self._compact and box.state):
             title.append((" · " + box.kind, s("paths-panel--kind")))
         if box.state:
             state_style = "paths-panel--up" if box.state == "up" else "paths-panel--down"
             title += [(" · ", s("paths-panel--kind")), (box.state, s(state_style))]
-        if box.program:
+        if box.program and not self._compact:
             title += [(" · xdp ", s("paths-panel--kind")), (box.program, s("paths-panel--program"))]
         title.append((" ", border))
         return title
@@ -180,6 +205,14 @@ Click a box to focus that device in every panel.
         s = self.style_of
         device = None if box.kind == "veth pair" else box.name
         body: list[Line] = []
+        if self._compact and box.state:
+            line: list[Part] = [(box.kind, s("paths-panel--kind"))]
+            if box.program:
+                line += [
+                    (" · xdp ", s("paths-panel--kind")),
+                    (box.program, s("paths-panel--program")),
+                ]
+            body.append((line, device))
         for note in box.notes:
             body.append(([(note, s("paths-panel--note"))], device))
         if box.inbound is not None:
@@ -188,6 +221,7 @@ Click a box to focus that device in every panel.
                 parts += [(" ━▶ ", self._shaft_style(box.inbound.weight))]
                 parts += [(box.program.split(" ")[0], s("paths-panel--program"))]
             body.append((parts, device))
+            body += self._note(box.inbound, "   ", device)
             body += self._losses(box.inbound, "   ", device)
         for i, verdict in enumerate(box.verdicts):
             last = i == len(box.verdicts) - 1
@@ -195,11 +229,23 @@ Click a box to focus that device in every panel.
             parts = [(branch, s("paths-panel--dim"))]
             parts += self._arrow(verdict, label_w, rate_w)
             body.append((parts, verdict.target_dev or device))
+            body += self._note(verdict, "       " if last else "  │    ", device)
             body += self._losses(verdict, "       " if last else "  │    ", device)
         if box.outbound is not None:
             body.append((self._arrow(box.outbound, label_w, rate_w), device))
+            body += self._note(box.outbound, "   ", device)
             body += self._losses(box.outbound, "   ", device)
         return body
+
+    def _note(self, arrow: Arrow, indent: str, device: str | None) -> list[Line]:
+        """A narrow panel's arrow note, on the line under the arrow."""
+        if not self._compact or not arrow.note:
+            return []
+        s = self.style_of
+        return [
+            ([(indent, s("paths-panel--dim")), (part, s("paths-panel--note"))], device)
+            for part in arrow.note.split(" · ")
+        ]
 
     def _needed(
         self,
@@ -263,7 +309,7 @@ Click a box to focus that device in every panel.
             (f" {shaft}{HEADS[arrow.weight]} ", style),
             (arrow.target, s("paths-panel--target")),
         ]
-        if arrow.note:
+        if arrow.note and not self._compact:
             parts.append(("  " + arrow.note, s("paths-panel--note")))
         return parts
 
@@ -299,6 +345,13 @@ def _arrows(boxes: tuple[DeviceBox, ...]) -> list[Arrow]:
         out += box.verdicts
         out += _arrows(box.children)
     return out
+
+
+def _wrap(text: str, width: int, indent: int) -> list[str]:
+    """``text`` in lines of ``width`` cells after ``indent`` spaces; its continuations two
+    further in."""
+    lines = textwrap.wrap(text, max(16, width), subsequent_indent="  ", break_on_hyphens=False)
+    return [" " * indent + line for line in lines or [""]]
 
 
 def _width(parts: list[Part]) -> int:

@@ -1,8 +1,9 @@
 """From simulator frames to the small frozen views the panels draw.
 
-``project(prev, frame, focus=...)`` is the only place where anything is derived: rates are counter
-deltas between two frames divided by the simulated time between them, the rings panel is filtered
-to the focused device, CPU lists are formatted. It is pure (no Textual, no engine), so it is tested
+``project(prev, frame, focus=...)`` is the only place where anything is derived: rates come from
+one :class:`~widgets.rates.RatesView` (counter deltas over a window of simulated time, ``prev``
+being the window's base) that every panel reads, the rings panel is filtered to the focused
+device, CPU lists are formatted. It is pure (no Textual, no engine), so it is tested
 with plain asserts, and its views compare by value: a panel whose view did not change skips its
 repaint. Views hold ints, floats, strings and tuples only, never NumPy arrays (Textual compares
 reactive values with ``!=``).
@@ -14,16 +15,20 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from xdptui.model.topology import Lesson
-from xdptui.model.views import DeviceView, EventView, Frame
+from xdptui.model.views import DeviceView, EventView, Frame, StreamEventView
 from xdptui.widgets import explain
 from xdptui.widgets.crosswalk import CountersView, project_counters
+from xdptui.widgets.event_list import EventListView
 from xdptui.widgets.explain import Explanation
-from xdptui.widgets.format import format_cpus, format_pps
+from xdptui.widgets.format import format_cpus, format_pps, program_name
 from xdptui.widgets.history import RateHistory, SparklinesView, project_sparklines
 from xdptui.widgets.project_bond import BondView, PlanRow, project_bond
 from xdptui.widgets.project_lesson import LessonView, Outcome, project_lesson
 from xdptui.widgets.project_paths import FollowView, PathsView, project_paths
 from xdptui.widgets.project_taps import TapsView, project_taps
+from xdptui.widgets.rates import RatesView, sum_rates
+from xdptui.widgets.rates import rate as rate  # re-exported: tests compute rates with it
+from xdptui.widgets.zoom import ZoomPanelView
 
 DEV_MAP_BULK_SIZE = 16
 """Frames a devmap bulk queue holds before ``bq_enqueue`` flushes it early (kernel/bpf/devmap.c)."""
@@ -58,6 +63,8 @@ class HeaderView:
     paused: bool
     rtf: float | None  # achieved real-time factor, set only when running behind
     seed: int
+    exact: bool = False  # the engine runs exact mode: what is shown is the kernel's state now
+    window_ns: int = 0  # the rates' window of simulated time (0: no rates yet)
 
 
 @dataclass(frozen=True)
@@ -96,6 +103,13 @@ class GaugeRow:
     locked: bool  # XDP TX ring shared by several CPUs (takes tx_lock)
     target: str | None = None  # bulk queues: the device they flush into
     average: float | None = None  # bulk queues: frames per flush
+    marked: bool = False  # what the selected event concerns
+    cpu: int | None = None  # bulk queues: whose (RX: the queue's IRQ CPU)
+    queue: int | None = None  # RX rings: the queue; TX and tap rings: the ring
+    cpus: tuple[int, ...] = ()  # XDP TX rings: the CPUs that use it
+    program: str | None = None  # bulk queues: the egress program of the last bulk
+    rate: float | None = None  # bulk queues: frames enqueued per second (the rates' window)
+    drop_rate: float | None = None  # bulk queues: the egress program's drops per second
 
 
 @dataclass(frozen=True)
@@ -111,6 +125,7 @@ class CpuRow:
     rx_queues: tuple[str, ...]  # "eth0:q3"
     xdp_tx_rings: tuple[tuple[str, bool], ...]  # ("eth0:tx3", locked)
     bulk_queues: tuple[str, ...] = ()  # "bq→eth1": this CPU's devmap bulk queue per target
+    marked: bool = False  # the CPU of the selected event
 
 
 @dataclass(frozen=True)
@@ -152,6 +167,7 @@ class DevmapRow:
     drops_per_s: float | None = None
     err_per_s: float | None = None
     explanation: Explanation = explain.NONE
+    egress_drops: int = 0  # of the drops, the devmap egress program's
 
 
 @dataclass(frozen=True)
@@ -171,6 +187,31 @@ class DropsView:
     devmap_xmit: tuple[DevmapRow, ...] = ()
     xdp_bulk_tx: tuple[CountRow, ...] = ()  # XDP_TX bulks a driver dropped, by error
     summary: DropsSummary | None = None
+    missed: tuple[CountRow, ...] = ()  # the NIC's own limit (rx_missed_errors), per device
+
+
+@dataclass(frozen=True)
+class Highlight:
+    """What the event selected in the event list concerns: marked (▶) in the other panels."""
+
+    dev: str | None = None
+    queue: int | None = None
+    cpu: int | None = None
+    target: str | None = None  # a flush's (or a poll's bulk queue's) target
+
+
+def _marked_devices(mark: Highlight | None) -> frozenset[str]:
+    if mark is None:
+        return frozenset()
+    return frozenset(name for name in (mark.dev, mark.target) if name)
+
+
+def highlight_of(event: StreamEventView | None) -> Highlight | None:
+    """The device, queue, CPU and bulk-queue target of a stream event."""
+    if event is None:
+        return None
+    target = event.target or (event.bulks[0][0] if event.bulks else None)
+    return Highlight(event.dev, event.queue, event.cpu, target)
 
 
 @dataclass(frozen=True)
@@ -187,6 +228,8 @@ class PanelState:
     step: int = 0
     outcomes: tuple[Outcome, ...] | None = None
     history: RateHistory = field(default_factory=RateHistory)
+    highlight: Highlight | None = None
+    zoom: str = ""  # the queue zoomed on, in words ("" none)
 
 
 @dataclass(frozen=True)
@@ -218,23 +261,32 @@ class Projection:
         self.prev = prev
         self.frame = frame
         self.state = state
-        self.dt = frame.t_ns - prev.t_ns if prev is not None else 0
+        self.rates = RatesView(prev, frame)
+        """The one source of every rate the panels show."""
 
     @cached_property
     def devices(self) -> DevicesView:
-        return _devices(self.prev, self.frame, self.dt, self.state.focus)
+        return _devices(self.rates, self.frame, self.state.focus)
 
     @cached_property
     def rings(self) -> RingsView:
-        return _rings(self.frame, self.state.focus)
+        return _rings(self.frame, self.state.focus, self.state.highlight, self.rates)
 
     @cached_property
     def cpus(self) -> CpuMapView:
-        return _cpus(self.frame)
+        return _cpus(self.frame, self.state.highlight)
+
+    @cached_property
+    def event_list(self) -> EventListView:
+        return EventListView(self.frame.stream, self.frame.exact)
+
+    @cached_property
+    def zoom(self) -> ZoomPanelView:
+        return ZoomPanelView(self.frame.zoom, self.state.zoom)
 
     @cached_property
     def drops(self) -> DropsView:
-        return _drops(self.prev, self.frame, self.dt)
+        return _drops(self.rates, self.frame)
 
     @property
     def events(self) -> tuple[EventView, ...]:
@@ -243,16 +295,23 @@ class Projection:
     @cached_property
     def paths(self) -> PathsView:
         return project_paths(
-            self.prev, self.frame, focus=self.state.focus, follow=self.state.follow
+            self.prev,
+            self.frame,
+            focus=self.state.focus,
+            follow=self.state.follow,
+            rates=self.rates,
+            marked=_marked_devices(self.state.highlight),
         )
 
     @cached_property
     def sparklines(self) -> SparklinesView:
-        return project_sparklines(self.state.history, self.frame, focus=self.state.focus)
+        return project_sparklines(
+            self.state.history, self.frame, focus=self.state.focus, rates=self.rates
+        )
 
     @cached_property
     def counters(self) -> CountersView:
-        return project_counters(self.prev, self.frame, focus=self.state.focus)
+        return project_counters(self.prev, self.frame, focus=self.state.focus, rates=self.rates)
 
     @cached_property
     def bond(self) -> BondView:
@@ -262,11 +321,12 @@ class Projection:
             focus=self.state.focus,
             plan_title=self.state.plan_title,
             plan=self.state.plan,
+            rates=self.rates,
         )
 
     @cached_property
     def taps(self) -> TapsView:
-        return project_taps(self.prev, self.frame, focus=self.state.focus)
+        return project_taps(self.prev, self.frame, focus=self.state.focus, rates=self.rates)
 
     @cached_property
     def lesson(self) -> LessonView:
@@ -290,9 +350,10 @@ class Projection:
 
 
 def header_view(
-    frame: Frame, *, speed_ns_per_s: int, paused: bool, rtf: float | None
+    frame: Frame, *, speed_ns_per_s: int, paused: bool, rtf: float | None, window_ns: int = 0
 ) -> HeaderView:
-    """The header for ``frame`` under the app's clock state (speed, pause, lag)."""
+    """The header for ``frame`` under the app's clock state (speed, pause, lag, the rates'
+    window)."""
     return HeaderView(
         name=frame.name,
         t_ns=frame.t_ns,
@@ -300,17 +361,9 @@ def header_view(
         paused=paused,
         rtf=None if paused else rtf,
         seed=frame.seed,
+        exact=frame.exact,
+        window_ns=window_ns,
     )
-
-
-def rate(prev: int | None, now: int, dt_ns: int) -> float | None:
-    """``(now - prev) / dt`` per second; None without a previous value or a time step.
-
-    A counter that went backwards (the device was reset by a command) reads as 0, not negative.
-    """
-    if prev is None or dt_ns <= 0:
-        return None
-    return max(now - prev, 0) * NS_PER_S / dt_ns
 
 
 def project(
@@ -332,15 +385,6 @@ def project(
     return Projection(prev, frame, state).all()
 
 
-def _prev_device(prev: Frame | None, name: str) -> DeviceView | None:
-    if prev is None:
-        return None
-    for dev in prev.devices:
-        if dev.name == name:
-            return dev
-    return None
-
-
 def _counter(dev: DeviceView | None, name: str) -> int | None:
     if dev is None:
         return None
@@ -350,17 +394,16 @@ def _counter(dev: DeviceView | None, name: str) -> int | None:
     return None
 
 
-def _devices(prev: Frame | None, frame: Frame, dt: int, focus: str | None) -> DevicesView:
+def _devices(rates_view: RatesView, frame: Frame, focus: str | None) -> DevicesView:
     rows: list[DeviceRow] = []
     for dev in frame.devices:
-        before = _prev_device(prev, dev.name)
         totals = tuple(_counter(dev, key) or 0 for _, key in DEVICE_COUNTERS)
         rates = tuple(
-            rate(_counter(before, key), total, dt)
+            rates_view.counter(dev.name, key, total)
             for (_, key), total in zip(DEVICE_COUNTERS, totals, strict=True)
         )
         kind = f"{dev.type}/{dev.driver}" if dev.driver else dev.type
-        xdp = f"{dev.xdp.program} {dev.xdp.mode}" if dev.xdp is not None else ""
+        xdp = f"{program_name(dev.xdp.program)} {dev.xdp.mode}" if dev.xdp is not None else ""
         rows.append(
             DeviceRow(
                 name=dev.name,
@@ -379,7 +422,42 @@ def _devices(prev: Frame | None, frame: Frame, dt: int, focus: str | None) -> De
     )
 
 
-def _rings(frame: Frame, focus: str | None) -> RingsView:
+def _marked(row: GaugeRow, mark: Highlight | None) -> GaugeRow:
+    """``row`` marked if it is the ring or bulk queue the selected event concerns."""
+    if mark is None:
+        return row
+    if row.kind == "bq":
+        hit = row.cpu == mark.cpu and row.device == mark.dev and row.target == mark.target
+    elif row.kind == "rx":
+        hit = row.device == mark.dev and row.queue == mark.queue
+    else:
+        # A flush (no queue) sends through the target's ndo_xdp_xmit, into the target's XDP
+        # TX ring of that CPU; a poll's XDP_TX goes to the polled device's own.
+        dev = mark.target if mark.queue is None and mark.target else mark.dev
+        hit = row.device == dev and mark.cpu is not None and mark.cpu in row.cpus
+    return replace(row, marked=hit) if hit else row
+
+
+def _rings(
+    frame: Frame, focus: str | None, mark: Highlight | None = None, rates: RatesView | None = None
+) -> RingsView:
+    view = _ring_rows(frame, focus)
+    rows = [_marked(row, mark) for row in view.rows]
+    if rates is not None:
+        rows = [_bq_rates(row, rates) if row.kind == "bq" else row for row in rows]
+    return replace(view, rows=tuple(rows))
+
+
+def _bq_rates(row: GaugeRow, rates: RatesView) -> GaugeRow:
+    key = (row.cpu, row.device, row.target)
+    return replace(
+        row,
+        rate=rates.tracepoint(("bq", *key), row.sent or 0),
+        drop_rate=rates.tracepoint(("bq_egress", *key), row.dropped),
+    )
+
+
+def _ring_rows(frame: Frame, focus: str | None) -> RingsView:
     rows: list[GaugeRow] = []
     shown: set[str] = set()
     for dev in frame.devices:
@@ -401,6 +479,8 @@ def _rings(frame: Frame, focus: str | None) -> RingsView:
                     dropped=q.rx_dropped,
                     sent=None,
                     locked=False,
+                    cpu=q.cpu,
+                    queue=q.queue,
                 )
             )
         for ring in dev.xdp_tx_rings:
@@ -416,12 +496,14 @@ def _rings(frame: Frame, focus: str | None) -> RingsView:
                     dropped=ring.dropped,
                     sent=ring.sent,
                     locked=ring.locked,
+                    queue=ring.ring,
+                    cpus=ring.cpus,
                 )
             )
     for bq in frame.bulk_queues:
         if focus is not None and bq.from_dev not in shown and bq.to_dev not in shown:
             continue
-        egress = f" ⇢{bq.program}" if bq.program else ""
+        egress = f" ⇢{program_name(bq.program)}" if bq.program else ""
         rows.append(
             GaugeRow(
                 device=bq.from_dev,
@@ -430,11 +512,13 @@ def _rings(frame: Frame, focus: str | None) -> RingsView:
                 size=DEV_MAP_BULK_SIZE,
                 occupancy=min(DEV_MAP_BULK_SIZE, round(bq.last_bulk)),
                 peak=None,
-                dropped=0,
+                dropped=bq.egress_drops,
                 sent=bq.frames,
                 locked=False,
                 target=bq.to_dev,
                 average=bq.last_bulk,
+                cpu=bq.cpu,
+                program=bq.program,
             )
         )
     return RingsView(rows=tuple(rows), focus=focus)
@@ -462,7 +546,7 @@ def _tap_rings(dev: DeviceView) -> list[GaugeRow]:
     ]
 
 
-def _cpus(frame: Frame) -> CpuMapView:
+def _cpus(frame: Frame, mark: Highlight | None = None) -> CpuMapView:
     bulk: dict[int, list[str]] = {}
     for bq in frame.bulk_queues:
         bulk.setdefault(bq.cpu, []).append(f"bq→{bq.to_dev}")
@@ -476,17 +560,17 @@ def _cpus(frame: Frame) -> CpuMapView:
             ),
             # bq_enqueue uses this_cpu_ptr(dev->xdp_bulkq): one bulk queue per CPU and target.
             bulk_queues=tuple(dict.fromkeys(bulk.get(cpu.cpu, ()))),
+            marked=mark is not None and mark.cpu == cpu.cpu,
         )
         for cpu in frame.cpus
     )
     return CpuMapView(rows=rows)
 
 
-def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
+def _drops(rates: RatesView, frame: Frame) -> DropsView:
     ring_full: list[RingDropRow] = []
+    missed: list[CountRow] = []
     for dev in frame.devices:
-        before = _prev_device(prev, dev.name)
-        prev_q = {q.queue: q.rx_dropped for q in before.queues} if before is not None else {}
         for q in dev.queues:
             if q.rx_dropped:
                 ring_full.append(
@@ -495,27 +579,31 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
                         queue=q.queue,
                         cpu=q.cpu,
                         dropped=q.rx_dropped,
-                        per_s=rate(prev_q.get(q.queue), q.rx_dropped, dt),
+                        per_s=rates.queue(dev.name, q.queue, "rx_dropped", q.rx_dropped),
                         explanation=explain.ring_full(dev.name, q.queue, q.cpu),
                     )
                 )
+        n_missed = _counter(dev, "rx_missed_errors") or 0
+        if n_missed:
+            card = dev.nic.card if dev.nic is not None else ""
+            missed.append(
+                CountRow(
+                    dev.name,
+                    "rx_missed_errors",
+                    n_missed,
+                    rates.counter(dev.name, "rx_missed_errors", n_missed),
+                    explain.missed(dev.name, card),
+                )
+            )
 
     tp = frame.tracepoints
-    old = prev.tracepoints if prev is not None else None
-    old_exc = {(e.dev, e.action): e.count for e in old.xdp_exception} if old else {}
-    old_err = {(e.dev, e.err): e.count for e in old.xdp_redirect_err} if old else {}
-    old_dmx = (
-        {(d.from_dev, d.to_dev): (d.sent, d.drops, d.err) for d in old.xdp_devmap_xmit}
-        if old
-        else {}
-    )
     peers = {dev.name: dev.veth.peer for dev in frame.devices if dev.veth is not None}
     exceptions = tuple(
         CountRow(
             e.dev,
             e.action,
             e.count,
-            rate(old_exc.get((e.dev, e.action)), e.count, dt),
+            rates.tracepoint(("exception", e.dev, e.action), e.count),
             explain.exception(e.action),
         )
         for e in tp.xdp_exception
@@ -526,19 +614,18 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
             e.dev,
             e.err,
             e.count,
-            rate(old_err.get((e.dev, e.err)), e.count, dt),
+            rates.tracepoint(("redirect_err", e.dev, e.err), e.count),
             explain.redirect_err(e.err),
         )
         for e in tp.xdp_redirect_err
         if e.count
     )
-    old_bulk = {(b.dev, b.err): b.drops for b in old.xdp_bulk_tx} if old else {}
     bulk_tx = tuple(
         CountRow(
             b.dev,
             b.err or "ring full",
             b.drops,
-            rate(old_bulk.get((b.dev, b.err)), b.drops, dt),
+            rates.tracepoint(("bulk_tx", b.dev, b.err), b.drops),
             explain.bulk_tx(b.err, b.dev, peers.get(b.dev)),
         )
         for b in tp.xdp_bulk_tx
@@ -546,7 +633,6 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
     )
     devmap: list[DevmapRow] = []
     for d in tp.xdp_devmap_xmit:
-        was = old_dmx.get((d.from_dev, d.to_dev))
         bulk = (d.sent + d.drops) / d.flushes if d.flushes else None
         devmap.append(
             DevmapRow(
@@ -557,9 +643,9 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
                 err=d.err,
                 flushes=d.flushes,
                 bulk_avg=bulk,
-                sent_per_s=rate(was[0] if was else None, d.sent, dt),
-                drops_per_s=rate(was[1] if was else None, d.drops, dt),
-                err_per_s=rate(was[2] if was else None, d.err, dt),
+                sent_per_s=rates.devmap(d.from_dev, d.to_dev, "sent", d.sent),
+                drops_per_s=rates.devmap(d.from_dev, d.to_dev, "drops", d.drops),
+                err_per_s=rates.devmap(d.from_dev, d.to_dev, "err", d.err),
                 explanation=explain.devmap_xmit(
                     d.from_dev,
                     d.to_dev,
@@ -567,15 +653,9 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
                     d.err,
                     bulk,
                     d.egress_drops,
-                    next(
-                        (
-                            b.program
-                            for b in frame.bulk_queues
-                            if b.from_dev == d.from_dev and b.to_dev == d.to_dev and b.program
-                        ),
-                        None,
-                    ),
+                    egress_program(frame, d.from_dev, d.to_dev),
                 ),
+                egress_drops=d.egress_drops,
             )
         )
     return DropsView(
@@ -584,34 +664,45 @@ def _drops(prev: Frame | None, frame: Frame, dt: int) -> DropsView:
         xdp_redirect_err=redirect_errors,
         devmap_xmit=tuple(devmap),
         xdp_bulk_tx=bulk_tx,
-        summary=_summary(prev, frame, dt),
+        summary=_summary(rates, frame),
+        missed=tuple(missed),
     )
 
 
-def _err_drop_total(frame: Frame) -> int:
-    tp = frame.tracepoints
-    ring = sum(q.rx_dropped for dev in frame.devices for q in dev.queues)
-    return (
-        ring
-        + sum(e.count for e in tp.xdp_exception)
-        + sum(e.count for e in tp.xdp_redirect_err)
-        + sum(d.drops for d in tp.xdp_devmap_xmit)
-        + sum(b.drops for b in tp.xdp_bulk_tx)
+def egress_program(frame: Frame, from_dev: str, to_dev: str) -> str | None:
+    """The egress program the bulks from -> to ran last (a bulk queue's first enqueuer's)."""
+    return next(
+        (
+            b.program
+            for b in frame.bulk_queues
+            if b.from_dev == from_dev and b.to_dev == to_dev and b.program
+        ),
+        None,
     )
 
 
-def _summary(prev: Frame | None, frame: Frame, dt: int) -> DropsSummary:
+def _summary(rates: RatesView, frame: Frame) -> DropsSummary:
     """xdp-monitor's ``Summary`` line: ``xdp:xdp_redirect`` hits, every error and drop the
     panel lists, and frames ``bq_xmit_all`` sent (``xdp:xdp_devmap_xmit``), per second."""
     tp = frame.tracepoints
-    old = prev.tracepoints if prev is not None else None
-    xmit = sum(d.sent for d in tp.xdp_devmap_xmit)
+    losses: list[float | None] = []
+    for dev in frame.devices:
+        losses += [rates.queue(dev.name, q.queue, "rx_dropped", q.rx_dropped) for q in dev.queues]
+        missed = _counter(dev, "rx_missed_errors")
+        if missed:
+            losses.append(rates.counter(dev.name, "rx_missed_errors", missed))
+    losses += [rates.tracepoint(("exception", e.dev, e.action), e.count) for e in tp.xdp_exception]
+    losses += [
+        rates.tracepoint(("redirect_err", e.dev, e.err), e.count) for e in tp.xdp_redirect_err
+    ]
+    losses += [rates.devmap(d.from_dev, d.to_dev, "drops", d.drops) for d in tp.xdp_devmap_xmit]
+    losses += [rates.tracepoint(("bulk_tx", b.dev, b.err), b.drops) for b in tp.xdp_bulk_tx]
     return DropsSummary(
-        redirect_per_s=rate(old.xdp_redirect if old else None, tp.xdp_redirect, dt),
-        err_drop_per_s=rate(
-            _err_drop_total(prev) if prev is not None else None, _err_drop_total(frame), dt
-        ),
-        xmit_per_s=rate(
-            sum(d.sent for d in old.xdp_devmap_xmit) if old is not None else None, xmit, dt
-        ),
+        redirect_per_s=rates.tracepoint(("redirect",), tp.xdp_redirect),
+        err_drop_per_s=sum_rates(losses) if rates.base is not None else None,
+        xmit_per_s=sum_rates(
+            rates.devmap(d.from_dev, d.to_dev, "sent", d.sent) for d in tp.xdp_devmap_xmit
+        )
+        if rates.base is not None
+        else None,
     )

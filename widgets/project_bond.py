@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdptui.model.views import DeviceView, Frame
-
-NS_PER_S = 1_000_000_000
+from xdptui.widgets.format import program_name
+from xdptui.widgets.rates import RatesView
 
 
 @dataclass(frozen=True)
@@ -70,17 +70,12 @@ def project_bond(
     focus: str | None = None,
     plan_title: str = "",
     plan: tuple[PlanRow, ...] = (),
+    rates: RatesView | None = None,
 ) -> BondView:
-    """Every bond of ``frame`` (the focused one, if a bond or a slave of one, first)."""
-    dt = frame.t_ns - prev.t_ns if prev is not None else 0
-    before = {dev.name: dict(dev.counters) for dev in prev.devices} if prev is not None else {}
+    """Every bond of ``frame`` (the focused one, if a bond or a slave of one, first); rates
+    from ``rates`` (default: against ``prev``)."""
+    rate = (rates if rates is not None else RatesView(prev, frame)).counter
     devices = {dev.name: dev for dev in frame.devices}
-
-    def rate(name: str, counter: str, now: int) -> float | None:
-        old = before.get(name, {}).get(counter)
-        if old is None or dt <= 0:
-            return None
-        return max(now - old, 0) * NS_PER_S / dt
 
     bonds: list[BondInfo] = []
     for dev in frame.devices:
@@ -114,7 +109,9 @@ def project_bond(
                 mode=info.mode,
                 policy=info.xmit_hash_policy,
                 miimon=str(info.miimon),
-                program=f"{dev.xdp.program} {dev.xdp.mode}" if dev.xdp is not None else "",
+                program=f"{program_name(dev.xdp.program)} {dev.xdp.mode}"
+                if dev.xdp is not None
+                else "",
                 active=active,
                 slaves=tuple(rows),
             )

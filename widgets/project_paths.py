@@ -24,10 +24,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdptui.model.views import DeviceView, Frame, TraceHop
-from xdptui.widgets.format import format_pps
-
-NS_PER_S = 1_000_000_000
+from xdptui.model.views import DeviceView, Frame, PacketView, TraceHop
+from xdptui.widgets.format import format_pps, program_name
+from xdptui.widgets.rates import RatesView, sum_rates
 
 
 @dataclass(frozen=True)
@@ -68,14 +67,16 @@ class DeviceBox:
     children: tuple[DeviceBox, ...] = ()
     notes: tuple[str, ...] = ()
     on_path: bool = False  # the followed packet passes through this device
+    marked: bool = False  # the event selected in the event list concerns this device
 
 
 @dataclass(frozen=True)
 class FollowView:
-    """A followed packet: which one, and its hops with simulated timestamps."""
+    """A followed packet: which one, its hops with simulated timestamps, and its bytes."""
 
     label: str
     hops: tuple[TraceHop, ...]
+    packet: PacketView | None = None
 
 
 @dataclass(frozen=True)
@@ -94,12 +95,6 @@ def weight_of(rate: float | None) -> int:
     if rate < 5_000_000:
         return 2
     return 3
-
-
-def _rate(prev: int | None, now: int, dt_ns: int) -> float | None:
-    if prev is None or dt_ns <= 0:
-        return None
-    return max(now - prev, 0) * NS_PER_S / dt_ns
 
 
 def _speed(bps: int) -> str:
@@ -122,47 +117,17 @@ def _source_lost(frame: Frame) -> dict[tuple[str, bool], int]:
     return out
 
 
-class _Deltas:
-    """Counter values of the previous frame, looked up by device and name."""
-
-    def __init__(self, prev: Frame | None, frame: Frame) -> None:
-        self.dt = frame.t_ns - prev.t_ns if prev is not None else 0
-        self.before: dict[str, dict[str, int]] = (
-            {dev.name: dict(dev.counters) for dev in prev.devices} if prev is not None else {}
-        )
-        old = prev.tracepoints if prev is not None else None
-        self.devmap: dict[tuple[str, str], tuple[int, int, int]] = (
-            {(d.from_dev, d.to_dev): (d.sent, d.drops, d.flushes) for d in old.xdp_devmap_xmit}
-            if old is not None
-            else {}
-        )
-        self.redirect_err: dict[tuple[str, str], int] = (
-            {(e.dev, e.err): e.count for e in old.xdp_redirect_err} if old is not None else {}
-        )
-        self.exception: dict[tuple[str, str], int] = (
-            {(e.dev, e.action): e.count for e in old.xdp_exception} if old is not None else {}
-        )
-        self.source_lost: dict[tuple[str, bool], int] | None = (
-            _source_lost(prev) if prev is not None else None
-        )
-
-    def counter(self, dev: str, name: str, now: int) -> float | None:
-        before = self.before.get(dev)
-        return _rate(None if before is None else before.get(name), now, self.dt)
-
-    def of(self, value: int | None, now: int) -> float | None:
-        return _rate(value, now, self.dt)
-
-
 def project_paths(
     prev: Frame | None,
     frame: Frame,
     *,
     focus: str | None = None,
     follow: FollowView | None = None,
+    rates: RatesView | None = None,
+    marked: frozenset[str] = frozenset(),
 ) -> PathsView:
-    """The boxes and arrows for ``frame``, rates against ``prev``."""
-    deltas = _Deltas(prev, frame)
+    """The boxes and arrows for ``frame``, rates from ``rates`` (default: against ``prev``)."""
+    deltas = rates if rates is not None else RatesView(prev, frame)
     devices = {dev.name: dev for dev in frame.devices}
     on_path = {hop.dev for hop in follow.hops} if follow is not None else set()
     boxes: list[DeviceBox] = []
@@ -174,8 +139,8 @@ def project_paths(
         if peer is not None and peer in devices and devices[peer].master is None:
             grouped |= {dev.name, peer}
             ends = (
-                _box(dev, frame, deltas, devices, on_path),
-                _box(devices[peer], frame, deltas, devices, on_path),
+                _box(dev, frame, deltas, devices, on_path, marked),
+                _box(devices[peer], frame, deltas, devices, on_path, marked),
             )
             boxes.append(
                 DeviceBox(
@@ -188,7 +153,7 @@ def project_paths(
                 )
             )
             continue
-        boxes.append(_box(dev, frame, deltas, devices, on_path))
+        boxes.append(_box(dev, frame, deltas, devices, on_path, marked))
     for devmap in frame.maps:
         notes = tuple(
             f"key {e.key} → {e.dev}" + (f"  egress {e.egress}" if e.egress else "")
@@ -209,7 +174,7 @@ def project_paths(
 class _Counters:
     """One device's counters with their rates: arrows and losses read from them."""
 
-    def __init__(self, dev: DeviceView, deltas: _Deltas) -> None:
+    def __init__(self, dev: DeviceView, deltas: RatesView) -> None:
         self.dev = dev
         self.values = dict(dev.counters)
         self.deltas = deltas
@@ -249,9 +214,12 @@ class _Counters:
         total = _source_lost(frame).get((self.dev.name, local), 0)
         if not total:
             return ()
-        before = self.deltas.source_lost
-        was = before.get((self.dev.name, local), 0) if before is not None else None
-        return (Loss("lost: link down", self.deltas.of(was, total), total),)
+        per_s = sum_rates(
+            self.deltas.tracepoint(("source", src.name, "lost"), src.lost)
+            for src in frame.sources
+            if src.device == self.dev.name and src.local == local
+        )
+        return (Loss("lost: link down", per_s, total),)
 
     def xmit_note(self) -> str:
         """Frames other devices handed to this one's ``ndo_xdp_xmit``, part of its TX."""
@@ -263,9 +231,10 @@ class _Counters:
 def _box(
     dev: DeviceView,
     frame: Frame,
-    deltas: _Deltas,
+    deltas: RatesView,
     devices: dict[str, DeviceView],
     on_path: set[str],
+    marked: frozenset[str] = frozenset(),
 ) -> DeviceBox:
     c = _Counters(dev, deltas)
     kind = f"{dev.type}/{dev.driver}" if dev.driver else dev.type
@@ -273,7 +242,7 @@ def _box(
         kind += f" {_speed(dev.speed_bps)}"
     program = ""
     if dev.xdp is not None:
-        program = f"{dev.xdp.program} {dev.xdp.mode}"
+        program = f"{program_name(dev.xdp.program)} {dev.xdp.mode}"
         if dev.xdp.inherited_from:
             program += f" ⇐ {dev.xdp.inherited_from}"
 
@@ -335,7 +304,7 @@ def _box(
         if c.get("tx_packets"):
             outbound = c.arrow("stack", "tx_packets", "slaves (bond_start_xmit)")
         children = tuple(
-            _box(devices[name], frame, deltas, devices, on_path)
+            _box(devices[name], frame, deltas, devices, on_path, marked)
             for name in dev.bond.slaves
             if name in devices
         )
@@ -352,11 +321,12 @@ def _box(
         children=children,
         notes=tuple(notes),
         on_path=dev.name in on_path or any(child.on_path for child in children),
+        marked=dev.name in marked,
     )
 
 
 def _verdicts(
-    c: _Counters, frame: Frame, deltas: _Deltas, devices: dict[str, DeviceView]
+    c: _Counters, frame: Frame, deltas: RatesView, devices: dict[str, DeviceView]
 ) -> tuple[Arrow, ...]:
     dev = c.dev
     tp = frame.tracepoints
@@ -384,9 +354,11 @@ def _verdicts(
     errors = [e for e in tp.xdp_redirect_err if e.dev == dev.name and e.count]
     if c.get("xdp_redirect") or targets or errors:
         for d in targets:
-            old = deltas.devmap.get((d.from_dev, d.to_dev))
-            r = deltas.of(old[0] if old else None, d.sent)
-            drop_r = deltas.of(old[1] if old else None, d.drops)
+            # The arrow is every frame redirected to this target (what entered its bulk
+            # queues, REDIR on Devices); the ✗ lines under it say what of it was lost.
+            sent_r = deltas.devmap(d.from_dev, d.to_dev, "sent", d.sent)
+            drop_r = deltas.devmap(d.from_dev, d.to_dev, "drops", d.drops)
+            r = None if sent_r is None or drop_r is None else sent_r + drop_r
             bond = _shared_master(dev, devices.get(d.to_dev))
             via = f"via {bond} xdp_master_redirect · " if bond else ""
             bulk = (d.sent + d.drops) / d.flushes if d.flushes else None
@@ -400,18 +372,31 @@ def _verdicts(
             note = via + (f"bulk-avg {bulk:.1f}" if bulk is not None else "")
             if egress:
                 note += f" · egress {', '.join(egress)} (runs on the bulk at flush)"
-            losses: tuple[Loss, ...] = (
-                (Loss("ndo_xdp_xmit refused (devmap_xmit drops)", drop_r, d.drops),)
-                if d.drops
-                else ()
-            )
+            # bq_xmit_all counts both as drops: frames the egress program did not pass, and
+            # frames the target's ndo_xdp_xmit did not take.
+            losses: tuple[Loss, ...] = ()
+            if d.egress_drops:
+                by = f"egress {egress[0]}" if egress else "the egress program"
+                egress_r = deltas.devmap(d.from_dev, d.to_dev, "egress_drops", d.egress_drops)
+                losses += (
+                    Loss(f"dropped by {by} at flush (devmap_xmit drops)", egress_r, d.egress_drops),
+                )
+            not_taken = d.drops - d.egress_drops
+            if not_taken:
+                egress_r = deltas.devmap(d.from_dev, d.to_dev, "egress_drops", d.egress_drops)
+                not_taken_r = (
+                    None if drop_r is None or egress_r is None else max(0.0, drop_r - egress_r)
+                )
+                losses += (
+                    Loss("ndo_xdp_xmit refused (devmap_xmit drops)", not_taken_r, not_taken),
+                )
             out.append(
                 Arrow(
                     "XDP_REDIRECT",
                     f"{d.to_dev} bq → ndo_xdp_xmit",
                     d.to_dev,
                     r,
-                    d.sent,
+                    d.sent + d.drops,
                     weight_of(r),
                     note,
                     losses,
@@ -421,7 +406,7 @@ def _verdicts(
             refused = tuple(
                 Loss(
                     f"{e.err} (xdp_redirect_err)",
-                    deltas.of(deltas.redirect_err.get((e.dev, e.err)), e.count),
+                    deltas.tracepoint(("redirect_err", e.dev, e.err), e.count),
                     e.count,
                 )
                 for e in errors

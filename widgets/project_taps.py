@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdptui.model.views import DeviceView, Frame
-
-NS_PER_S = 1_000_000_000
+from xdptui.widgets.format import program_name
+from xdptui.widgets.rates import RatesView, rate
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,6 @@ class TapsView:
     focus: str | None = None
 
 
-def _rate(prev: int | None, now: int, dt: int) -> float | None:
-    if prev is None or dt <= 0:
-        return None
-    return max(now - prev, 0) * NS_PER_S / dt
-
-
 def _counter(dev: DeviceView | None, name: str) -> int | None:
     if dev is None:
         return None
@@ -84,7 +78,7 @@ def _tap(dev: DeviceView, before: DeviceView | None, dt: int) -> TapRow:
 
     def count(key: str, counter: str) -> TapCount:
         now = _counter(dev, counter) or 0
-        return TapCount(key, now, _rate(_counter(before, counter), now, dt))
+        return TapCount(key, now, rate(_counter(before, counter), now, dt))
 
     def counts(
         rows: tuple[tuple[str, int], ...], was: tuple[tuple[str, int], ...] | None, prefix: str
@@ -95,7 +89,7 @@ def _tap(dev: DeviceView, before: DeviceView | None, dt: int) -> TapRow:
             if not key.startswith(prefix):
                 continue
             then = old_rows.get(key) if old_rows is not None else None
-            per_s = _rate(then, now, dt)
+            per_s = rate(then, now, dt)
             # Only what happens now (or ever, before a rate exists): an old verdict of a
             # program swapped out since would only crowd the line.
             if now and (per_s is None or per_s > 0):
@@ -112,8 +106,8 @@ def _tap(dev: DeviceView, before: DeviceView | None, dt: int) -> TapRow:
             occupancy=r.occupancy,
             sent=r.sent,
             dropped=r.dropped,
-            sent_per_s=_rate(old_rings[r.ring].sent if r.ring in old_rings else None, r.sent, dt),
-            dropped_per_s=_rate(
+            sent_per_s=rate(old_rings[r.ring].sent if r.ring in old_rings else None, r.sent, dt),
+            dropped_per_s=rate(
                 old_rings[r.ring].dropped if r.ring in old_rings else None, r.dropped, dt
             ),
             reader_pps=reader / nrings if reader is not None else None,
@@ -126,7 +120,7 @@ def _tap(dev: DeviceView, before: DeviceView | None, dt: int) -> TapRow:
         queues=len(dev.xdp_tx_rings) or len(dev.queues),
         writer=tap.writer,
         reader_pps=reader,
-        program=f"{dev.xdp.program} {dev.xdp.mode}" if dev.xdp is not None else "",
+        program=f"{program_name(dev.xdp.program)} {dev.xdp.mode}" if dev.xdp is not None else "",
         fast=count("fast", "xdp_fast_path"),
         generic=count("generic", "xdp_generic_path"),
         throttled=tap.writes_throttled,
@@ -139,10 +133,18 @@ def _tap(dev: DeviceView, before: DeviceView | None, dt: int) -> TapRow:
     )
 
 
-def project_taps(prev: Frame | None, frame: Frame, focus: str | None = None) -> TapsView:
-    """One row per tap (only the focused one when a tap is focused)."""
-    dt = frame.t_ns - prev.t_ns if prev is not None else 0
-    before = {d.name: d for d in prev.devices} if prev is not None else {}
+def project_taps(
+    prev: Frame | None,
+    frame: Frame,
+    focus: str | None = None,
+    rates: RatesView | None = None,
+) -> TapsView:
+    """One row per tap (only the focused one when a tap is focused); rates over the window
+    of ``rates`` (default: against ``prev``)."""
+    rates = rates if rates is not None else RatesView(prev, frame)
+    dt = rates.window_ns
+    base = rates.base
+    before = {d.name: d for d in base.devices} if base is not None else {}
     taps = [d for d in frame.devices if d.tap is not None]
     if focus is not None and any(d.name == focus for d in taps):
         taps = [d for d in taps if d.name == focus]

@@ -11,7 +11,9 @@ full TX ring refuses frames, counted as drops. A tap's rings (``tap``) hold fram
 userspace reader. A devmap bulk queue (``bq cpu3 eth0→eth1``, one per CPU and target) is drawn
 as its mean fill per flush over the last step out of 16 (``DEV_MAP_BULK_SIZE``): ``bq_enqueue``
 adds redirected frames and ``bq_xmit_all`` empties it at the end of every NAPI poll, so between
-polls it is always empty; ``⇢prog`` names the egress program its last bulk ran.
+polls it is always empty; ``⇢prog`` names the egress program its last bulk ran, ``in`` the
+frames enqueued per second and ``drop`` what that program dropped (the window of every rate).
+``▶`` marks what the event selected in the event list concerns.
 One line-API widget draws all the gauges.
 """
 
@@ -24,7 +26,7 @@ from rich.cells import cell_len
 from rich.style import Style
 from textual.strip import Strip
 
-from xdptui.widgets.format import format_count
+from xdptui.widgets.format import format_count, format_pps
 from xdptui.widgets.lines import LinePanel, Part, strip
 from xdptui.widgets.project import GaugeRow, RingsView
 
@@ -89,6 +91,7 @@ Click a device (Paths or Devices tab) to show only its rings.
         & > .rings-panel--numbers { }
         & > .rings-panel--dim { color: $foreground-muted; }
         & > .rings-panel--drop { color: $error; text-style: bold; }
+        & > .rings-panel--marked { color: $warning; text-style: bold; }
     }
     """
 
@@ -106,6 +109,7 @@ Click a device (Paths or Devices tab) to show only its rings.
         "rings-panel--numbers",
         "rings-panel--dim",
         "rings-panel--drop",
+        "rings-panel--marked",
     }
 
     def update_view(self, view: RingsView) -> bool:
@@ -119,7 +123,10 @@ Click a device (Paths or Devices tab) to show only its rings.
         s = self.style_of
         if not view.rows:
             return [], [strip([("no rings", s("rings-panel--dim"))])]
-        labels = [row.label + (LOCK if row.locked else "") for row in view.rows]
+        labels = [
+            ("▶" if row.marked else " ") + row.label + (LOCK if row.locked else "")
+            for row in view.rows
+        ]
         label_w = max(cell_len(label) for label in labels)
         sizes_w = max(len(str(row.size)) for row in view.rows)
         fixed = label_w + 3  # " [" + "]"
@@ -138,7 +145,8 @@ Click a device (Paths or Devices tab) to show only its rings.
                     row.kind, "rings-panel--label"
                 )
             )
-            parts: list[Part] = [(row.label, label_style)]
+            mark = ("▶", s("rings-panel--marked")) if row.marked else (" ", label_style)
+            parts: list[Part] = [mark, (row.label, label_style)]
             if row.locked:
                 parts.append((LOCK, s("rings-panel--lock")))
             parts.append((" " * (label_w - cell_len(label)), label_style))
@@ -186,14 +194,11 @@ def _tail(row: GaugeRow, sizes_w: int, *, compact: bool) -> list[tuple[str, str]
             (f" {average:>{sizes_w}}/{row.size:<{sizes_w}}", "rings-panel--numbers")
         ]
         if not compact:
-            bq.append((f" per flush, sent {format_count(row.sent or 0)}", "rings-panel--dim"))
-        bq.append((" drop " if not compact else " ✗", "rings-panel--dim"))
-        bq.append(
-            (
-                format_count(row.dropped),
-                "rings-panel--drop" if row.dropped else "rings-panel--numbers",
-            )
-        )
+            bq.append((f" per flush, in {format_pps(row.rate)}", "rings-panel--dim"))
+        if row.dropped:
+            egress = f" {row.program} drop " if not compact and row.program else " ✗"
+            bq.append((egress, "rings-panel--dim"))
+            bq.append((format_pps(row.drop_rate), "rings-panel--drop"))
         return bq
     tail: list[tuple[str, str]] = [
         (f" {row.occupancy:>{sizes_w}}/{row.size:<{sizes_w}}", "rings-panel--numbers")

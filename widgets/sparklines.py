@@ -90,9 +90,10 @@ refused. Each line is scaled to its own peak; the number is the newest sample.
                 (row.name.ljust(name_w), name_style),
                 (" ", s("sparklines-panel--label")),
             ]
-            parts += self._series("RX", row.rx, spark_w, s("sparklines-panel--rx"))
-            parts += self._series("TX", row.tx, spark_w, s("sparklines-panel--tx"))
-            parts += self._series("drop", row.drops, spark_w, s("sparklines-panel--drops"))
+            rx, tx, drops = row.now
+            parts += self._series("RX", row.rx, rx, spark_w, s("sparklines-panel--rx"))
+            parts += self._series("TX", row.tx, tx, spark_w, s("sparklines-panel--tx"))
+            parts += self._series("drop", row.drops, drops, spark_w, s("sparklines-panel--drops"))
             body.append(strip(parts))
         parts = [
             ("all drops".ljust(name_w), s("sparklines-panel--name")),
@@ -100,15 +101,21 @@ refused. Each line is scaled to its own peak; the number is the newest sample.
         ]
         # One long sparkline under the three columns, its value under the drop column's.
         long_w = 3 * (5 + spark_w + 1 + VALUE_W + 2) - 5 - (1 + VALUE_W + 2)
-        parts += self._series(" ", view.all_drops, long_w, s("sparklines-panel--drops"))
+        parts += self._series(
+            " ", view.all_drops, view.all_drops_now, long_w, s("sparklines-panel--drops")
+        )
         body.append(strip(parts))
         return [], body
 
     def _series(
-        self, label: str, values: tuple[float, ...], width: int, style: Style
+        self,
+        label: str,
+        values: tuple[float, ...],
+        newest: float | None,
+        width: int,
+        style: Style,
     ) -> list[Part]:
         s = self.style_of
-        newest = values[-1] if values else None
         line = spark(values, width)
         shown = style if any(values[-width:]) else s("sparklines-panel--zero")
         parts: list[Part] = []

@@ -135,9 +135,9 @@ def bench_ui(path: str, seconds: float, as_json: bool) -> int:
     """
     import asyncio
 
-    from xdptui.app import make_app
+    from xdptui.app import REAL_TIME, make_app
 
-    app = make_app(path)
+    app = make_app(path, paused=False, speed_ns_per_s=REAL_TIME)  # lessons open paused
     result: dict[str, float] = {}
 
     async def first_frame_after(count: int) -> None:

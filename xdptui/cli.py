@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from xdptui.model.limits import DURATION_MAX_NS, PORT_MAX, PORT_MIN, SEED_MAX
-from xdptui.model.units import UnitError, parse_duration_ns
+from xdptui.model.units import UnitError, parse_clock_speed, parse_duration_ns
 
 if TYPE_CHECKING:
     from xdptui.model.topology import Topology
@@ -95,6 +95,14 @@ def _duration(text: str) -> int:
     return ns
 
 
+def _clock_speed(text: str) -> int:
+    """``--speed 10us/s`` (or ``real``): one of the app's clock speeds."""
+    try:
+        return parse_clock_speed(text)
+    except UnitError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _bounded_int(text: str, lo: int, hi: int, what: str) -> int:
     word = text.strip()
     if not re.fullmatch(r"[+-]?\d{1,20}", word) or not lo <= int(word) <= hi:
@@ -140,7 +148,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
     app = sub.add_parser("app", help="open the app on a topology (the default)")
     app.add_argument("file", nargs="?", default=None)
-    app.add_argument("--paused", action="store_true", help="start paused")
+    app.add_argument(
+        "--paused",
+        action="store_true",
+        default=None,
+        help="start paused (a topology with lessons does anyway)",
+    )
+    app.add_argument(
+        "--speed",
+        type=_clock_speed,
+        default=None,
+        metavar="RATE",
+        help="clock speed, simulated time per second: 1us/s .. 1s/s or real (opens running)",
+    )
     app.add_argument("--trust", action="store_true", help=TRUST_HELP)
     app.add_argument(
         "--no-user-programs",
@@ -322,6 +342,7 @@ def _app(args: argparse.Namespace) -> int:
         path,
         topology=topo,
         paused=args.paused,
+        speed_ns_per_s=args.speed,
         allow_user_programs=not args.no_user_programs,
     )
     app.run()

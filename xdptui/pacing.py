@@ -11,15 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-SPEEDS: tuple[int, ...] = (
-    1_000,
-    10_000,
-    100_000,
-    1_000_000,
-    10_000_000,
-    100_000_000,
-    1_000_000_000,
-)
+from xdptui.model.units import CLOCK_SPEEDS
+
+SPEEDS: tuple[int, ...] = CLOCK_SPEEDS
 """Clock speeds in simulated ns per real second, slow motion (1 µs/s) to real time (1 s/s)."""
 
 REAL_TIME = SPEEDS[-1]

@@ -34,6 +34,7 @@ def summary(frame: Frame) -> str:
     cols = (
         "rx_packets",
         "rx_dropped",
+        "rx_missed_errors",
         "xdp_drop",
         "xdp_pass",
         "xdp_tx",
@@ -46,6 +47,7 @@ def summary(frame: Frame) -> str:
     short = (
         "rx",
         "rx_drop",
+        "missed",
         "drop",
         "pass",
         "tx",
@@ -72,10 +74,12 @@ def summary(frame: Frame) -> str:
     for dev in frame.devices:
         counters = dict(dev.counters)
         if counters["rx_packets"] or counters["tx_packets"] or counters["rx_dropped"]:
+            missed = counters["rx_missed_errors"]
             lines.append(
                 f"  {dev.name:<10} rx {format_rate(counters['rx_packets'] / secs):>12}"
                 f"   tx {format_rate(counters['tx_packets'] / secs):>12}"
                 f"   rx_dropped {format_rate(counters['rx_dropped'] / secs):>12}"
+                + (f"   missed {format_rate(missed / secs):>12}" if missed else "")
             )
     tp = frame.tracepoints
     if tp.xdp_exception or tp.xdp_redirect_err or tp.xdp_devmap_xmit or tp.xdp_bulk_tx:

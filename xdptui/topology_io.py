@@ -92,6 +92,7 @@ from xdptui.model.topology_spec import (
     MAP_KEYS,
     MAP_NAME_PATTERN,
     MAP_TYPES,
+    STEP_AT_PATTERN,
     STEP_KEYS,
     TIMELINE_KEYS,
     TOP_KEYS,
@@ -105,6 +106,7 @@ from xdptui.model.units import (
     LINE,
     Rate,
     UnitError,
+    parse_clock_speed,
     parse_duration_ns,
     parse_rate,
     parse_speed_bps,
@@ -768,6 +770,11 @@ class _Loader:
         self.map_names = self.prescan_maps(fields.get("maps"))
         devices_node = self.require(fields, "devices", root, "", "a mapping of device names")
         devices = self.devices(devices_node) if devices_node is not None else ()
+        no_timeline: tuple[TimelineEntry, ...] = ()
+        no_lessons: tuple[Lesson, ...] = ()
+        timeline = self.opt(fields, "timeline", "", self.timeline, no_timeline)
+        lessons = self.opt(fields, "lessons", "", self.lessons, no_lessons)
+        self.check_step_refs(timeline, lessons)
         return Topology(
             name=name,
             description=description,
@@ -776,10 +783,34 @@ class _Loader:
             devices=devices,
             maps=self.opt(fields, "maps", "", self.maps, ()),
             traffic=self.opt(fields, "traffic", "", self.traffic, ()),
-            timeline=self.opt(fields, "timeline", "", self.timeline, ()),
-            lessons=self.opt(fields, "lessons", "", self.lessons, ()),
+            timeline=timeline,
+            lessons=lessons,
             source=self.filename,
         )
+
+    def check_step_refs(
+        self, timeline: tuple[TimelineEntry, ...], lessons: tuple[Lesson, ...]
+    ) -> None:
+        """Every ``at: step N`` names a step the lessons have."""
+        for entry in timeline:
+            if entry.step is None:
+                continue
+            lesson, step = entry.step
+            if lesson >= len(lessons):
+                have = f"has {len(lessons)}" if lessons else "has none"
+                where = f"lesson {lesson + 1}" if lesson else "a lesson"
+                self.diagnostics.append(
+                    Diagnostic(entry.loc, f"timeline: at: names {where}; the topology {have}")
+                )
+            elif step >= len(lessons[lesson].steps):
+                n = len(lessons[lesson].steps)
+                self.diagnostics.append(
+                    Diagnostic(
+                        entry.loc,
+                        f"timeline: at: step {step + 1} of lesson {lesson + 1} "
+                        f"({lessons[lesson].title!r}) does not exist; valid: step 1..{n}",
+                    )
+                )
 
     def prescan_maps(self, pair: _Pair | None) -> list[str]:
         """Map names, so device programs can refer to maps defined further down."""
@@ -1658,11 +1689,33 @@ class _Loader:
             do_node = self.require(
                 fields, "do", item, ipath, "a command, e.g. 'ip link set dev eth1 down'"
             )
-            at = None if at_node is None else self.duration(at_node, f"{ipath}.at")
+            step = self.step_ref(at_node) if at_node is not None else None
+            at = None
+            if at_node is not None and step is None:
+                if isinstance(at_node, ScalarNode) and re.match(
+                    r"^\s*(step|lesson)\b", str(at_node.value)
+                ):
+                    self.error(
+                        at_node,
+                        f"{ipath}.at",
+                        f"{_describe(at_node)} is not a lesson step; use 'step N' or "
+                        "'lesson L step N' (counted from 1), or a time such as 4ms",
+                    )
+                    continue
+                at = self.duration(at_node, f"{ipath}.at")
             do = None if do_node is None else self.command(do_node, f"{ipath}.do")
-            if at is not None and do is not None:
-                entries.append(TimelineEntry(at, do, loc=self.loc(item)))
-        return tuple(sorted(entries, key=lambda e: e.at_ns))
+            if (at is not None or step is not None) and do is not None:
+                entries.append(TimelineEntry(at or 0, do, loc=self.loc(item), step=step))
+        return tuple(sorted(entries, key=lambda e: (e.step is not None, e.at_ns)))
+
+    def step_ref(self, node: Node) -> tuple[int, int] | None:
+        """``at: step N`` / ``at: lesson L step N`` as (lesson, step) from 0; None otherwise."""
+        if not isinstance(node, ScalarNode):
+            return None
+        m = re.match(STEP_AT_PATTERN, str(node.value))
+        if m is None:
+            return None
+        return (int(m.group(1) or 1) - 1, int(m.group(2)) - 1)
 
     def lessons(self, node: Node, path: str) -> tuple[Lesson, ...] | None:
         items = self.sequence(node, path, "a list of {title, steps}")
@@ -1692,9 +1745,15 @@ class _Loader:
             text = None if text_node is None else self.text(text_node, f"{spath}.text")
             no_commands: tuple[str, ...] = ()
             commands = self.opt(fields, "commands", spath, self.commands, no_commands)
+            speed = self.opt(fields, "speed", spath, self.clock_speed, None)
+            pause = self.opt(fields, "pause", spath, self.boolean, False)
+            at = self.opt(fields, "at", spath, self.duration, None)
             if text is not None:
-                steps.append(LessonStep(text, commands))
+                steps.append(LessonStep(text, commands, speed, pause, at))
         return tuple(steps)
+
+    def clock_speed(self, node: Node, path: str) -> int | None:
+        return self.unit(node, path, parse_clock_speed, "a clock speed (e.g. 10us/s, real)")
 
     def commands(self, node: Node, path: str) -> tuple[str, ...] | None:
         items = self.sequence(node, path, "a list of command strings")

@@ -198,15 +198,26 @@ class TrafficSpec:
 
 @dataclass(frozen=True)
 class TimelineEntry:
+    """A command at a simulated time (``at: 4ms``), or when a lesson step starts
+    (``at: step 2``: ``step`` = (lesson index, step index), both from 0; ``at_ns`` unused)."""
+
     at_ns: int
     do: str
     loc: Loc = field(default_factory=Loc, compare=False)
+    step: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
 class LessonStep:
+    """One step: what to say, commands ``r`` offers, and how the clock runs while it is on:
+    ``speed_ns_per_s`` (simulated ns per real second, None: unchanged), ``pause`` (the step
+    starts paused), ``at_ns`` (when the step starts in a run nobody drives: headless)."""
+
     text: str
     commands: tuple[str, ...] = ()
+    speed_ns_per_s: int | None = None
+    pause: bool = False
+    at_ns: int | None = None
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ from xdptui.model.topology import (
     XdpMode,
 )
 from xdptui.model.units import (
+    CLOCK_SPEED_PATTERN,
     DURATION_PATTERN,
     LINE_PATTERN,
     RATE_PATTERN,
@@ -73,6 +74,12 @@ _IP = r"\d{1,3}(?:\.\d{1,3}){3}"
 
 DURATION = AnyOf((Num(minimum=0), Str(DURATION_PATTERN, examples=("500us", "2ms", "1s"))))
 """``ns us ms s``; a bare number is nanoseconds."""
+STEP_AT_PATTERN = r"^\s*(?:lesson\s+([1-9][0-9]{0,3})\s+)?step\s+([1-9][0-9]{0,3})\s*$"
+"""``step N`` (of the first lesson) or ``lesson L step N``, counted from 1."""
+AT = AnyOf((*DURATION.options, Str(STEP_AT_PATTERN, examples=("step 2", "lesson 2 step 1"))))
+"""A timeline entry's ``at``: a simulated time, or when a lesson step starts."""
+CLOCK_SPEED = Str(CLOCK_SPEED_PATTERN, examples=("10us/s", "1ms/s", "real"))
+"""Simulated time per real second, one of the app's speeds (1us/s .. 1s/s, ``real``)."""
 
 
 def _rate(line: bool) -> AnyOf:
@@ -275,15 +282,18 @@ TRAFFIC = Obj(
 )
 TIMELINE_ENTRY = Obj(
     (
-        Field("at", DURATION, "when, e.g. 4ms", True),
+        Field("at", AT, "when: a time (4ms) or a lesson step's start (step 2)", True),
         Field("do", Str(), "a command line, as typed in the app", True),
     ),
-    description="a command run at a simulated time",
+    description="a command run at a simulated time or when a lesson step starts",
 )
 STEP = Obj(
     (
         Field("text", Str(), "what to say at this step", True),
-        Field("commands", ListOf(Str()), "command lines the step offers to run"),
+        Field("commands", ListOf(Str()), "command lines the step offers to run (r)"),
+        Field("speed", CLOCK_SPEED, "the clock speed while the step is on, e.g. 10us/s"),
+        Field("pause", Bool(), "the step starts with the clock paused", default=False),
+        Field("at", DURATION, "when the step starts in a headless run (nobody presses n)"),
     )
 )
 LESSON = Obj(

@@ -2,6 +2,8 @@
 
 Durations: ``ns us ms s`` (a bare number is nanoseconds). Rates: ``pps Kpps Mpps Gpps`` or
 ``bps Kbps Mbps Gbps``, or ``line``. Link speeds: ``10G 25G 40G 100G`` (or any ``bps`` unit).
+Clock speeds (the app's slow motion): simulated time per real second, ``1us/s`` .. ``1s/s``
+(``real``).
 """
 
 from __future__ import annotations
@@ -17,10 +19,23 @@ DURATION_PATTERN = rf"^\s*{_NUM}\s*(ns|us|µs|ms|s)?\s*$"
 RATE_PATTERN = rf"^\s*{_NUM}\s*([KkMmGg]?)([Pp][Pp][Ss]|[Bb][Pp][Ss])\s*$"
 LINE_PATTERN = r"^\s*[Ll][Ii][Nn][Ee]\s*$"
 SPEED_PATTERN = rf"^\s*{_NUM}\s*([KkMmGgTt](?:[Bb][Pp][Ss])?|[Bb][Pp][Ss])\s*$"
+CLOCK_SPEED_PATTERN = rf"^\s*(?:[Rr]eal(?: time)?|{_NUM}\s*(ns|us|µs|ms|s)\s*/\s*s)\s*$"
+CLOCK_SPEEDS: tuple[int, ...] = (
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+    1_000_000_000,
+)
+"""The app's clock speeds in simulated ns per real second: slow motion (1 µs/s, where one
+NAPI poll on a 10 Mpps port is a second or more apart) up to real time (1 s/s)."""
 _DUR = re.compile(DURATION_PATTERN)
 _DUR_SCALE = {None: 1, "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _RATE = re.compile(RATE_PATTERN)
 _SPEED = re.compile(SPEED_PATTERN)
+_CLOCK = re.compile(CLOCK_SPEED_PATTERN)
 _PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 
 
@@ -93,6 +108,31 @@ def parse_speed_bps(value: object) -> int:
         raise UnitError(f"{value!r} is not a link speed (use 1G, 10G, 25G, 40G, 100G or 200G)")
     prefix = m.group(2)[0].lower()
     return round(float(m.group(1)) * _PREFIX.get(prefix, 1.0))
+
+
+def parse_clock_speed(value: object) -> int:
+    """``10us/s`` -> 10_000 simulated ns per real second; ``real`` (or ``1s/s``) is real time.
+    Only the app's speeds (:data:`CLOCK_SPEEDS`) are valid."""
+    m = _CLOCK.match(str(value)) if isinstance(value, str) else None
+    valid = ", ".join(format_clock_speed(s) for s in CLOCK_SPEEDS)
+    if m is None:
+        raise UnitError(f"{value!r} is not a clock speed (simulated time per second: {valid})")
+    ns = (
+        CLOCK_SPEEDS[-1]
+        if m.group(1) is None
+        else round(float(m.group(1)) * _DUR_SCALE[m.group(2)])
+    )
+    if ns not in CLOCK_SPEEDS:
+        raise UnitError(f"{value!r} is not one of the clock speeds: {valid}")
+    return ns
+
+
+def format_clock_speed(ns_per_s: int) -> str:
+    """10_000 -> ``10us/s`` (as :func:`parse_clock_speed` takes it)."""
+    for unit, scale in (("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)):
+        if ns_per_s >= scale:
+            return f"{ns_per_s / scale:g}{unit}/s"
+    return f"{ns_per_s}ns/s"
 
 
 def format_rate(value: float, unit: str = "pps") -> str:

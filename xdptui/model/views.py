@@ -15,6 +15,7 @@ COUNTERS: tuple[str, ...] = (
     "rx_packets",
     "rx_bytes",
     "rx_dropped",
+    "rx_missed_errors",
     "xdp_drop",
     "xdp_pass",
     "xdp_tx",
@@ -227,6 +228,7 @@ class BulkQueueView:
     flushes: int
     last_bulk: float  # frames in the last flush (fast mode: the mean over its last step)
     program: str | None  # the egress program the last bulk ran (the poll's first enqueuer's)
+    egress_drops: int = 0  # of the frames, those the egress program dropped at flush
 
 
 @dataclass(frozen=True)
@@ -244,6 +246,108 @@ class SourceView:
     emitted: int
     lost: int  # offered while the target was down
     stopped: bool
+
+
+@dataclass(frozen=True)
+class StreamEventView:
+    """One record of the event stream, typed for the event list (docs/design.md, "Event
+    stream"): a NAPI poll, a bulk queue flush, a drop or refusal, a command, a lesson step.
+
+    Fields a kind does not use keep their defaults. ``bulks`` (a poll): the frames its flushes
+    sent per target, from the ``bq_flush`` records that follow it.
+    """
+
+    seq: int
+    t_ns: int
+    kind: str  # napi_poll | bq_flush | drop | command | lesson
+    cpu: int | None = None
+    dev: str | None = None  # the device polled, flushed from, or counting the drop
+    queue: int | None = None
+    target: str | None = None  # a flush's target device
+    frames: int = 0
+    ring_before: int = 0
+    ring_after: int = 0
+    verdicts: tuple[tuple[str, int], ...] = ()
+    bulks: tuple[tuple[str, int], ...] = ()
+    sent: int = 0
+    drops: int = 0
+    egress: str | None = None
+    egress_drops: int = 0
+    reason: str = (
+        ""  # a flush: full | poll_end; a drop: where (rx_ring_full, ...); a command: origin
+    )
+    errno: str | None = None  # a refusal's errno, a failed command's
+    action: str | None = None  # xdp_exception's action
+    ok: bool = True
+    text: str = ""  # a command's line; a lesson step: "lesson.step"
+    dur_ns: int = 0
+
+
+@dataclass(frozen=True)
+class QueueRef:
+    """A queue to zoom on: an RX ring (``index``: the queue), an XDP TX ring or a tap's ring
+    toward userspace (``index``: the ring), or a devmap bulk queue (``index``: the CPU,
+    ``target``: the device it flushes into)."""
+
+    kind: str  # rx | tx | tap | bq
+    dev: str
+    index: int = 0
+    target: str | None = None
+
+
+@dataclass(frozen=True)
+class SlotView:
+    """One occupied descriptor of a zoomed ring, oldest first."""
+
+    slot: int  # its position in the ring (0..size-1)
+    source: str  # the traffic source ("" for a frame rebuilt from fast-mode counts)
+    flow: int  # the flow of that source (-1: unknown)
+    size: int  # bytes
+    verdict: str  # RX: what the attached program does with it ("XDP_TX", "XDP_REDIRECT→eth1")
+    wait_ns: int  # RX: since it arrived; TX: until it leaves
+
+
+@dataclass(frozen=True)
+class BulkView:
+    """One ``bq_xmit_all`` of a zoomed bulk queue: the frames it held and what became of them."""
+
+    t_ns: int
+    frames: int
+    sent: int
+    egress_drops: int
+    refused: int
+    reason: str  # full | poll_end
+    egress: str | None
+
+
+@dataclass(frozen=True)
+class QueueZoomView:
+    """The slots of one queue: head and tail, each descriptor (exact mode), or a summary by
+    verdict (fast mode: the ring holds counts, not descriptors). A bulk queue is empty between
+    polls (``xdp_do_flush`` at the end of each), so it shows the bulks its last poll sent."""
+
+    ref: QueueRef
+    label: str
+    size: int
+    occupancy: int
+    head: int  # RX: next_to_clean (NAPI takes from here); TX: the next frame to complete
+    tail: int  # where the next frame goes
+    exact: bool
+    slots: tuple[SlotView, ...] = ()
+    summary: tuple[tuple[str, int], ...] = ()  # frames per verdict (or source)
+    bulks: tuple[BulkView, ...] = ()
+    last_poll: StreamEventView | None = None  # a bulk queue's CPU's last poll of its device
+    cpus: tuple[int, ...] = ()  # the CPU(s) behind it: IRQ, ring users, the bulk queue's
+
+
+@dataclass(frozen=True)
+class LessonPosition:
+    """The lesson step on at the frame's instant (the engine logs step starts as inputs, so a
+    rewind before a step's start shows the step before it)."""
+
+    lesson: int  # index into the topology's lessons
+    step: int  # index into its steps
+    t_ns: int  # when the step began
 
 
 @dataclass(frozen=True, eq=False)
@@ -265,6 +369,9 @@ class Frame:
     bulk_queues: tuple[BulkQueueView, ...] = ()
     sources: tuple[SourceView, ...] = ()
     exact: bool = False  # the engine was in exact mode: every number is the kernel's state now
+    lesson: LessonPosition | None = None
+    stream: tuple[StreamEventView, ...] = ()  # the newest records of the event stream
+    zoom: QueueZoomView | None = None  # the queue asked for with frame(zoom=...)
     objects: tuple[ObjectView, ...] = ()  # loaded real XDP objects
 
     def device(self, name: str) -> DeviceView:
@@ -370,6 +477,33 @@ class ObjectView:
     approximated: int  # frames fast mode gave a sampled outcome to
     frames_run: int  # frames exact mode ran one by one
     map_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class HeaderLayer:
+    """One protocol header of a frame, its fields as a dissector shows them."""
+
+    name: str  # "Ethernet II", "802.1Q", "IPv4", "IPv6", "UDP", "TCP", "ICMP"
+    offset: int  # where it starts in the frame
+    fields: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class PacketView:
+    """A followed frame's bytes and headers before and after the program on the device it
+    arrives at; ``changed`` holds the offsets the program rewrote."""
+
+    source: str
+    flow: int
+    device: str
+    program: str  # "" without a program
+    verdict: str
+    before: tuple[HeaderLayer, ...]
+    after: tuple[HeaderLayer, ...]
+    data_before: bytes
+    data_after: bytes
+    changed: tuple[int, ...]
+    note: str  # what the program did to the bytes, or why they are unchanged
 
 
 @dataclass(frozen=True)

@@ -309,6 +309,7 @@ def _flush_exact(
             x = Xmit(dev, tgt, cpu, t, kept, 1, tally)
             tgt.ndo_xdp_xmit(dp, x)
             sent = x.sent
+        bq.egress_drops += dropped
         reason = "poll_end" if end >= n else "full"
         name = prog.name if prog is not None else None
         out.flushes.append(
@@ -356,6 +357,7 @@ def _flush_fast(
         dropped = part.total - kept.total
         tally.drops += dropped
         tally.egress_drops += dropped
+        bq.egress_drops += dropped
         if kept.total:
             share = max(1, round(flushes * part.total / rows.total))
             x = Xmit(dev, tgt, cpu, t, kept, share, tally, bursts=shape.bursts)

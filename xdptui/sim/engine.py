@@ -13,7 +13,9 @@ restores the one before ``t`` and replays; runs never depend on how time is cut.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import heapq
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -24,9 +26,17 @@ from xdptui.commands import parse
 from xdptui.model.commands import CommandResult, MapUpdate, XdpSet
 from xdptui.model.errors import KernelError, UsageError
 from xdptui.model.topology import BondSpec, Topology
-from xdptui.model.views import EventView, FlowInfo, Frame, TraceHop
+from xdptui.model.views import (
+    EventView,
+    FlowInfo,
+    Frame,
+    PacketView,
+    QueueRef,
+    StreamEventView,
+    TraceHop,
+)
 from xdptui.sim.bond.bond_main import Bond
-from xdptui.sim.clock import NEVER, Timers
+from xdptui.sim.clock import Timers
 from xdptui.sim.control import Control, format_kernel_error
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.nic import Nic
@@ -35,7 +45,7 @@ from xdptui.sim.dev.tun import Tun
 from xdptui.sim.events import EventStream
 from xdptui.sim.exact import Exact, ExactIO
 from xdptui.sim.fast import Fast, FastIO
-from xdptui.sim.snapshot import build_frame
+from xdptui.sim.snapshot import build_frame, stream_views
 from xdptui.sim.state import Checkpoint, State, copy_state
 from xdptui.sim.world import World, build_world
 
@@ -44,6 +54,9 @@ __all__ = ["CommandResult", "Simulator"]
 CHECKPOINT_EXACT_NS = 1_000_000  # a checkpoint at least this often in exact mode
 CHECKPOINT_FAST_NS = 20_000_000  # ... and in fast mode
 CHECKPOINTS_MAX = 64
+STREAM_VIEWS = 400  # newest event-stream records a frame carries (the app's event list)
+UNDO_MAX = 256  # polls ``step_back`` can undo exactly, one state copy each
+STEP_LIMIT_NS = 1_000_000_000  # ``step_poll`` looks this far ahead for the next poll
 
 
 class Simulator:
@@ -60,6 +73,7 @@ class Simulator:
         trust: bool = True,
         poll_by_poll: bool = False,
         max_step_ns: int | None = None,
+        timed_steps: bool = True,
     ) -> None:
         if not trust:
             from xdptui.trust import UntrustedTopology, user_programs
@@ -69,6 +83,7 @@ class Simulator:
                 raise UntrustedTopology(topology, named)
         self.topology = topology
         self.trust = trust
+        self.timed_steps = timed_steps
         _ = max_step_ns
         world = build_world(topology)
         world.devmap_egress = devmap_egress
@@ -92,14 +107,16 @@ class Simulator:
         self._last_busy = np.zeros(world.nr_cpus)
         self._last_polls = np.zeros(world.nr_cpus, dtype=np.int64)
         self._preview: tuple[int, int, State] | None = None
+        self._views: dict[int, tuple[dict[str, Any], StreamEventView]] = {}
+        self._undo: list[Checkpoint] = []  # the state before each step_poll, newest last
+        self._step_starts: list[Checkpoint] = []  # the state right after each start_step
         self._boot()
         self._checkpoint()
+        self._boot_ck = self.checkpoints[0]
 
     @classmethod
     def from_file(cls, path: str | Path, seed: int | None = None, trust: bool = False) -> Simulator:
         """Load a topology file and build its simulator (``seed`` overrides the file's)."""
-        import dataclasses
-
         from xdptui.commands import validate
         from xdptui.topology_io import load_topology
 
@@ -169,7 +186,13 @@ class Simulator:
             self._apply(line, XdpSet(spec.name, kw, spec.xdp.program, spec.xdp.params), "topology")
         self.control.booting = False
         for i, entry in enumerate(topo.timeline):
-            st.timers.add(entry.at_ns, "timeline", i)
+            if entry.step is None:
+                st.timers.add(entry.at_ns, "timeline", i)
+        if self.timed_steps and topo.lessons:
+            # Nobody drives the lesson: its steps start at their own ``at:`` times.
+            for j, step in enumerate(topo.lessons[0].steps):
+                if step.at_ns is not None:
+                    st.timers.add(step.at_ns, "step", 0, j)
         for src in st.world.sources:
             if src.start_ns > 0:
                 st.timers.add(src.start_ns, "anchor")
@@ -194,11 +217,19 @@ class Simulator:
 
     def run_until(self, t_end: int) -> None:
         """Advance to simulated time ``t_end`` (ns): every event at or before it happens."""
+        self._undo.clear()
+        self._run(t_end)
+
+    def _run(self, t_end: int, max_polls: int | None = None) -> bool:
+        """``run_until``; with ``max_polls`` (exact mode) it stops right after the poll that
+        brings the poll count to it (True), mid-instant if other events share its time."""
         st = self.state
         while True:
             nxt = st.timers.peek()
             target = min(t_end, nxt)
-            self._data(target, commit=nxt <= t_end)
+            if self._data(target, commit=nxt <= t_end, max_polls=max_polls):
+                self._preview = None
+                return True
             st.now = max(st.now, target)
             if nxt > t_end:
                 break
@@ -208,22 +239,28 @@ class Simulator:
         self._program_failures()
         self._preview = None
         self._maybe_checkpoint()
+        return False
 
     def advance(self, dt_ns: int) -> None:
         self.run_until(self.now_ns + max(0, int(dt_ns)))
 
-    def _data(self, t: int, commit: bool) -> None:
-        """Move the data path to ``t``: exact mode through every event at or before it; fast
-        mode in grid steps (exactly to ``t`` when something happens there)."""
+    def _data(self, t: int, commit: bool, max_polls: int | None = None) -> bool:
+        """Move the data path to ``t``: exact mode through every event at or before it (or
+        up to the poll ``max_polls``: True); fast mode in grid steps (exactly to ``t`` when
+        something happens there)."""
         st = self.state
         if st.is_exact:
-            st.exact.run(t)
+            if st.exact.run(t, max_polls):
+                st.now = max(st.now, st.exact.now)
+                st.exact.settle(st.now)
+                return True
             st.exact.settle(t)
-            return
+            return False
         end = t if commit else _last_boundary(st.fast, st.committed, t)
         if end > st.committed:
             st.fast.run(st.committed, end)
             st.committed = end
+        return False
 
     def _fire(self, timer: Any) -> None:
         st = self.state
@@ -238,11 +275,16 @@ class Simulator:
                 st.timers.add(st.now + bond.miimon_ms * 1_000_000, "miimon", bond.name)
         elif kind == "carrier":
             self.control.carrier_back(str(timer.arg[0]), int(timer.arg[1]))
+        elif kind == "step":
+            self._start_step(int(timer.arg[0]), int(timer.arg[1]))
         elif kind == "input":
             _, _, what, data = st.inputs[int(timer.arg[0])]
             if what == "cmd":
                 origin, _, line = data.partition(" ")
                 self._submit(line, origin, log_input=False)
+            elif what == "step":
+                lesson, step = data.split()
+                self._start_step(int(lesson), int(step))
             else:
                 self._switch(data == "exact")
         st.world.touch() if kind == "anchor" else None
@@ -282,18 +324,110 @@ class Simulator:
         st.dp.failures.clear()
 
     def step_poll(self) -> bool:
-        """One NAPI poll forward -- the next poll on any CPU, in time order (exact mode)."""
+        """Exactly one NAPI poll forward -- the next poll on any CPU, in time order (exact
+        mode); when several polls share an instant it stops after the first. False (and no
+        change) when no poll comes within a second of simulated time."""
         if not self.exact:
             self.exact = True
         st = self.state
-        start = st.exact.polls
-        limit = st.now + 1_000_000_000
-        while st.exact.polls == start:
-            nxt = min(st.exact.next_time(), st.timers.peek())
-            if nxt >= NEVER or nxt > limit:
-                return False
-            self.run_until(max(nxt, st.now))
+        undo = Checkpoint(st.now, len(st.inputs), copy_state(st), st.stream.seq)
+        if not self._run(st.now + STEP_LIMIT_NS, max_polls=st.exact.polls + 1):
+            self._restore(undo, undo.state)
+            return False
+        self._undo = [*self._undo[-(UNDO_MAX - 1) :], undo]
         return True
+
+    def step_until(self, match: Callable[[dict[str, Any]], bool], max_polls: int) -> bool:
+        """Poll by poll (exact mode) until the event stream gains a record ``match`` takes,
+        at most ``max_polls`` polls: True when one came. ``step_back`` then returns to the
+        state before the whole run, exactly."""
+        if not self.exact:
+            self.exact = True
+        st = self.state
+        undo = Checkpoint(st.now, len(st.inputs), copy_state(st), st.stream.seq)
+        seen = st.stream.seq
+        for _ in range(max_polls):
+            if not self._run(self.state.now + STEP_LIMIT_NS, max_polls=self.state.exact.polls + 1):
+                break
+            found = any(match(r) for r in self.state.stream.since(seen))
+            seen = self.state.stream.seq
+            if found:
+                self._undo = [*self._undo[-(UNDO_MAX - 1) :], undo]
+                return True
+        self._undo = [*self._undo[-(UNDO_MAX - 1) :], undo]
+        return False
+
+    def step_back(self) -> bool:
+        """One NAPI poll back: exactly the state before the last ``step_poll`` (if nothing
+        else moved the clock since), otherwise the state just after the poll before the last
+        one (a rewind). Inputs logged later stay logged and happen again as time passes
+        them. False when there is no earlier poll."""
+        if self._undo:
+            undo = self._undo.pop()
+            self._restore(undo, undo.state)
+            return True
+        back = self.previous_poll_ns()
+        if back is None:
+            return False
+        self.rewind(back)
+        return True
+
+    def restart(self) -> None:
+        """Back to t = 0 as built: same seed and timeline, no inputs (the app's ``home``)."""
+        boot = self._boot_ck
+        stream = self.state.stream
+        stream.truncate(boot.stream_seq)
+        self.state = copy_state(boot.state, stream)
+        self.state.inputs = []
+        self.control = self._control()
+        self.checkpoints = [boot]
+        self._undo = []
+        self._step_starts = []
+        self._preview = None
+        self._last_frame_t = 0
+        self._last_busy = self.state.dp.cpu.busy_ns.copy()
+        self._last_polls = self.state.dp.cpu.polls.copy()
+
+    # ------------------------------------------------------------ lessons
+
+    def start_step(self, lesson: int, step: int) -> None:
+        """A lesson step begins now (an input, logged for replay): its ``at: step`` timeline
+        entries run, in file order."""
+        st = self.state
+        self._data(st.now, commit=True)
+        self._input("step", f"{lesson} {step}")
+        self._start_step(lesson, step)
+        self._after_change()
+        st = self.state
+        self._step_starts.append(Checkpoint(st.now, len(st.inputs), copy_state(st), st.stream.seq))
+
+    def _start_step(self, lesson: int, step: int) -> None:
+        st = self.state
+        st.lesson = (lesson, step, st.now)
+        st.stream.emit({"t_ns": st.now, "kind": "lesson", "lesson": lesson, "step": step})
+        for entry in self.topology.timeline:
+            if entry.step == (lesson, step):
+                self._submit(entry.do, "timeline", log_input=False)
+
+    def back_to_step(self, lesson: int, step: int) -> bool:
+        """Exactly the state just after ``step`` of ``lesson`` last started, forgetting
+        everything after it (the app's previous-step key). False if it never started."""
+        for i in range(len(self._step_starts) - 1, -1, -1):
+            ck = self._step_starts[i]
+            if ck.state.lesson is None or ck.state.lesson[:2] != (lesson, step):
+                continue
+            del self._step_starts[i + 1 :]
+            stream = self.state.stream
+            stream.truncate(ck.stream_seq)
+            self.state = copy_state(ck.state, stream)
+            self.control = self._control()
+            self.checkpoints = [
+                c for c in self.checkpoints if c.t <= ck.t and c.inputs <= ck.inputs
+            ]
+            self._undo = []
+            self._preview = None
+            return True
+        return False
 
     # ------------------------------------------------------------ modes
 
@@ -365,7 +499,14 @@ class Simulator:
         st.log.append(ev)
         st.commands.append(ev)
         st.stream.emit(
-            {"t_ns": st.now, "kind": "command", "cmd": line, "ok": result.ok, "errno": result.errno}
+            {
+                "t_ns": st.now,
+                "kind": "command",
+                "cmd": line,
+                "ok": result.ok,
+                "errno": result.errno,
+                "origin": origin,
+            }
         )
 
     def _log(self, text: str) -> None:
@@ -399,17 +540,24 @@ class Simulator:
         a new input replaces that future."""
         t_ns = max(0, t_ns)
         ck = max((c for c in self.checkpoints if c.t <= t_ns), key=lambda c: c.t)
+        self._restore(ck, copy_state(ck.state, self.state.stream))
+        self.run_until(t_ns)
+
+    def _restore(self, ck: Checkpoint, state: State) -> None:
+        """``state`` (a copy of ``ck``'s) becomes the present; the inputs logged since the
+        checkpoint are scheduled again, and the events after it are forgotten (they happen
+        again)."""
         inputs = list(self.state.inputs)
         stream = self.state.stream
-        stream.truncate(ck.stream_seq)  # what happened after the checkpoint happens again
-        self.state = copy_state(ck.state, stream)
+        stream.truncate(ck.stream_seq)
+        self.state = state
+        self.state.stream = stream
         self.state.inputs = inputs
         self.control = self._control()
         for index in range(ck.inputs, len(inputs)):
             t, seq, _, _ = inputs[index]
             self.state.timers.add(t, "input", index, seq=seq)
         self._preview = None
-        self.run_until(t_ns)
 
     def previous_poll_ns(self) -> int | None:
         """When the poll before the last one started (stepping back one poll)."""
@@ -442,6 +590,11 @@ class Simulator:
         other.state = copy_state(self.view(), EventStream())
         other.control = other._control()
         other.checkpoints = []
+        other.timed_steps = self.timed_steps
+        other._undo = []
+        other._views = {}
+        other._step_starts = []
+        other._boot_ck = self._boot_ck
         other._seq = 0
         other._last_frame_t = other.state.now
         other._last_busy = other.state.dp.cpu.busy_ns.copy()
@@ -455,6 +608,14 @@ class Simulator:
 
         return list_flows(self.view().world, limit)
 
+    def packet(self, source: str, flow: int, hops: tuple[TraceHop, ...] = ()) -> PacketView | None:
+        """The next frame of ``flow`` of ``source``: its bytes and headers before and after
+        the program it meets first (None: no such flow). ``hops`` (what :meth:`trace`
+        returned): a real program's run there gives the bytes it left."""
+        from xdptui.sim.packet import packet_view
+
+        return packet_view(self.view(), source, flow, hops)
+
     def trace(self, source: str, flow: int) -> tuple[TraceHop, ...]:
         """Follow the next frame of ``flow`` of ``source``: exact mode runs a copy of the
         state until that frame's journey ends; its hops are the records it left."""
@@ -462,11 +623,11 @@ class Simulator:
 
         return trace_frame(self, source, flow)
 
-    def frame(self, live: bool = False) -> Frame:
+    def frame(self, live: bool = False, zoom: QueueRef | None = None) -> Frame:
         """An immutable snapshot; CPU busy shares cover the time since the previous frame.
         ``live``: a running display's frame -- in fast mode the state at the end of the last
         whole step (its time is the frame's ``t_ns``), which spares running the step's
-        remainder on a copy every frame."""
+        remainder on a copy every frame. ``zoom``: a queue whose slots the frame carries."""
         self._seq += 1
         st = self.state if live and not self.state.is_exact else self.view()
         t = st.committed if st is self.state and not st.is_exact else st.now
@@ -474,11 +635,31 @@ class Simulator:
         busy = st.dp.cpu.busy_ns - self._last_busy
         polls = st.dp.cpu.polls - self._last_polls
         share = busy / span if span > 0 else np.zeros_like(busy)
-        frame = build_frame(st, self._seq, np.clip(share, 0.0, 1.0), polls, t)
+        stream = self._recent_events(st)
+        frame = build_frame(st, self._seq, np.clip(share, 0.0, 1.0), polls, t, stream)
+        if zoom is not None:
+            from xdptui.sim.zoom import zoom_view
+
+            frame = dataclasses.replace(frame, zoom=zoom_view(st, zoom))
         self._last_frame_t = t
         self._last_busy = st.dp.cpu.busy_ns.copy()
         self._last_polls = st.dp.cpu.polls.copy()
         return frame
+
+    def _recent_events(self, st: State) -> tuple[StreamEventView, ...]:
+        """The newest records of the event stream as views, converting only new ones (a
+        rewind replaces records: a view is kept only for the very record it was made from)."""
+        records = st.stream.records
+        recent = [records[i] for i in range(max(0, len(records) - STREAM_VIEWS), len(records))]
+        cache = self._views
+        first = next(
+            (i for i, r in enumerate(recent) if cache.get(id(r), (None,))[0] is not r),
+            len(recent),
+        )
+        fresh = stream_views(recent[first:])
+        self._views = {id(r): cache[id(r)] for r in recent[:first]}
+        self._views.update((id(r), (r, v)) for r, v in zip(recent[first:], fresh, strict=True))
+        return tuple(self._views[id(r)][1] for r in recent)
 
     def report(self) -> dict[str, Any]:
         """The JSON report (v1) at ``now``."""

@@ -171,8 +171,9 @@ class Exact:
     def next_time(self) -> int:
         return self.heap[0][0] if self.heap else NEVER
 
-    def run(self, t_end: int) -> None:
-        """Process every event at or before ``t_end``."""
+    def run(self, t_end: int, max_polls: int | None = None) -> bool:
+        """Process every event at or before ``t_end``; with ``max_polls``, stop right after
+        the poll that brings ``polls`` to it (True: stopped there, ``now`` is its time)."""
         local = any(s.local and self.world.lands_on(s) is None for s in self.world.sources)
         while self.heap and self.heap[0][0] <= t_end:
             t, _, kind, dev, q = heapq.heappop(self.heap)
@@ -183,7 +184,10 @@ class Exact:
                 self._irq(dev, q, t)
             else:
                 self._run(q, t)
+                if max_polls is not None and self.polls >= max_polls:
+                    return True
         self.now = max(self.now, t_end)
+        return False
 
     def step_poll(self, limit: int) -> bool:
         """Run up to and including the next poll (events before ``limit`` only)."""
@@ -290,6 +294,8 @@ class Exact:
             self.dp.hop(
                 t, dev.name, "napi", f"cpu {cpu} polls queue {rxq.index}: frame {pos} of {k}"
             )
+        tp = self.dp.tp
+        errs, excs = dict(tp.redirect_err), dict(tp.exception)
         out = self.dp.napi_poll(dev, rxq.index, cpu, t, rows, PollShape(1))
         dur = max(1, int(out.cost_ns + 0.5))
         rxq.rx_packets += k
@@ -326,9 +332,31 @@ class Exact:
                     "drops": f.drops,
                     "egress": f.egress,
                     "reason": f.reason,
+                    "egress_drops": f.egress_drops,
                 }
             )
+        self._log_refusals(t, cpu, rxq.index, errs, excs)
         return dur
+
+    def _log_refusals(
+        self,
+        t: int,
+        cpu: int,
+        queue: int,
+        errs: dict[tuple[str, str], int],
+        excs: dict[tuple[str, str], int],
+    ) -> None:
+        """The poll's ``xdp:xdp_redirect_err`` (with the errno) and ``xdp:xdp_exception``
+        hits, as drop events after it."""
+        tp = self.dp.tp
+        for (name, err), n in tp.redirect_err.items():
+            was = errs.get((name, err), 0)
+            if n > was:
+                self.log_drop(t, name, "xdp_redirect_err", n - was, cpu=cpu, queue=queue, errno=err)
+        for (name, act), n in tp.exception.items():
+            was = excs.get((name, act), 0)
+            if n > was:
+                self.log_drop(t, name, "xdp_exception", n - was, cpu=cpu, queue=queue, action=act)
 
     def _frame_name(self, frame: int) -> list[str | int] | None:
         """A frame identity as [source, sequence number] (None: not from a source)."""
@@ -482,9 +510,11 @@ class Exact:
         ends = np.cumsum(n_take)
         for q in np.flatnonzero(n_take | n_full | n_card):
             rxq = dev.rxq[int(q)]
-            if n_card[q]:
-                rxq.rx_dropped += int(n_card[q])
-                dev.add("rx_dropped", int(n_card[q]))
+            if n_card[q]:  # the card's own limit: port-level discards (ice_update_vsi_stats)
+                dev.add("rx_missed_errors", int(n_card[q]))
+                first = int(p.times[np.flatnonzero((p.queue == q) & ~keep & ~full)[0]])
+                n = int(n_card[q])  # counted when the arrivals are taken in: now
+                self.log_drop(self.now, dev.name, "rx_missed", n, queue=int(q), first_t=first)
             if n_take[q]:
                 take = by_q[ends[q] - n_take[q] : ends[q]]
                 rxq.fifo.push(
@@ -520,8 +550,8 @@ class Exact:
         where = f"queue {rxq.index} ({len(rxq.fifo)}/{rxq.size}), IRQ on cpu {rxq.irq_cpu}"
         self.dp.hop(at, p.dev.name, "rx_ring", where)
         if not keep[f]:
-            why = "the ring is full" if full[f] else "the card has no DMA budget"
-            self.dp.hop(at, p.dev.name, "drop", f"{why}: rx_dropped", end=True)
+            why = "the ring is full: rx_dropped" if full[f] else "the NIC's own limit: missed"
+            self.dp.hop(at, p.dev.name, "drop", why, end=True)
 
     def local_tx(self, t: int) -> None:
         """Frames the local stack sends out of a NIC, a bond or a tap (``from:``), each
@@ -615,7 +645,7 @@ class Exact:
 
     # ------------------------------------------------------------ following one frame
 
-    def log_drop(self, t: int, dev: str, where: str, frames: int, **extra: int) -> None:
+    def log_drop(self, t: int, dev: str, where: str, frames: int, **extra: int | str) -> None:
         ev: Event = {"t_ns": t, "kind": "drop", "dev": dev, "where": where, "frames": frames}
         ev.update(extra)
         self.stream.emit(ev)

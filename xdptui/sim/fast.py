@@ -245,8 +245,7 @@ class Fast:
             work.kept[idx] = got / np.maximum(arrived[idx], 1)
             for k, i in enumerate(idx):
                 if lost[k] > 0:
-                    work.rxqs[i].rx_dropped += int(lost[k])
-                    work.devs[i].add("rx_dropped", int(lost[k]))
+                    work.devs[i].add("rx_missed_errors", int(lost[k]))  # port discards
 
     # ------------------------------------------------------------ NAPI
 

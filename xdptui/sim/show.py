@@ -270,6 +270,7 @@ def link_facts(world: World, dev: NetDev) -> LinkFacts:
             "dropped": k["rx_dropped"],
             "over_errors": 0,
             "multicast": 0,
+            "missed_errors": k["rx_missed_errors"],
         },
         "tx": {
             "bytes": k["tx_bytes"],
@@ -333,7 +334,7 @@ def link_text(f: LinkFacts, stats: bool, details: bool) -> list[str]:
         lines.append("    RX:  bytes packets errors dropped  missed   mcast")
         lines.append(
             f"    {rx['bytes']:>10} {rx['packets']:>7} {rx['errors']:>6} {rx['dropped']:>7}"
-            f" {rx['over_errors']:>7} {rx['multicast']:>7}"
+            f" {rx['missed_errors']:>7} {rx['multicast']:>7}"
         )
         lines.append("    TX:  bytes packets errors dropped carrier collsns")
         lines.append(
@@ -382,7 +383,9 @@ def link_json(f: LinkFacts, stats: bool, details: bool) -> dict[str, Any]:
             row["linkinfo"] = {"info_kind": f.kind}
         row.update(num_tx_queues=f.queues, num_rx_queues=f.queues)
     if stats:
-        row["stats64"] = {"rx": dict(f.stats["rx"]), "tx": dict(f.stats["tx"])}
+        # ip -j -s: rx_missed_errors only joins the JSON with -s -s (the RX error details)
+        rx = {k: v for k, v in f.stats["rx"].items() if k != "missed_errors"}
+        row["stats64"] = {"rx": rx, "tx": dict(f.stats["tx"])}
     return row
 
 

@@ -3,7 +3,7 @@ Each device kind gives its own typed view; nothing here is a string the UI parse
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +18,7 @@ from xdptui.model.views import (
     DevmapXmitView,
     ExceptionView,
     Frame,
+    LessonPosition,
     MapEntryView,
     MapView,
     NicView,
@@ -25,6 +26,7 @@ from xdptui.model.views import (
     QueueView,
     RedirectErrView,
     SourceView,
+    StreamEventView,
     TapView,
     TracepointsView,
     TxRingView,
@@ -167,7 +169,12 @@ def tracepoints_view(tp: Tracepoints) -> TracepointsView:
 
 
 def build_frame(
-    st: State, seq: int, busy: npt.NDArray[np.float64], polls: npt.NDArray[np.int64], t_ns: int
+    st: State,
+    seq: int,
+    busy: npt.NDArray[np.float64],
+    polls: npt.NDArray[np.int64],
+    t_ns: int,
+    stream: tuple[StreamEventView, ...] = (),
 ) -> Frame:
     w = st.world
     maps = tuple(
@@ -183,7 +190,9 @@ def build_frame(
         for m in w.maps.values()
     )
     bulk = tuple(
-        BulkQueueView(cpu, a, b, v.frames, v.flushes, v.last_bulk, v.program or None)
+        BulkQueueView(
+            cpu, a, b, v.frames, v.flushes, v.last_bulk, v.program or None, v.egress_drops
+        )
         for (cpu, a, b), v in sorted(st.dp.tp.bulk.items())
     )
     sources = tuple(
@@ -218,8 +227,84 @@ def build_frame(
         bulk_queues=bulk,
         sources=sources,
         exact=st.is_exact,
+        lesson=LessonPosition(*st.lesson) if st.lesson is not None else None,
+        stream=stream,
         objects=object_views(w),
     )
+
+
+def stream_views(records: list[dict[str, Any]]) -> list[StreamEventView]:
+    """Event-stream records (oldest first) as typed views; a poll takes its ``bulks`` from the
+    ``bq_flush`` records right after it (``Exact.poll`` emits them together)."""
+    out: list[StreamEventView] = []
+    for i, r in enumerate(records):
+        kind = r["kind"]
+        common = {"seq": int(r["seq"]), "t_ns": int(r["t_ns"]), "kind": kind}
+        if kind == "napi_poll":
+            bulks: dict[str, int] = {}
+            for f in records[i + 1 :]:
+                if f["kind"] != "bq_flush" or f["t_ns"] != r["t_ns"] or f["cpu"] != r["cpu"]:
+                    break
+                bulks[f["to"]] = bulks.get(f["to"], 0) + int(f["frames"])
+            out.append(
+                StreamEventView(
+                    **common,
+                    cpu=r["cpu"],
+                    dev=r["dev"],
+                    queue=r["queue"],
+                    frames=r["frames"],
+                    ring_before=r["ring_before"],
+                    ring_after=r["ring_after"],
+                    verdicts=tuple(sorted(r["verdicts"].items())),
+                    bulks=tuple(bulks.items()),
+                    dur_ns=r["dur_ns"],
+                )
+            )
+        elif kind == "bq_flush":
+            out.append(
+                StreamEventView(
+                    **common,
+                    cpu=r["cpu"],
+                    dev=r["from"],
+                    target=r["to"],
+                    frames=r["frames"],
+                    sent=r["sent"],
+                    drops=r["drops"],
+                    egress=r["egress"],
+                    egress_drops=r.get("egress_drops", 0),
+                    reason=r["reason"],
+                )
+            )
+        elif kind == "drop":
+            out.append(
+                StreamEventView(
+                    **common,
+                    cpu=r.get("cpu"),
+                    dev=r["dev"],
+                    queue=r.get("queue", r.get("ring")),
+                    frames=r["frames"],
+                    reason=r["where"],
+                    errno=r.get("errno"),
+                    action=r.get("action"),
+                )
+            )
+        elif kind == "command":
+            out.append(
+                StreamEventView(
+                    **common,
+                    ok=r["ok"],
+                    errno=r["errno"],
+                    text=r["cmd"],
+                    reason=r.get("origin", ""),
+                )
+            )
+        elif kind == "lesson":
+            out.append(StreamEventView(**common, text=f"{r['lesson']}.{r['step']}"))
+        elif kind == "prog_fail":  # a Python program detached (shown like a failed command)
+            where = ", ".join(r["detached"]) or "nothing"
+            text = f"program {r['prog']} (id {r['id']}) {r['error']}; detached from {where}"
+            out.append(StreamEventView(**common, ok=False, errno="EINVAL", text=text))
+    return out
 
 
 def object_views(w: World) -> tuple[ObjectView, ...]:

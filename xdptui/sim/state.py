@@ -35,6 +35,7 @@ class State:
     log: deque[EventView] = field(default_factory=lambda: deque(maxlen=LOG_MAX))
     commands: list[EventView] = field(default_factory=list)  # for the report (never dropped)
     inputs: list[tuple[int, int, str, str]] = field(default_factory=list)  # t, seq, kind, data
+    lesson: tuple[int, int, int] | None = None  # the lesson step on: lesson, step, when it began
 
 
 @dataclass

@@ -27,6 +27,7 @@ class BulkTally:
 
     frames: int = 0
     flushes: int = 0
+    egress_drops: int = 0  # of its frames, those the egress program dropped at flush
     last_bulk: float = 0.0  # frames in its last flush (fast mode: mean over the last step)
     program: str = ""  # the first enqueuer's egress program at its last flush ("" = none)
     fill: int = 0  # exact mode: frames in it right now (only mid-poll is it ever non-empty)
