@@ -41,7 +41,7 @@ from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
-from xdptui.sim.devmap import Flush, Xmit, calls_full
+from xdptui.sim.devmap import Flush
 from xdptui.sim.kconst import (
     XDP_ABORTED,
     XDP_DROP,
@@ -52,6 +52,7 @@ from xdptui.sim.kconst import (
 )
 from xdptui.sim.layout import Layouts
 from xdptui.sim.programs import ProgramFailed
+from xdptui.sim.refusals import Accounting, Refusal
 from xdptui.sim.shared import SharedCache
 from xdptui.sim.tally import CpuStats, Tracepoints
 from xdptui.sim.world import World
@@ -60,17 +61,6 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 COMPILE_ROUNDS = 6  # frames made by programs feed other programs: a few rounds, then stop
 MAX_FAILED_PROGRAMS = 64  # programs detached in one compilation before giving up
-
-
-@dataclass
-class Refusal:
-    """How frames a ring could not take are counted: ``tx`` (XDP_TX), ``xmit``
-    (``ndo_xdp_xmit``), ``gtx`` (generic XDP's ``generic_xdp_tx``), ``stack`` (local TX),
-    ``veth_skb`` (``veth_xmit``)."""
-
-    kind: str
-    src: NetDev
-    xmit: Xmit | None = None
 
 
 @dataclass
@@ -93,7 +83,7 @@ class IO(Protocol):
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int: ...
 
 
-class Datapath:
+class Datapath(Accounting):
     """Compiled paths, tracepoint tallies and the rules every frame follows."""
 
     def __init__(self, world: World, io: IO) -> None:
@@ -609,111 +599,6 @@ class Datapath:
                 self.tp.exception[(dev.name, "XDP_REDIRECT")] += hits
 
     # ------------------------------------------------------------ what the rings report back
-
-    def refusal(self, kind: str, src: NetDev, xmit: Xmit | None = None) -> Refusal:
-        return Refusal(kind, src, xmit)
-
-    def xdp_tx_failed(self, dev: NetDev, rows: Rows) -> None:
-        """XDP_TX the driver could not queue at all: ``xdp_exception`` and a drop."""
-        if self.watched(rows):
-            self.hop(
-                self.hops[-1][0],
-                dev.name,
-                "drop",
-                "XDP_TX failed: no XDP TX ring (or no peer program)",
-                end=True,
-            )
-        dev.add("xdp_tx_errors", rows.total)
-        self.tp.exception[(dev.name, "XDP_TX")] += rows.total
-
-    def veth_tx_refused(self, dev: Veth, peer: NetDev | None, n: int, err: Errno | None) -> None:
-        """``veth_xdp_flush_bq``: frames ``veth_xdp_xmit`` did not take (its error, or a full
-        ``ptr_ring``) are freed and fire ``xdp:xdp_bulk_tx`` with the error -- no
-        ``xdp_exception``; they are the rq's ``xdp_tx_err``, which ``veth_get_stats64`` shows
-        as this end's ``tx_dropped`` and the peer's ``rx_dropped``."""
-        dev.add("xdp_tx_errors", n)
-        dev.add("tx_dropped", n)
-        if peer is not None:
-            peer.add("rx_dropped", n)
-        self.tp.bulk_tx[(dev.name, err.name if err is not None else "")] += (0, n)
-
-    def xmit_error(self, x: Xmit, errno: Errno, count_dev: bool = True) -> None:
-        """``ndo_xdp_xmit`` returned an error: nothing sent, devmap frees the bulk and the
-        flush counts as a driver error."""
-        n = x.rows.total
-        if self.watched(x.rows):
-            self.hop(
-                x.t,
-                x.dst.name,
-                "drop",
-                f"ndo_xdp_xmit returned {errno.name}: devmap frees the bulk",
-                end=True,
-            )
-        if count_dev:
-            x.dst.add("xdp_xmit", n)
-            x.dst.add("xdp_xmit_errors", n)
-        x.tally.drops += n
-        x.tally.err += x.calls
-
-    def xmit_part(self, x: Xmit, slave: NetDev, rows: Rows, calls: int) -> Xmit:
-        """Frames of a bond's ``bond_xdp_xmit`` handed on to one slave (the devmap tally and
-        the flush stay the bond's)."""
-        return Xmit(x.src, slave, x.cpu, x.t, rows, calls, x.tally, parent=x)
-
-    def accepted(self, ref: Refusal, rows: Rows, into_rx: bool) -> None:
-        """Frames a ring took. Frames put into a veth peer's receive queue have left the
-        sender now; a NIC or tap counts ``tx_packets`` when they leave its ring."""
-        n = rows.total
-        x = ref.xmit
-        if ref.kind == "xmit" and x is not None:
-            x.dst.add("xdp_xmit", n)
-            x.tally.sent += n
-            x.add_sent(n)
-        if ref.kind == "tx" and isinstance(ref.src, Nic):  # mlx5e_xmit_xdp_frame: xmit++
-            ref.src.xdp_tx_xmit += n
-        if into_rx:
-            sender = x.dst if ref.kind == "xmit" and x is not None else ref.src
-            sender.add("tx_packets", n)
-            sender.add("tx_bytes", rows.bytes(self.world.entries.size))
-            if ref.kind == "tx" and isinstance(sender, Veth):  # veth_xdp_flush_bq: sent
-                sender.rq_stats["xdp_tx"] += n
-                self.tp.bulk_tx[(sender.name, "")] += (n, 0)
-
-    def refused(self, ref: Refusal, ring_dev: NetDev, n: int, taken: int = 0) -> None:
-        """Frames a full ring refused, counted where the kernel counts them: XDP_TX as
-        ``xdp_tx_errors`` + ``xdp_exception`` (a tap: ``tx_dropped`` per frame); an
-        ``ndo_xdp_xmit`` prefix as devmap ``drops`` (a tap also adds one ``tx_dropped`` per
-        call that met the full ring); generic XDP_TX and the stack as ``tx_dropped``; a veth's
-        skbs as the sender's ``tx_dropped``."""
-        if not n:
-            return
-        kind = ref.kind
-        if kind == "tx" and isinstance(ref.src, Veth):
-            self.veth_tx_refused(ref.src, ring_dev, n, None)
-        elif kind == "tx":
-            ref.src.add("xdp_tx_errors", n)
-            if isinstance(ring_dev, Tun):
-                ring_dev.add("tx_dropped", n)
-            else:
-                self.tp.exception[(ref.src.name, "XDP_TX")] += n
-        elif kind == "xmit" and ref.xmit is not None:
-            x = ref.xmit
-            x.dst.add("xdp_xmit", n)
-            x.dst.add("xdp_xmit_errors", n)
-            x.tally.drops += n
-            if isinstance(ring_dev, Tun):
-                ring_dev.add("tx_dropped", calls_full(x, n, taken))
-            if isinstance(x.dst, Veth):  # veth_get_stats64: the peer rq's peer_tq_xdp_xmit_err
-                x.dst.add("tx_dropped", n)
-                ring_dev.add("rx_dropped", n)
-        elif kind == "gtx":
-            ring_dev.add("tx_dropped", n)
-            if not isinstance(ring_dev, Tun):
-                self.tp.exception[(ref.src.name, "XDP_TX")] += n
-        elif kind == "veth_skb":
-            ref.src.add("tx_dropped", n)
-        else:
-            ring_dev.add("tx_dropped", n)
 
     def by_rx_queue(self, dev: NetDev, rows: Rows) -> list[tuple[int, Rows]]:
         """Split rows over ``dev``'s receive queues by the flow's hash."""

@@ -12,7 +12,6 @@ restores the one before ``t`` and replays; runs never depend on how time is cut.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import heapq
 from collections.abc import Callable
@@ -39,12 +38,10 @@ from xdptui.sim.bond.bond_main import Bond
 from xdptui.sim.clock import Timers
 from xdptui.sim.control import Control, format_kernel_error
 from xdptui.sim.datapath import Datapath
-from xdptui.sim.dev.nic import Nic
-from xdptui.sim.dev.rings import ARMED
-from xdptui.sim.dev.tun import Tun
 from xdptui.sim.events import EventStream
 from xdptui.sim.exact import Exact, ExactIO
 from xdptui.sim.fast import Fast, FastIO
+from xdptui.sim.modes import last_boundary, switch_mode
 from xdptui.sim.snapshot import build_frame, stream_views
 from xdptui.sim.state import Checkpoint, State, copy_state
 from xdptui.sim.world import World, build_world
@@ -256,7 +253,7 @@ class Simulator:
                 return True
             st.exact.settle(t)
             return False
-        end = t if commit else _last_boundary(st.fast, st.committed, t)
+        end = t if commit else last_boundary(st.fast, st.committed, t)
         if end > st.committed:
             st.fast.run(st.committed, end)
             st.committed = end
@@ -678,59 +675,3 @@ class _NoIO:
 
     def rx(self, *args: Any) -> int:
         raise AssertionError("no mode is running")
-
-
-def switch_mode(st: State, exact: bool) -> None:
-    """Change granularity at ``st.now`` (fast mode committed to it): rings become descriptors
-    or counts, TX rings keep what they hold; no counter moves."""
-    t = st.now
-    w = st.world
-    if exact == st.is_exact:
-        return
-    if exact:
-        for dev in w.devices.values():
-            for rxq in dev.rxq:
-                rxq.to_exact(st.fast.facts.queue_order(dev, rxq), st.dp.classes.of_entry, t)
-                rxq.state = ARMED
-            if isinstance(dev, Nic | Tun):
-                for ring in dev.tx:
-                    st.exact.refill(dev, ring, t)
-        ex = st.exact
-        ex.now = t
-        ex.heap = []
-        for cpu in ex.cpus:
-            cpu.poll_list.clear()
-            cpu.run_at = -1
-            cpu.busy_until = t
-        ex.admitted = dict.fromkeys(w.devices, t)
-        st.is_exact = True
-        st.dp.io = ExactIO(ex)
-        ex.rearm_all(t)
-    else:
-        st.exact.run(t)
-        st.exact.settle(t)
-        for card in w.cards.values():  # what left by now; fast mode charges the rest as sent
-            st.exact.charge_due(card, t)
-        st.exact.tx_due = {}
-        for dev in w.devices.values():
-            for rxq in dev.rxq:
-                rxq.to_fast()
-                rxq.state = ARMED
-            if isinstance(dev, Nic | Tun):
-                for ring in dev.tx:
-                    ring.to_fast()
-        st.is_exact = False
-        st.committed = t
-        st.fast.grid.restart(t)
-        st.dp.io = FastIO(st.fast)
-
-
-def _last_boundary(fast: Fast, committed: int, t: int) -> int:
-    """The last fast-mode grid boundary at or before ``t`` (never before ``committed``)."""
-    g = copy.copy(fast.grid)
-    end = committed
-    while g.next <= t:
-        if g.next > end:
-            end = g.next
-        g.advance()
-    return end

@@ -25,13 +25,14 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.sim.batch import PollShape, Rows
-from xdptui.sim.datapath import Datapath, Refusal
+from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Card, Nic
 from xdptui.sim.dev.rings import ARMED, IRQ_PENDING, SCHEDULED, RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.events import Event, EventStream
 from xdptui.sim.kconst import WIRE_OVERHEAD
+from xdptui.sim.refusals import Refusal
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
 

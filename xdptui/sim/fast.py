@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.sim.batch import Rows
-from xdptui.sim.datapath import Datapath, Refusal
+from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
@@ -45,6 +45,7 @@ from xdptui.sim.fast_polls import (
 from xdptui.sim.fast_shapes import MAX_CHAIN, DevFacts, Facts, Pending, Plan, Work
 from xdptui.sim.fast_tx import Claim, drain
 from xdptui.sim.layout import SourceLayout
+from xdptui.sim.refusals import Refusal
 from xdptui.sim.splitting import share, take_rows
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World

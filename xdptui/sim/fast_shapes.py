@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from xdptui.sim.batch import PollShape, Rows
 from xdptui.sim.core.filter import RR_CLASS
-from xdptui.sim.datapath import Datapath, Refusal
+from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue
@@ -25,6 +25,7 @@ from xdptui.sim.devmap import flush_cost
 from xdptui.sim.fast_polls import spread_over
 from xdptui.sim.kconst import DEV_MAP_BULK_SIZE, XDP_TX
 from xdptui.sim.layout import Grouped, SourceLayout
+from xdptui.sim.refusals import Refusal
 from xdptui.sim.shared import SharedCache
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World

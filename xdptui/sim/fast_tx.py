@@ -12,12 +12,13 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.sim.batch import Rows
-from xdptui.sim.datapath import Datapath, Refusal
+from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.kconst import WIRE_OVERHEAD
+from xdptui.sim.refusals import Refusal
 from xdptui.sim.splitting import take_rows
 from xdptui.sim.world import World
 
