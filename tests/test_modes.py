@@ -101,6 +101,23 @@ def test_a_sources_new_size_reaches_only_its_own_frames():
     assert_agree(runs[False], runs[True])
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap (issue 13): two ports of one card, one queue each, saturated, XDP_TX through "
+    "a balance-rr bond -- fast mode's card admission lets ~10 % more through than exact mode's "
+    "(rx_missed_errors 5 K vs 95 K per port in 3 ms)",
+)
+def test_fast_and_exact_agree_on_the_bond_seeds_saturated_two_port_rows():
+    from xdptui.reproduce import _bond
+
+    runs = {}
+    for exact in (False, True):
+        sim = Simulator(_bond("xdp_tx", False, 2), exact=exact)
+        sim.run_until(3_000_000)
+        runs[exact] = counters(sim)
+    assert_agree(runs[False], runs[True])
+
+
 def test_switching_modes_moves_no_counter():
     sim = Simulator(load_topology(TOPOLOGIES / "dual_port.yaml"))
     sim.run_until(2_345_678)
