@@ -65,6 +65,36 @@ class Entries:
     def __len__(self) -> int:
         return len(self.size)
 
+    @classmethod
+    def over(
+        cls,
+        headers: FlowHeaders,
+        size: IntArray,
+        gso: npt.NDArray[np.bool_],
+        rss_hash: npt.NDArray[np.uint32],
+        **extra: Any,
+    ) -> Entries:
+        """Entries whose header fields are ``headers``' own (read-only) arrays; the wire size
+        adds the preamble, gap and FCS."""
+        wire = size + WIRE_OVERHEAD
+        wire.flags.writeable = False
+        return cls(
+            size=size,
+            wire_bytes=wire,
+            gso=gso,
+            rss_hash=rss_hash,
+            src_mac=headers.src_mac,
+            dst_mac=headers.dst_mac,
+            ethertype=headers.ethertype,
+            src_ip=headers.src_ip,
+            dst_ip=headers.dst_ip,
+            proto=headers.proto,
+            src_port=headers.src_port,
+            dst_port=headers.dst_port,
+            headers=headers,
+            **extra,
+        )
+
     @property
     def sources_end(self) -> int:
         """Entries below this come from the traffic sources' flow tables."""
@@ -167,26 +197,15 @@ def concat_entries(tables: list[FlowTable]) -> Entries:
         dst_port=cat("dst_port").astype(np.uint16),
         frag=np.zeros(len(sizes), dtype=bool),
     )
-    wire = sizes + WIRE_OVERHEAD
-    wire.flags.writeable = False
-    return Entries(  # the header fields are the same (read-only) arrays as ``headers``'
-        size=sizes,
-        wire_bytes=wire,
-        gso=np.concatenate([t.gso for t in tables]) if tables else np.zeros(0, dtype=bool),
-        rss_hash=(
+    return Entries.over(
+        headers,
+        sizes,
+        np.concatenate([t.gso for t in tables]) if tables else np.zeros(0, dtype=bool),
+        (
             np.concatenate([t.rss_hash for t in tables]).astype(np.uint32)
             if tables
             else np.zeros(0, dtype=np.uint32)
         ),
-        src_mac=headers.src_mac,
-        dst_mac=headers.dst_mac,
-        ethertype=headers.ethertype,
-        src_ip=headers.src_ip,
-        dst_ip=headers.dst_ip,
-        proto=headers.proto,
-        src_port=headers.src_port,
-        dst_port=headers.dst_port,
-        headers=headers,
     )
 
 

@@ -25,7 +25,6 @@ import numpy.typing as npt
 from xdptui.sim.core.xdp_buff import Headers, build_frames, parse_frames
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.hashing import FlowHeaders, rss_queue
-from xdptui.sim.kconst import WIRE_OVERHEAD
 
 if TYPE_CHECKING:
     from xdptui.sim.world import Entries, World
@@ -148,28 +147,17 @@ def extend(old: Entries, frames: list[FrameKey], index: dict[FrameKey, int] | No
     )
     size = np.concatenate((old.size, sizes))
     size.flags.writeable = False
-    wire = size + WIRE_OVERHEAD
-    wire.flags.writeable = False
     cache: dict[str, object] = {}
     data = old.cache.get("bytes")
     if data is not None and len(data) == len(old):
         cache["bytes"] = data + [f[0] for f in frames]
     if index is not None:
         cache["index"] = index
-    return Entries(
-        size=size,
-        wire_bytes=wire,
-        gso=np.concatenate((old.gso, gso)),
-        rss_hash=np.concatenate((old.rss_hash, p.rss_hash)).astype(np.uint32),
-        src_mac=headers.src_mac,
-        dst_mac=headers.dst_mac,
-        ethertype=headers.ethertype,
-        src_ip=headers.src_ip,
-        dst_ip=headers.dst_ip,
-        proto=headers.proto,
-        src_port=headers.src_port,
-        dst_port=headers.dst_port,
-        headers=headers,
+    return Entries.over(
+        headers,
+        size,
+        np.concatenate((old.gso, gso)),
+        np.concatenate((old.rss_hash, p.rss_hash)).astype(np.uint32),
         n_source=old.sources_end,
         derived=old.derived + tuple(frames),
         cache=cache,
