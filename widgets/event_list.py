@@ -93,14 +93,15 @@ def describe(event: StreamEventView) -> tuple[str, str]:
     if event.kind == "drop":
         if event.reason == "xdp_redirect_err":
             return (
-                f"refused on {event.dev}: {event.frames} frames",
+                f"refused on {event.dev}: {_frames(event.frames)}",
                 f", xdp_redirect_err {event.errno}",
             )
         if event.reason == "xdp_exception":
-            return f"drop on {event.dev}: {event.frames} frames", f", xdp_exception {event.action}"
+            what = f"drop on {event.dev}: {_frames(event.frames)}"
+            return what, f", xdp_exception {event.action}"
         where = _WHERE.get(event.reason, event.reason)
         queue = f" q{event.queue}" if event.queue is not None else ""
-        return f"drop on {event.dev}{queue}: {event.frames} frames", f", {where}"
+        return f"drop on {event.dev}{queue}: {_frames(event.frames)}", f", {where}"
     if event.kind == "lesson":
         lesson, _, step = event.text.partition(".")
         return f"§ lesson {int(lesson) + 1}, step {int(step) + 1} starts", ""
@@ -124,7 +125,7 @@ def _poll(event: StreamEventView) -> tuple[str, str]:
     failed = redirect + via_tx - queued
     if failed > 0:
         parts.append(f"{failed} redirect failed")
-    what = f"cpu{event.cpu} polled {event.dev} q{event.queue}: {event.frames} frames"
+    what = f"cpu{event.cpu} polled {event.dev} q{event.queue}: {_frames(event.frames)}"
     if parts:
         what += " → " + ", ".join(parts)
     took = format_sim_time(event.dur_ns)
@@ -349,3 +350,7 @@ def _style_of(event: StreamEventView) -> str:
     if event.kind == "command":
         return "command" if event.ok else "failed"
     return kind_of(event)
+
+
+def _frames(n: int) -> str:
+    return "1 frame" if n == 1 else f"{n} frames"
