@@ -266,3 +266,101 @@ def test_fast_path_xdp_tx_counts_rx_packets():
     # tun_xdp_act (v6.6+): a frame tun_xdp_tx queued is in the RX stats
     c = counters(tap(prog="xdp_tx"), "tap0")
     assert (c["rx_packets"], c["rx_dropped"]) == (1000, 0)
+
+
+VHOST = """
+name: vhost
+cpus: 2
+devices:
+  tap0: {{type: tun, mode: tap, queues: 1, reader: 10Mpps, writer: vhost,
+         xdp: {{program: redirect, params: {{dev: tap1}}}}}}
+  tap1: {{type: tun, mode: tap, queues: 1, reader: 10Mpps, tx_queue_len: 5000, mtu: 9000}}
+traffic:
+  - {{name: vm, to: tap0, rate: 1Mpps, count: 1000, flows: 4, size: {size}}}
+"""
+
+
+def vhost_run(size: str, exact: bool):  # type: ignore[no-untyped-def]
+    sim = sim_of(VHOST.format(size=size))
+    sim.exact = exact
+    sim.run_until(5_000_000)
+    return sim
+
+
+def test_vhost_net_build_xdp_takes_frames_up_to_3380_bytes():
+    import numpy as np
+
+    from xdptui.sim.dev.vhost_net import BATCH_MAX, batch_limit, builds_xdp
+    from xdptui.widgets.taps import TapsPanel
+
+    # SKB_DATA_ALIGN(len + pad) + 320 <= 4096, len = frame + 12 (sock_hlen, the vnet header),
+    # pad = SKB_DATA_ALIGN(NET_SKB_PAD 64 + XDP_PACKET_HEADROOM 256 + 12) = 384
+    assert BATCH_MAX == (4096 - 320) // 64 * 64 - 384 - 12 == 3380
+    assert builds_xdp(np.array([3380, 3381]), vnet_hdr=True, xdp=True).tolist() == [True, False]
+    # no vnet header on the tap: vhost supplies it, sock_hlen 0 -> pad 320, tun's own 3456
+    assert batch_limit(vnet_hdr=False, xdp=True) == 3776 - 320 == 3456
+    assert f"**{BATCH_MAX} bytes**" in TapsPanel.HELP
+
+
+def handle_tx_copy(batched: list[bool], done: int = 0) -> list[int]:
+    """drivers/vhost/net.c handle_tx_copy with every buffer waiting: the sizes of its sends."""
+    out: list[int] = []
+    batch = 0
+    for ok in batched:
+        if done == 64:  # nvq->done_idx == VHOST_NET_BATCH: vhost_tx_batch
+            if batch:
+                out.append(batch)
+            batch = done = 0
+        if ok:  # vhost_net_build_xdp: one more xdp_buff in the batch
+            batch += 1
+        else:  # -ENOSPC: send the batch so far, then this buffer alone
+            if batch:
+                out.append(batch)
+                batch = done = 0
+            out.append(1)
+        done += 1
+    if batch:
+        out.append(batch)
+    return out
+
+
+def test_vhost_sends_follow_handle_tx_copy():
+    import numpy as np
+
+    from xdptui.sim.dev.vhost_net import first_send, sends
+
+    rng = np.random.default_rng(7)
+    for trial in range(3000):
+        n = int(rng.integers(0, 300))
+        big = rng.random() * (0.05 if trial % 3 else 1.0)
+        batched = rng.random(n) >= big
+        done = int(rng.integers(0, 64))
+        want = handle_tx_copy(batched.tolist(), done)
+        assert sends(batched, done).tolist() == want
+        if n:
+            assert first_send(batched, done) == want[0]
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "fast"])
+def test_vhost_writes_too_big_for_a_batch_go_alone_with_a_flush_each(exact: bool):
+    small = vhost_run("3380", exact)
+    m = small.frame().tracepoints.xdp_devmap_xmit[0]
+    assert m.sent == 1000 and m.flushes < 1000 / 8  # batched: one flush per vhost batch
+    big = vhost_run("3381", exact)  # vhost_net_build_xdp refuses it; tun_build_skb takes it
+    m = big.frame().tracepoints.xdp_devmap_xmit[0]
+    assert (m.sent, m.flushes) == (1000, 1000)
+    assert counters(big, "tap0")["xdp_fast_path"] == 1000
+    generic = vhost_run("3457", exact)  # too big for tun_can_build_skb too: generic XDP
+    assert paths(generic) == (0, 1000)
+    assert generic.frame().tracepoints.xdp_devmap_xmit == ()
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "fast"])
+def test_vhost_a_big_write_sends_the_batch_before_it(exact: bool):
+    # 3 small frames, then one vhost_net_build_xdp refuses, repeated: every big write is a
+    # send (and a flush) of its own and ends the batch of small ones before it
+    sim = vhost_run("[64, 64, 64, 3400]", exact)
+    m = sim.frame().tracepoints.xdp_devmap_xmit[0]
+    assert m.sent == 1000
+    assert m.flushes >= 250 + 250  # 250 big writes alone, and at least 250 batches
+    assert m.flushes <= 250 + 250 * 3  # at most every small frame sent alone

@@ -11,6 +11,7 @@ from xdptui.bpf.batch import Record
 from xdptui.bpf.isa import encode
 from xdptui.model.report_spec import BpfMapEntry, DeviceEntry, ObjectEntry, QueueEntry
 from xdptui.sim.dev.tun import FAST_PATH_MAX
+from xdptui.sim.dev.vhost_net import BATCH_MAX
 from xdptui.sim.engine import Simulator
 from xdptui.sim.programs import XdpContext
 from xdptui.widgets.drops import DropsPanel
@@ -40,3 +41,4 @@ Record.packet  # xdptui.bpf API: which packet of the batch wrote an output recor
 encode  # xdptui.bpf.isa: instructions back to bytes, for tools that build programs
 
 FAST_PATH_MAX  # tests/test_tun.py: the Taps help states it
+BATCH_MAX  # tests/test_tun.py: the Taps help states it

@@ -46,6 +46,13 @@ as **generic** XDP (`do_xdp_generic`, `xdp_generic_path`); `generic` lists the r
 one took it (gso, too big, blocking, zerocopy, sndbuf, napi frags, tun (L3)). `verdicts`
 says what the program returned on each path.
 
+**vhost** (`writer: vhost`): vhost-net hands a VM's writes over in batches of up to 64
+(`vhost_net_build_xdp` → `tun_sendmsg` → `tun_xdp_one`, one flush per batch), but only frames
+its own page takes: SKB_DATA_ALIGN(len + 12 + SKB_DATA_ALIGN(64 + 256 + 12)) + 320 <= 4096,
+counting the 12-byte virtio-net header — frames up to **3380 bytes**. A bigger write sends the
+batch so far, then goes alone through `tun_get_user` (the fast path up to 3456 bytes, its
+redirect flushed at once).
+
 **tap rings** (`q0→user`): frames toward userspace (`tun_net_xmit`, `tun_xdp_xmit`) wait in a
 ring of `tx_queue_len` per queue (`cpu % numqueues`) until the reader takes them at its rate
 (`reader TAP rate R`; split evenly over the queues); a full ring drops (`tx_dropped` counts

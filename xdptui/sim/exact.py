@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from xdptui.sim.batch import PollShape, Rows
 from xdptui.sim.datapath import Datapath
+from xdptui.sim.dev import vhost_net
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Card, Nic
 from xdptui.sim.dev.rings import ARMED, IRQ_PENDING, SCHEDULED, RxQueue, TxRing
@@ -287,6 +288,15 @@ class Exact:
         head = rxq.fifo.column("t")
         ready = int(np.searchsorted(head, t, side="right"))
         k = min(rxq.weight, ready)
+        vhost = isinstance(dev, Tun) and dev.writer == "vhost"
+        if vhost:  # one handle_tx_copy send: a batch, or one buffer alone
+            assert isinstance(dev, Tun)
+            xdp = self.dp.compiled[dev.name].mode is not None
+            batched = dev.batched(self.world.entries.size[rxq.fifo.column("entry")[:k]], xdp)
+            k = vhost_net.first_send(batched, rxq.vhost_done)
+            rxq.vhost_done = vhost_net.done_after(
+                k, bool(k and batched[0]), rxq.vhost_done, emptied=k == ready
+            )
         frames = rxq.fifo.pop(k)
         idents = frames["ident"]
         rows = Rows.frames(frames["entry"], idents, np.full(k, t, np.int64))
@@ -302,7 +312,7 @@ class Exact:
         rxq.rx_packets += k
         rxq.polls += 1
         self.polls += 1
-        if k < rxq.weight:  # napi_complete_done: re-arm the interrupt
+        if k == ready if vhost else k < rxq.weight:  # napi_complete_done: re-arm the interrupt
             rxq.state = ARMED
             self._arm(dev, rxq, t + dur)
         self.stream.emit(

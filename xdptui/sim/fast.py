@@ -44,6 +44,7 @@ from xdptui.sim.fast_polls import (
 )
 from xdptui.sim.fast_shapes import MAX_CHAIN, DevFacts, Facts, Pending, Plan, Work
 from xdptui.sim.fast_tx import Claim, drain
+from xdptui.sim.fast_vhost import cut_sends, full_sends
 from xdptui.sim.layout import SourceLayout
 from xdptui.sim.refusals import Refusal
 from xdptui.sim.splitting import share, take_rows
@@ -309,7 +310,9 @@ class Fast:
         for i in np.flatnonzero(sparse & targets).tolist():
             plan.sizes[i] = np.ones(int(demand[i]), np.int64)
         rest = np.flatnonzero(~fed & ~sparse)
+        full_mask = np.zeros(m, bool)
         if not len(rest):
+            cut_sends(self.facts, work, plan, full_mask, targets)
             plan.work = plan.served * cost + plan.polls * poll
             return plan
         pats = [
@@ -336,6 +339,8 @@ class Fast:
         self._steady(work, plan, rest[steady], calm, lam, targets, t0, t1)
         if len(on_grid):
             self._cycles(work, plan, on_grid, cost, poll, t0, t1)
+        full_mask[full] = True
+        cut_sends(self.facts, work, plan, full_mask, targets)
         plan.work = plan.served * cost + plan.polls * poll
         return plan
 
@@ -508,9 +513,13 @@ class Fast:
         D = work.held[idx] + work.arr[idx]
         demand = D.sum(axis=1).astype(np.float64)
         eff = np.empty(len(idx))
+        vhost = {
+            int(i): full_sends(self.facts, work, int(i), int(demand[k])) for k, i in enumerate(idx)
+        }
         for k, i in enumerate(idx):
             f = self.facts.dev_facts(work.devs[i])
-            w = float(work.rxqs[i].weight)
+            sends = vhost[int(i)]
+            w = float(work.rxqs[i].weight) if sends is None else demand[k] / max(len(sends), 1)
             total = max(float(demand[k]), 1.0)
             eff[k] = (
                 float(D[k] @ f.cost) / total + self.facts.flush_per_frame(f, D[k], w) + f.poll / w
@@ -519,9 +528,14 @@ class Fast:
         for k, i in enumerate(idx):
             w = work.rxqs[i].weight
             frames = int(served[k] + 1e-9)
-            if frames < int(demand[k]):  # still busy: the next poll goes on next step
-                frames -= frames % w
-            sizes = full_sizes(frames, w)
+            sends = vhost[int(i)]
+            if sends is not None:  # whole vhost sends (handle_tx_copy)
+                sizes = sends[: int(np.searchsorted(np.cumsum(sends), frames, side="right"))]
+                frames = int(sizes.sum())
+            else:
+                if frames < int(demand[k]):  # still busy: the next poll goes on next step
+                    frames -= frames % w
+                sizes = full_sizes(frames, w)
             plan.served[i] = frames
             plan.polls[i] = plan.bursts[i] = len(sizes)
             plan.drops[i] = 0

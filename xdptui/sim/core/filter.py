@@ -57,7 +57,7 @@ class Compiled:
     key: IntArray  # devmap key per entry (-1: ifindex redirect)
     map_name: str | None
     broadcast: int  # BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS flags, 0 = unicast
-    fast: BoolArray  # tun/tap: the frame takes the fast path (tun_can_build_skb, not GSO)
+    fast: BoolArray  # tun/tap: the frame takes the fast path (Tun.fast_path)
     master: str | None  # the bond whose xdp_master_redirect rewrites XDP_TX
     tx_slave: IntArray  # XDP_TX: TX_HERE, TX_ABORT, TX_RR or the ifindex of another slave
     tx_err: IntArray  # errno of the master redirect's __xdp_enqueue checks
@@ -164,7 +164,7 @@ def compile_device(dp: Datapath, dev: NetDev) -> Compiled:
     act = np.where((raw >= XDP_ABORTED) & (raw <= XDP_REDIRECT), raw, XDP_ABORTED)
     target = np.where(act == XDP_REDIRECT, redirect_ifindex, -1)
     if isinstance(dev, Tun) and att.mode == MODE_DRV:
-        fast = dev.can_build_skb(e.size) & ~e.gso
+        fast = dev.fast_path(e.size, e.gso)
     out_size = e.size[out] if out is not None else None
     err = zeros if broadcast else enqueue_errors(dp, target, att.mode, out_size)
     bond = master_of(dp, dev)

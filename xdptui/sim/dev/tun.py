@@ -21,6 +21,7 @@ from xdptui.model.errors import Errno
 from xdptui.sim import costs
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.rings import TxRing
+from xdptui.sim.dev.vhost_net import builds_xdp
 from xdptui.sim.kconst import (
     NET_IP_ALIGN,
     NET_SKB_PAD,
@@ -114,17 +115,37 @@ class Tun(NetDev):
         ok = ok and not self.zerocopy and not self.napi_frags
         return np.asarray(fits, dtype=bool) & ok
 
+    def batched(self, size: IntArray, xdp: bool = True) -> BoolArray:
+        """The writes a vhost writer hands over in batches (``tun_sendmsg`` -> ``tun_xdp_one``):
+        ``handle_tx_copy`` batches only with the default unlimited sndbuf (``sock_can_batch``)
+        and without zerocopy, and only buffers ``vhost_net_build_xdp`` takes."""
+        size = np.asarray(size, np.int64)
+        if self.writer != "vhost" or self.mode != "tap" or not self.sndbuf_default:
+            return np.zeros(len(size), dtype=bool)
+        if self.zerocopy:
+            return np.zeros(len(size), dtype=bool)
+        return builds_xdp(size, self.vnet_hdr, xdp)
+
+    def fast_path(self, size: IntArray, gso: BoolArray) -> BoolArray:
+        """The program runs on the page: in a vhost batch (``tun_xdp_one``) or on a single
+        write ``tun_can_build_skb`` lets through (``tun_build_skb``); never for GSO."""
+        fast: BoolArray = (self.batched(size) | self.can_build_skb(size)) & ~gso.astype(bool)
+        return fast
+
     def slow_reason(self, size: IntArray, gso: BoolArray) -> list[tuple[str, BoolArray]]:
-        """Why each frame takes the slow path (the first reason that applies)."""
+        """Why each frame takes the slow path (the first reason that applies): a write in a
+        vhost batch only for GSO (``tun_xdp_one``), a single write as ``tun_can_build_skb``
+        decides."""
         n = len(size)
+        single = ~self.batched(size)
         too_big = ~fits_a_page(size)
         rules: list[tuple[str, BoolArray]] = [
             ("tun (L3)", np.full(n, self.mode != "tap")),
-            ("napi frags", np.full(n, self.napi_frags)),
+            ("napi frags", np.full(n, self.napi_frags) & single),
             ("sndbuf", np.full(n, not self.sndbuf_default)),
-            ("blocking", np.full(n, self.blocking)),
+            ("blocking", np.full(n, self.blocking) & single),
             ("zerocopy", np.full(n, self.zerocopy)),
-            ("too big", np.asarray(too_big, dtype=bool)),
+            ("too big", np.asarray(too_big, dtype=bool) & single),
             ("gso", gso.astype(bool)),
         ]
         taken = np.zeros(n, dtype=bool)
