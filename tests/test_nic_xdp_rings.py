@@ -123,3 +123,58 @@ def test_mlx5_rx_xdp_tx_xmit_counts_frames_sent_not_verdicts():
     assert c["xdp_tx_errors"] > 0
     assert stats["rx_xdp_tx_xmit"] + stats["rx_xdp_tx_full"] == c["xdp_tx"]
     assert stats["rx_xdp_tx_xmit"] < c["xdp_tx"]
+
+
+MLX5_VERDICTS = """
+name: mlx5 verdicts
+cpus: 2
+devices:
+  eth0: {type: nic, driver: mlx5, speed: 10G, queues: 1, irq_cpus: [1], tx_ring: 64,
+         xdp: weird.py:verdict_by_port_mod8}
+  eth1: {type: nic, driver: ice, queues: 1}
+  eth2: {type: nic, driver: mlx5, queues: 1, xdp: xdp_pass}
+  eth3: {type: nic, driver: ice, queues: 1, xdp: xdp_pass}
+  eth4: {type: nic, driver: mlx5, queues: 1, xdp: {program: xdp_drop, mode: generic}}
+  eth5: {type: nic, driver: ice, queues: 1, irq_cpus: [0],
+         xdp: {program: redirect, params: {dev: eth0}}}
+maps:
+  tx_ports: {type: devmap, max_entries: 4, entries: {1: eth1, 2: eth2, 3: eth3}}
+traffic:
+  - {name: mix, to: eth0, rate: 2Mpps, count: 8000, flows: 8, src_port: 1000-1007}
+  - {name: bounce, to: eth0, rate: 10Mpps, src_port: 1002}
+  - {name: flood, to: eth5, rate: 20Mpps, src_port: 2000}
+  - {name: gen, to: eth4, rate: 1Mpps, count: 500}
+"""
+
+
+def test_mlx5_rx_xdp_drop_counts_aborts_and_failed_xdp_tx_and_redirects():
+    # mlx5e_xdp_handle (v6.19): XDP_TX that mlx5e_xmit_xdp_buff cannot queue and a redirect
+    # xdp_do_redirect refuses `goto xdp_abort`: trace_xdp_exception, then fall through to
+    # XDP_DROP's rq->stats->xdp_drop++; rq->stats->xdp_redirect counts only the redirects
+    # xdp_do_redirect took. eth0 (polled on CPU 1) gets 8000 frames of eight verdict classes,
+    # 1000 each: DROP, ABORTED, TX, PASS, and bpf_redirect_map keys 0-3 -- key 0 is missing
+    # (the fallback XDP_ABORTED), key 1 is an ice port without a program (__xdp_enqueue:
+    # EOPNOTSUPP, synchronous), key 2 an mlx5 port of one channel (its mlx5e_xdp_xmit answers
+    # ENXIO to CPU 1 at flush, after xdp_do_redirect took the frames), key 3 an ice port with a
+    # program. 10 Mpps of XDP_TX and 20 Mpps redirected in from eth5 fill eth0's 10G wire, so
+    # XDP_TX frames meet a full SQ. Generic XDP on eth4 never reaches mlx5e_xdp_handle.
+    sim = sim_of(MLX5_VERDICTS, exact=True)
+    sim.run_until(5_000_000)
+    f = sim.frame()
+    c = counters(sim, "eth0")
+    stats = dict(ethtool_stats(sim.world, sim.world.devices["eth0"]) or ())
+    exceptions = {(x.dev, x.action): x.count for x in f.tracepoints.xdp_exception}
+    errors = {(e.dev, e.err): e.count for e in f.tracepoints.xdp_redirect_err}
+    xmit = {(m.from_dev, m.to_dev): m for m in f.tracepoints.xdp_devmap_xmit}
+    failed_tx = exceptions[("eth0", "XDP_TX")]
+    assert failed_tx > 0
+    assert failed_tx == c["xdp_tx"] - stats["rx_xdp_tx_xmit"]
+    assert errors == {("eth0", "EOPNOTSUPP"): 1000}
+    assert exceptions[("eth0", "XDP_ABORTED")] == 2000
+    assert exceptions[("eth0", "XDP_REDIRECT")] == 1000
+    assert xmit[("eth0", "eth2")].drops == 1000  # bq_xmit_all: not eth0's RQ's to count
+    assert stats["rx_xdp_drop"] == 1000 + 2000 + 1000 + failed_tx
+    assert stats["rx_xdp_redirect"] == 2000
+    generic = dict(ethtool_stats(sim.world, sim.world.devices["eth4"]) or ())
+    assert counters(sim, "eth4")["xdp_drop"] == 500
+    assert generic["rx_xdp_drop"] == 0

@@ -135,7 +135,7 @@ def test_a_bonds_verdict_counters_are_not_applicable() -> None:
 
 
 def test_driver_specific_names_win_over_the_generic_one() -> None:
-    assert crosswalk_source("nic", "mlx5", "xdp_drop") == "ethtool -S: rx_xdp_drop"
+    assert crosswalk_source("nic", "mlx5", "xdp_drop").startswith("ethtool -S: rx_xdp_drop ")
     assert crosswalk_source("veth", None, "xdp_tx") == "ethtool -S: rx_queue_N_xdp_tx"
     assert "no driver counter" in crosswalk_source("nic", "ice", "xdp_drop")
 

@@ -42,7 +42,7 @@ CROSSWALK: dict[str, dict[str, str]] = {
     },
     "xdp_drop": {
         "*": "XDP_DROP: " + _NO_DRIVER_COUNTER,
-        "mlx5": "ethtool -S: rx_xdp_drop",
+        "mlx5": "ethtool -S: rx_xdp_drop (with XDP_ABORTED and failed XDP_TX and redirects)",
         "veth": "ethtool -S: rx_queue_N_xdp_drops (XDP_DROP and XDP_ABORTED)",
     },
     "xdp_pass": {
@@ -56,13 +56,16 @@ CROSSWALK: dict[str, dict[str, str]] = {
     },
     "xdp_redirect": {
         "*": "tracepoint xdp:xdp_redirect (xdp:xdp_redirect_err on failure)",
-        "mlx5": "ethtool -S: rx_xdp_redirect; tracepoint xdp:xdp_redirect",
+        "mlx5": "ethtool -S: rx_xdp_redirect (those xdp_do_redirect took); xdp:xdp_redirect",
         "veth": "ethtool -S: rx_queue_N_xdp_redirect",
     },
-    "xdp_aborted": {"*": "tracepoint xdp:xdp_exception act=XDP_ABORTED (trace_xdp_exception)"},
+    "xdp_aborted": {
+        "*": "tracepoint xdp:xdp_exception act=XDP_ABORTED (trace_xdp_exception)",
+        "mlx5": "tracepoint xdp:xdp_exception act=XDP_ABORTED; ethtool -S: in rx_xdp_drop",
+    },
     "xdp_tx_errors": {
         "*": "tracepoint xdp:xdp_exception act=XDP_TX (XDP TX ring full)",
-        "mlx5": "ethtool -S: rx_xdp_tx_full (XDP TX ring full)",
+        "mlx5": "ethtool -S: rx_xdp_tx_full (XDP TX ring full; also in rx_xdp_drop)",
         "veth": "ethtool -S: rx_queue_N_xdp_tx_errors",
     },
     "xdp_xmit": {

@@ -139,6 +139,8 @@ class Accounting:
             self.veth_tx_refused(ref.src, ring_dev, n, None)
         elif kind == "tx":
             ref.src.add("xdp_tx_errors", n)
+            if isinstance(ref.src, Nic):
+                ref.src.xdp_handle(dropped=n)
             if isinstance(ring_dev, Tun):
                 ring_dev.add("tx_dropped", n)
             else:

@@ -49,6 +49,11 @@ class Nic(NetDev):
     # XDP_TX frames the driver put on its XDP TX rings (mlx5 ``rq_xdpsq_stats.xmit``, counted in
     # ``mlx5e_xmit_xdp_frame``; ``ethtool -S`` rx_xdp_tx_xmit): sent, not XDP_TX verdicts.
     xdp_tx_xmit: int = 0
+    # mlx5's RQ counters as ``ethtool -S`` names them (``mlx5e_xdp_handle``); kept for every
+    # port, printed for mlx5 only
+    sw_stats: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(("rx_xdp_drop", "rx_xdp_redirect"), 0)
+    )
     wire_free_ps: int = 0  # exact mode: when the wire finishes the frame it is sending (ps)
 
     @property
@@ -113,9 +118,21 @@ class Nic(NetDev):
 
     # ------------------------------------------------------------ data path
 
+    def xdp_handle(self, dropped: int = 0, redirected: int = 0) -> None:
+        """``mlx5e_xdp_handle`` (en/xdp.c, mainline v6.19), the RQ's counters of a native
+        program's verdicts: ``rq->stats->xdp_redirect`` for a redirect ``xdp_do_redirect``
+        took; ``rq->stats->xdp_drop`` for XDP_DROP and for every frame that reaches
+        ``xdp_abort:`` (after ``trace_xdp_exception``) -- XDP_ABORTED or an unknown verdict,
+        an XDP_TX ``mlx5e_xmit_xdp_buff`` could not queue, a redirect ``xdp_do_redirect``
+        refused. A redirect that fails later, when ``bq_xmit_all`` hands the bulk to the
+        target's ``ndo_xdp_xmit``, is not the RQ's; generic XDP never gets here."""
+        self.sw_stats["rx_xdp_drop"] += dropped
+        self.sw_stats["rx_xdp_redirect"] += redirected
+
     def xdp_tx(self, dp: Datapath, cpu: int, queue: int, t: int, rows: Rows) -> None:
         ring = self.xdp_tx_ring(cpu, queue)
         if ring < 0:
+            self.xdp_handle(dropped=rows.total)
             dp.xdp_tx_failed(self, rows)
             return
         dp.io.tx(self, self.tx[ring], rows, t, dp.refusal("tx", self))
@@ -128,6 +145,7 @@ class Nic(NetDev):
         ring = self.xdp_tx_rings(cpus, queues)
         bad = ring < 0
         if bad.any():
+            self.xdp_handle(dropped=int(rows.count[bad].sum()))
             dp.xdp_tx_failed(self, rows.where(bad))
         if not bad.all():
             dp.io.tx_many(self, ring[~bad], rows.where(~bad), t, dp.refusal("tx", self))
