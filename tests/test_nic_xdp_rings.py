@@ -1,13 +1,14 @@
 """The XDP TX rings of ice and mlx5 as their drivers lay them out: ice's per-RX-queue XDP_TX
 ring (ice_map_xdp_rings / ice_xdp_ring_from_qid), its ring count and lock
 (ice_vsi_determine_xdp_res, ice_xdp_locking_key), mlx5e_xdp_xmit's per-CPU channel and
-mlx5e_set_xdp_feature (v6.19), and mlx5's rx_xdp_tx_xmit."""
+mlx5e_set_xdp_feature (v6.19), mlx5's two XDPSQs per channel and its ethtool -S counters."""
 
 from __future__ import annotations
 
 from conftest import counters, sim_of
 
 from xdptui.sim.show import ethtool_stats
+from xdptui.widgets.project import project
 
 
 def rings(sim, dev: str = "eth0"):  # type: ignore[no-untyped-def]
@@ -178,3 +179,54 @@ def test_mlx5_rx_xdp_drop_counts_aborts_and_failed_xdp_tx_and_redirects():
     generic = dict(ethtool_stats(sim.world, sim.world.devices["eth4"]) or ())
     assert counters(sim, "eth4")["xdp_drop"] == 500
     assert generic["rx_xdp_drop"] == 0
+
+
+MLX5_SQS = """
+name: mlx5 sqs
+cpus: 4
+devices:
+  eth0: {type: nic, driver: mlx5, speed: 10G, queues: 2, tx_ring: 256, xdp: xdp_tx}
+  eth1: {type: nic, driver: ice, queues: 4, xdp: {program: redirect, params: {dev: eth0}}}
+traffic:
+  - {name: bounce, to: eth0, rate: 1Mpps, flows: 64, src_ip: 198.18.0.1-198.18.0.64}
+  - {name: flood, to: eth1, rate: 40Mpps, flows: 64, src_ip: 198.19.0.1-198.19.0.64}
+"""
+
+
+def test_mlx5_xdp_tx_and_redirects_use_each_channels_two_xdpsqs():
+    # mlx5e_open_queues (v6.19): a channel with a program has two XDPSQs -- the RQ's own
+    # rq_xdpsq, where mlx5e_xdp_handle's XDP_TX goes (stats rx_xdp_tx_*), and the channel's
+    # xdpsq, where mlx5e_xdp_xmit puts what CPU c redirected into channel c (tx_xdp_*; CPUs 2
+    # and 3 have no channel on the 2-channel eth0: -ENXIO before any SQ). 40 Mpps redirected
+    # in from eth1 fill the xdpsqs of CPUs 0 and 1; 1 Mpps of XDP_TX on their own SQs, far less
+    # than their share of the 10G wire, never meet a full one. mlx5e_xmit_xdp_frame counts
+    # xmit per frame queued and full per refusal; mlx5e_xdp_xmit's loop stops at its first
+    # refusal, so tx_xdp_full is one per call (per bulk flush) that met a full xdpsq.
+    sim = sim_of(MLX5_SQS, exact=True)
+    sim.run_until(2_000_000)
+    f = sim.frame()
+    got = rings(sim)
+    assert {r: (got[r].cpus, got[r].rx_queues) for r in got} == {
+        0: ((), (0,)),
+        1: ((0,), ()),
+        2: ((), (1,)),
+        3: ((1,), ()),
+    }
+    labels = [row.label for row in project(None, f).rings.rows if row.kind == "tx"]
+    assert labels[:4] == ["eth0 tx0 rxq0", "eth0 tx1 cpu0", "eth0 tx2 rxq1", "eth0 tx3 cpu1"]
+    c = counters(sim, "eth0")
+    stats = dict(ethtool_stats(sim.world, sim.world.devices["eth0"]) or ())
+    per_q = [q.rx_packets for q in f.device("eth0").queues]
+    for ring, q in ((0, 0), (2, 1)):  # every XDP_TX frame of queue q is on its rq_xdpsq
+        assert got[ring].dropped == 0
+        assert got[ring].sent + got[ring].occupancy == per_q[q]
+    assert stats["rx_xdp_tx_xmit"] == c["xdp_tx"] == sum(per_q)
+    assert stats["rx_xdp_tx_full"] == 0
+    refused = got[1].dropped + got[3].dropped
+    assert got[1].dropped > 0 and got[3].dropped > 0
+    (m,) = f.tracepoints.xdp_devmap_xmit
+    assert stats["tx_xdp_xmit"] == m.sent
+    flushes = [e for e in sim.events() if e["kind"] == "bq_flush"]
+    assert m.err == sum(1 for e in flushes if e["cpu"] >= 2)  # -ENXIO, no xdpsq
+    full_calls = sum(1 for e in flushes if e["cpu"] < 2 and e["drops"])
+    assert stats["tx_xdp_full"] == full_calls < refused

@@ -70,12 +70,12 @@ CROSSWALK: dict[str, dict[str, str]] = {
     },
     "xdp_xmit": {
         "*": "tracepoint xdp:xdp_devmap_xmit sent (to this device, from bq_xmit_all)",
-        "mlx5": "ethtool -S: tx_xdp_xmit",
+        "mlx5": "ethtool -S: tx_xdp_xmit (those the channel's XDPSQ queued)",
         "veth": "ethtool -S: tx_queue_N_xdp_xmit (veth_ndo_xdp_xmit)",
     },
     "xdp_xmit_errors": {
         "*": "tracepoint xdp:xdp_devmap_xmit drops (ndo_xdp_xmit refused)",
-        "mlx5": "ethtool -S: tx_xdp_full (XDP SQ full)",
+        "mlx5": "ethtool -S: tx_xdp_full (one per mlx5e_xdp_xmit that met a full XDPSQ)",
         "veth": "ethtool -S: tx_queue_N_xdp_xmit_errors",
     },
     "tx_packets": {"*": "ip -s link: TX packets (rtnl_link_stats64.tx_packets)"},
