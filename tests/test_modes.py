@@ -101,6 +101,41 @@ def test_a_sources_new_size_reaches_only_its_own_frames():
     assert_agree(runs[False], runs[True])
 
 
+MLX5 = """
+name: mlx5 modes
+cpus: 4
+devices:
+  eth0: {type: nic, driver: mlx5, speed: 25G, queues: 4, xdp: weird.py:verdict_by_port_mod8}
+  eth1: {type: nic, driver: ice, queues: 1}
+  eth2: {type: nic, driver: mlx5, queues: 2, xdp: xdp_pass}
+  eth3: {type: nic, driver: ice, queues: 1, xdp: xdp_pass}
+  eth5: {type: nic, driver: ice, queues: 4, xdp: {program: redirect, params: {dev: eth0}}}
+maps:
+  tx_ports: {type: devmap, max_entries: 4, entries: {1: eth1, 2: eth2, 3: eth3}}
+traffic:
+  - {name: mix, to: eth0, rate: 8Mpps, flows: 64, src_port: 1000-1063}
+  - {name: in, to: eth5, rate: 4Mpps, flows: 64, src_ip: 198.18.0.1-198.18.0.64}
+"""
+
+
+def test_fast_and_exact_agree_on_mlx5s_ethtool_counters():
+    """No shipped topology has an mlx5 port: one that drops, aborts, bounces, passes and
+    redirects (a missing key, a target without a program, one whose channels stop short of
+    the CPUs, a good one) and takes redirects in; its ``ethtool -S`` too."""
+    from xdptui.sim.show import ethtool_stats
+
+    runs = {}
+    for exact in (False, True):
+        sim = Simulator(topo(MLX5), exact=exact)
+        sim.run_until(5_000_000)
+        runs[exact] = counters(sim)
+        for dev in ("eth0", "eth2"):
+            for name, value in ethtool_stats(sim.world, sim.world.devices[dev]) or ():
+                runs[exact][f"{dev}.ethtool.{name}"] = value
+    assert runs[True]["eth0.ethtool.rx_xdp_drop"] > 1000
+    assert_agree(runs[False], runs[True])
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="known gap (issue 13): two ports of one card, one queue each, saturated, XDP_TX through "

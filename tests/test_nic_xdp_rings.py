@@ -1,13 +1,14 @@
 """The XDP TX rings of ice and mlx5 as their drivers lay them out: ice's per-RX-queue XDP_TX
 ring (ice_map_xdp_rings / ice_xdp_ring_from_qid), its ring count and lock
 (ice_vsi_determine_xdp_res, ice_xdp_locking_key), mlx5e_xdp_xmit's per-CPU channel and
-mlx5e_set_xdp_feature (v6.19), and mlx5's rx_xdp_tx_xmit."""
+mlx5e_set_xdp_feature (v6.19), mlx5's two XDPSQs per channel and its ethtool -S counters."""
 
 from __future__ import annotations
 
 from conftest import counters, sim_of
 
 from xdptui.sim.show import ethtool_stats
+from xdptui.widgets.project import project
 
 
 def rings(sim, dev: str = "eth0"):  # type: ignore[no-untyped-def]
@@ -123,3 +124,109 @@ def test_mlx5_rx_xdp_tx_xmit_counts_frames_sent_not_verdicts():
     assert c["xdp_tx_errors"] > 0
     assert stats["rx_xdp_tx_xmit"] + stats["rx_xdp_tx_full"] == c["xdp_tx"]
     assert stats["rx_xdp_tx_xmit"] < c["xdp_tx"]
+
+
+MLX5_VERDICTS = """
+name: mlx5 verdicts
+cpus: 2
+devices:
+  eth0: {type: nic, driver: mlx5, speed: 10G, queues: 1, irq_cpus: [1], tx_ring: 64,
+         xdp: weird.py:verdict_by_port_mod8}
+  eth1: {type: nic, driver: ice, queues: 1}
+  eth2: {type: nic, driver: mlx5, queues: 1, xdp: xdp_pass}
+  eth3: {type: nic, driver: ice, queues: 1, xdp: xdp_pass}
+  eth4: {type: nic, driver: mlx5, queues: 1, xdp: {program: xdp_drop, mode: generic}}
+  eth5: {type: nic, driver: ice, queues: 1, irq_cpus: [0],
+         xdp: {program: redirect, params: {dev: eth0}}}
+maps:
+  tx_ports: {type: devmap, max_entries: 4, entries: {1: eth1, 2: eth2, 3: eth3}}
+traffic:
+  - {name: mix, to: eth0, rate: 2Mpps, count: 8000, flows: 8, src_port: 1000-1007}
+  - {name: bounce, to: eth0, rate: 10Mpps, src_port: 1002}
+  - {name: flood, to: eth5, rate: 20Mpps, src_port: 2000}
+  - {name: gen, to: eth4, rate: 1Mpps, count: 500}
+"""
+
+
+def test_mlx5_rx_xdp_drop_counts_aborts_and_failed_xdp_tx_and_redirects():
+    # mlx5e_xdp_handle (v6.19): XDP_TX that mlx5e_xmit_xdp_buff cannot queue and a redirect
+    # xdp_do_redirect refuses `goto xdp_abort`: trace_xdp_exception, then fall through to
+    # XDP_DROP's rq->stats->xdp_drop++; rq->stats->xdp_redirect counts only the redirects
+    # xdp_do_redirect took. eth0 (polled on CPU 1) gets 8000 frames of eight verdict classes,
+    # 1000 each: DROP, ABORTED, TX, PASS, and bpf_redirect_map keys 0-3 -- key 0 is missing
+    # (the fallback XDP_ABORTED), key 1 is an ice port without a program (__xdp_enqueue:
+    # EOPNOTSUPP, synchronous), key 2 an mlx5 port of one channel (its mlx5e_xdp_xmit answers
+    # ENXIO to CPU 1 at flush, after xdp_do_redirect took the frames), key 3 an ice port with a
+    # program. 10 Mpps of XDP_TX and 20 Mpps redirected in from eth5 fill eth0's 10G wire, so
+    # XDP_TX frames meet a full SQ. Generic XDP on eth4 never reaches mlx5e_xdp_handle.
+    sim = sim_of(MLX5_VERDICTS, exact=True)
+    sim.run_until(5_000_000)
+    f = sim.frame()
+    c = counters(sim, "eth0")
+    stats = dict(ethtool_stats(sim.world, sim.world.devices["eth0"]) or ())
+    exceptions = {(x.dev, x.action): x.count for x in f.tracepoints.xdp_exception}
+    errors = {(e.dev, e.err): e.count for e in f.tracepoints.xdp_redirect_err}
+    xmit = {(m.from_dev, m.to_dev): m for m in f.tracepoints.xdp_devmap_xmit}
+    failed_tx = exceptions[("eth0", "XDP_TX")]
+    assert failed_tx > 0
+    assert failed_tx == c["xdp_tx"] - stats["rx_xdp_tx_xmit"]
+    assert errors == {("eth0", "EOPNOTSUPP"): 1000}
+    assert exceptions[("eth0", "XDP_ABORTED")] == 2000
+    assert exceptions[("eth0", "XDP_REDIRECT")] == 1000
+    assert xmit[("eth0", "eth2")].drops == 1000  # bq_xmit_all: not eth0's RQ's to count
+    assert stats["rx_xdp_drop"] == 1000 + 2000 + 1000 + failed_tx
+    assert stats["rx_xdp_redirect"] == 2000
+    generic = dict(ethtool_stats(sim.world, sim.world.devices["eth4"]) or ())
+    assert counters(sim, "eth4")["xdp_drop"] == 500
+    assert generic["rx_xdp_drop"] == 0
+
+
+MLX5_SQS = """
+name: mlx5 sqs
+cpus: 4
+devices:
+  eth0: {type: nic, driver: mlx5, speed: 10G, queues: 2, tx_ring: 256, xdp: xdp_tx}
+  eth1: {type: nic, driver: ice, queues: 4, xdp: {program: redirect, params: {dev: eth0}}}
+traffic:
+  - {name: bounce, to: eth0, rate: 1Mpps, flows: 64, src_ip: 198.18.0.1-198.18.0.64}
+  - {name: flood, to: eth1, rate: 40Mpps, flows: 64, src_ip: 198.19.0.1-198.19.0.64}
+"""
+
+
+def test_mlx5_xdp_tx_and_redirects_use_each_channels_two_xdpsqs():
+    # mlx5e_open_queues (v6.19): a channel with a program has two XDPSQs -- the RQ's own
+    # rq_xdpsq, where mlx5e_xdp_handle's XDP_TX goes (stats rx_xdp_tx_*), and the channel's
+    # xdpsq, where mlx5e_xdp_xmit puts what CPU c redirected into channel c (tx_xdp_*; CPUs 2
+    # and 3 have no channel on the 2-channel eth0: -ENXIO before any SQ). 40 Mpps redirected
+    # in from eth1 fill the xdpsqs of CPUs 0 and 1; 1 Mpps of XDP_TX on their own SQs, far less
+    # than their share of the 10G wire, never meet a full one. mlx5e_xmit_xdp_frame counts
+    # xmit per frame queued and full per refusal; mlx5e_xdp_xmit's loop stops at its first
+    # refusal, so tx_xdp_full is one per call (per bulk flush) that met a full xdpsq.
+    sim = sim_of(MLX5_SQS, exact=True)
+    sim.run_until(2_000_000)
+    f = sim.frame()
+    got = rings(sim)
+    assert {r: (got[r].cpus, got[r].rx_queues) for r in got} == {
+        0: ((), (0,)),
+        1: ((0,), ()),
+        2: ((), (1,)),
+        3: ((1,), ()),
+    }
+    labels = [row.label for row in project(None, f).rings.rows if row.kind == "tx"]
+    assert labels[:4] == ["eth0 tx0 rxq0", "eth0 tx1 cpu0", "eth0 tx2 rxq1", "eth0 tx3 cpu1"]
+    c = counters(sim, "eth0")
+    stats = dict(ethtool_stats(sim.world, sim.world.devices["eth0"]) or ())
+    per_q = [q.rx_packets for q in f.device("eth0").queues]
+    for ring, q in ((0, 0), (2, 1)):  # every XDP_TX frame of queue q is on its rq_xdpsq
+        assert got[ring].dropped == 0
+        assert got[ring].sent + got[ring].occupancy == per_q[q]
+    assert stats["rx_xdp_tx_xmit"] == c["xdp_tx"] == sum(per_q)
+    assert stats["rx_xdp_tx_full"] == 0
+    refused = got[1].dropped + got[3].dropped
+    assert got[1].dropped > 0 and got[3].dropped > 0
+    (m,) = f.tracepoints.xdp_devmap_xmit
+    assert stats["tx_xdp_xmit"] == m.sent
+    flushes = [e for e in sim.events() if e["kind"] == "bq_flush"]
+    assert m.err == sum(1 for e in flushes if e["cpu"] >= 2)  # -ENXIO, no xdpsq
+    full_calls = sum(1 for e in flushes if e["cpu"] < 2 and e["drops"])
+    assert stats["tx_xdp_full"] == full_calls < refused

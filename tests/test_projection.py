@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from conftest import sim_of
 from fake_sim import FakeSim
 
 from xdptui.model.topology import Lesson, LessonStep
@@ -18,6 +19,7 @@ from xdptui.model.views import (
     RedirectErrView,
     TracepointsView,
 )
+from xdptui.sim.engine import Simulator
 from xdptui.widgets.crosswalk import crosswalk_source, project_counters
 from xdptui.widgets.history import RateHistory, project_sparklines, push_history
 from xdptui.widgets.project import PanelState, Projection, project
@@ -135,7 +137,7 @@ def test_a_bonds_verdict_counters_are_not_applicable() -> None:
 
 
 def test_driver_specific_names_win_over_the_generic_one() -> None:
-    assert crosswalk_source("nic", "mlx5", "xdp_drop") == "ethtool -S: rx_xdp_drop"
+    assert crosswalk_source("nic", "mlx5", "xdp_drop").startswith("ethtool -S: rx_xdp_drop ")
     assert crosswalk_source("veth", None, "xdp_tx") == "ethtool -S: rx_queue_N_xdp_tx"
     assert "no driver counter" in crosswalk_source("nic", "ice", "xdp_drop")
 
@@ -254,6 +256,61 @@ def test_bulk_queues_are_gauges_and_cpu_map_entries() -> None:
     assert [row.label for row in bq] == ["bq cpu3 eth0→eth1 ⇢xdp_pass"]
     assert bq[0].occupancy == 10 and bq[0].size == 16
     assert views.cpus.rows[3].bulk_queues == ("bq→eth1",)
+
+
+FIRST_ENQUEUER = """
+name: first enqueuer
+cpus: 2
+devices:
+  eth0: {{type: nic, driver: ice, queues: 1, xdp: weird.py:key_by_port_parity}}
+  eth1: {{type: nic, driver: ice, queues: 1, xdp: xdp_pass}}
+maps:
+  tx_ports:
+    type: devmap
+    max_entries: 2
+    entries: {{0: eth1, 1: {{dev: eth1, egress: xdp_drop}}}}
+traffic:
+  - {{name: g, to: eth0, rate: {rate}, count: {count}, flows: 3, src_port: 1001-1003}}
+"""
+
+
+def _bulk_queue(sim: Simulator) -> tuple[str, str | None]:
+    """The Rings tab's one bulk-queue gauge: its label and the program it names."""
+    (row,) = [r for r in project(None, sim.frame()).rings.rows if r.kind == "bq"]
+    return row.label, row.program
+
+
+def test_rings_tab_names_no_program_when_the_first_enqueuer_since_the_flush_has_none() -> None:
+    """bq_enqueue (kernel/bpf/devmap.c) keeps ``bq->xdp_prog`` of the first frame enqueued
+    since ``__dev_flush`` and ``bq_xmit_all`` runs it on the whole bulk. Keys 0 (no egress
+    program) and 1 (xdp_drop) both point at eth1; frames come as keys 1, 0, 1 (src ports
+    1001-1003, flows in order). At 1 Mpps on ice (rx-usecs 50 us) the first frame has a poll
+    of its own -- its bulk runs xdp_drop -- and the other two wait for the next interrupt and
+    share one bulk whose first enqueuer is key 0: no program, both sent."""
+    sim = sim_of(FIRST_ENQUEUER.format(rate="1Mpps", count=3), exact=True)
+    sim.run_until(10_000)  # the first poll has flushed, the second has not run
+    assert _bulk_queue(sim) == ("bq cpu0 eth0→eth1 ⇢xdp_drop", "xdp_drop")
+    sim.run_until(1_000_000)
+    polls = [e["frames"] for e in sim.events() if e["kind"] == "napi_poll"]
+    assert polls == [1, 2]
+    assert _bulk_queue(sim) == ("bq cpu0 eth0→eth1", None)
+    (m,) = sim.frame().tracepoints.xdp_devmap_xmit
+    assert (m.sent, m.egress_drops) == (2, 1)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_rings_tab_names_the_last_bulks_first_enqueuers_program_in_both_modes(
+    exact: bool,
+) -> None:
+    """At 10 Kpps frames are further apart than rx-usecs: every poll, and so every bulk, holds
+    one frame, which meets its own entry's program. Five frames come as keys 1, 0, 1, 1, 0:
+    three are dropped by xdp_drop, two sent, and the last bulk's first enqueuer is key 0, so
+    the Rings tab names no program, not the xdp_drop earlier bulks of the same queue ran."""
+    sim = sim_of(FIRST_ENQUEUER.format(rate="10Kpps", count=5), exact=exact)
+    sim.run_until(5_000_000)
+    (m,) = sim.frame().tracepoints.xdp_devmap_xmit
+    assert (m.sent, m.egress_drops) == (2, 3)
+    assert _bulk_queue(sim) == ("bq cpu0 eth0→eth1", None)
 
 
 def test_a_projection_computes_only_the_views_asked_for() -> None:

@@ -42,7 +42,7 @@ CROSSWALK: dict[str, dict[str, str]] = {
     },
     "xdp_drop": {
         "*": "XDP_DROP: " + _NO_DRIVER_COUNTER,
-        "mlx5": "ethtool -S: rx_xdp_drop",
+        "mlx5": "ethtool -S: rx_xdp_drop (with XDP_ABORTED and failed XDP_TX and redirects)",
         "veth": "ethtool -S: rx_queue_N_xdp_drops (XDP_DROP and XDP_ABORTED)",
     },
     "xdp_pass": {
@@ -56,23 +56,26 @@ CROSSWALK: dict[str, dict[str, str]] = {
     },
     "xdp_redirect": {
         "*": "tracepoint xdp:xdp_redirect (xdp:xdp_redirect_err on failure)",
-        "mlx5": "ethtool -S: rx_xdp_redirect; tracepoint xdp:xdp_redirect",
+        "mlx5": "ethtool -S: rx_xdp_redirect (those xdp_do_redirect took); xdp:xdp_redirect",
         "veth": "ethtool -S: rx_queue_N_xdp_redirect",
     },
-    "xdp_aborted": {"*": "tracepoint xdp:xdp_exception act=XDP_ABORTED (trace_xdp_exception)"},
+    "xdp_aborted": {
+        "*": "tracepoint xdp:xdp_exception act=XDP_ABORTED (trace_xdp_exception)",
+        "mlx5": "tracepoint xdp:xdp_exception act=XDP_ABORTED; ethtool -S: in rx_xdp_drop",
+    },
     "xdp_tx_errors": {
         "*": "tracepoint xdp:xdp_exception act=XDP_TX (XDP TX ring full)",
-        "mlx5": "ethtool -S: rx_xdp_tx_full (XDP TX ring full)",
+        "mlx5": "ethtool -S: rx_xdp_tx_full (XDP TX ring full; also in rx_xdp_drop)",
         "veth": "ethtool -S: rx_queue_N_xdp_tx_errors",
     },
     "xdp_xmit": {
         "*": "tracepoint xdp:xdp_devmap_xmit sent (to this device, from bq_xmit_all)",
-        "mlx5": "ethtool -S: tx_xdp_xmit",
+        "mlx5": "ethtool -S: tx_xdp_xmit (those the channel's XDPSQ queued)",
         "veth": "ethtool -S: tx_queue_N_xdp_xmit (veth_ndo_xdp_xmit)",
     },
     "xdp_xmit_errors": {
         "*": "tracepoint xdp:xdp_devmap_xmit drops (ndo_xdp_xmit refused)",
-        "mlx5": "ethtool -S: tx_xdp_full (XDP SQ full)",
+        "mlx5": "ethtool -S: tx_xdp_full (one per mlx5e_xdp_xmit that met a full XDPSQ)",
         "veth": "ethtool -S: tx_queue_N_xdp_xmit_errors",
     },
     "tx_packets": {"*": "ip -s link: TX packets (rtnl_link_stats64.tx_packets)"},

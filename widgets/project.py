@@ -488,7 +488,8 @@ def _ring_rows(frame: Frame, focus: str | None) -> RingsView:
                 GaugeRow(
                     device=dev.name,
                     kind="tx",
-                    label=f"{dev.name} tx{ring.ring} cpu{format_cpus(ring.cpus)}"
+                    label=f"{dev.name} tx{ring.ring}"
+                    + (f" cpu{format_cpus(ring.cpus)}" if ring.cpus else "")
                     + (f" rxq{format_cpus(ring.rx_queues)}" if ring.rx_queues else ""),
                     size=ring.size,
                     occupancy=ring.occupancy,

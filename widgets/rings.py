@@ -64,6 +64,8 @@ One gauge per ring, `#` descriptors in use, `|` the peak since start:
 * **XDP TX rings** (`eth0 tx3 cpu3`): the driver picks one by the *current CPU*
   (`ixgbe_determine_xdp_ring`: `smp_processor_id()`, or `cpu % rings` under `tx_lock` when
   there are fewer rings than CPUs — 🔒); they drain at line rate; a full ring refuses.
+  `rxq…` names the RX queues whose XDP_TX a ring takes (i40e, ice, mlx5); mlx5 has two per
+  channel, the RQ's own for XDP_TX (`rxqN`) and the one `mlx5e_xdp_xmit` uses (`cpuN`).
 * **tap rings** (`tap1 tap q0→user 1Mpps`): not XDP TX rings but a tap's per-queue ring
   (`tx_queue_len`) toward userspace (`tun_net_xmit`, `tun_xdp_xmit`); the reader takes frames
   at the rate shown (its rate split over the queues, `reader TAP rate R`), `read` counts them;

@@ -28,3 +28,11 @@ def key_by_port_parity(ctx):
 def key_by_port_mod4(ctx):
     """bpf_redirect_map(tx_ports, src_port % 4, 0)."""
     return ctx.redirect_map("tx_ports", ctx.src_port.astype("int64") % 4, 0)
+
+
+def verdict_by_port_mod8(ctx):
+    """src_port % 8: 0 XDP_DROP, 1 XDP_ABORTED, 2 XDP_TX, 3 XDP_PASS, 4-7
+    bpf_redirect_map(tx_ports, src_port % 8 - 4, 0)."""
+    m = ctx.src_port.astype("int64") % 8
+    redirected = ctx.redirect_map("tx_ports", np.maximum(m - 4, 0), 0)
+    return np.select([m == 0, m == 1, m == 2, m == 3], [1, 0, 3, 2], redirected)

@@ -366,6 +366,8 @@ class Datapath(Accounting):
             out.verdicts[name] = out.verdicts.get(name, 0) + n
             if code in (XDP_DROP, XDP_ABORTED) and isinstance(dev, Veth) and mode == MODE_DRV:
                 dev.rq_stats["xdp_drops"] += n
+            if code in (XDP_DROP, XDP_ABORTED) and isinstance(dev, Nic) and mode == MODE_DRV:
+                dev.xdp_handle(dropped=n)
             if code == XDP_DROP:
                 dev.add("xdp_drop", n)
                 if tun_fast:  # tun_xdp_act: dev_core_stats_rx_dropped_inc, no rx_packets
@@ -462,6 +464,8 @@ class Datapath(Accounting):
         if aborted.total:
             dev.add("xdp_aborted", aborted.total)
             self.tp.exception[(dev.name, "XDP_ABORTED")] += aborted.total
+            if isinstance(dev, Nic) and mode == MODE_DRV:
+                dev.xdp_handle(dropped=aborted.total)
         here = bpf_run.leaving(self, dev, c, rows.where(slave == TX_HERE))
         rr = bpf_run.leaving(self, dev, c, rows.where(slave == TX_RR))
         parts: list[tuple[int, Rows, IntArray]] = []
@@ -569,8 +573,12 @@ class Datapath(Accounting):
         """``xdp:xdp_redirect_err`` by errno, and the native driver's drop with
         ``xdp:xdp_exception`` (``tun_xdp_act`` only returns the error). Native veth and tun
         count the outcome in their RX stats: veth's ``xdp_redirect`` or ``rx_drops``
-        (``veth_xdp_rcv_one``); tun's RX stats or ``rx_dropped`` (``tun_xdp_act``)."""
+        (``veth_xdp_rcv_one``); tun's RX stats or ``rx_dropped`` (``tun_xdp_act``); a NIC's
+        ``Nic.xdp_handle``."""
         bad = err != 0
+        if mode == MODE_DRV and isinstance(dev, Nic):
+            n_bad = int(rows.count[bad].sum())
+            dev.xdp_handle(dropped=n_bad, redirected=rows.total - n_bad)
         if mode == MODE_DRV and isinstance(dev, Veth | Tun):
             n_bad = int(rows.count[bad].sum())
             dev.add("rx_dropped", n_bad)

@@ -11,7 +11,7 @@ from typing import Literal
 
 from xdptui.model.errors import Errno, KernelError
 
-TxRingRule = Literal["ixgbe", "per_queue_pair", "ice", "none"]
+TxRingRule = Literal["ixgbe", "per_queue_pair", "ice", "mlx5", "none"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,10 @@ class DriverProfile:
         than rings turns on ``ixgbe_xdp_locking_key`` (``ixgbe_xdp_setup``).
         ice: ``ice_main.c: ice_vsi_determine_xdp_res`` = min(the PF's free TX queues,
         num_possible_cpus()); fewer rings than CPUs turns on ``ice_xdp_locking_key``. The PF's
-        free TX queues are its ``max_xdp_tx_rings`` less the ``queues`` the LAN side holds."""
+        free TX queues are its ``max_xdp_tx_rings`` less the ``queues`` the LAN side holds.
+        mlx5: two XDPSQs per channel (en_main.c ``mlx5e_open_queues``): the RQ's own
+        ``rq_xdpsq`` for XDP_TX and the channel's ``xdpsq`` for ``mlx5e_xdp_xmit``; channel
+        c's are rings 2c and 2c + 1."""
         if self.tx_ring_rule == "ixgbe":
             rings = min(self.max_xdp_tx_rings, nr_cpus)
             return rings, nr_cpus > rings
@@ -52,6 +55,8 @@ class DriverProfile:
             return rings, rings < nr_cpus
         if self.tx_ring_rule == "per_queue_pair":
             return queues, False
+        if self.tx_ring_rule == "mlx5":
+            return 2 * queues, False
         return 0, False
 
     def free_txqs(self, queues: int) -> int:
@@ -78,6 +83,8 @@ class DriverProfile:
         else ``xdp_rings[cpu]`` (-ENXIO past the last)."""
         if rings == 0:
             return None
+        if self.tx_ring_rule == "mlx5":
+            return 2 * cpu + 1 if cpu < rings // 2 else None
         if locking:
             return cpu % rings
         return cpu if cpu < rings else None
@@ -86,7 +93,8 @@ class DriverProfile:
         """The XDP TX ring XDP_TX uses for frames of RX queue ``queue``, None where the driver
         picks by CPU (ixgbe: ``ixgbe_determine_xdp_ring``).
 
-        i40e/mlx5: the ring of the queue pair / channel (mlx5: the RQ's own ``rq->xdpsq``).
+        i40e: the ring of the queue pair; mlx5: the RQ's own ``rq->xdpsq`` (``rq_xdpsq`` of
+        the channel, not the ``xdpsq`` ``mlx5e_xdp_xmit`` uses).
         ice: ``ice_map_xdp_rings`` -> ``ice_xdp_ring_from_qid``: under ``ice_xdp_locking_key``
         ``xdp_rings[q % num_xdp_txq]``; otherwise the first XDP ring on the queue's interrupt
         vector. The rings are dealt to the ``queues`` vectors in contiguous runs of
@@ -96,6 +104,8 @@ class DriverProfile:
             return None
         if self.tx_ring_rule == "per_queue_pair":
             return queue % rings
+        if self.tx_ring_rule == "mlx5":
+            return 2 * queue
         if locking:
             return queue % rings
         left = rings
@@ -190,7 +200,7 @@ MLX5 = DriverProfile(
     reta_size=256,  # UNVERIFIED
     max_queues=64,
     rss_queues_max=64,
-    tx_ring_rule="per_queue_pair",  # an XDPSQ per channel; mlx5e_xdp_xmit: -ENXIO past the last
+    tx_ring_rule="mlx5",  # two XDPSQs per channel; mlx5e_xdp_xmit: -ENXIO past the last
     max_xdp_tx_rings=64,
     reset_on_attach=True,  # UNVERIFIED: mlx5e_xdp_set reopens channels on none<->some
     reset_ns=2_000_000,

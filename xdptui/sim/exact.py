@@ -99,6 +99,7 @@ class ExactIO:
                 self.exact.tx_due.setdefault(ring_dev.card, []).append(dep)
         refused = rows.total - n_ok
         if refused:
+            ring.dropped += refused
             self.dp.refused(ref, ring_dev, refused)
             where = "xdp_tx_ring_full" if ref.kind == "tx" else f"{ref.kind}_ring_full"
             self.exact.log_drop(t, ring_dev.name, where, refused, ring=ring.index)

@@ -116,8 +116,10 @@ class Accounting:
             x.dst.add("xdp_xmit", n)
             x.tally.sent += n
             x.add_sent(n)
-        if ref.kind == "tx" and isinstance(ref.src, Nic):  # mlx5e_xmit_xdp_frame: xmit++
-            ref.src.xdp_tx_xmit += n
+            if isinstance(x.dst, Nic):
+                x.dst.xdpsq(xdp_tx=False, xmit=n)
+        if ref.kind == "tx" and isinstance(ref.src, Nic):
+            ref.src.xdpsq(xdp_tx=True, xmit=n)
         if into_rx:
             sender = x.dst if ref.kind == "xmit" and x is not None else ref.src
             sender.add("tx_packets", n)
@@ -139,6 +141,9 @@ class Accounting:
             self.veth_tx_refused(ref.src, ring_dev, n, None)
         elif kind == "tx":
             ref.src.add("xdp_tx_errors", n)
+            if isinstance(ref.src, Nic):
+                ref.src.xdpsq(xdp_tx=True, full=n)
+                ref.src.xdp_handle(dropped=n)
             if isinstance(ring_dev, Tun):
                 ring_dev.add("tx_dropped", n)
             else:
@@ -150,6 +155,8 @@ class Accounting:
             x.tally.drops += n
             if isinstance(ring_dev, Tun):
                 ring_dev.add("tx_dropped", calls_full(x, n, taken))
+            if isinstance(ring_dev, Nic):
+                ring_dev.xdpsq(xdp_tx=False, full=calls_full(x, n, taken))
             if isinstance(x.dst, Veth):  # veth_get_stats64: the peer rq's peer_tq_xdp_xmit_err
                 x.dst.add("tx_dropped", n)
                 ring_dev.add("rx_dropped", n)

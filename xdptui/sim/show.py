@@ -590,8 +590,11 @@ def _json(value: object) -> str:
 #   ...), then ``tx_queue_%u_packets``/``_bytes`` and ``rx_queue_%u_packets``/``_bytes``.
 # - mlx5 ``mlx5e_get_ethtool_stats`` (en_stats.c): ``sw_stats_desc`` rx_packets, rx_bytes,
 #   tx_packets, tx_bytes, rx_xdp_drop, rx_xdp_redirect, rx_xdp_tx_xmit, rx_xdp_tx_full,
-#   tx_xdp_xmit, tx_xdp_full; ``q_stats_desc`` rx_out_of_buffer; rx_xdp_tx_xmit is the XDP_TX
-#   SQ's ``xmit`` (frames ``mlx5e_xmit_xdp_frame`` queued), not the XDP_TX verdicts; per
+#   tx_xdp_xmit, tx_xdp_full; ``q_stats_desc`` rx_out_of_buffer; rx_xdp_drop and
+#   rx_xdp_redirect are what ``mlx5e_xdp_handle`` counts (``Nic.xdp_handle``: failed XDP_TX and
+#   redirects are drops); ``rx_xdp_tx_*`` are the RQ's own XDPSQ (XDP_TX), ``tx_xdp_*`` the
+#   channel's XDPSQ ``mlx5e_xdp_xmit`` uses (``Nic.xdpsq``): ``xmit`` the frames
+#   ``mlx5e_xmit_xdp_frame`` queued (not the verdicts), ``full`` its refusals; per
 #   channel ``rx%d_packets`` (``rq_stats_desc``). The per-channel ``rx%d_xdp_drop`` etc. are
 #   not kept per queue.
 # - veth ``veth_get_ethtool_stats``: ``peer_ifindex``, then per RX queue
@@ -610,12 +613,12 @@ _MLX5_SW = (
     ("rx_bytes", "rx_bytes"),
     ("tx_packets", "tx_packets"),
     ("tx_bytes", "tx_bytes"),
-    ("rx_xdp_drop", "xdp_drop"),
-    ("rx_xdp_redirect", "xdp_redirect"),
-    ("rx_xdp_tx_xmit", ""),  # Nic.xdp_tx_xmit: frames the XDP_TX SQ took
-    ("rx_xdp_tx_full", "xdp_tx_errors"),
-    ("tx_xdp_xmit", "xdp_xmit"),
-    ("tx_xdp_full", "xdp_xmit_errors"),
+    ("rx_xdp_drop", ""),  # "": Nic.sw_stats (Nic.xdp_handle, Nic.xdpsq)
+    ("rx_xdp_redirect", ""),
+    ("rx_xdp_tx_xmit", ""),
+    ("rx_xdp_tx_full", ""),
+    ("tx_xdp_xmit", ""),
+    ("tx_xdp_full", ""),
     ("rx_out_of_buffer", "rx_dropped"),
 )
 NO_STATS = "no stats available"
@@ -653,7 +656,7 @@ def ethtool_stats(world: World, dev: NetDev) -> tuple[tuple[str, int], ...] | No
         return None
     driver = dev.driver.name
     if driver == "mlx5":
-        rows += [(name, k[c] if c else dev.xdp_tx_xmit) for name, c in _MLX5_SW]
+        rows += [(name, k[c] if c else dev.sw_stats[name]) for name, c in _MLX5_SW]
         rows += [(f"rx{q}_packets", packets) for q, packets, _ in per_q]
         return tuple(rows)
     if driver == "ice":

@@ -3,8 +3,8 @@
 
 RSS spreads received frames over the RX queues; each queue's interrupt is affine to a CPU and
 moderated (``rx-usecs``). XDP TX rings exist only while a native program is attached, one per
-CPU or per queue pair as the driver lays them out; they and the stack's TX queue drain onto
-one wire. Ports of one card share its DMA budget (``Card``).
+CPU or per queue pair as the driver lays them out (mlx5: two per channel); they and the
+stack's TX queue drain onto one wire. Ports of one card share its DMA budget (``Card``).
 """
 
 from __future__ import annotations
@@ -31,6 +31,14 @@ if TYPE_CHECKING:
 IntArray = npt.NDArray[np.int64]
 
 GCRA_WINDOW = 4096  # frames (or slots) a vectorised run of the card's admission looks at
+SW_STATS = (
+    "rx_xdp_drop",
+    "rx_xdp_redirect",
+    "rx_xdp_tx_xmit",
+    "rx_xdp_tx_full",
+    "tx_xdp_xmit",
+    "tx_xdp_full",
+)
 
 
 @dataclass(eq=False)
@@ -46,9 +54,9 @@ class Nic(NetDev):
     ring_of_queue: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     tx: list[TxRing] = field(default_factory=list)  # the XDP TX rings, then the stack's queue
     card: str = ""  # ports of one card share its DMA budget (rx_pps_max)
-    # XDP_TX frames the driver put on its XDP TX rings (mlx5 ``rq_xdpsq_stats.xmit``, counted in
-    # ``mlx5e_xmit_xdp_frame``; ``ethtool -S`` rx_xdp_tx_xmit): sent, not XDP_TX verdicts.
-    xdp_tx_xmit: int = 0
+    # mlx5's RQ and XDPSQ counters as ``ethtool -S`` names them (``xdp_handle``, ``xdpsq``);
+    # kept for every port, printed for mlx5 only
+    sw_stats: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SW_STATS, 0))
     wire_free_ps: int = 0  # exact mode: when the wire finishes the frame it is sending (ps)
 
     @property
@@ -113,9 +121,32 @@ class Nic(NetDev):
 
     # ------------------------------------------------------------ data path
 
+    def xdp_handle(self, dropped: int = 0, redirected: int = 0) -> None:
+        """``mlx5e_xdp_handle`` (en/xdp.c, mainline v6.19), the RQ's counters of a native
+        program's verdicts: ``rq->stats->xdp_redirect`` for a redirect ``xdp_do_redirect``
+        took; ``rq->stats->xdp_drop`` for XDP_DROP and for every frame that reaches
+        ``xdp_abort:`` (after ``trace_xdp_exception``) -- XDP_ABORTED or an unknown verdict,
+        an XDP_TX ``mlx5e_xmit_xdp_buff`` could not queue, a redirect ``xdp_do_redirect``
+        refused. A redirect that fails later, when ``bq_xmit_all`` hands the bulk to the
+        target's ``ndo_xdp_xmit``, is not the RQ's; generic XDP never gets here."""
+        self.sw_stats["rx_xdp_drop"] += dropped
+        self.sw_stats["rx_xdp_redirect"] += redirected
+
+    def xdpsq(self, xdp_tx: bool, xmit: int = 0, full: int = 0) -> None:
+        """mlx5's XDPSQ counters (en/xdp.c, mainline v6.19): ``mlx5e_xmit_xdp_frame`` counts
+        ``stats->xmit`` for a frame it queued and ``stats->full`` when the SQ has no room.
+        XDP_TX uses the RQ's own SQ (``rx_xdp_tx_*``), one frame a call, so each refused frame
+        is one ``full``; ``mlx5e_xdp_xmit`` the channel's (``tx_xdp_*``) and stops its loop at
+        the first refusal, so ``full`` counts the calls that met a full SQ. A bulk it refuses
+        before the SQ (-ENXIO, -ENETDOWN) counts nothing here."""
+        pre = "rx_xdp_tx" if xdp_tx else "tx_xdp"
+        self.sw_stats[f"{pre}_xmit"] += xmit
+        self.sw_stats[f"{pre}_full"] += full
+
     def xdp_tx(self, dp: Datapath, cpu: int, queue: int, t: int, rows: Rows) -> None:
         ring = self.xdp_tx_ring(cpu, queue)
         if ring < 0:
+            self.xdp_handle(dropped=rows.total)
             dp.xdp_tx_failed(self, rows)
             return
         dp.io.tx(self, self.tx[ring], rows, t, dp.refusal("tx", self))
@@ -128,6 +159,7 @@ class Nic(NetDev):
         ring = self.xdp_tx_rings(cpus, queues)
         bad = ring < 0
         if bad.any():
+            self.xdp_handle(dropped=int(rows.count[bad].sum()))
             dp.xdp_tx_failed(self, rows.where(bad))
         if not bad.all():
             dp.io.tx_many(self, ring[~bad], rows.where(~bad), t, dp.refusal("tx", self))
