@@ -32,7 +32,7 @@ from textual.strip import Strip
 from xdptui.widgets.explain import Explanation
 from xdptui.widgets.format import format_count, format_per_s
 from xdptui.widgets.lines import LinePanel, Part, strip
-from xdptui.widgets.project import CountRow, DropsView
+from xdptui.widgets.project_drops import CountRow, DropsView
 
 
 @dataclass(frozen=True)
