@@ -5,6 +5,7 @@ mlx5e_set_xdp_feature (v6.19), mlx5's two XDPSQs per channel and its ethtool -S 
 
 from __future__ import annotations
 
+import pytest
 from conftest import counters, sim_of
 
 from xdptui.sim.show import ethtool_stats
@@ -230,3 +231,40 @@ def test_mlx5_xdp_tx_and_redirects_use_each_channels_two_xdpsqs():
     assert m.err == sum(1 for e in flushes if e["cpu"] >= 2)  # -ENXIO, no xdpsq
     full_calls = sum(1 for e in flushes if e["cpu"] < 2 and e["drops"])
     assert stats["tx_xdp_full"] == full_calls < refused
+
+
+MLX5_LINK = """
+name: mlx5 link stats
+cpus: 2
+devices:
+  eth0: {type: nic, driver: mlx5, speed: 10G, queues: 1, xdp: weird.py:verdict_by_port_mod8}
+  eth1: {type: nic, driver: mlx5, speed: 10G, queues: 1, xdp: {program: xdp_drop, mode: generic}}
+traffic:
+  - {name: mixed, to: eth0, rate: 1Mpps, count: 4000, size: 100, flows: 4,
+     src_port: 1000-1003}
+  - {name: plain, to: eth1, rate: 1Mpps, count: 1000, size: 100}
+  - {name: out, from: eth0, rate: 1Mpps, count: 500, size: 200}
+"""
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "fast"])
+def test_mlx5_ip_link_rx_and_tx_are_the_rqs_skbs_and_the_regular_sqs(exact: bool):
+    # mlx5e_get_stats -> mlx5e_fold_sw_stats64 (v6.19): RX is the RQs' rq_stats->packets, which
+    # mlx5e_complete_rx_cqe counts only for a frame that became an skb; TX the regular SQs'.
+    # eth0's native program drops, aborts, bounces (XDP_TX on its XDPSQ) and passes 1000 frames
+    # each: RX shows the 1000 passed, TX only the 500 the stack sent. Generic XDP runs
+    # on an skb already built: eth1's 1000 frames all count, though the program drops them.
+    from xdptui.sim.show import link_facts
+
+    sim = sim_of(MLX5_LINK, exact=exact)
+    sim.run_until(10_000_000)
+    c = counters(sim, "eth0")
+    assert (c["xdp_pass"], c["xdp_tx"], c["rx_packets"]) == (1000, 1000, 4000)
+    rx = link_facts(sim.world, sim.world.devices["eth0"]).stats
+    assert (rx["rx"]["packets"], rx["rx"]["bytes"]) == (1000, 1000 * 100)
+    assert (rx["tx"]["packets"], rx["tx"]["bytes"]) == (500, 500 * 200)
+    ethtool = dict(ethtool_stats(sim.world, sim.world.devices["eth0"]) or ())
+    assert (ethtool["rx_packets"], ethtool["tx_packets"]) == (1000, 500)
+    assert ethtool["rx_xdp_tx_xmit"] == 1000
+    generic = link_facts(sim.world, sim.world.devices["eth1"]).stats
+    assert generic["rx"]["packets"] == 1000 == counters(sim, "eth1")["xdp_drop"]

@@ -193,6 +193,8 @@ class Datapath(Accounting):
         if not (isinstance(dev, Tun) and c.mode == MODE_DRV):  # tun counts per verdict
             dev.add("rx_packets", rows.total)
             dev.add("rx_bytes", rows.bytes(e.size))
+        if isinstance(dev, Nic) and c.mode != MODE_DRV:  # an skb for every frame
+            dev.rq_stats(rows.total, rows.bytes(e.size))
         if c.obj is not None:  # a real program: its map effects, per-frame outcomes
             c, rows = bpf_run.run_xdp(self, dev, c, rows, cpu, t)
         out.cost_ns += float(rows.count @ c.cost[rows.entry])
@@ -230,6 +232,8 @@ class Datapath(Accounting):
             return cost
         dev.add("rx_packets", rows.total)
         dev.add("rx_bytes", rows.bytes(self.world.entries.size))
+        if isinstance(dev, Nic) and c.mode != MODE_DRV:  # an skb for every frame
+            dev.rq_stats(rows.total, rows.bytes(self.world.entries.size))
         cost += np.bincount(owner, weights=count * c.cost[entry], minlength=len(polls))
         if c.mode is None:
             self.up_the_stack(dev, rows)
@@ -374,6 +378,8 @@ class Datapath(Accounting):
                     dev.add("rx_dropped", n)
             elif code == XDP_PASS:
                 dev.add("xdp_pass", n)
+                if isinstance(dev, Nic) and mode == MODE_DRV:
+                    dev.rq_stats(n, part.bytes(self.world.entries.size))
                 if isinstance(dev, Tun) and c.mode == MODE_DRV:  # tun_get_user: rx stats
                     self.tun_rx(dev, part)
                 self.up_the_stack(dev, bpf_run.leaving(self, dev, c, part))

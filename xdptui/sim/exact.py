@@ -642,8 +642,10 @@ class Exact:
         n = int(np.searchsorted(dep, t, side="right"))
         gone = ring.fifo.pop(n)
         ring.sent += n
+        wire = int(gone["wire"].sum())
+        ring.sent_wire += wire
         dev.add("tx_packets", n)
-        dev.add("tx_bytes", int(gone["wire"].sum()) - WIRE_OVERHEAD * n)
+        dev.add("tx_bytes", wire - WIRE_OVERHEAD * n)
 
     def settle(self, t: int) -> None:
         """Bring everything up to ``t`` for someone to look at: arrivals into rings,

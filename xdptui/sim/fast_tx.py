@@ -89,6 +89,7 @@ def drain(world: World, dp: Datapath, claims: list[Claim], dt: int) -> None:
             r.occ_bytes = float(left_b[i] - refused[i] * mean_left[i])
             r.credit = float(credit[i])
             r.sent += int(out[i])
+            r.sent_wire += float(out_b[i])
             r.dropped += int(refused[i])
         if len(mine):
             lost = take_rows(offered.T.copy(), refused).T.sum(axis=1)

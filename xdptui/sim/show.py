@@ -261,7 +261,7 @@ def link_facts(world: World, dev: NetDev) -> LinkFacts:
     if isinstance(dev, Nic | Veth | Tun):
         queues = dev.queues
     own = own_xdp(dev)
-    k = bond_get_stats(dev, world.devices) if isinstance(dev, Bond) else dev.counters
+    k = bond_get_stats(dev, world.devices) if isinstance(dev, Bond) else dev.get_stats64()
     stats = {
         "rx": {
             "bytes": k["rx_bytes"],
@@ -619,7 +619,7 @@ _MLX5_SW = (
     ("rx_xdp_tx_full", ""),
     ("tx_xdp_xmit", ""),
     ("tx_xdp_full", ""),
-    ("rx_out_of_buffer", "rx_dropped"),
+    ("rx_out_of_buffer", "rx_out_of_buffer"),
 )
 NO_STATS = "no stats available"
 
@@ -656,7 +656,9 @@ def ethtool_stats(world: World, dev: NetDev) -> tuple[tuple[str, int], ...] | No
         return None
     driver = dev.driver.name
     if driver == "mlx5":
-        rows += [(name, k[c] if c else dev.sw_stats[name]) for name, c in _MLX5_SW]
+        sw = dev.get_stats64()
+        sw["rx_out_of_buffer"] = k["rx_dropped"]
+        rows += [(name, sw[c] if c else dev.sw_stats[name]) for name, c in _MLX5_SW]
         rows += [(f"rx{q}_packets", packets) for q, packets, _ in per_q]
         return tuple(rows)
     if driver == "ice":

@@ -228,7 +228,7 @@ def bond_get_stats(bond: Bond, devices: dict[str, NetDev]) -> dict[str, int]:
             total += (
                 bond_get_stats(dev, devices).get(key, 0)
                 if isinstance(dev, Bond)
-                else (dev.counters.get(key, 0))
+                else dev.get_stats64().get(key, 0)
             )
         if key in out or total:
             out[key] = total

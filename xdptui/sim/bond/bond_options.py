@@ -177,7 +177,7 @@ class BondControl:
         was = "active" if active else "backup"
         for key in FOLDED_STATS:  # bond_get_stats keeps what the slave brought (bond_stats)
             if key in slave.counters:
-                bond.folded[key] = bond.folded.get(key, 0) + slave.counters[key]
+                bond.folded[key] = bond.folded.get(key, 0) + slave.get_stats64()[key]
         bond.slaves.remove(slave.name)
         bond.link.pop(slave.name, None)
         slave.master = None

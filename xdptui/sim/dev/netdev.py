@@ -72,6 +72,11 @@ class NetDev:
         """The program the RX path runs (native wins; generic runs in the skb path)."""
         return self.xdp.get(MODE_DRV) or self.xdp.get(MODE_SKB)
 
+    def get_stats64(self) -> dict[str, int]:
+        """``dev_get_stats``: what ``ip -s link`` reads (``ndo_get_stats64``); the device's
+        counters unless its driver folds them otherwise."""
+        return dict(self.counters)
+
     def add(self, name: str, value: int) -> None:
         if value:
             self.counters[name] += value

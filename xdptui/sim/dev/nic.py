@@ -21,7 +21,7 @@ from xdptui.sim.dev.netdev import MODE_DRV, NetDev
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.drivers import DriverProfile
 from xdptui.sim.hashing import default_reta, rss_queue
-from xdptui.sim.kconst import NAPI_POLL_WEIGHT
+from xdptui.sim.kconst import NAPI_POLL_WEIGHT, WIRE_OVERHEAD
 
 if TYPE_CHECKING:
     from xdptui.sim.batch import Rows
@@ -38,6 +38,8 @@ SW_STATS = (
     "rx_xdp_tx_full",
     "tx_xdp_xmit",
     "tx_xdp_full",
+    "rq_packets",
+    "rq_bytes",
 )
 
 
@@ -131,6 +133,36 @@ class Nic(NetDev):
         target's ``ndo_xdp_xmit``, is not the RQ's; generic XDP never gets here."""
         self.sw_stats["rx_xdp_drop"] += dropped
         self.sw_stats["rx_xdp_redirect"] += redirected
+
+    def get_stats64(self) -> dict[str, int]:
+        """mlx5's ``ndo_get_stats64`` (en_main.c ``mlx5e_get_stats``, mainline v6.19): RX and
+        TX are ``mlx5e_fold_sw_stats64``'s sums of the RQs' and the regular SQs' counters --
+        frames that became skbs (``rq_stats``) and frames the stack sent; what XDP consumed,
+        and XDP_TX and redirected frames sent through the XDPSQs, are in neither.
+        ``rx_missed_errors`` is the RQs' ``rx_out_of_buffer`` (a full ring) plus the port's
+        own misses; ``rx_dropped`` is the port's ``if_in_discards``, which nothing here causes.
+        The other drivers' counters are what they count."""
+        k = dict(self.counters)
+        if self.driver is None or self.driver.name != "mlx5":
+            return k
+        stack = self.stack_ring
+        k.update(
+            rx_packets=self.sw_stats["rq_packets"],
+            rx_bytes=self.sw_stats["rq_bytes"],
+            tx_packets=stack.sent,
+            tx_bytes=round(stack.sent_wire) - WIRE_OVERHEAD * stack.sent,
+            rx_dropped=0,
+            rx_missed_errors=self.counters["rx_dropped"] + self.counters["rx_missed_errors"],
+        )
+        return k
+
+    def rq_stats(self, packets: int, nbytes: int) -> None:
+        """mlx5 ``mlx5e_complete_rx_cqe`` (en_rx.c): the RQ counts a frame once it is an skb --
+        every frame when no native program runs (generic XDP runs on the skb), a native
+        program's XDP_PASS; the frames it consumed never are. ``mlx5e_fold_sw_stats64`` sums
+        these into ``ip -s link``'s RX, as ``ethtool -S`` rx_packets."""
+        self.sw_stats["rq_packets"] += packets
+        self.sw_stats["rq_bytes"] += nbytes
 
     def xdpsq(self, xdp_tx: bool, xmit: int = 0, full: int = 0) -> None:
         """mlx5's XDPSQ counters (en/xdp.c, mainline v6.19): ``mlx5e_xmit_xdp_frame`` counts

@@ -163,6 +163,7 @@ class TxRing:
     cpus: tuple[int, ...] = ()  # CPUs whose ndo_xdp_xmit (ixgbe: and XDP_TX) lands here
     locked: bool = False
     sent: int = 0
+    sent_wire: float = 0.0  # the wire bytes of what was sent (frames + WIRE_OVERHEAD each)
     dropped: int = 0
     fifo: Fifo = field(init=False)
     occ: int = 0  # fast mode: frames held
