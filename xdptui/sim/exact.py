@@ -37,6 +37,8 @@ from xdptui.sim.refusals import Refusal
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
 
+LOCAL_SLICE = 64
+"""Frames of a local source queued at once (a quarter of the smallest default TX ring)."""
 IntArray = npt.NDArray[np.int64]
 
 IRQ = 0
@@ -579,12 +581,16 @@ class Exact:
             if dev is None or not dev.running:
                 src.lost += n1 - n0
                 continue
-            rows = Rows.frames(
-                src.entries(n0, n1),
-                ident(src.index, np.arange(n0, n1, dtype=np.int64)),
-                src.arrival_ns(n0, n1),
-            )
-            dev.stack_xmit(self.dp, 0, t, rows)
+            # each frame joins the TX queue when the stack sends it, not when someone looks:
+            # in slices no longer than a quarter of the smallest queue it may reach, each
+            # after the completions before its first frame
+            for a in range(n0, n1, LOCAL_SLICE):
+                b = min(a + LOCAL_SLICE, n1)
+                at = src.arrival_ns(a, b)
+                rows = Rows.frames(
+                    src.entries(a, b), ident(src.index, np.arange(a, b, dtype=np.int64)), at
+                )
+                dev.stack_xmit(self.dp, 0, int(at[0]), rows)
 
     # ------------------------------------------------------------ transmit rings
 
