@@ -27,10 +27,10 @@ import numpy.typing as npt
 from xdptui.sim.batch import Rows
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import NetDev
-from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
+from xdptui.sim.fast_card import card_admit
 from xdptui.sim.fast_polls import (
     Pattern,
     cycles,
@@ -150,7 +150,7 @@ class Fast:
         )
         budget = np.full(w.nr_cpus, float(dt))
         if w.cards and len(work):
-            self._card_admit(work, t0, t1)
+            card_admit(w, self.facts, work, t0, t1, self.steps)
         self._serve(work, budget, t0, t1)
         for _ in range(MAX_CHAIN):
             if not io.pending:
@@ -199,55 +199,6 @@ class Fast:
         counts = lay.pair_frames(n0, n1)
         per_class = np.bincount(lay.pair_c, weights=counts, minlength=len(self.dp.classes))
         return _rows(per_class.astype(np.int64), self.dp.classes.rep)
-
-    # ------------------------------------------------------------ the cards' DMA
-
-    def _card_admit(self, work: Work, t0: int, t1: int) -> None:
-        """The cards' DMA budget, as exact mode applies it: frames a full ring would refuse
-        take no DMA; of the rest, what the card cannot move is ``rx_dropped``."""
-        w = self.world
-        dt = t1 - t0
-        arrived = work.arr.sum(axis=1)
-        demand = work.held.sum(axis=1) + arrived
-        by_card: dict[str, list[int]] = {}
-        for i, dev in enumerate(work.devs):
-            if isinstance(dev, Nic) and dev.card in w.cards and arrived[i]:
-                by_card.setdefault(dev.card, []).append(i)
-        for name, rows in by_card.items():
-            idx = np.array(rows, np.int64)
-            unit = np.empty(len(idx))
-            tx_share = np.empty(len(idx))
-            weight = np.array([work.rxqs[i].weight for i in idx], np.float64)
-            for sel, f in self._by_device_of(work, idx):  # what the CPU could take, and the ring
-                Di = work.held[idx[sel]] + work.arr[idx[sel]]
-                total = np.maximum(Di.sum(axis=1), 1)
-                unit[sel] = Di @ f.cost / total + self.facts.flush_many(f, Di, weight[sel])
-                unit[sel] += f.poll / weight[sel]
-                tx_share[sel] = Di @ f.tx_out / total
-            sizes = np.array([work.rxqs[i].size for i in idx], np.int64)
-            waiting = demand[idx] - arrived[idx]
-            room = np.maximum(0, (dt / np.maximum(unit, 1e-9)).astype(np.int64) + sizes - waiting)
-            offered = np.minimum(arrived[idx], room).astype(np.float64)
-            card = w.cards[name]
-            # transmit takes DMA too: each frame taken sends r frames out of the card's ports
-            # (XDP_TX, redirects to them), at most what their wires carry this step
-            r = float(tx_share @ offered) / max(float(offered.sum()), 1.0)
-            wires = sum(
-                _wire_frames(d, dt)
-                for d in w.devices.values()
-                if isinstance(d, Nic) and d.card == name
-            )
-            taken, card.tx_ahead = card.admit_count(int(offered.sum()), t0, t1, r, wires)
-            if taken >= offered.sum():
-                continue
-            lost = (offered - share(taken, offered)).astype(np.int64)
-            cut = take_rows(work.arr[idx], lost, self.steps)
-            work.arr[idx] -= cut
-            got = arrived[idx] - lost
-            work.kept[idx] = got / np.maximum(arrived[idx], 1)
-            for k, i in enumerate(idx):
-                if lost[k] > 0:
-                    work.devs[i].add("rx_missed_errors", int(lost[k]))  # port discards
 
     # ------------------------------------------------------------ NAPI
 
@@ -650,14 +601,6 @@ class Fast:
             ok = p.rows.head(p.rows.total - int(n_lost))
             self.dp.accepted(p.ref, ok, into_rx=True)
             self.dp.refused(p.ref, p.dev, int(n_lost))
-
-
-def _wire_frames(nic: Nic, dt: int) -> int:
-    """Frames of the smallest size a port's wire (and its driver) can send in ``dt``."""
-    pps = nic.speed_bps / (8.0 * 84)
-    if nic.drv.tx_pps_max:
-        pps = min(pps, nic.drv.tx_pps_max)
-    return int(pps * dt / 1e9)
 
 
 def _rows(counts: IntArray, rep: IntArray) -> Rows:
