@@ -208,13 +208,38 @@ class Fast:
         if not len(work):
             return
         plan = self._plan(work, t0, t1)
+        self._follow_cycle(work, plan, False)
         need = np.bincount(work.cpu, weights=plan.work, minlength=len(budget))
         for cpu in np.flatnonzero(need > budget + 1e-9):
             self._saturated(work, plan, np.flatnonzero(work.cpu == cpu), float(budget[cpu]))
+        self._follow_cycle(work, plan, True)
         used = self._poll(work, plan, t0)
         spent = np.minimum(np.bincount(work.cpu, weights=used, minlength=len(budget)), budget)
         budget -= spent
         self.dp.cpu.busy_ns += spent
+
+    def _follow_cycle(self, work: Work, plan: Plan, at_most: bool) -> None:
+        """Instances a cycling card feeds (``fast_card``): their CPUs take what the cycle
+        gives them, in full polls, and wait for the cycle's next interrupt (``at_most``: a CPU
+        short of time may take less)."""
+        for i, (n, nxt) in work.cycle.items():
+            if at_most and plan.served[i] <= n:
+                continue
+            w = work.rxqs[i].weight
+            f = self.facts.dev_facts(work.devs[i])
+            D = work.held[i] + work.arr[i]
+            total = max(float(D.sum()), 1.0)
+            eff = float(D @ f.cost) / total + self.facts.flush_per_frame(f, D, w) + f.poll / w
+            sizes = full_sizes(n, w)
+            plan.served[i] = n
+            plan.polls[i] = plan.bursts[i] = len(sizes)
+            plan.drops[i] = 0
+            plan.peak[i] = work.rxqs[i].size
+            plan.next_irq[i] = nxt
+            plan.start[i] = -1
+            plan.work[i] = n * eff
+            if i in plan.sizes or (D[f.bq >= 0].sum() > 0):
+                plan.sizes[i] = sizes
 
     def _plan(self, work: Work, t0: int, t1: int) -> Plan:
         """What each instance's polls do this step when its CPU has the time: interrupts every
