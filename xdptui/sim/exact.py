@@ -32,6 +32,7 @@ from xdptui.sim.dev.nic import Card, Nic
 from xdptui.sim.dev.rings import ARMED, IRQ_PENDING, SCHEDULED, RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.events import Event, EventStream
+from xdptui.sim.exact_admit import Arrivals, admission
 from xdptui.sim.kconst import WIRE_OVERHEAD
 from xdptui.sim.refusals import Refusal
 from xdptui.sim.traffic import Source
@@ -50,18 +51,6 @@ NEVER = 1 << 62
 def ident(src: int, seq: IntArray) -> IntArray:
     out: IntArray = (np.int64(src) << IDENT_SHIFT) | seq
     return out
-
-
-@dataclass
-class Arrivals:
-    """Frames of one source reaching one device between two looks."""
-
-    dev: NetDev
-    src: Source
-    entries: IntArray
-    times: IntArray
-    ident: IntArray
-    queue: IntArray
 
 
 @dataclass
@@ -423,7 +412,10 @@ class Exact:
         """Bring ``dev``'s arrivals up to ``t`` into its rings (all ports of its card, which
         share the card's DMA budget, together), frame by frame in arrival order: a frame
         whose ring is full is dropped before any DMA; one the card has no DMA for
-        (``Card.admit``) is dropped too; the rest take a descriptor."""
+        (``Card.admit``) is dropped too; the rest take a descriptor. Frames reaching two ports
+        at the same nanosecond, when the card has DMA for only some of them, are granted
+        round-robin between the ports (the card's DMA arbitration, a modelling choice:
+        ``exact_admit.arbitrate``)."""
         w = self.world
         card = w.cards.get(dev.card) if isinstance(dev, Nic) else None
         group: list[NetDev] = (
@@ -461,48 +453,21 @@ class Exact:
                 )
             )
         if parts:
-            self._admit(parts, card)
+            self._admit(parts, card, group)
 
-    def _admit(self, parts: list[Arrivals], card: Card | None) -> None:
+    def _admit(self, parts: list[Arrivals], card: Card | None, group: list[NetDev]) -> None:
         devs = list(dict.fromkeys(p.dev for p in parts))
         slot = {d.name: i for i, d in enumerate(devs)}
+        port = {d.name: i for i, d in enumerate(group)}
         base = np.cumsum([0] + [len(d.rxq) for d in devs])
         times = np.concatenate([p.times for p in parts])
         key = np.concatenate([base[slot[p.dev.name]] + p.queue for p in parts])
+        ports = np.concatenate([np.full(len(p.times), port[p.dev.name]) for p in parts])
         order = np.argsort(times, kind="stable") if len(parts) > 1 else np.arange(len(times))
-        times, key = times[order], key[order]
+        times, key, ports = times[order], key[order], ports[order]
         free = np.array([max(0, r.size - len(r.fifo)) for d in devs for r in d.rxq], dtype=np.int64)
-        nkeys = len(free)
+        keep, full = admission(times, key, ports, free, card, len(group))
         n = len(times)
-        keep = np.zeros(n, dtype=bool)
-        full = np.zeros(n, dtype=bool)
-        if card is None:
-            keep = _fits(key, free, np.zeros(nkeys, np.int64))
-            full = ~keep
-        else:
-            live = np.ones(n, dtype=bool)
-            start = 0
-            while start < n:
-                cand = np.flatnonzero(live[start:]) + start
-                if not len(cand):
-                    break
-                took_mask, tat = card.trial(times[cand])
-                took = cand[took_mask]
-                used = np.bincount(key[keep], minlength=nkeys)
-                over = ~_fits(key[took], free, used)
-                if not over.any():
-                    card.tat = tat
-                    keep[took] = True
-                    break
-                f = int(took[int(np.argmax(over))])
-                before = cand[cand < f]
-                if len(before):
-                    keep[before[card.admit(times[before])]] = True
-                later = np.arange(f, n)
-                mine = later[(key[later] == key[f]) & live[later]]
-                full[mine] = True  # the ring is full: no descriptor, no DMA
-                live[mine] = False
-                start = f + 1
         back = np.empty(n, np.int64)
         back[order] = np.arange(n)
         offset = 0
@@ -669,29 +634,6 @@ class Exact:
         ev: Event = {"t_ns": t, "kind": "drop", "dev": dev, "where": where, "frames": frames}
         ev.update(extra)
         self.stream.emit(ev)
-
-
-def _fits(key: IntArray, free: IntArray, used: IntArray) -> npt.NDArray[np.bool_]:
-    """Which frames (in order, by ring ``key``) find a free slot, ``used`` slots already
-    taken in this batch."""
-    if not len(key) or (np.bincount(key, minlength=len(free)) + used <= free).all():
-        return np.ones(len(key), dtype=bool)
-    fits: npt.NDArray[np.bool_] = _cumcount(key) + used[key] < free[key]
-    return fits
-
-
-def _cumcount(key: IntArray) -> IntArray:
-    """For each element, how many earlier elements have the same key."""
-    if not len(key):
-        return key
-    order = np.argsort(key, kind="stable")
-    sk = key[order]
-    starts = np.flatnonzero(np.concatenate(([True], sk[1:] != sk[:-1])))
-    lengths = np.diff(np.concatenate((starts, [len(key)])))
-    rank_sorted = np.arange(len(key), dtype=np.int64) - np.repeat(starts, lengths)
-    out = np.empty(len(key), np.int64)
-    out[order] = rank_sorted
-    return out
 
 
 def _tx_rings(dev: NetDev) -> list[TxRing]:

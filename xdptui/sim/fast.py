@@ -27,10 +27,10 @@ import numpy.typing as npt
 from xdptui.sim.batch import Rows
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import NetDev
-from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
+from xdptui.sim.fast_card import card_admit
 from xdptui.sim.fast_polls import (
     Pattern,
     cycles,
@@ -150,7 +150,7 @@ class Fast:
         )
         budget = np.full(w.nr_cpus, float(dt))
         if w.cards and len(work):
-            self._card_admit(work, t0, t1)
+            card_admit(w, self.facts, work, t0, t1, self.steps)
         self._serve(work, budget, t0, t1)
         for _ in range(MAX_CHAIN):
             if not io.pending:
@@ -200,55 +200,6 @@ class Fast:
         per_class = np.bincount(lay.pair_c, weights=counts, minlength=len(self.dp.classes))
         return _rows(per_class.astype(np.int64), self.dp.classes.rep)
 
-    # ------------------------------------------------------------ the cards' DMA
-
-    def _card_admit(self, work: Work, t0: int, t1: int) -> None:
-        """The cards' DMA budget, as exact mode applies it: frames a full ring would refuse
-        take no DMA; of the rest, what the card cannot move is ``rx_dropped``."""
-        w = self.world
-        dt = t1 - t0
-        arrived = work.arr.sum(axis=1)
-        demand = work.held.sum(axis=1) + arrived
-        by_card: dict[str, list[int]] = {}
-        for i, dev in enumerate(work.devs):
-            if isinstance(dev, Nic) and dev.card in w.cards and arrived[i]:
-                by_card.setdefault(dev.card, []).append(i)
-        for name, rows in by_card.items():
-            idx = np.array(rows, np.int64)
-            unit = np.empty(len(idx))
-            tx_share = np.empty(len(idx))
-            weight = np.array([work.rxqs[i].weight for i in idx], np.float64)
-            for sel, f in self._by_device_of(work, idx):  # what the CPU could take, and the ring
-                Di = work.held[idx[sel]] + work.arr[idx[sel]]
-                total = np.maximum(Di.sum(axis=1), 1)
-                unit[sel] = Di @ f.cost / total + self.facts.flush_many(f, Di, weight[sel])
-                unit[sel] += f.poll / weight[sel]
-                tx_share[sel] = Di @ f.tx_out / total
-            sizes = np.array([work.rxqs[i].size for i in idx], np.int64)
-            waiting = demand[idx] - arrived[idx]
-            room = np.maximum(0, (dt / np.maximum(unit, 1e-9)).astype(np.int64) + sizes - waiting)
-            offered = np.minimum(arrived[idx], room).astype(np.float64)
-            card = w.cards[name]
-            # transmit takes DMA too: each frame taken sends r frames out of the card's ports
-            # (XDP_TX, redirects to them), at most what their wires carry this step
-            r = float(tx_share @ offered) / max(float(offered.sum()), 1.0)
-            wires = sum(
-                _wire_frames(d, dt)
-                for d in w.devices.values()
-                if isinstance(d, Nic) and d.card == name
-            )
-            taken, card.tx_ahead = card.admit_count(int(offered.sum()), t0, t1, r, wires)
-            if taken >= offered.sum():
-                continue
-            lost = (offered - share(taken, offered)).astype(np.int64)
-            cut = take_rows(work.arr[idx], lost, self.steps)
-            work.arr[idx] -= cut
-            got = arrived[idx] - lost
-            work.kept[idx] = got / np.maximum(arrived[idx], 1)
-            for k, i in enumerate(idx):
-                if lost[k] > 0:
-                    work.devs[i].add("rx_missed_errors", int(lost[k]))  # port discards
-
     # ------------------------------------------------------------ NAPI
 
     def _serve(self, work: Work, budget: FloatArray, t0: int, t1: int) -> None:
@@ -257,13 +208,38 @@ class Fast:
         if not len(work):
             return
         plan = self._plan(work, t0, t1)
+        self._follow_cycle(work, plan, False)
         need = np.bincount(work.cpu, weights=plan.work, minlength=len(budget))
         for cpu in np.flatnonzero(need > budget + 1e-9):
             self._saturated(work, plan, np.flatnonzero(work.cpu == cpu), float(budget[cpu]))
+        self._follow_cycle(work, plan, True)
         used = self._poll(work, plan, t0)
         spent = np.minimum(np.bincount(work.cpu, weights=used, minlength=len(budget)), budget)
         budget -= spent
         self.dp.cpu.busy_ns += spent
+
+    def _follow_cycle(self, work: Work, plan: Plan, at_most: bool) -> None:
+        """Instances a cycling card feeds (``fast_card``): their CPUs take what the cycle
+        gives them, in full polls, and wait for the cycle's next interrupt (``at_most``: a CPU
+        short of time may take less)."""
+        for i, (n, nxt) in work.cycle.items():
+            if at_most and plan.served[i] <= n:
+                continue
+            w = work.rxqs[i].weight
+            f = self.facts.dev_facts(work.devs[i])
+            D = work.held[i] + work.arr[i]
+            total = max(float(D.sum()), 1.0)
+            eff = float(D @ f.cost) / total + self.facts.flush_per_frame(f, D, w) + f.poll / w
+            sizes = full_sizes(n, w)
+            plan.served[i] = n
+            plan.polls[i] = plan.bursts[i] = len(sizes)
+            plan.drops[i] = 0
+            plan.peak[i] = work.rxqs[i].size
+            plan.next_irq[i] = nxt
+            plan.start[i] = -1
+            plan.work[i] = n * eff
+            if i in plan.sizes or (D[f.bq >= 0].sum() > 0):
+                plan.sizes[i] = sizes
 
     def _plan(self, work: Work, t0: int, t1: int) -> Plan:
         """What each instance's polls do this step when its CPU has the time: interrupts every
@@ -650,14 +626,6 @@ class Fast:
             ok = p.rows.head(p.rows.total - int(n_lost))
             self.dp.accepted(p.ref, ok, into_rx=True)
             self.dp.refused(p.ref, p.dev, int(n_lost))
-
-
-def _wire_frames(nic: Nic, dt: int) -> int:
-    """Frames of the smallest size a port's wire (and its driver) can send in ``dt``."""
-    pps = nic.speed_bps / (8.0 * 84)
-    if nic.drv.tx_pps_max:
-        pps = min(pps, nic.drv.tx_pps_max)
-    return int(pps * dt / 1e9)
 
 
 def _rows(counts: IntArray, rep: IntArray) -> Rows:

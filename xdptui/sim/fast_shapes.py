@@ -60,6 +60,8 @@ class Work:
     kept: FloatArray  # the share of the arrivals the card took
     feeds: list[list[Pending]] = field(default_factory=list)  # veth: the offers served here
     groups: list[tuple[IntArray, DevFacts]] | None = None  # instances by device (cached)
+    cycle: dict[int, tuple[int, int]] = field(default_factory=dict)  # a cycling card's
+    # instances (``fast_card``): the frames their CPUs take this step, their next interrupt
 
     def __len__(self) -> int:
         return len(self.rxqs)

@@ -305,6 +305,7 @@ class Card:
     tat: int = 0  # when the card is free again, in picoseconds (exact integer arithmetic)
     tx_rate: float = 0.0  # fast mode: frames per ns its ports transmitted in the last step
     tx_ahead: int = 0  # fast mode: transmit frames charged ahead of the step's settlement
+    rr: int = 0  # exact mode: the port its DMA arbiter serves first at the next contended instant
 
     @property
     def s(self) -> int:
