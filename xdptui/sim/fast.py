@@ -30,6 +30,7 @@ from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
+from xdptui.sim.fast_burst import Feed, steady_schedule
 from xdptui.sim.fast_card import card_admit
 from xdptui.sim.fast_polls import (
     Pattern,
@@ -64,6 +65,7 @@ class FastIO:
         self.fast = fast
         self.claims: list[Claim] = []
         self.pending: list[Pending] = []
+        self.feeds: list[Feed] = []
 
     def tx(self, ring_dev: NetDev, ring: TxRing, rows: Rows, t: int, ref: Refusal) -> int:
         self.claims.append(Claim(ring_dev, ring, rows, ref))
@@ -160,7 +162,7 @@ class Fast:
         for p in io.pending:  # a loop of veth hops: what is left is dropped
             dp.refused(p.ref, p.dev, p.rows.total)
         io.pending = []
-        drain(self.world, self.dp, io.claims, dt)
+        drain(self.world, self.dp, io.claims, dt, io.feeds, t0)
 
     def _emit(self, src: Source, t0: int, t1: int, arr: IntArray, index: dict[int, int]) -> None:
         """The source's frames of this step: per (queue, class) into ``arr``, or sent by the
@@ -237,6 +239,7 @@ class Fast:
             plan.peak[i] = work.rxqs[i].size
             plan.next_irq[i] = nxt
             plan.start[i] = -1
+            plan.sched.pop(i, None)
             plan.work[i] = n * eff
             if i in plan.sizes or (D[f.bq >= 0].sum() > 0):
                 plan.sizes[i] = sizes
@@ -257,6 +260,7 @@ class Fast:
         cost = np.zeros(m)
         poll = np.zeros(m)
         targets = np.zeros(m, bool)
+        sends = np.zeros(m, bool)
         per_poll = np.minimum(weight, np.maximum(1.0, lam * itr))
         for idx, f in self._by_device(work):
             Di = D[idx]
@@ -264,6 +268,7 @@ class Fast:
             cost[idx] += self.facts.flush_many(f, Di, per_poll[idx])
             poll[idx] = f.poll
             targets[idx] = Di[:, f.bq >= 0].sum(axis=1) > 0
+            sends[idx] = Di @ f.onward > 0
         plan = Plan(
             served=demand.copy(),
             polls=np.zeros(m, np.int64),
@@ -291,8 +296,8 @@ class Fast:
             cut_sends(self.facts, work, plan, full_mask, targets)
             plan.work = plan.served * cost + plan.polls * poll
             return plan
-        pats = [
-            napi_pattern(lr, ar, float(poll[i]), int(itr[i]), int(weight[i]), int(size[i]))
+        args = [
+            (lr, ar, float(poll[i]), int(itr[i]), int(weight[i]), int(size[i]))
             for i, lr, ar in zip(
                 rest.tolist(),
                 round_rates(lam[rest]).tolist(),
@@ -300,6 +305,7 @@ class Fast:
                 strict=True,
             )
         ]
+        pats = [napi_pattern(*a) for a in args]
         cycle = np.array([p.cycle_ns for p in pats])
         saturated = np.array([p.saturated or not p.sizes for p in pats], bool)
         grid = ~saturated & (np.abs(cycle - itr[rest]) < 0.01 * itr[rest])
@@ -312,7 +318,14 @@ class Fast:
             plan.sizes[i] = full_sizes(int(demand[i]), int(weight[i]))
         steady = ~saturated & ~(grid & targets[rest] & single)
         calm = [p for p, s in zip(pats, steady, strict=True) if s]
-        self._steady(work, plan, rest[steady], calm, lam, targets, t0, t1)
+        timing: dict[int, tuple[float, float, float, int, int, int, float]] = {}
+        if (steady & sends[rest]).any():  # the share of its CPU an instance's neighbours
+            load = lam * (cost + poll / per_poll)  # take, for the times of its polls
+            other = np.clip(np.bincount(work.cpu, weights=load)[work.cpu] - load, 0.0, 0.9)
+            for a, i, s in zip(args, rest.tolist(), steady & sends[rest], strict=True):
+                if s:
+                    timing[i] = (*a, float(other[i]))
+        self._steady(work, plan, rest[steady], calm, timing, lam, targets, t0, t1)
         if len(on_grid):
             self._cycles(work, plan, on_grid, cost, poll, t0, t1)
         full_mask[full] = True
@@ -326,12 +339,14 @@ class Fast:
         plan: Plan,
         idx: IntArray,
         pats: list[Pattern],
+        timing: dict[int, tuple[float, float, float, int, int, int, float]],
         lam: FloatArray,
         targets: npt.NDArray[np.bool_],
         t0: int,
         t1: int,
     ) -> None:
-        """Instances at a steady rate: the pattern's cycle from their next interrupt on."""
+        """Instances at a steady rate: the pattern's cycle from their next interrupt on (and
+        their polls' times, ``timing``: the pattern's arguments and the neighbours' share)."""
         if not len(idx):
             return
         D = work.held[idx] + work.arr[idx]
@@ -359,7 +374,13 @@ class Fast:
         plan.drops[idx[go]] = np.round(np.array([p.drops for p in pats])[go] * served[go])
         plan.peak[idx[go]] = np.array([int(p.peak) for p in pats], np.int64)[go]
         for k_, i in enumerate(idx.tolist()):
-            if go[k_] and targets[i]:
+            if not go[k_]:
+                continue
+            if i in timing:
+                ahead = float(waiting[k_] + lam[i] * max(0, int(nxt[k_]) - t0))
+                at = int(nxt[k_])
+                plan.sched[i] = steady_schedule(work.rxqs[i], *timing[i], ahead, at, t0, t1)
+            if targets[i]:
                 sizes = tile(pats[k_].sizes, int(served[k_]), work.rxqs[i].weight)
                 self._set(plan, i, sizes, int(plan.next_irq[i]), True)
 
@@ -482,6 +503,8 @@ class Fast:
         plan.start[rows] = start[sel]
         for k, i in enumerate(rows.tolist()):
             plan.sizes[i] = cy.sizes[ends[k] : ends[k + 1]]
+            a, b = ends[k], ends[k + 1]
+            plan.sched[i] = (cy.times[a:b], cy.sizes[a:b].astype(np.float64))
 
     def _saturated(self, work: Work, plan: Plan, idx: IntArray, budget: float) -> None:
         """NAPI round-robin on a saturated CPU: every instance gets up to the same number of
@@ -517,6 +540,7 @@ class Fast:
             plan.drops[i] = 0
             plan.peak[i] = work.rxqs[i].size
             plan.start[i] = -1
+            plan.sched.pop(int(i), None)
             if i in plan.sizes:
                 plan.sizes[int(i)] = sizes
             plan.work[i] = frames * eff[k]
@@ -564,10 +588,15 @@ class Fast:
             rxq.polls += polls
             if fed:
                 self._accept_fed(fed, int(total[i]), int(served[i] + kept_n[i]))
+        feeds = getattr(self.dp.io, "feeds", None)
         used = np.zeros(len(work))
         rows = _rows_many(take, rep)
-        for idx, _ in self._by_device(work):
+        for idx, f in self._by_device(work):
             dev = work.devs[int(idx[0])]
+            if feeds is not None:  # the instances that send frames on: their polls' times
+                for i in idx[take[idx] @ f.onward > 0].tolist():
+                    q, cpu, polls = work.rxqs[i].index, int(work.cpu[i]), int(plan.polls[i])
+                    feeds.append(Feed(dev, q, cpu, take[i], polls, plan.sched.get(i)))
             shapes = self.facts.shapes(work, plan, idx, take)
             batch = [
                 (work.rxqs[i].index, int(work.cpu[i]), rows[i], shapes[i]) for i in idx.tolist()

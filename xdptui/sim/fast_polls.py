@@ -101,6 +101,7 @@ class Cycles:
     bursts: IntArray
     sizes: IntArray
     owner: IntArray
+    times: FloatArray  # each poll's start: its interrupt, then one full poll's time apart
 
 
 def cycles(
@@ -154,13 +155,15 @@ def cycles(
     sizes = np.repeat(w[owner], reps)
     sizes[np.cumsum(reps) - 1] = last
     poll_owner = np.repeat(owner, reps)
+    within = np.arange(len(sizes)) - np.repeat(np.cumsum(reps) - reps, reps)
+    times = np.repeat(tau, reps) + within * d64[poll_owner]
     served = np.bincount(poll_owner, weights=sizes, minlength=m).astype(np.int64)
     drops = np.bincount(
         owner, weights=np.maximum(at_tau - begin - size[owner], 0), minlength=m
     ).astype(np.int64)
     peak = np.zeros(m, np.int64)
     np.maximum.at(peak, owner, at_tau - begin)
-    return Cycles(served, drops, peak, nxt + itr * K, K, sizes, poll_owner)
+    return Cycles(served, drops, peak, nxt + itr * K, K, sizes, poll_owner, times)
 
 
 def _full_polls(

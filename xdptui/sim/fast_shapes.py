@@ -17,13 +17,14 @@ import numpy.typing as npt
 from xdptui.sim.batch import PollShape, Rows
 from xdptui.sim.core.filter import RR_CLASS
 from xdptui.sim.datapath import Datapath
-from xdptui.sim.dev.netdev import NetDev
+from xdptui.sim.dev.netdev import MODE_DRV, NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import flush_cost
+from xdptui.sim.fast_burst import Schedule
 from xdptui.sim.fast_polls import spread_over
-from xdptui.sim.kconst import DEV_MAP_BULK_SIZE, XDP_TX
+from xdptui.sim.kconst import DEV_MAP_BULK_SIZE, XDP_REDIRECT, XDP_TX
 from xdptui.sim.layout import Grouped, SourceLayout
 from xdptui.sim.refusals import Refusal
 from xdptui.sim.shared import SharedCache
@@ -83,6 +84,8 @@ class Plan:
     next_irq: IntArray
     start: IntArray  # queue position of the first frame taken (-1: not known)
     sizes: dict[int, IntArray]
+    # when each poll starts and its size, where the polls come in interrupt bursts
+    sched: dict[int, Schedule] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ class DevFacts:
     flush: FloatArray  # label -> ns per flush
     tx_out: FloatArray  # 1 where the frame leaves by a port of the same card
     multi_key: npt.NDArray[np.bool_]  # label -> its classes have several devmap keys
+    onward: FloatArray  # 1 where a native program's XDP_TX or redirect sends the frame on
 
 
 class Facts:
@@ -235,8 +239,16 @@ class Facts:
         cost = c.cost[rep] + self.chain(dev)[rep]
         keys = c.key[rep]
         multi = np.array([len(np.unique(keys[label == k])) > 1 for k in range(len(values))], bool)
+        onward = ((c.act == XDP_TX) | (c.act == XDP_REDIRECT)) & (c.mode == MODE_DRV)
         out = DevFacts(
-            cost, dev.costs().poll, label, values, flush, tx_out[rep].astype(float), multi
+            cost,
+            dev.costs().poll,
+            label,
+            values,
+            flush,
+            tx_out[rep].astype(float),
+            multi,
+            onward[rep].astype(float),
         )
         if len(self._facts) > 256:
             self._facts.clear()

@@ -17,6 +17,7 @@ from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import TxRing
 from xdptui.sim.dev.tun import Tun
+from xdptui.sim.fast_burst import Feed, fifo_wire, ring_offers
 from xdptui.sim.kconst import WIRE_OVERHEAD
 from xdptui.sim.refusals import Refusal
 from xdptui.sim.splitting import take_rows
@@ -38,11 +39,19 @@ class Claim:
     rings: IntArray | None = None
 
 
-def drain(world: World, dp: Datapath, claims: list[Claim], dt: int) -> None:
+def drain(
+    world: World,
+    dp: Datapath,
+    claims: list[Claim],
+    dt: int,
+    feeds: list[Feed] | None = None,
+    t0: int = 0,
+) -> None:
     """Transmit rings take what they have room for and drain at line rate (frame + 20
     bytes of preamble and gap), sharing the wire; a tap's reader takes frames at its rate.
-    Refused frames are counted where the kernel counts them (``Datapath.refused``), each
-    ring's shared among the claims that offered frames to it."""
+    Where a NIC's wire cannot send all that is offered, the offers come at the feeding
+    instances' polls (``fast_burst``). Refused frames are counted where the kernel counts them
+    (``Datapath.refused``), each ring's shared among the claims that offered frames to it."""
     by_dev: dict[str, list[Claim]] = {}
     tx_by_card: dict[str, int] = {}
     for cl in claims:
@@ -73,15 +82,21 @@ def drain(world: World, dp: Datapath, claims: list[Claim], dt: int) -> None:
         demand = occ + inc
         demand_b = occ_b + offered_b.sum(axis=0)
         credit = np.array([r.credit for r in rings])
+        size = np.array([r.size for r in rings], dtype=np.int64)
+        refused = None
         if isinstance(dev, Tun):
             out, credit = drain_tap(dev, demand, credit, dt)
         else:
+            saturated = _saturated(dev, demand, demand_b, dt)
             out, credit = drain_wire(dev, demand, demand_b, credit, dt)
+            if saturated and feeds is not None and isinstance(dev, Nic):
+                out, credit, refused = _bursts(dp, dev, feeds, occ, inc, demand, demand_b,
+                                               credit, size, t0, t0 + dt)  # fmt: skip
         out_b = np.where(demand > 0, demand_b * out / np.maximum(demand, 1), 0.0)
         left = demand - out
         left_b = demand_b - out_b
-        size = np.array([r.size for r in rings], dtype=np.int64)
-        refused = np.minimum(np.maximum(left - size, 0), inc)
+        if refused is None:
+            refused = np.minimum(np.maximum(left - size, 0), inc)
         mean_left = np.where(left > 0, left_b / np.maximum(left, 1), 0.0)
         for i in np.flatnonzero((demand > 0) | (credit != 0)).tolist():
             r = rings[i]
@@ -106,6 +121,50 @@ def drain(world: World, dp: Datapath, claims: list[Claim], dt: int) -> None:
         card = world.cards[name]
         card.tat += round((sent - card.tx_ahead) * card.tx_weight * card.s)
         card.tx_ahead = 0
+
+
+def _wire_caps(nic: NetDev, dt: int) -> tuple[float, float]:
+    """Bytes and frames the wire can send in ``dt``."""
+    assert isinstance(nic, Nic)
+    if not nic.running:
+        return 0.0, 0.0
+    cap_b = nic.speed_bps / 8.0 * dt / 1e9
+    cap_f = nic.drv.tx_pps_max * dt / 1e9 if nic.drv.tx_pps_max else float("inf")
+    return cap_b, cap_f
+
+
+def _saturated(nic: NetDev, demand: IntArray, demand_b: FloatArray, dt: int) -> bool:
+    cap_b, cap_f = _wire_caps(nic, dt)
+    return cap_b > 0 and (float(demand_b.sum()) > cap_b or int(demand.sum()) > cap_f)
+
+
+def _bursts(
+    dp: Datapath,
+    nic: Nic,
+    feeds: list[Feed],
+    occ: IntArray,
+    inc: IntArray,
+    demand: IntArray,
+    demand_b: FloatArray,
+    credit: FloatArray,
+    size: IntArray,
+    t0: int,
+    t1: int,
+) -> tuple[IntArray, FloatArray, IntArray]:
+    """A saturated wire played over the feeding instances' polls (``fast_burst``): frames
+    taken and sent per ring, the fraction of a frame carried to the next step, the frames
+    refused."""
+    wire = demand_b / np.maximum(demand, 1)
+    ns = wire * 8e9 / nic.speed_bps
+    if nic.drv.tx_pps_max:
+        ns = np.maximum(ns, 1e9 / nic.drv.tx_pps_max)
+    ev = ring_offers(dp, nic, feeds, inc, t0, t1)
+    took, sent = fifo_wire(t0, t1, ev, occ, size, ns)
+    refused = np.clip(np.round(inc - took).astype(np.int64), 0, inc)
+    room = occ + inc - refused
+    want = sent + credit
+    out = np.minimum(np.floor(want + 1e-9).astype(np.int64), room)
+    return out, np.where(room > out, want - out, 0.0), refused
 
 
 def drain_wire(

@@ -106,6 +106,9 @@ class RxQueue:
     cpu: int = -1  # the CPU whose poll list holds it (exact mode), -1 when not scheduled
     fast_pos: int = 0  # fast mode: frames taken so far (position in the queue's sequence)
     fast_irq: int = -1  # fast mode: when its next interrupt fires (-1: idle)
+    # fast mode, where a saturated wire needed its polls' times (``fast_burst``): the step end
+    # they reached, the next poll then, the frames waiting for it, the last interrupt
+    fast_burst: tuple[int, float, float, float] | None = None
     vhost_done: int = 0  # a vhost writer's done_idx: buffers since its last vhost_tx_batch
 
     def __post_init__(self) -> None:
