@@ -20,13 +20,14 @@ BoolArray = npt.NDArray[np.bool_]
 
 @dataclass(frozen=True, eq=False)
 class Rows:
-    """Frames as (entry, count) rows; ``ordered`` rows are single frames in ring order."""
+    """Frames as (entry, count) rows; ``ordered`` rows are single frames (count 1 each) in
+    ring order."""
 
     entry: IntArray
     count: IntArray
     ordered: bool = False
     ident: IntArray | None = None  # exact mode: each frame's source << 40 | sequence number
-    time: IntArray | None = None  # exact mode: when each frame became ready (arrival)
+    time: IntArray | None = None  # exact mode: when each became ready (None: when handed on)
 
     @staticmethod
     def frames(
@@ -42,8 +43,15 @@ class Rows:
     def __len__(self) -> int:
         return len(self.entry)
 
-    @cached_property
+    @property
     def total(self) -> int:
+        """The frames the rows hold (ordered rows: one each, no sum to take)."""
+        if self.ordered:
+            return len(self.entry)
+        return self._count_sum
+
+    @cached_property
+    def _count_sum(self) -> int:
         return int(self.count.sum())
 
     def where(self, mask: BoolArray) -> Rows:

@@ -74,37 +74,37 @@ class ExactIO:
         return self.exact.dp
 
     def tx(self, ring_dev: NetDev, ring: TxRing, rows: Rows, t: int, ref: Refusal) -> int:
-        self.exact.complete(ring_dev, ring, t)
-        e = self.exact.world.entries
-        free = max(0, ring.size - len(ring.fifo))
-        ok = rows.head(free)
+        ex = self.exact
+        dp = ex.dp
+        ex.complete(ring_dev, ring, t)
+        fifo = ring.fifo
+        ok = rows.head(max(0, ring.size - len(fifo)))
         n_ok = ok.total
         if n_ok:
-            wire = e.wire_bytes[ok.entry]
-            ready = ok.time if ok.time is not None else np.full(n_ok, t, np.int64)
-            ready = np.maximum(ready, t)
-            dep = self.exact.departures(ring_dev, ring, wire, ready)
-            ring.fifo.push({"entry": ok.entry, "wire": wire, "t": dep})
-            self.dp.accepted(ref, ok, into_rx=False)
-            if isinstance(ring_dev, Nic) and ring_dev.card in self.exact.world.cards:
-                self.exact.tx_due.setdefault(ring_dev.card, []).append(dep)
+            wire = ex.world.entries.wire_bytes[ok.entry]
+            ready = None if ok.time is None else np.maximum(ok.time, t)
+            dep = ex.departures(ring_dev, ring, wire, ready, t, ok.entry)
+            fifo.push({"entry": ok.entry, "wire": wire, "t": dep})
+            dp.accepted(ref, ok, into_rx=False)
+            if isinstance(ring_dev, Nic) and ring_dev.card in ex.world.cards:
+                ex.tx_due.setdefault(ring_dev.card, []).append(dep)
         refused = rows.total - n_ok
         if refused:
             ring.dropped += refused
-            self.dp.refused(ref, ring_dev, refused)
+            dp.refused(ref, ring_dev, refused)
             where = "xdp_tx_ring_full" if ref.kind == "tx" else f"{ref.kind}_ring_full"
-            self.exact.log_drop(t, ring_dev.name, where, refused, ring=ring.index)
-        if self.dp.watched(ok):
+            ex.log_drop(t, ring_dev.name, where, refused, ring=ring.index)
+        if dp.watch is None:
+            return n_ok
+        if dp.watched(ok):
             assert ok.ident is not None
-            pos = int(np.flatnonzero(ok.ident == self.dp.watch)[0])
-            dep_t = int(ring.fifo.column("t")[len(ring.fifo) - n_ok + pos])
-            self.dp.hop(
-                t, ring_dev.name, "tx_ring", f"ring {ring.index} ({len(ring.fifo)}/{ring.size})"
-            )
+            pos = int(np.flatnonzero(ok.ident == dp.watch)[0])
+            dep_t = int(fifo.column("t")[len(fifo) - n_ok + pos])
+            dp.hop(t, ring_dev.name, "tx_ring", f"ring {ring.index} ({len(fifo)}/{ring.size})")
             gone = "the reader takes it" if isinstance(ring_dev, Tun) else "on the wire"
-            self.dp.hop(dep_t, ring_dev.name, "wire", gone, end=True)
-        elif self.dp.watched(rows):
-            self.dp.hop(t, ring_dev.name, "drop", f"ring {ring.index} is full", end=True)
+            dp.hop(dep_t, ring_dev.name, "wire", gone, end=True)
+        elif dp.watched(rows):
+            dp.hop(t, ring_dev.name, "drop", f"ring {ring.index} is full", end=True)
         return n_ok
 
     def tx_many(self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal) -> int:
@@ -291,7 +291,7 @@ class Exact:
             )
         frames = rxq.fifo.pop(k)
         idents = frames["ident"]
-        rows = Rows.frames(frames["entry"], idents, np.full(k, t, np.int64))
+        rows = Rows.frames(frames["entry"], idents)  # each ready now (time None)
         if self.dp.watched(rows):
             pos = int(np.flatnonzero(idents == self.dp.watch)[0]) + 1
             self.dp.hop(
@@ -559,27 +559,50 @@ class Exact:
 
     # ------------------------------------------------------------ transmit rings
 
-    def departures(self, dev: NetDev, ring: TxRing, wire: IntArray, ready: IntArray) -> IntArray:
-        """Departure times (ns, rounded up) of frames queued at ``ready``: the wire (or a tap
-        queue's reader) sends one frame after the other, d_i = max(d_{i-1}, ready_i) + s_i, in
-        picoseconds so a 6.72 ns frame time is not rounded to 7."""
+    def departures(
+        self,
+        dev: NetDev,
+        ring: TxRing,
+        wire: IntArray,
+        ready: IntArray | None,
+        t: int,
+        entries: IntArray | None = None,
+    ) -> IntArray:
+        """Departure times (ns, rounded up) of frames queued at ``ready`` (None: all at
+        ``t``): the wire (or a tap queue's reader) sends one frame after the other,
+        d_i = max(d_{i-1}, ready_i) + s_i, in picoseconds so a 6.72 ns frame time is not
+        rounded to 7. ``entries``: the frames' flow-table entries (their wire times are
+        then looked up, not computed)."""
         if isinstance(dev, Nic):
-            s = dev.service_ps(wire)
+            s = self._service_ps(dev, entries) if entries is not None else dev.service_ps(wire)
             start = dev.wire_free_ps
-        elif isinstance(dev, Tun):
+        elif isinstance(dev, Tun):  # (a reader-less tap's times may wrap: no shortcut)
             s = np.full(len(wire), dev.reader_ps(), np.int64)
             start = dev.reader_free_ps[ring.index]
+            ready = np.full(len(wire), t, np.int64) if ready is None else ready
         else:
-            return ready
-        cs = np.cumsum(s)
-        prev = np.concatenate(([0], cs[:-1]))
-        dep_ps = cs + np.maximum.accumulate(np.maximum(ready * 1000 - prev, start))
+            return np.full(len(wire), t, np.int64) if ready is None else ready
+        cs = s.cumsum()
+        if ready is None:  # every frame ready at t: the wire is free at max(start, t)
+            dep_ps = cs + max(start, t * 1000)
+        else:  # d_i = cs_i + max(start, max_{j <= i} (ready_j - cs_{j-1}))
+            dep_ps = cs + np.maximum.accumulate(np.maximum(ready * 1000 - (cs - s), start))
         if isinstance(dev, Nic):
             dev.wire_free_ps = int(dep_ps[-1])
-        elif isinstance(dev, Tun):
+        else:
             dev.reader_free_ps[ring.index] = int(dep_ps[-1])
         dep: IntArray = -(-dep_ps // 1000)
         return dep
+
+    def _service_ps(self, dev: Nic, entries: IntArray) -> IntArray:
+        """``Nic.service_ps`` of these entries' frames, from a per-entry table for the port's
+        speed (a pure function of the entries: shared with them)."""
+        e = self.world.entries
+        key = f"service_ps {dev.speed_bps} {dev.drv.tx_pps_max}"
+        per: IntArray | None = e.cache.get(key)
+        if per is None:
+            per = e.cache[key] = dev.service_ps(e.wire_bytes)
+        return per[entries]
 
     def charge_due(self, card: Card, t: int) -> None:
         """The DMA of the frames the card's ports sent by ``t`` (charged as they leave)."""
@@ -598,7 +621,7 @@ class Exact:
             ring.occ, ring.occ_bytes = 0, 0.0
             return
         wire = np.full(n, max(1, round(ring.occ_bytes / n)), np.int64)
-        dep = self.departures(dev, ring, wire, np.full(n, t, np.int64))
+        dep = self.departures(dev, ring, wire, None, t)
         ring.fifo.push({"entry": np.zeros(n, np.int64), "wire": wire, "t": dep})
         ring.occ, ring.occ_bytes = 0, 0.0
         if isinstance(dev, Nic) and dev.card in self.world.cards:
@@ -607,11 +630,11 @@ class Exact:
     def complete(self, dev: NetDev, ring: TxRing, t: int) -> None:
         """Frames whose departure time has passed have left: ``tx_packets`` (the TX
         completion, or the reader's ``tun_do_read``)."""
-        dep = ring.fifo.column("t")
-        if not len(dep) or dep[0] > t:
+        fifo = ring.fifo
+        if fifo.tail == fifo.head or fifo.buf["t"][fifo.head] > t:
             return
-        n = int(np.searchsorted(dep, t, side="right"))
-        gone = ring.fifo.pop(n)
+        n = int(fifo.column("t").searchsorted(t, side="right"))
+        gone = fifo.pop(n)
         ring.sent += n
         wire = int(gone["wire"].sum())
         ring.sent_wire += wire
