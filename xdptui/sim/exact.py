@@ -18,6 +18,7 @@ same result whenever it happens, so runs do not depend on how time is cut.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -154,6 +155,7 @@ class Exact:
         self.admitted: dict[str, int] = {}
         self.tx_due: dict[str, list[IntArray]] = {}  # per card: departures not yet charged
         self._pending_sched: list[tuple[NetDev, RxQueue, int]] = []
+        self._card_ports: dict[str, list[NetDev]] = {}
         self.polls = 0
 
     # ------------------------------------------------------------ scheduling
@@ -418,11 +420,7 @@ class Exact:
         ``exact_admit.arbitrate``)."""
         w = self.world
         card = w.cards.get(dev.card) if isinstance(dev, Nic) else None
-        group: list[NetDev] = (
-            [d for d in w.devices.values() if isinstance(d, Nic) and d.card == card.name]
-            if card is not None
-            else [dev]
-        )
+        group = self._ports(card) if card is not None else [dev]
         if all(self.admitted.get(d.name, -1) >= t for d in group):
             return
         for d in group:
@@ -455,7 +453,23 @@ class Exact:
         if parts:
             self._admit(parts, card, group)
 
+    def _ports(self, card: Card) -> list[NetDev]:
+        """The ports of ``card`` (a world's devices and their cards never change)."""
+        group = self._card_ports.get(card.name)
+        if group is None:
+            group = self._card_ports[card.name] = [
+                d for d in self.world.devices.values() if isinstance(d, Nic) and d.card == card.name
+            ]
+        return group
+
     def _admit(self, parts: list[Arrivals], card: Card | None, group: list[NetDev]) -> None:
+        if len(parts) == 1:  # one source: already in arrival order
+            p = parts[0]
+            free = np.array([max(0, r.size - len(r.fifo)) for r in p.dev.rxq], dtype=np.int64)
+            ports = np.full(len(p.times), group.index(p.dev), np.int64)
+            keep, full = admission(p.times, p.queue, ports, free, card, len(group))
+            self._fill(p, keep, full)
+            return
         devs = list(dict.fromkeys(p.dev for p in parts))
         slot = {d.name: i for i, d in enumerate(devs)}
         port = {d.name: i for i, d in enumerate(group)}
@@ -481,30 +495,36 @@ class Exact:
         dev = p.dev
         sender = self.world.devices[p.src.device] if p.src.local else None
         nq = len(dev.rxq)
-        took = np.flatnonzero(keep)
-        by_q = took[np.argsort(p.queue[took], kind="stable")] if nq > 1 else took
-        n_take = np.bincount(p.queue[took], minlength=nq)
-        n_full = np.bincount(p.queue[full], minlength=nq)
-        n_card = np.bincount(p.queue[~keep & ~full], minlength=nq)
-        ends = np.cumsum(n_take)
-        for q in np.flatnonzero(n_take | n_full | n_card):
-            rxq = dev.rxq[int(q)]
+        kept_all = bool(keep.all())
+        took = np.arange(len(keep)) if kept_all else np.flatnonzero(keep)
+        q_took = p.queue if kept_all else p.queue[took]
+        by_q = took[np.argsort(q_took, kind="stable")] if nq > 1 else took
+        n_take = np.bincount(q_took, minlength=nq).tolist()
+        ends = list(itertools.accumulate(n_take))
+        entry, idents, times = p.entries[by_q], p.ident[by_q], p.times[by_q]
+        if kept_all:
+            n_full = n_card = [0] * nq
+            queues = [q for q in range(nq) if n_take[q]]
+        else:
+            n_full = np.bincount(p.queue[full], minlength=nq).tolist()
+            n_card = np.bincount(p.queue[~keep & ~full], minlength=nq).tolist()
+            queues = [q for q in range(nq) if n_take[q] or n_full[q] or n_card[q]]
+        for q in queues:
+            rxq = dev.rxq[q]
             if n_card[q]:  # the card's own limit: port-level discards (ice_update_vsi_stats)
-                dev.add("rx_missed_errors", int(n_card[q]))
+                dev.add("rx_missed_errors", n_card[q])
                 first = int(p.times[np.flatnonzero((p.queue == q) & ~keep & ~full)[0]])
-                n = int(n_card[q])  # counted when the arrivals are taken in: now
-                self.log_drop(self.now, dev.name, "rx_missed", n, queue=int(q), first_t=first)
+                n = n_card[q]  # counted when the arrivals are taken in: now
+                self.log_drop(self.now, dev.name, "rx_missed", n, queue=q, first_t=first)
             if n_take[q]:
-                take = by_q[ends[q] - n_take[q] : ends[q]]
-                rxq.fifo.push(
-                    {"entry": p.entries[take], "ident": p.ident[take], "t": p.times[take]}
-                )
+                a, b = ends[q] - n_take[q], ends[q]
+                rxq.fifo.push({"entry": entry[a:b], "ident": idents[a:b], "t": times[a:b]})
                 rxq.peak = max(rxq.peak, len(rxq.fifo))
                 if sender is not None:  # veth_xmit: the sender transmitted what the ring took
-                    sender.add("tx_packets", len(take))
-                    sender.add("tx_bytes", int(self.world.entries.size[p.entries[take]].sum()))
+                    sender.add("tx_packets", b - a)
+                    sender.add("tx_bytes", int(self.world.entries.size[entry[a:b]].sum()))
             if n_full[q]:
-                nf = int(n_full[q])
+                nf = n_full[q]
                 if isinstance(dev, Tun):  # the writer waits: it writes slower
                     dev.throttled += nf
                 elif sender is not None:  # veth_xmit: ptr_ring full -> priv->dropped
@@ -513,7 +533,7 @@ class Exact:
                     rxq.rx_dropped += nf
                     dev.add("rx_dropped", nf)
                 at = int(p.times[np.flatnonzero((p.queue == q) & full)[0]])
-                self.log_drop(at, dev.name, "rx_ring_full", nf, queue=int(q))
+                self.log_drop(at, dev.name, "rx_ring_full", nf, queue=q)
         if self.dp.watch is not None:
             self._watch_arrival(p, keep, full)
 
