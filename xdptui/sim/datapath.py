@@ -41,7 +41,7 @@ from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
-from xdptui.sim.devmap import Flush
+from xdptui.sim.devmap import Flush, Xmit
 from xdptui.sim.kconst import (
     XDP_ABORTED,
     XDP_DROP,
@@ -79,6 +79,8 @@ class IO(Protocol):
     def tx_many(
         self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal
     ) -> int: ...
+
+    def tx_bulks(self, ring_dev: NetDev, ring: TxRing, xs: Sequence[Xmit], t: int) -> None: ...
 
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int: ...
 

@@ -34,8 +34,8 @@ from xdptui.sim.dev.rings import ARMED, IRQ_PENDING, SCHEDULED, RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.events import Event, EventStream
 from xdptui.sim.exact_admit import Arrivals, admission
+from xdptui.sim.exact_io import tx_rings
 from xdptui.sim.kconst import WIRE_OVERHEAD
-from xdptui.sim.refusals import Refusal
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
 
@@ -61,84 +61,6 @@ class CpuState:
     busy_until: int = 0
     poll_list: deque[tuple[str, int]] = field(default_factory=deque)
     run_at: int = -1  # a RUN event is pending at this time (-1: none)
-
-
-class ExactIO:
-    """Frames into rings as descriptors, checked against the ring's free slots at that
-    instant; transmit rings drain one frame after the other."""
-
-    def __init__(self, exact: Exact) -> None:
-        self.exact = exact
-
-    @property
-    def dp(self) -> Datapath:
-        return self.exact.dp
-
-    def tx(self, ring_dev: NetDev, ring: TxRing, rows: Rows, t: int, ref: Refusal) -> int:
-        ex = self.exact
-        dp = ex.dp
-        ex.complete(ring_dev, ring, t)
-        fifo = ring.fifo
-        ok = rows.head(max(0, ring.size - len(fifo)))
-        n_ok = ok.total
-        if n_ok:
-            wire = ex.world.entries.wire_bytes[ok.entry]
-            ready = None if ok.time is None else np.maximum(ok.time, t)
-            dep = ex.departures(ring_dev, ring, wire, ready, t, ok.entry)
-            fifo.push({"entry": ok.entry, "wire": wire, "t": dep})
-            dp.accepted(ref, ok, into_rx=False)
-            if isinstance(ring_dev, Nic) and ring_dev.card in ex.world.cards:
-                ex.tx_due.setdefault(ring_dev.card, []).append(dep)
-        refused = rows.total - n_ok
-        if refused:
-            ring.dropped += refused
-            dp.refused(ref, ring_dev, refused)
-            where = "xdp_tx_ring_full" if ref.kind == "tx" else f"{ref.kind}_ring_full"
-            ex.log_drop(t, ring_dev.name, where, refused, ring=ring.index)
-        if dp.watch is None:
-            return n_ok
-        if dp.watched(ok):
-            assert ok.ident is not None
-            pos = int(np.flatnonzero(ok.ident == dp.watch)[0])
-            dep_t = int(fifo.column("t")[len(fifo) - n_ok + pos])
-            dp.hop(t, ring_dev.name, "tx_ring", f"ring {ring.index} ({len(fifo)}/{ring.size})")
-            gone = "the reader takes it" if isinstance(ring_dev, Tun) else "on the wire"
-            dp.hop(dep_t, ring_dev.name, "wire", gone, end=True)
-        elif dp.watched(rows):
-            dp.hop(t, ring_dev.name, "drop", f"ring {ring.index} is full", end=True)
-        return n_ok
-
-    def tx_many(self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal) -> int:
-        taken = 0
-        for r in np.unique(rings).tolist():
-            taken += self.tx(ring_dev, _tx_rings(ring_dev)[r], rows.where(rings == r), t, ref)
-        return taken
-
-    def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int:
-        free = max(0, rxq.size - len(rxq.fifo))
-        ok = rows.head(free)
-        n_ok = ok.total
-        if n_ok:
-            zeros = np.zeros(n_ok, np.int64)
-            idents = ok.ident if ok.ident is not None else zeros - 1
-            rxq.fifo.push({"entry": ok.entry, "ident": idents, "t": zeros + t})
-            rxq.peak = max(rxq.peak, len(rxq.fifo))
-            self.dp.accepted(ref, ok, into_rx=True)
-            self.exact.schedule_napi(dev, rxq, cpu)
-        refused = rows.total - n_ok
-        if refused:
-            self.dp.refused(ref, dev, refused)
-            self.exact.log_drop(t, dev.name, "veth_ring_full", refused, queue=rxq.index)
-        if self.dp.watched(ok):
-            self.dp.hop(
-                t,
-                dev.name,
-                "rx_ring",
-                f"queue {rxq.index} ({len(rxq.fifo)}/{rxq.size}), NAPI on cpu {cpu}",
-            )
-        elif self.dp.watched(rows):
-            self.dp.hop(t, dev.name, "drop", f"queue {rxq.index}'s ring is full", end=True)
-        return n_ok
 
 
 class Exact:
@@ -668,7 +590,7 @@ class Exact:
         for dev in self.world.devices.values():
             if dev.rxq:
                 self.admit(dev, t)
-            for ring in _tx_rings(dev):
+            for ring in tx_rings(dev):
                 self.complete(dev, ring, t)
 
     # ------------------------------------------------------------ following one frame
@@ -677,9 +599,3 @@ class Exact:
         ev: Event = {"t_ns": t, "kind": "drop", "dev": dev, "where": where, "frames": frames}
         ev.update(extra)
         self.stream.emit(ev)
-
-
-def _tx_rings(dev: NetDev) -> list[TxRing]:
-    if isinstance(dev, Nic | Tun):
-        return dev.tx
-    return []
