@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+SMALL = 256  # arrays up to this long: Python sets beat NumPy's sorting
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,6 +111,24 @@ class Rows:
 
     def bytes(self, size: IntArray) -> int:
         return int(self.count @ size[self.entry]) if len(self) else 0
+
+
+def distinct(values: IntArray) -> list[int]:
+    """``np.unique(values)`` as Python ints (for a poll's few dozen frames a set is cheaper)."""
+    if len(values) <= SMALL:
+        return sorted(set(values.tolist()))
+    out: list[int] = np.unique(values).tolist()
+    return out
+
+
+def having(rows: Rows, values: IntArray, present: list[int], v: int) -> Rows:
+    """``rows.where(values == v)`` (``present``: ``distinct(values)``), without a mask when
+    every row or none has ``v``."""
+    if v not in present:
+        return rows.slice(0, 0)
+    if len(present) == 1:
+        return rows
+    return rows.where(values == v)
 
 
 def _spread(count: IntArray, n: int) -> IntArray:
