@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.sim.batch import PollShape, Rows
+from xdptui.sim.batch import PollShape, Rows, distinct
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev import vhost_net
 from xdptui.sim.dev.netdev import NetDev
@@ -314,7 +314,7 @@ class Exact:
                 continue
             if nxt < src.emitted_at_origin or src.milli <= 0:
                 continue
-            best = min(best, int(src.arrival_ns(nxt, nxt + 1)[0]))
+            best = min(best, src.arrival_of(nxt))
         return best
 
     def _positions_of(self, src: Source, dev: NetDev, q: int) -> IntArray:
@@ -387,7 +387,7 @@ class Exact:
     def _admit(self, parts: list[Arrivals], card: Card | None, group: list[NetDev]) -> None:
         if len(parts) == 1:  # one source: already in arrival order
             p = parts[0]
-            free = np.array([max(0, r.size - len(r.fifo)) for r in p.dev.rxq], dtype=np.int64)
+            free = _free_slots(p.dev.rxq, p.queue)
             ports = np.full(len(p.times), group.index(p.dev), np.int64)
             keep, full = admission(p.times, p.queue, ports, free, card, len(group))
             self._fill(p, keep, full)
@@ -401,7 +401,7 @@ class Exact:
         ports = np.concatenate([np.full(len(p.times), port[p.dev.name]) for p in parts])
         order = np.argsort(times, kind="stable") if len(parts) > 1 else np.arange(len(times))
         times, key, ports = times[order], key[order], ports[order]
-        free = np.array([max(0, r.size - len(r.fifo)) for d in devs for r in d.rxq], dtype=np.int64)
+        free = _free_slots([r for d in devs for r in d.rxq], key)
         keep, full = admission(times, key, ports, free, card, len(group))
         n = len(times)
         back = np.empty(n, np.int64)
@@ -549,9 +549,9 @@ class Exact:
     def charge_due(self, card: Card, t: int) -> None:
         """The DMA of the frames the card's ports sent by ``t`` (charged as they leave)."""
         due = self.tx_due.get(card.name)
-        if not due:
+        if not due or min(int(d[0]) for d in due) > t:  # (each list sorted) none left yet
             return
-        dep = np.sort(np.concatenate(due))
+        dep = np.sort(np.concatenate(due)) if len(due) > 1 else due[0]
         n = int(np.searchsorted(dep, t, side="right"))
         card.charge_sent(dep[:n])
         self.tx_due[card.name] = [dep[n:]] if n < len(dep) else []
@@ -599,3 +599,11 @@ class Exact:
         ev: Event = {"t_ns": t, "kind": "drop", "dev": dev, "where": where, "frames": frames}
         ev.update(extra)
         self.stream.emit(ev)
+
+
+def _free_slots(rxqs: list[RxQueue], keys: IntArray) -> IntArray:
+    """The free descriptors of the rings ``keys`` go to (0 for the others, never read)."""
+    free = np.zeros(len(rxqs), np.int64)
+    rings = distinct(keys)
+    free[rings] = [max(0, rxqs[q].size - len(rxqs[q].fifo)) for q in rings]
+    return free
