@@ -16,17 +16,19 @@ import numpy.typing as npt
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+SMALL = 256  # arrays up to this long: Python sets beat NumPy's sorting
 
 
 @dataclass(frozen=True, eq=False)
 class Rows:
-    """Frames as (entry, count) rows; ``ordered`` rows are single frames in ring order."""
+    """Frames as (entry, count) rows; ``ordered`` rows are single frames (count 1 each) in
+    ring order."""
 
     entry: IntArray
     count: IntArray
     ordered: bool = False
     ident: IntArray | None = None  # exact mode: each frame's source << 40 | sequence number
-    time: IntArray | None = None  # exact mode: when each frame became ready (arrival)
+    time: IntArray | None = None  # exact mode: when each became ready (None: when handed on)
 
     @staticmethod
     def frames(
@@ -42,8 +44,15 @@ class Rows:
     def __len__(self) -> int:
         return len(self.entry)
 
-    @cached_property
+    @property
     def total(self) -> int:
+        """The frames the rows hold (ordered rows: one each, no sum to take)."""
+        if self.ordered:
+            return len(self.entry)
+        return self._count_sum
+
+    @cached_property
+    def _count_sum(self) -> int:
         return int(self.count.sum())
 
     def where(self, mask: BoolArray) -> Rows:
@@ -102,6 +111,24 @@ class Rows:
 
     def bytes(self, size: IntArray) -> int:
         return int(self.count @ size[self.entry]) if len(self) else 0
+
+
+def distinct(values: IntArray) -> list[int]:
+    """``np.unique(values)`` as Python ints (for a poll's few dozen frames a set is cheaper)."""
+    if len(values) <= SMALL:
+        return sorted(set(values.tolist()))
+    out: list[int] = np.unique(values).tolist()
+    return out
+
+
+def having(rows: Rows, values: IntArray, present: list[int], v: int) -> Rows:
+    """``rows.where(values == v)`` (``present``: ``distinct(values)``), without a mask when
+    every row or none has ``v``."""
+    if v not in present:
+        return rows.slice(0, 0)
+    if len(present) == 1:
+        return rows
+    return rows.where(values == v)
 
 
 def _spread(count: IntArray, n: int) -> IntArray:

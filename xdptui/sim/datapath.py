@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from xdptui.model.errors import Errno
 from xdptui.sim import devmap
-from xdptui.sim.batch import PollShape, Rows
+from xdptui.sim.batch import PollShape, Rows, distinct, having
 from xdptui.sim.bond.bond_main import Bond, BondLogic, rr_poll_counts
 from xdptui.sim.classes import FlowClasses, compile_classes
 from xdptui.sim.core import bpf_run
@@ -41,7 +41,7 @@ from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
-from xdptui.sim.devmap import Flush
+from xdptui.sim.devmap import Flush, Xmit
 from xdptui.sim.kconst import (
     XDP_ABORTED,
     XDP_DROP,
@@ -79,6 +79,8 @@ class IO(Protocol):
     def tx_many(
         self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal
     ) -> int: ...
+
+    def tx_bulks(self, ring_dev: NetDev, ring: TxRing, xs: Sequence[Xmit], t: int) -> None: ...
 
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int: ...
 
@@ -363,10 +365,11 @@ class Datapath(Accounting):
         tun_fast = isinstance(dev, Tun) and mode == MODE_DRV  # tun_build_skb -> tun_xdp_act
         if isinstance(dev, Veth) and mode == MODE_DRV:  # veth_xdp_rcv_one: xdp_packets
             dev.rq_stats["xdp_packets"] += rows.total
-        for code in np.unique(act):
-            part = rows.where(act == code)
+        codes = distinct(act)
+        for code in codes:
+            part = having(rows, act, codes, code)
             n = part.total
-            name = action_name(int(code))
+            name = action_name(code)
             out.verdicts[name] = out.verdicts.get(name, 0) + n
             if code in (XDP_DROP, XDP_ABORTED) and isinstance(dev, Veth) and mode == MODE_DRV:
                 dev.rq_stats["xdp_drops"] += n
@@ -466,14 +469,15 @@ class Datapath(Accounting):
         bond = self.world.devices[c.master]
         assert isinstance(bond, Bond)
         slave = c.tx_slave[rows.entry]
-        aborted = rows.where(slave == TX_ABORT)
+        kinds = distinct(slave)
+        aborted = having(rows, slave, kinds, TX_ABORT)
         if aborted.total:
             dev.add("xdp_aborted", aborted.total)
             self.tp.exception[(dev.name, "XDP_ABORTED")] += aborted.total
             if isinstance(dev, Nic) and mode == MODE_DRV:
                 dev.xdp_handle(dropped=aborted.total)
-        here = bpf_run.leaving(self, dev, c, rows.where(slave == TX_HERE))
-        rr = bpf_run.leaving(self, dev, c, rows.where(slave == TX_RR))
+        here = bpf_run.leaving(self, dev, c, having(rows, slave, kinds, TX_HERE))
+        rr = bpf_run.leaving(self, dev, c, having(rows, slave, kinds, TX_RR))
         parts: list[tuple[int, Rows, IntArray]] = []
         if rr.total:
             c0 = int(bond.rr_counter[cpu])
@@ -491,9 +495,9 @@ class Datapath(Accounting):
                 )
                 if counts is not None:
                     shape.classes[target.ifindex] = counts
-        for ifindex in np.unique(slave[slave >= 0]):
-            part = rows.where(slave == ifindex)
-            parts.append((int(ifindex), bpf_run.leaving(self, dev, c, part), c.tx_err[part.entry]))
+        for ifindex in (k for k in kinds if k >= 0):
+            part = having(rows, slave, kinds, ifindex)
+            parts.append((ifindex, bpf_run.leaving(self, dev, c, part), c.tx_err[part.entry]))
         if self.watched(here):
             self.hop(
                 t,
@@ -514,8 +518,7 @@ class Datapath(Accounting):
                 what = f"xdp_master_redirect ({how}): {bond.name} picks {to} -> XDP_REDIRECT"
                 self.hop(t, dev.name, "xdp", what)
             dev.add("xdp_redirect", part.total)
-            self._redirect_failed(dev, mode, part, err)
-            ok = part.where(err == 0)
+            ok = part.where(err == 0) if self._redirect_failed(dev, mode, part, err) else part
             if ok.total:
                 self.tp.redirect += ok.total
                 tgt = self.world.by_ifindex[ifindex]
@@ -550,8 +553,7 @@ class Datapath(Accounting):
         ifindex redirect pointing at it."""
         dev.add("xdp_redirect", rows.total)
         err = c.err[rows.entry]
-        self._redirect_failed(dev, mode, rows, err)
-        ok = rows.where(err == 0)
+        ok = rows.where(err == 0) if self._redirect_failed(dev, mode, rows, err) else rows
         if not ok.total:
             return
         self.tp.redirect += ok.total  # one xdp_redirect per input frame
@@ -575,26 +577,26 @@ class Datapath(Accounting):
         dev.add("rx_packets", rows.total)
         dev.add("rx_bytes", rows.bytes(self.world.entries.size))
 
-    def _redirect_failed(self, dev: NetDev, mode: str, rows: Rows, err: IntArray) -> None:
+    def _redirect_failed(self, dev: NetDev, mode: str, rows: Rows, err: IntArray) -> bool:
         """``xdp:xdp_redirect_err`` by errno, and the native driver's drop with
         ``xdp:xdp_exception`` (``tun_xdp_act`` only returns the error). Native veth and tun
         count the outcome in their RX stats: veth's ``xdp_redirect`` or ``rx_drops``
         (``veth_xdp_rcv_one``); tun's RX stats or ``rx_dropped`` (``tun_xdp_act``); a NIC's
-        ``Nic.xdp_handle``."""
+        ``Nic.xdp_handle``. Returns whether any failed."""
         bad = err != 0
+        failed = bool(bad.any())
+        n_bad = int(rows.count[bad].sum()) if failed else 0
         if mode == MODE_DRV and isinstance(dev, Nic):
-            n_bad = int(rows.count[bad].sum())
             dev.xdp_handle(dropped=n_bad, redirected=rows.total - n_bad)
         if mode == MODE_DRV and isinstance(dev, Veth | Tun):
-            n_bad = int(rows.count[bad].sum())
             dev.add("rx_dropped", n_bad)
             if isinstance(dev, Veth):
                 dev.rq_stats["xdp_redirect"] += rows.total - n_bad
                 dev.rq_stats["drops"] += n_bad
             else:
                 self.tun_rx(dev, rows.where(~bad))
-        if not np.any(bad):
-            return
+        if not failed:
+            return False
         if self.watched(rows.where(bad)):
             assert rows.ident is not None
             i = int(np.flatnonzero(rows.ident == self.watch)[0])
@@ -611,6 +613,7 @@ class Datapath(Accounting):
             self.tp.redirect_err[(dev.name, Errno(int(code)).name)] += hits
             if mode == MODE_DRV and not isinstance(dev, Tun):
                 self.tp.exception[(dev.name, "XDP_REDIRECT")] += hits
+        return True
 
     # ------------------------------------------------------------ what the rings report back
 

@@ -28,6 +28,7 @@ from xdptui.sim.batch import PollShape, Rows
 from xdptui.sim.core import bpf_run
 from xdptui.sim.core.filter import BROADCAST, Compiled, make_context
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev
+from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.kconst import (
     BPF_ANY,
@@ -45,7 +46,6 @@ from xdptui.sim.tally import XmitTally
 
 if TYPE_CHECKING:
     from xdptui.sim.datapath import Datapath, PollOutcome
-    from xdptui.sim.dev.nic import Nic
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -279,6 +279,9 @@ def _flush_exact(
     bq = dp.tp.bq(cpu, dev.name, tgt.name)
     prog = progs.get(int(keys[0]))
     n = len(rows)
+    if prog is None and dp.watch is None and isinstance(tgt, Nic):
+        _flush_plain(dp, dev, tgt, cpu, t, rows, out)
+        return
     for start in range(0, n, DEV_MAP_BULK_SIZE):
         end = start + DEV_MAP_BULK_SIZE
         chunk = rows.slice(start, end)
@@ -316,6 +319,32 @@ def _flush_exact(
             Flush(cpu, dev.name, tgt.name, cnt, sent, cnt - sent, name, reason, dropped)
         )
         out.cost_ns += flush_cost(dev, tgt)
+
+
+def _flush_plain(
+    dp: Datapath, dev: NetDev, tgt: Nic, cpu: int, t: int, rows: Rows, out: PollOutcome
+) -> None:
+    """``_flush_exact`` toward a port without an egress program (and nobody followed): the
+    poll's bulks go to ``ndo_xdp_xmit`` together, each counted as its own flush."""
+    tally = dp.tp.xmit(dev.name, tgt.name)
+    bq = dp.tp.bq(cpu, dev.name, tgt.name)
+    n = len(rows)
+    xs: list[Xmit] = []
+    for start in range(0, n, DEV_MAP_BULK_SIZE):
+        chunk = rows.slice(start, start + DEV_MAP_BULK_SIZE)
+        xs.append(Xmit(dev, tgt, cpu, t, chunk, 1, tally))
+        tally.flushes += 1
+        bq.flushes += 1
+        bq.frames += len(chunk)
+    bq.last_bulk = float(len(xs[-1].rows))
+    bq.program = ""
+    tgt.ndo_xdp_xmit_bulks(dp, xs)
+    cost = flush_cost(dev, tgt)
+    for i, x in enumerate(xs):
+        cnt = len(x.rows)
+        reason = "poll_end" if i == len(xs) - 1 else "full"
+        out.flushes.append(Flush(cpu, dev.name, tgt.name, cnt, x.sent, cnt - x.sent, None, reason))
+        out.cost_ns += cost
 
 
 def _flush_fast(

@@ -39,7 +39,8 @@ from xdptui.sim.clock import Timers
 from xdptui.sim.control import Control, format_kernel_error
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.events import EventStream
-from xdptui.sim.exact import Exact, ExactIO
+from xdptui.sim.exact import Exact
+from xdptui.sim.exact_io import ExactIO
 from xdptui.sim.fast import Fast, FastIO
 from xdptui.sim.modes import last_boundary, switch_mode
 from xdptui.sim.snapshot import build_frame, stream_views
@@ -671,6 +672,9 @@ class _NoIO:
         raise AssertionError("no mode is running")
 
     def tx_many(self, *args: Any) -> int:
+        raise AssertionError("no mode is running")
+
+    def tx_bulks(self, *args: Any) -> None:
         raise AssertionError("no mode is running")
 
     def rx(self, *args: Any) -> int:

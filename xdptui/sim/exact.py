@@ -18,13 +18,14 @@ same result whenever it happens, so runs do not depend on how time is cut.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.sim.batch import PollShape, Rows
+from xdptui.sim.batch import PollShape, Rows, distinct
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev import vhost_net
 from xdptui.sim.dev.netdev import NetDev
@@ -33,8 +34,8 @@ from xdptui.sim.dev.rings import ARMED, IRQ_PENDING, SCHEDULED, RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.events import Event, EventStream
 from xdptui.sim.exact_admit import Arrivals, admission
+from xdptui.sim.exact_io import tx_rings
 from xdptui.sim.kconst import WIRE_OVERHEAD
-from xdptui.sim.refusals import Refusal
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
 
@@ -62,84 +63,6 @@ class CpuState:
     run_at: int = -1  # a RUN event is pending at this time (-1: none)
 
 
-class ExactIO:
-    """Frames into rings as descriptors, checked against the ring's free slots at that
-    instant; transmit rings drain one frame after the other."""
-
-    def __init__(self, exact: Exact) -> None:
-        self.exact = exact
-
-    @property
-    def dp(self) -> Datapath:
-        return self.exact.dp
-
-    def tx(self, ring_dev: NetDev, ring: TxRing, rows: Rows, t: int, ref: Refusal) -> int:
-        self.exact.complete(ring_dev, ring, t)
-        e = self.exact.world.entries
-        free = max(0, ring.size - len(ring.fifo))
-        ok = rows.head(free)
-        n_ok = ok.total
-        if n_ok:
-            wire = e.wire_bytes[ok.entry]
-            ready = ok.time if ok.time is not None else np.full(n_ok, t, np.int64)
-            ready = np.maximum(ready, t)
-            dep = self.exact.departures(ring_dev, ring, wire, ready)
-            ring.fifo.push({"entry": ok.entry, "wire": wire, "t": dep})
-            self.dp.accepted(ref, ok, into_rx=False)
-            if isinstance(ring_dev, Nic) and ring_dev.card in self.exact.world.cards:
-                self.exact.tx_due.setdefault(ring_dev.card, []).append(dep)
-        refused = rows.total - n_ok
-        if refused:
-            ring.dropped += refused
-            self.dp.refused(ref, ring_dev, refused)
-            where = "xdp_tx_ring_full" if ref.kind == "tx" else f"{ref.kind}_ring_full"
-            self.exact.log_drop(t, ring_dev.name, where, refused, ring=ring.index)
-        if self.dp.watched(ok):
-            assert ok.ident is not None
-            pos = int(np.flatnonzero(ok.ident == self.dp.watch)[0])
-            dep_t = int(ring.fifo.column("t")[len(ring.fifo) - n_ok + pos])
-            self.dp.hop(
-                t, ring_dev.name, "tx_ring", f"ring {ring.index} ({len(ring.fifo)}/{ring.size})"
-            )
-            gone = "the reader takes it" if isinstance(ring_dev, Tun) else "on the wire"
-            self.dp.hop(dep_t, ring_dev.name, "wire", gone, end=True)
-        elif self.dp.watched(rows):
-            self.dp.hop(t, ring_dev.name, "drop", f"ring {ring.index} is full", end=True)
-        return n_ok
-
-    def tx_many(self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal) -> int:
-        taken = 0
-        for r in np.unique(rings).tolist():
-            taken += self.tx(ring_dev, _tx_rings(ring_dev)[r], rows.where(rings == r), t, ref)
-        return taken
-
-    def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int:
-        free = max(0, rxq.size - len(rxq.fifo))
-        ok = rows.head(free)
-        n_ok = ok.total
-        if n_ok:
-            zeros = np.zeros(n_ok, np.int64)
-            idents = ok.ident if ok.ident is not None else zeros - 1
-            rxq.fifo.push({"entry": ok.entry, "ident": idents, "t": zeros + t})
-            rxq.peak = max(rxq.peak, len(rxq.fifo))
-            self.dp.accepted(ref, ok, into_rx=True)
-            self.exact.schedule_napi(dev, rxq, cpu)
-        refused = rows.total - n_ok
-        if refused:
-            self.dp.refused(ref, dev, refused)
-            self.exact.log_drop(t, dev.name, "veth_ring_full", refused, queue=rxq.index)
-        if self.dp.watched(ok):
-            self.dp.hop(
-                t,
-                dev.name,
-                "rx_ring",
-                f"queue {rxq.index} ({len(rxq.fifo)}/{rxq.size}), NAPI on cpu {cpu}",
-            )
-        elif self.dp.watched(rows):
-            self.dp.hop(t, dev.name, "drop", f"queue {rxq.index}'s ring is full", end=True)
-        return n_ok
-
-
 class Exact:
     """The exact-mode event loop over a world and its data path."""
 
@@ -154,6 +77,7 @@ class Exact:
         self.admitted: dict[str, int] = {}
         self.tx_due: dict[str, list[IntArray]] = {}  # per card: departures not yet charged
         self._pending_sched: list[tuple[NetDev, RxQueue, int]] = []
+        self._card_ports: dict[str, list[NetDev]] = {}
         self.polls = 0
 
     # ------------------------------------------------------------ scheduling
@@ -291,7 +215,7 @@ class Exact:
             )
         frames = rxq.fifo.pop(k)
         idents = frames["ident"]
-        rows = Rows.frames(frames["entry"], idents, np.full(k, t, np.int64))
+        rows = Rows.frames(frames["entry"], idents)  # each ready now (time None)
         if self.dp.watched(rows):
             pos = int(np.flatnonzero(idents == self.dp.watch)[0]) + 1
             self.dp.hop(
@@ -390,7 +314,7 @@ class Exact:
                 continue
             if nxt < src.emitted_at_origin or src.milli <= 0:
                 continue
-            best = min(best, int(src.arrival_ns(nxt, nxt + 1)[0]))
+            best = min(best, src.arrival_of(nxt))
         return best
 
     def _positions_of(self, src: Source, dev: NetDev, q: int) -> IntArray:
@@ -418,11 +342,7 @@ class Exact:
         ``exact_admit.arbitrate``)."""
         w = self.world
         card = w.cards.get(dev.card) if isinstance(dev, Nic) else None
-        group: list[NetDev] = (
-            [d for d in w.devices.values() if isinstance(d, Nic) and d.card == card.name]
-            if card is not None
-            else [dev]
-        )
+        group = self._ports(card) if card is not None else [dev]
         if all(self.admitted.get(d.name, -1) >= t for d in group):
             return
         for d in group:
@@ -455,7 +375,23 @@ class Exact:
         if parts:
             self._admit(parts, card, group)
 
+    def _ports(self, card: Card) -> list[NetDev]:
+        """The ports of ``card`` (a world's devices and their cards never change)."""
+        group = self._card_ports.get(card.name)
+        if group is None:
+            group = self._card_ports[card.name] = [
+                d for d in self.world.devices.values() if isinstance(d, Nic) and d.card == card.name
+            ]
+        return group
+
     def _admit(self, parts: list[Arrivals], card: Card | None, group: list[NetDev]) -> None:
+        if len(parts) == 1:  # one source: already in arrival order
+            p = parts[0]
+            free = _free_slots(p.dev.rxq, p.queue)
+            ports = np.full(len(p.times), group.index(p.dev), np.int64)
+            keep, full = admission(p.times, p.queue, ports, free, card, len(group))
+            self._fill(p, keep, full)
+            return
         devs = list(dict.fromkeys(p.dev for p in parts))
         slot = {d.name: i for i, d in enumerate(devs)}
         port = {d.name: i for i, d in enumerate(group)}
@@ -465,7 +401,7 @@ class Exact:
         ports = np.concatenate([np.full(len(p.times), port[p.dev.name]) for p in parts])
         order = np.argsort(times, kind="stable") if len(parts) > 1 else np.arange(len(times))
         times, key, ports = times[order], key[order], ports[order]
-        free = np.array([max(0, r.size - len(r.fifo)) for d in devs for r in d.rxq], dtype=np.int64)
+        free = _free_slots([r for d in devs for r in d.rxq], key)
         keep, full = admission(times, key, ports, free, card, len(group))
         n = len(times)
         back = np.empty(n, np.int64)
@@ -481,30 +417,36 @@ class Exact:
         dev = p.dev
         sender = self.world.devices[p.src.device] if p.src.local else None
         nq = len(dev.rxq)
-        took = np.flatnonzero(keep)
-        by_q = took[np.argsort(p.queue[took], kind="stable")] if nq > 1 else took
-        n_take = np.bincount(p.queue[took], minlength=nq)
-        n_full = np.bincount(p.queue[full], minlength=nq)
-        n_card = np.bincount(p.queue[~keep & ~full], minlength=nq)
-        ends = np.cumsum(n_take)
-        for q in np.flatnonzero(n_take | n_full | n_card):
-            rxq = dev.rxq[int(q)]
+        kept_all = bool(keep.all())
+        took = np.arange(len(keep)) if kept_all else np.flatnonzero(keep)
+        q_took = p.queue if kept_all else p.queue[took]
+        by_q = took[np.argsort(q_took, kind="stable")] if nq > 1 else took
+        n_take = np.bincount(q_took, minlength=nq).tolist()
+        ends = list(itertools.accumulate(n_take))
+        entry, idents, times = p.entries[by_q], p.ident[by_q], p.times[by_q]
+        if kept_all:
+            n_full = n_card = [0] * nq
+            queues = [q for q in range(nq) if n_take[q]]
+        else:
+            n_full = np.bincount(p.queue[full], minlength=nq).tolist()
+            n_card = np.bincount(p.queue[~keep & ~full], minlength=nq).tolist()
+            queues = [q for q in range(nq) if n_take[q] or n_full[q] or n_card[q]]
+        for q in queues:
+            rxq = dev.rxq[q]
             if n_card[q]:  # the card's own limit: port-level discards (ice_update_vsi_stats)
-                dev.add("rx_missed_errors", int(n_card[q]))
+                dev.add("rx_missed_errors", n_card[q])
                 first = int(p.times[np.flatnonzero((p.queue == q) & ~keep & ~full)[0]])
-                n = int(n_card[q])  # counted when the arrivals are taken in: now
-                self.log_drop(self.now, dev.name, "rx_missed", n, queue=int(q), first_t=first)
+                n = n_card[q]  # counted when the arrivals are taken in: now
+                self.log_drop(self.now, dev.name, "rx_missed", n, queue=q, first_t=first)
             if n_take[q]:
-                take = by_q[ends[q] - n_take[q] : ends[q]]
-                rxq.fifo.push(
-                    {"entry": p.entries[take], "ident": p.ident[take], "t": p.times[take]}
-                )
+                a, b = ends[q] - n_take[q], ends[q]
+                rxq.fifo.push({"entry": entry[a:b], "ident": idents[a:b], "t": times[a:b]})
                 rxq.peak = max(rxq.peak, len(rxq.fifo))
                 if sender is not None:  # veth_xmit: the sender transmitted what the ring took
-                    sender.add("tx_packets", len(take))
-                    sender.add("tx_bytes", int(self.world.entries.size[p.entries[take]].sum()))
+                    sender.add("tx_packets", b - a)
+                    sender.add("tx_bytes", int(self.world.entries.size[entry[a:b]].sum()))
             if n_full[q]:
-                nf = int(n_full[q])
+                nf = n_full[q]
                 if isinstance(dev, Tun):  # the writer waits: it writes slower
                     dev.throttled += nf
                 elif sender is not None:  # veth_xmit: ptr_ring full -> priv->dropped
@@ -513,7 +455,7 @@ class Exact:
                     rxq.rx_dropped += nf
                     dev.add("rx_dropped", nf)
                 at = int(p.times[np.flatnonzero((p.queue == q) & full)[0]])
-                self.log_drop(at, dev.name, "rx_ring_full", nf, queue=int(q))
+                self.log_drop(at, dev.name, "rx_ring_full", nf, queue=q)
         if self.dp.watch is not None:
             self._watch_arrival(p, keep, full)
 
@@ -559,34 +501,57 @@ class Exact:
 
     # ------------------------------------------------------------ transmit rings
 
-    def departures(self, dev: NetDev, ring: TxRing, wire: IntArray, ready: IntArray) -> IntArray:
-        """Departure times (ns, rounded up) of frames queued at ``ready``: the wire (or a tap
-        queue's reader) sends one frame after the other, d_i = max(d_{i-1}, ready_i) + s_i, in
-        picoseconds so a 6.72 ns frame time is not rounded to 7."""
+    def departures(
+        self,
+        dev: NetDev,
+        ring: TxRing,
+        wire: IntArray,
+        ready: IntArray | None,
+        t: int,
+        entries: IntArray | None = None,
+    ) -> IntArray:
+        """Departure times (ns, rounded up) of frames queued at ``ready`` (None: all at
+        ``t``): the wire (or a tap queue's reader) sends one frame after the other,
+        d_i = max(d_{i-1}, ready_i) + s_i, in picoseconds so a 6.72 ns frame time is not
+        rounded to 7. ``entries``: the frames' flow-table entries (their wire times are
+        then looked up, not computed)."""
         if isinstance(dev, Nic):
-            s = dev.service_ps(wire)
+            s = self._service_ps(dev, entries) if entries is not None else dev.service_ps(wire)
             start = dev.wire_free_ps
-        elif isinstance(dev, Tun):
+        elif isinstance(dev, Tun):  # (a reader-less tap's times may wrap: no shortcut)
             s = np.full(len(wire), dev.reader_ps(), np.int64)
             start = dev.reader_free_ps[ring.index]
+            ready = np.full(len(wire), t, np.int64) if ready is None else ready
         else:
-            return ready
-        cs = np.cumsum(s)
-        prev = np.concatenate(([0], cs[:-1]))
-        dep_ps = cs + np.maximum.accumulate(np.maximum(ready * 1000 - prev, start))
+            return np.full(len(wire), t, np.int64) if ready is None else ready
+        cs = s.cumsum()
+        if ready is None:  # every frame ready at t: the wire is free at max(start, t)
+            dep_ps = cs + max(start, t * 1000)
+        else:  # d_i = cs_i + max(start, max_{j <= i} (ready_j - cs_{j-1}))
+            dep_ps = cs + np.maximum.accumulate(np.maximum(ready * 1000 - (cs - s), start))
         if isinstance(dev, Nic):
             dev.wire_free_ps = int(dep_ps[-1])
-        elif isinstance(dev, Tun):
+        else:
             dev.reader_free_ps[ring.index] = int(dep_ps[-1])
         dep: IntArray = -(-dep_ps // 1000)
         return dep
 
+    def _service_ps(self, dev: Nic, entries: IntArray) -> IntArray:
+        """``Nic.service_ps`` of these entries' frames, from a per-entry table for the port's
+        speed (a pure function of the entries: shared with them)."""
+        e = self.world.entries
+        key = f"service_ps {dev.speed_bps} {dev.drv.tx_pps_max}"
+        per: IntArray | None = e.cache.get(key)
+        if per is None:
+            per = e.cache[key] = dev.service_ps(e.wire_bytes)
+        return per[entries]
+
     def charge_due(self, card: Card, t: int) -> None:
         """The DMA of the frames the card's ports sent by ``t`` (charged as they leave)."""
         due = self.tx_due.get(card.name)
-        if not due:
+        if not due or min(int(d[0]) for d in due) > t:  # (each list sorted) none left yet
             return
-        dep = np.sort(np.concatenate(due))
+        dep = np.sort(np.concatenate(due)) if len(due) > 1 else due[0]
         n = int(np.searchsorted(dep, t, side="right"))
         card.charge_sent(dep[:n])
         self.tx_due[card.name] = [dep[n:]] if n < len(dep) else []
@@ -598,7 +563,7 @@ class Exact:
             ring.occ, ring.occ_bytes = 0, 0.0
             return
         wire = np.full(n, max(1, round(ring.occ_bytes / n)), np.int64)
-        dep = self.departures(dev, ring, wire, np.full(n, t, np.int64))
+        dep = self.departures(dev, ring, wire, None, t)
         ring.fifo.push({"entry": np.zeros(n, np.int64), "wire": wire, "t": dep})
         ring.occ, ring.occ_bytes = 0, 0.0
         if isinstance(dev, Nic) and dev.card in self.world.cards:
@@ -607,11 +572,11 @@ class Exact:
     def complete(self, dev: NetDev, ring: TxRing, t: int) -> None:
         """Frames whose departure time has passed have left: ``tx_packets`` (the TX
         completion, or the reader's ``tun_do_read``)."""
-        dep = ring.fifo.column("t")
-        if not len(dep) or dep[0] > t:
+        fifo = ring.fifo
+        if fifo.tail == fifo.head or fifo.buf["t"][fifo.head] > t:
             return
-        n = int(np.searchsorted(dep, t, side="right"))
-        gone = ring.fifo.pop(n)
+        n = int(fifo.column("t").searchsorted(t, side="right"))
+        gone = fifo.pop(n)
         ring.sent += n
         wire = int(gone["wire"].sum())
         ring.sent_wire += wire
@@ -625,7 +590,7 @@ class Exact:
         for dev in self.world.devices.values():
             if dev.rxq:
                 self.admit(dev, t)
-            for ring in _tx_rings(dev):
+            for ring in tx_rings(dev):
                 self.complete(dev, ring, t)
 
     # ------------------------------------------------------------ following one frame
@@ -636,7 +601,9 @@ class Exact:
         self.stream.emit(ev)
 
 
-def _tx_rings(dev: NetDev) -> list[TxRing]:
-    if isinstance(dev, Nic | Tun):
-        return dev.tx
-    return []
+def _free_slots(rxqs: list[RxQueue], keys: IntArray) -> IntArray:
+    """The free descriptors of the rings ``keys`` go to (0 for the others, never read)."""
+    free = np.zeros(len(rxqs), np.int64)
+    rings = distinct(keys)
+    free[rings] = [max(0, rxqs[q].size - len(rxqs[q].fifo)) for q in rings]
+    return free

@@ -46,6 +46,11 @@ def admission(
     if card is None:
         keep = _fits(key, free, np.zeros(nkeys, np.int64))
         return keep, ~keep
+    took_all, tat = card.trial(times)
+    took_all, rr = arbitrate(took_all, times, port, card.rr, ports)
+    if (np.bincount(key[took_all], minlength=nkeys) <= free).all():
+        card.tat, card.rr = tat, rr  # no ring overflows: what the card takes is kept
+        return took_all, full
     live = np.ones(n, dtype=bool)
     start = 0
     while start < n:

@@ -18,7 +18,7 @@ shared data path (``Datapath.napi_poll``).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +30,7 @@ from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
+from xdptui.sim.devmap import Xmit
 from xdptui.sim.fast_burst import Feed, steady_schedule
 from xdptui.sim.fast_card import card_admit
 from xdptui.sim.fast_polls import (
@@ -74,6 +75,10 @@ class FastIO:
     def tx_many(self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal) -> int:
         self.claims.append(Claim(ring_dev, None, rows, ref, rings))
         return rows.total
+
+    def tx_bulks(self, ring_dev: NetDev, ring: TxRing, xs: Sequence[Xmit], t: int) -> None:
+        for x in xs:
+            self.tx(ring_dev, ring, x.rows, t, Refusal("xmit", x.src, x))
 
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int:
         self.pending.append(Pending(dev, rxq, rows, cpu, ref))

@@ -8,7 +8,7 @@ import copy
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import ARMED
 from xdptui.sim.dev.tun import Tun
-from xdptui.sim.exact import ExactIO
+from xdptui.sim.exact_io import ExactIO
 from xdptui.sim.fast import Fast, FastIO
 from xdptui.sim.state import State
 

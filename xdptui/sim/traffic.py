@@ -179,6 +179,11 @@ class Source:
         out: npt.NDArray[np.int64] = self.rate_origin_ns + base + off
         return out
 
+    def arrival_of(self, n: int) -> int:
+        """``arrival_ns(n, n + 1)[0]`` in Python integers."""
+        k = n - self.emitted_at_origin + 1
+        return self.rate_origin_ns + -(-(k * 10**12) // self.milli)
+
     def entries(self, n0: int, n1: int) -> npt.NDArray[np.int64]:
         """The flow-table entries (global index) of frames ``n0 .. n1 - 1``."""
         out: npt.NDArray[np.int64] = self.offset + np.arange(n0, n1, dtype=np.int64) % len(

@@ -225,6 +225,16 @@ class Nic(NetDev):
             return
         dp.io.tx(self, self.tx[ring], x.rows, x.t, dp.refusal("xmit", x.src, x))
 
+    def ndo_xdp_xmit_bulks(self, dp: Datapath, xs: list[Xmit]) -> None:
+        """``ndo_xdp_xmit`` for each of one poll's bulks toward this port, in order (one CPU's:
+        one ring, or -ENXIO for each)."""
+        ring = int(self.ring_of_cpu[xs[0].cpu]) if self.xdp_rings else -1
+        if ring < 0:
+            for x in xs:
+                dp.xmit_error(x, Errno.ENXIO)
+            return
+        dp.io.tx_bulks(self, self.tx[ring], xs, xs[0].t)
+
     def generic_xmit(self, dp: Datapath, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
         dp.io.tx(self, self.stack_ring, rows, t, dp.refusal("gtx", src))
 

@@ -1,0 +1,143 @@
+"""Exact mode's rings: frames into rings as descriptors, checked against the ring's free
+slots at that instant; transmit rings drain one frame after the other (``Exact.departures``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from xdptui.sim.batch import Rows
+from xdptui.sim.dev.netdev import NetDev
+from xdptui.sim.dev.nic import Nic
+from xdptui.sim.dev.rings import RxQueue, TxRing
+from xdptui.sim.dev.tun import Tun
+from xdptui.sim.refusals import Refusal
+
+if TYPE_CHECKING:
+    from xdptui.sim.datapath import Datapath
+    from xdptui.sim.devmap import Xmit
+    from xdptui.sim.exact import Exact
+
+IntArray = npt.NDArray[np.int64]
+
+
+class ExactIO:
+    """Frames into rings as descriptors, checked against the ring's free slots at that
+    instant; transmit rings drain one frame after the other."""
+
+    def __init__(self, exact: Exact) -> None:
+        self.exact = exact
+
+    @property
+    def dp(self) -> Datapath:
+        return self.exact.dp
+
+    def tx(self, ring_dev: NetDev, ring: TxRing, rows: Rows, t: int, ref: Refusal) -> int:
+        ex = self.exact
+        dp = ex.dp
+        ex.complete(ring_dev, ring, t)
+        fifo = ring.fifo
+        ok = rows.head(max(0, ring.size - len(fifo)))
+        n_ok = ok.total
+        if n_ok:
+            wire = ex.world.entries.wire_bytes[ok.entry]
+            ready = None if ok.time is None else np.maximum(ok.time, t)
+            dep = ex.departures(ring_dev, ring, wire, ready, t, ok.entry)
+            fifo.push({"entry": ok.entry, "wire": wire, "t": dep})
+            dp.accepted(ref, ok, into_rx=False)
+            if isinstance(ring_dev, Nic) and ring_dev.card in ex.world.cards:
+                ex.tx_due.setdefault(ring_dev.card, []).append(dep)
+        refused = rows.total - n_ok
+        if refused:
+            ring.dropped += refused
+            dp.refused(ref, ring_dev, refused)
+            where = "xdp_tx_ring_full" if ref.kind == "tx" else f"{ref.kind}_ring_full"
+            ex.log_drop(t, ring_dev.name, where, refused, ring=ring.index)
+        if dp.watch is None:
+            return n_ok
+        if dp.watched(ok):
+            assert ok.ident is not None
+            pos = int(np.flatnonzero(ok.ident == dp.watch)[0])
+            dep_t = int(fifo.column("t")[len(fifo) - n_ok + pos])
+            dp.hop(t, ring_dev.name, "tx_ring", f"ring {ring.index} ({len(fifo)}/{ring.size})")
+            gone = "the reader takes it" if isinstance(ring_dev, Tun) else "on the wire"
+            dp.hop(dep_t, ring_dev.name, "wire", gone, end=True)
+        elif dp.watched(rows):
+            dp.hop(t, ring_dev.name, "drop", f"ring {ring.index} is full", end=True)
+        return n_ok
+
+    def tx_bulks(self, ring_dev: NetDev, ring: TxRing, xs: Sequence[Xmit], t: int) -> None:
+        """``tx`` of one poll's bulks toward one ring (an ``ndo_xdp_xmit`` each), in order: the
+        ring takes a prefix of them, so one completion, one departure schedule and one push
+        serve all; each bulk's taken and refused frames count as its own call counts them.
+        (The frames are ready at ``t`` and nobody follows one of them.)"""
+        dp = self.exact.dp
+        if len(xs) == 1 or dp.watch is not None or any(x.rows.time is not None for x in xs):
+            for x in xs:
+                self.tx(ring_dev, ring, x.rows, t, dp.refusal("xmit", x.src, x))
+            return
+        ex = self.exact
+        ex.complete(ring_dev, ring, t)
+        fifo = ring.fifo
+        entry = np.concatenate([x.rows.entry for x in xs])
+        left = min(max(0, ring.size - len(fifo)), len(entry))
+        if left:
+            ok = entry[:left]
+            wire = ex.world.entries.wire_bytes[ok]
+            dep = ex.departures(ring_dev, ring, wire, None, t, ok)
+            fifo.push({"entry": ok, "wire": wire, "t": dep})
+            if isinstance(ring_dev, Nic) and ring_dev.card in ex.world.cards:
+                ex.tx_due.setdefault(ring_dev.card, []).append(dep)
+        for x in xs:
+            ref = dp.refusal("xmit", x.src, x)
+            n = x.rows.total
+            took = min(n, left)
+            left -= took
+            if took:
+                dp.accepted(ref, x.rows.head(took), into_rx=False)
+            if n > took:
+                ring.dropped += n - took
+                dp.refused(ref, ring_dev, n - took)
+                ex.log_drop(t, ring_dev.name, "xmit_ring_full", n - took, ring=ring.index)
+
+    def tx_many(self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal) -> int:
+        taken = 0
+        for r in np.unique(rings).tolist():
+            taken += self.tx(ring_dev, tx_rings(ring_dev)[r], rows.where(rings == r), t, ref)
+        return taken
+
+    def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int:
+        free = max(0, rxq.size - len(rxq.fifo))
+        ok = rows.head(free)
+        n_ok = ok.total
+        if n_ok:
+            zeros = np.zeros(n_ok, np.int64)
+            idents = ok.ident if ok.ident is not None else zeros - 1
+            rxq.fifo.push({"entry": ok.entry, "ident": idents, "t": zeros + t})
+            rxq.peak = max(rxq.peak, len(rxq.fifo))
+            self.dp.accepted(ref, ok, into_rx=True)
+            self.exact.schedule_napi(dev, rxq, cpu)
+        refused = rows.total - n_ok
+        if refused:
+            self.dp.refused(ref, dev, refused)
+            self.exact.log_drop(t, dev.name, "veth_ring_full", refused, queue=rxq.index)
+        if self.dp.watched(ok):
+            self.dp.hop(
+                t,
+                dev.name,
+                "rx_ring",
+                f"queue {rxq.index} ({len(rxq.fifo)}/{rxq.size}), NAPI on cpu {cpu}",
+            )
+        elif self.dp.watched(rows):
+            self.dp.hop(t, dev.name, "drop", f"queue {rxq.index}'s ring is full", end=True)
+        return n_ok
+
+
+def tx_rings(dev: NetDev) -> list[TxRing]:
+    if isinstance(dev, Nic | Tun):
+        return dev.tx
+    return []
