@@ -102,3 +102,26 @@ def test_ethtool_channels_reshapes_rss():
     res = sim.submit("ethtool -L eth0 combined 5")
     assert not res.ok and res.errno == "EINVAL"
     assert len(sim.frame().device("eth0").queues) == 4
+
+
+def test_an_rx_ring_holds_two_sources_frames_in_arrival_order():
+    # The NIC writes descriptors in the order frames reach it, whichever sender they come
+    # from. One queue gets port 1 every 100 ns (passed) and port 2 every 500 ns (dropped,
+    # drop_even_ports): any 64 consecutive arrivals hold 10 or 11 of port 2, so every full
+    # poll (64 from the ring's head) drops 10 or 11 -- never a run of one sender's frames.
+    sim = sim_of(
+        """
+name: two senders
+cpus: 1
+devices:
+  eth0: {type: nic, driver: ixgbe, speed: 10G, queues: 1, xdp: weird.py:drop_even_ports}
+traffic:
+  - {name: a, to: eth0, rate: 10Mpps, src_port: 1}
+  - {name: b, to: eth0, rate: 2Mpps, src_port: 2}
+""",
+        exact=True,
+    )
+    sim.run_until(2_000_000)
+    full = [e for e in sim.events() if e.get("kind") == "napi_poll" and e["frames"] == 64]
+    assert len(full) > 100
+    assert {e["verdicts"].get("XDP_DROP", 0) for e in full} <= {10, 11}

@@ -407,13 +407,36 @@ class Exact:
         back = np.empty(n, np.int64)
         back[order] = np.arange(n)
         offset = 0
+        held: dict[int, tuple[RxQueue, list[dict[str, IntArray]]]] = {}
         for p in parts:
             sel = back[offset : offset + len(p.times)]
             offset += len(p.times)
-            self._fill(p, keep[sel], full[sel])
+            for rxq, chunk in self._fill(p, keep[sel], full[sel], push=False):
+                held.setdefault(id(rxq), (rxq, []))[1].append(chunk)
+        # a ring takes descriptors in arrival order, whichever source sent them
+        for rxq, chunks in held.values():
+            t = np.concatenate([c["t"] for c in chunks])
+            by_t = np.argsort(t, kind="stable")
+            rxq.fifo.push({k: np.concatenate([c[k] for c in chunks])[by_t] for k in chunks[0]})
+            rxq.peak = max(rxq.peak, len(rxq.fifo))
+        if self.dp.watch is not None:
+            offset = 0
+            for p in parts:
+                sel = back[offset : offset + len(p.times)]
+                offset += len(p.times)
+                self._watch_arrival(p, keep[sel], full[sel])
 
-    def _fill(self, p: Arrivals, keep: npt.NDArray[np.bool_], full: npt.NDArray[np.bool_]) -> None:
-        """Descriptors onto the rings; drops counted where the kernel counts them."""
+    def _fill(
+        self,
+        p: Arrivals,
+        keep: npt.NDArray[np.bool_],
+        full: npt.NDArray[np.bool_],
+        push: bool = True,
+    ) -> list[tuple[RxQueue, dict[str, IntArray]]]:
+        """Descriptors onto the rings (or, with ``push`` False, returned per ring for the
+        caller to merge with other sources' in arrival order); drops counted where the
+        kernel counts them."""
+        out: list[tuple[RxQueue, dict[str, IntArray]]] = []
         dev = p.dev
         sender = self.world.devices[p.src.device] if p.src.local else None
         nq = len(dev.rxq)
@@ -440,8 +463,12 @@ class Exact:
                 self.log_drop(self.now, dev.name, "rx_missed", n, queue=q, first_t=first)
             if n_take[q]:
                 a, b = ends[q] - n_take[q], ends[q]
-                rxq.fifo.push({"entry": entry[a:b], "ident": idents[a:b], "t": times[a:b]})
-                rxq.peak = max(rxq.peak, len(rxq.fifo))
+                chunk = {"entry": entry[a:b], "ident": idents[a:b], "t": times[a:b]}
+                if push:
+                    rxq.fifo.push(chunk)
+                    rxq.peak = max(rxq.peak, len(rxq.fifo))
+                else:
+                    out.append((rxq, chunk))
                 if sender is not None:  # veth_xmit: the sender transmitted what the ring took
                     sender.add("tx_packets", b - a)
                     sender.add("tx_bytes", int(self.world.entries.size[entry[a:b]].sum()))
@@ -456,8 +483,9 @@ class Exact:
                     dev.add("rx_dropped", nf)
                 at = int(p.times[np.flatnonzero((p.queue == q) & full)[0]])
                 self.log_drop(at, dev.name, "rx_ring_full", nf, queue=q)
-        if self.dp.watch is not None:
+        if push and self.dp.watch is not None:
             self._watch_arrival(p, keep, full)
+        return out
 
     def _watch_arrival(
         self, p: Arrivals, keep: npt.NDArray[np.bool_], full: npt.NDArray[np.bool_]
