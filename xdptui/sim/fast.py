@@ -110,6 +110,9 @@ class Fast:
         self.grid = Grid()
         self.steps = 0
         self.facts = Facts(world, dp)
+        # CPU time a saturated CPU's last poll of a step ran past the step's end (ns): the
+        # poll that started finishes, as NAPI finishes it, and the next step has that less
+        self.cpu_debt = np.zeros(world.nr_cpus)
 
     # ------------------------------------------------------------ time
 
@@ -155,7 +158,8 @@ class Fast:
             arr[live],
             np.ones(len(live)),
         )
-        budget = np.full(w.nr_cpus, float(dt))
+        budget = np.maximum(float(dt) - self.cpu_debt, 0.0)
+        self.cpu_debt = np.maximum(self.cpu_debt - float(dt), 0.0)
         if w.cards and len(work):
             card_admit(w, self.facts, work, t0, t1, self.steps)
         self._serve(work, budget, t0, t1)
@@ -531,15 +535,19 @@ class Fast:
         served = water_fill(demand, eff, budget)
         for k, i in enumerate(idx):
             w = work.rxqs[i].weight
-            frames = int(served[k] + 1e-9)
+            got = float(served[k])
             sends = vhost[int(i)]
+            # the poll (or vhost send) under way when the budget ran out finishes: what it
+            # takes past the budget is the CPU's debt to the next step
             if sends is not None:  # whole vhost sends (handle_tx_copy)
-                sizes = sends[: int(np.searchsorted(np.cumsum(sends), frames, side="right"))]
+                n = int(np.searchsorted(np.cumsum(sends), got - 1e-9, side="left")) + 1
+                sizes = sends[: min(n, len(sends))] if got > 1e-9 else sends[:0]
                 frames = int(sizes.sum())
             else:
-                if frames < int(demand[k]):  # still busy: the next poll goes on next step
-                    frames -= frames % w
+                whole = int(np.ceil(got / w - 1e-9)) * w
+                frames = min(whole, int(demand[k]))
                 sizes = full_sizes(frames, w)
+            self.cpu_debt[work.cpu[i]] += max(0.0, (frames - got) * float(eff[k]))
             plan.served[i] = frames
             plan.polls[i] = plan.bursts[i] = len(sizes)
             plan.drops[i] = 0

@@ -54,6 +54,7 @@ def switch_mode(st: State, exact: bool) -> None:
                     ring.to_fast()
         st.is_exact = False
         st.committed = t
+        st.fast.cpu_debt[:] = 0.0  # exact mode's CPUs were free at t
         st.fast.grid.restart(t)
         st.dp.io = FastIO(st.fast)
 
