@@ -205,8 +205,7 @@ class Exact:
         ready = int(np.searchsorted(head, t, side="right"))
         k = min(rxq.weight, ready)
         vhost = isinstance(dev, Tun) and dev.writer == "vhost"
-        if vhost:  # one handle_tx_copy send: a batch, or one buffer alone
-            assert isinstance(dev, Tun)
+        if isinstance(dev, Tun) and vhost:  # one handle_tx_copy send: a batch, or one alone
             xdp = self.dp.compiled[dev.name].mode is not None
             batched = dev.batched(self.world.entries.size[rxq.fifo.column("entry")[:k]], xdp)
             k = vhost_net.first_send(batched, rxq.vhost_done)
@@ -406,11 +405,10 @@ class Exact:
         n = len(times)
         back = np.empty(n, np.int64)
         back[order] = np.arange(n)
-        offset = 0
+        ends = np.cumsum([len(p.times) for p in parts])
+        sels = [back[e - len(p.times) : e] for p, e in zip(parts, ends, strict=True)]
         held: dict[int, tuple[RxQueue, list[dict[str, IntArray]]]] = {}
-        for p in parts:
-            sel = back[offset : offset + len(p.times)]
-            offset += len(p.times)
+        for p, sel in zip(parts, sels, strict=True):
             for rxq, chunk in self._fill(p, keep[sel], full[sel], push=False):
                 held.setdefault(id(rxq), (rxq, []))[1].append(chunk)
         # a ring takes descriptors in arrival order, whichever source sent them
@@ -420,10 +418,7 @@ class Exact:
             rxq.fifo.push({k: np.concatenate([c[k] for c in chunks])[by_t] for k in chunks[0]})
             rxq.peak = max(rxq.peak, len(rxq.fifo))
         if self.dp.watch is not None:
-            offset = 0
-            for p in parts:
-                sel = back[offset : offset + len(p.times)]
-                offset += len(p.times)
+            for p, sel in zip(parts, sels, strict=True):
                 self._watch_arrival(p, keep[sel], full[sel])
 
     def _fill(

@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from xdptui.sim.dev import vhost_net
 from xdptui.sim.dev.tun import Tun
+from xdptui.sim.fast_polls import even_sizes
 
 if TYPE_CHECKING:
     from xdptui.sim.fast_shapes import Facts, Plan, Work
@@ -38,7 +39,7 @@ def cut_sends(facts: Facts, work: Work, plan: Plan, full: BoolArray, keep: BoolA
         else:
             base = plan.sizes.get(i)
             if base is None:
-                base = _even(n, max(int(plan.polls[i]), 1))
+                base = even_sizes(n, int(plan.polls[i]), n)
             cuts = np.cumsum(base)[:-1]
         sizes = vhost_net.sends(batched, rxq.vhost_done if full[i] else 0, cuts)
         plan.polls[i] = plan.bursts[i] = len(sizes)
@@ -73,8 +74,3 @@ def _next_batched(facts: Facts, work: Work, dev: Tun, i: int, n: int) -> BoolArr
     j = np.arange(n)
     out: BoolArray = np.floor((j + 1) * refused) <= np.floor(j * refused)
     return out
-
-
-def _even(frames: int, polls: int) -> IntArray:
-    out: IntArray = np.full(polls, frames // polls, np.int64) + (np.arange(polls) < frames % polls)
-    return out[out > 0]

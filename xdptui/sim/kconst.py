@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
+import numpy.typing as npt
+
 # include/linux/netdevice.h
 NAPI_POLL_WEIGHT = 64
 """The per-instance NAPI budget: a poll handles at most this many frames."""
@@ -26,6 +29,28 @@ PAGE_SIZE = 4096
 NET_SKB_PAD = 64  # max(32, L1_CACHE_BYTES)
 NET_IP_ALIGN = 0  # x86
 SKB_SHARED_INFO = 320  # SKB_DATA_ALIGN(sizeof(struct skb_shared_info))
+SMP_CACHE_BYTES = 64
+
+
+def skb_data_align(n: npt.NDArray[np.int64] | int) -> npt.NDArray[np.int64]:
+    """SKB_DATA_ALIGN: round up to the cache line."""
+    out: npt.NDArray[np.int64] = -(-np.asarray(n, np.int64) // SMP_CACHE_BYTES) * SMP_CACHE_BYTES
+    return out
+
+
+def fits_a_page(size: npt.NDArray[np.int64] | int, pad: int) -> npt.NDArray[np.bool_]:
+    """SKB_DATA_ALIGN(len + pad) + SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) <= PAGE_SIZE:
+    a buffer of ``len`` bytes after ``pad`` of headroom, built into an skb on one page."""
+    fits: npt.NDArray[np.bool_] = (
+        skb_data_align(np.asarray(size) + pad) + SKB_SHARED_INFO <= PAGE_SIZE
+    )
+    return fits
+
+
+def page_limit(pad: int) -> int:
+    """The largest ``len`` :func:`fits_a_page` takes after ``pad``."""
+    return (PAGE_SIZE - SKB_SHARED_INFO) // SMP_CACHE_BYTES * SMP_CACHE_BYTES - pad
+
 
 # include/uapi/linux/if_ether.h, include/linux/if_vlan.h
 ETH_HLEN = 14

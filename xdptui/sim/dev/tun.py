@@ -18,15 +18,13 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.model.errors import Errno
-from xdptui.sim import costs
+from xdptui.sim import costs, kconst
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.rings import TxRing
 from xdptui.sim.dev.vhost_net import builds_xdp
 from xdptui.sim.kconst import (
     NET_IP_ALIGN,
     NET_SKB_PAD,
-    PAGE_SIZE,
-    SKB_SHARED_INFO,
     XDP_PACKET_HEADROOM,
 )
 
@@ -42,28 +40,15 @@ TUN_RX_PAD = NET_IP_ALIGN + NET_SKB_PAD
 SLOW_REASONS = ("gso", "too big", "blocking", "zerocopy", "sndbuf", "napi frags", "tun (L3)")
 
 
-def _align(n: IntArray) -> IntArray:
-    """SKB_DATA_ALIGN: round up to the cache line (64)."""
-    out: IntArray = (n + 63) // 64 * 64
-    return out
-
-
 def fits_a_page(size: IntArray) -> BoolArray:
     """``tun_can_build_skb`` (v6.5+, with XDP_PACKET_HEADROOM): SKB_DATA_ALIGN(len +
     TUN_RX_PAD + XDP_PACKET_HEADROOM) + SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) <=
     PAGE_SIZE, where ``len`` is the frame alone: ``tun_get_user`` has already taken the
     virtio-net header off it."""
-    fits: BoolArray = _align(size + TUN_RX_PAD + XDP_PACKET_HEADROOM) + SKB_SHARED_INFO <= PAGE_SIZE
-    return fits
+    return kconst.fits_a_page(size, TUN_RX_PAD + XDP_PACKET_HEADROOM)
 
 
-def _fast_path_limit() -> int:
-    """The largest frame ``fits_a_page`` takes (x86-64: 3456 bytes)."""
-    room = PAGE_SIZE - SKB_SHARED_INFO  # what SKB_DATA_ALIGN(len + pads) may reach
-    return room // 64 * 64 - TUN_RX_PAD - XDP_PACKET_HEADROOM
-
-
-FAST_PATH_MAX = _fast_path_limit()
+FAST_PATH_MAX = kconst.page_limit(TUN_RX_PAD + XDP_PACKET_HEADROOM)
 """The longest frame a tap write can take the fast path with (``tun_can_build_skb``)."""
 
 

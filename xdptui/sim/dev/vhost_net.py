@@ -17,10 +17,11 @@ import numpy.typing as npt
 from xdptui.sim.kconst import (
     NET_IP_ALIGN,
     NET_SKB_PAD,
-    PAGE_SIZE,
-    SKB_SHARED_INFO,
     VHOST_NET_BATCH,
     XDP_PACKET_HEADROOM,
+    fits_a_page,
+    page_limit,
+    skb_data_align,
 )
 
 IntArray = npt.NDArray[np.int64]
@@ -32,29 +33,26 @@ VNET_HDR_LEN = 12
 (VIRTIO_NET_F_MRG_RXBUF or VIRTIO_F_VERSION_1, what every current VM negotiates)."""
 
 
-def _align(n: IntArray | int) -> IntArray:
-    """SKB_DATA_ALIGN: round up to the cache line (64)."""
-    out: IntArray = (np.asarray(n, np.int64) + 63) // 64 * 64
-    return out
+def _pad(vnet_hdr: bool, xdp: bool) -> tuple[int, int]:
+    """(sock_hlen, pad): pad = SKB_DATA_ALIGN(VHOST_NET_RX_PAD + headroom + sock_hlen), with
+    XDP_PACKET_HEADROOM of headroom while the tap has a program (``vhost_sock_xdp``)."""
+    hlen = VNET_HDR_LEN if vnet_hdr else 0
+    headroom = XDP_PACKET_HEADROOM if xdp else 0
+    return hlen, int(skb_data_align(VHOST_NET_RX_PAD + headroom + hlen))
 
 
 def builds_xdp(size: IntArray, vnet_hdr: bool, xdp: bool) -> BoolArray:
-    """``vhost_net_build_xdp``: the buffer (the frame and its ``sock_hlen`` vnet header) fits
-    SKB_DATA_ALIGN(len + pad) + SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) <= PAGE_SIZE,
-    with pad = SKB_DATA_ALIGN(VHOST_NET_RX_PAD + headroom + sock_hlen) and XDP_PACKET_HEADROOM
-    of headroom while the tap has a program (``vhost_sock_xdp``)."""
-    hlen = VNET_HDR_LEN if vnet_hdr else 0
-    pad = _align(VHOST_NET_RX_PAD + (XDP_PACKET_HEADROOM if xdp else 0) + hlen)
-    fits: BoolArray = _align(np.asarray(size, np.int64) + hlen + pad) + SKB_SHARED_INFO <= PAGE_SIZE
-    return fits
+    """``vhost_net_build_xdp``: the buffer -- the frame and its ``sock_hlen`` vnet header --
+    fits a page after ``pad`` (-ENOSPC otherwise)."""
+    hlen, pad = _pad(vnet_hdr, xdp)
+    return fits_a_page(np.asarray(size, np.int64) + hlen, pad)
 
 
 def batch_limit(vnet_hdr: bool, xdp: bool) -> int:
     """The longest frame ``vhost_net_build_xdp`` takes (x86-64, vnet header, a program: 3380
     bytes; tun's own fast path takes 3456)."""
-    hlen = VNET_HDR_LEN if vnet_hdr else 0
-    pad = int(_align(VHOST_NET_RX_PAD + (XDP_PACKET_HEADROOM if xdp else 0) + hlen))
-    return (PAGE_SIZE - SKB_SHARED_INFO) // 64 * 64 - pad - hlen
+    hlen, pad = _pad(vnet_hdr, xdp)
+    return page_limit(pad) - hlen
 
 
 BATCH_MAX = batch_limit(vnet_hdr=True, xdp=True)
