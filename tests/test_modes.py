@@ -279,6 +279,27 @@ def test_event_stream_keeps_the_kernels_invariants(name: str):
             nxt[q] = seq + p["frames"]
 
 
+def test_the_event_stream_is_in_time_order_while_rings_overflow():
+    """Two i40e queues overflowing at 40 Mpps with XDP_TX: a ring's drops are found when its
+    arrivals are admitted, lazily and queue by queue, yet the stream reads in time order."""
+    _, events = exact_events(
+        """
+        name: order
+        cpus: 2
+        devices:
+          eth0: {type: nic, driver: i40e, queues: 2, xdp: xdp_tx}
+        traffic:
+          - {name: g, to: eth0, rate: 40Mpps, flows: 64, src_port: 1000-1063}
+        """,
+        1_000_000,
+    )
+    drops = [e for e in events if e["kind"] == "drop" and e["where"] == "rx_ring_full"]
+    assert {d["queue"] for d in drops} == {0, 1}
+    times = [e["t_ns"] for e in events]
+    assert times == sorted(times)
+    assert [e["seq"] for e in events] == sorted(e["seq"] for e in events)
+
+
 def test_frames_are_conserved():
     sim, _ = exact_events(str(TOPOLOGIES / "line_rate.yaml"), 1_000_000)
     f = sim.frame()

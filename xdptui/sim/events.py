@@ -2,7 +2,10 @@
 
 Records are dicts with ``t_ns``, ``kind`` and the fields of that kind (docs/design.md, "Event
 stream"), numbered by ``seq`` so a reader can ask for what came after the last one it saw.
-The stream keeps the newest ``STREAM_MAX`` records.
+The stream keeps the newest ``STREAM_MAX`` records, in time order: while exact mode runs it
+finds some events late (a ring's drops when its arrivals are admitted, which happens lazily), so
+it holds what it emits and releases it sorted by time once everything up to then is known
+(``Exact.settle``).
 """
 
 from __future__ import annotations
@@ -20,11 +23,27 @@ Event = dict[str, Any]
 class EventStream:
     records: deque[Event] = field(default_factory=lambda: deque(maxlen=STREAM_MAX))
     seq: int = 0
+    held: list[Event] | None = None  # emitted while held: not numbered yet
 
     def emit(self, event: Event) -> None:
+        if self.held is not None:
+            self.held.append(event)
+            return
         self.seq += 1
         event["seq"] = self.seq
         self.records.append(event)
+
+    def hold(self) -> None:
+        """Keep what is emitted from now on until :meth:`release`."""
+        if self.held is None:
+            self.held = []
+
+    def release(self) -> None:
+        """Number and keep the held records in time order (a stable sort: records of one
+        instant stay in the order they were emitted)."""
+        held, self.held = self.held, None
+        for event in sorted(held or (), key=lambda e: int(e["t_ns"])):
+            self.emit(event)
 
     def since(self, seq: int) -> list[Event]:
         """Records numbered above ``seq`` (oldest first)."""
@@ -39,3 +58,4 @@ class EventStream:
         while self.records and self.records[-1]["seq"] > seq:
             self.records.pop()
         self.seq = seq
+        self.held = None

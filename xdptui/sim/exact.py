@@ -93,6 +93,7 @@ class Exact:
         """Process every event at or before ``t_end``; with ``max_polls``, stop right after
         the poll that brings ``polls`` to it (True: stopped there, ``now`` is its time)."""
         local = any(s.local and self.world.lands_on(s) is None for s in self.world.sources)
+        self.stream.hold()  # drops are found when arrivals are admitted: settle releases
         while self.heap and self.heap[0][0] <= t_end:
             t, _, kind, dev, q = heapq.heappop(self.heap)
             if local:
@@ -106,14 +107,6 @@ class Exact:
                     return True
         self.now = max(self.now, t_end)
         return False
-
-    def step_poll(self, limit: int) -> bool:
-        """Run up to and including the next poll (events before ``limit`` only)."""
-        before = self.polls
-        while self.heap and self.heap[0][0] <= limit and self.polls == before:
-            t = self.heap[0][0]
-            self.run(t)
-        return self.polls > before
 
     def rearm_all(self, t: int) -> None:
         """After a change (a command, a rate, a link): every armed instance's next interrupt
@@ -615,6 +608,7 @@ class Exact:
                 self.admit(dev, t)
             for ring in tx_rings(dev):
                 self.complete(dev, ring, t)
+        self.stream.release()  # everything up to t is known: the stream in time order
 
     # ------------------------------------------------------------ following one frame
 
