@@ -1,0 +1,29 @@
+"""Compiled loops: a rule that must go poll by poll (NAPI's interrupts and polls) is written once,
+as plain Python over NumPy arrays and integers, and compiled with numba the first time it runs.
+
+``compile_functions(module, names)`` rebinds each named function of ``module`` to numba's
+``njit`` of it (compiled on its first call, cached on disk: next to the module, or in the
+user's cache directory where the package is read-only), so compiled callers call compiled
+callees and later runs load the machine code instead of compiling. numba is imported then, not
+when the module is: the app's start does not pay for it. With ``XDPTUI_NO_JIT=1`` the functions
+stay plain Python (slow, for debugging; the results are the same).
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+_done: set[str] = set()
+
+
+def compile_functions(module: ModuleType, names: tuple[str, ...]) -> None:
+    """Compile ``module``'s functions ``names`` on their first call (once per process)."""
+    if module.__name__ in _done or os.environ.get("XDPTUI_NO_JIT"):
+        return
+    import numba
+
+    for name in names:
+        fn = getattr(module, name)
+        setattr(module, name, numba.njit(cache=True, nogil=True)(fn))
+    _done.add(module.__name__)

@@ -1,0 +1,372 @@
+"""NAPI (``net/core/dev.c``): interrupts, the CPUs' poll lists and the polls, as one loop over
+the instances' state as arrays -- the rule written once.
+
+The rules, each once:
+
+- RX ring (the driver's ``*_clean_rx_irq`` side): frames reach their queue at their own times;
+  a frame that finds the ring full is dropped (``rx_dropped``). Arrivals are taken in when the
+  queue is polled (or someone looks), which gives the same ring whenever it happens.
+- ``____napi_schedule``: an interrupt puts the instance at the tail of its CPU's poll list and
+  raises the softirq if the CPU is idle; the CPU starts when it is free (``busy_until``).
+- ``net_rx_action`` / ``napi_poll``: the CPU polls the head of its list; a poll takes
+  min(weight, waiting) frames from the ring's head and lasts what its frames, its bulk flushes
+  and the poll itself cost. A poll that used its whole budget goes back to the list's tail.
+- ``napi_complete_done`` and interrupt moderation (``rx-usecs``): a poll that took fewer than
+  its weight completes; the next interrupt fires at the first frame waiting or to come, but not
+  within ``rx-usecs`` of the last interrupt (``_arm``).
+
+A queue's frames are positions in its own sequence (the entries of its source's table that land
+on it, in table order, repeated): frame ``p`` is source frame ``(p // m) L + tab[p % m]``,
+arriving at that frame's pacing time. A ring holds runs of positions (drops cut them), so what
+a poll takes -- its cost, how many frames go to each bulk queue -- is a difference of prefix
+sums. Fast mode runs :func:`run_cpus` over a whole step; the events of one CPU depend only on
+that CPU's instances.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from xdptui.sim import jit
+
+IntArray = npt.NDArray[np.int64]
+
+NEVER = 1 << 62
+DEV_MAP_BULK_SIZE = 16  # kconst.DEV_MAP_BULK_SIZE (repeated: compiled code reads module ints)
+
+ARMED = 0
+IRQ_PENDING = 1
+SCHEDULED = 2
+
+# a source's pacing (``Source.emitted_until`` / ``arrival_of``), one row each
+S_ORIGIN, S_N0, S_MILLI, S_CAP, S_L, S_MQ, S_MR, S_A, S_AR, S_WIDTH = range(10)
+# an instance: its configuration, then its state
+(I_SRC, I_M, I_TAB, I_PRE, I_LAB, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS,
+ I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD, I_RLEN, I_TAKEN,
+ I_DROPPED, I_PEAK, I_POLLS, I_IRQS, I_WIDTH) = range(27)  # fmt: skip
+# a CPU
+C_BUSY, C_RUN_AT, C_RUN_SEQ, C_PHEAD, C_PLEN, C_BUSY_NS, C_WIDTH = range(7)
+# a poll record (fast mode reads these after a run)
+P_T, P_INST, P_K, P_SEG, P_NSEG, P_DUR, P_WIDTH = range(7)
+RUNCAP = 256  # runs of positions a ring holds at most (drops cut a run)
+
+
+# ---------------------------------------------------------------- pacing (traffic.Source)
+
+
+def emitted_until(src: IntArray, s: int, t: int) -> int:
+    """Frames source ``s`` has sent by time ``t`` (``Source.emitted_until``) in int64:
+    floor(milli (t - origin) / 1e12), the product split so it cannot overflow."""
+    n0 = src[s, S_N0]
+    milli = src[s, S_MILLI]
+    if t <= src[s, S_ORIGIN] or milli <= 0:
+        return n0  # type: ignore[no-any-return]
+    dt = t - src[s, S_ORIGIN]
+    hi = dt // 1_000_000
+    lo = dt % 1_000_000
+    x = src[s, S_MQ] * lo + src[s, S_MR] * hi
+    n = n0 + src[s, S_MQ] * hi + x // 1_000_000
+    n += ((x % 1_000_000) * 1_000_000 + src[s, S_MR] * lo) // 1_000_000_000_000
+    cap = src[s, S_CAP]
+    if cap >= 0 and n > cap:
+        n = cap
+    return n  # type: ignore[no-any-return]
+
+
+def arrival_of(src: IntArray, s: int, n: int) -> int:
+    """When source frame ``n`` arrives (``Source.arrival_of``): ceil(k 1e12 / milli) past the
+    origin, k = n - n0 + 1, split as k = kh 1e6 + kl against 1e18 = A milli + Ar."""
+    milli = src[s, S_MILLI]
+    cap = src[s, S_CAP]
+    if milli <= 0 or n < src[s, S_N0] or (cap >= 0 and n >= cap):
+        return NEVER
+    k = n - src[s, S_N0] + 1
+    kh = k // 1_000_000
+    kl = k % 1_000_000
+    num = kh * src[s, S_AR] + kl * 1_000_000_000_000
+    return src[s, S_ORIGIN] + kh * src[s, S_A] + (num + milli - 1) // milli  # type: ignore[no-any-return]
+
+
+def queue_frames(ins: IntArray, tab: IntArray, src: IntArray, i: int, n: int) -> int:
+    """How many of the source's first ``n`` frames land on instance ``i``'s queue."""
+    m = ins[i, I_M]
+    L = src[ins[i, I_SRC], S_L]
+    base = ins[i, I_TAB]
+    r = n % L
+    lo, hi = 0, m  # positions of the queue's table entries below r
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if tab[base + mid] < r:
+            lo = mid + 1
+        else:
+            hi = mid
+    return (n // L) * m + lo  # type: ignore[no-any-return]
+
+
+def position_time(ins: IntArray, tab: IntArray, src: IntArray, i: int, p: int) -> int:
+    """When the queue's frame ``p`` arrives (NEVER: it never will)."""
+    s = ins[i, I_SRC]
+    m = ins[i, I_M]
+    if s < 0 or m <= 0:
+        return NEVER
+    n = (p // m) * src[s, S_L] + tab[ins[i, I_TAB] + p % m]
+    return arrival_of(src, s, n)
+
+
+def _range_sum(pre: IntArray, base: int, m: int, a: int, b: int) -> int:
+    """Sum of a per-position value over positions [a, b) of a sequence repeating every ``m``,
+    from its prefix sums ``pre[base : base + m + 1]``."""
+    total = pre[base + m]
+    return (b // m - a // m) * total + pre[base + b % m] - pre[base + a % m]  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------- the RX ring
+
+
+def admit(ins: IntArray, runs: IntArray, tab: IntArray, src: IntArray, i: int, t: int) -> None:
+    """Arrivals up to ``t`` into the ring in order; those that find it full are dropped."""
+    s = ins[i, I_SRC]
+    if s < 0:
+        return
+    a = queue_frames(ins, tab, src, i, emitted_until(src, s, t))
+    new = a - ins[i, I_ARR]
+    if new <= 0:
+        return
+    if ins[i, I_RUNNING] == 0:  # frames reaching a device that is down are lost
+        ins[i, I_ARR] = a
+        return
+    room = ins[i, I_R] - ins[i, I_OCC]
+    took = new if new < room else room
+    if took > 0:
+        start = ins[i, I_ARR]
+        n = ins[i, I_RLEN]
+        last = (ins[i, I_RHEAD] + n - 1) % RUNCAP
+        if n > 0 and runs[i, last, 1] == start:
+            runs[i, last, 1] = start + took
+        else:
+            slot = (ins[i, I_RHEAD] + n) % RUNCAP
+            runs[i, slot, 0] = start
+            runs[i, slot, 1] = start + took
+            ins[i, I_RLEN] = n + 1
+        ins[i, I_OCC] += took
+        if ins[i, I_OCC] > ins[i, I_PEAK]:
+            ins[i, I_PEAK] = ins[i, I_OCC]
+    if new > took:
+        ins[i, I_DROPPED] += new - took
+    ins[i, I_ARR] = a
+
+
+# ---------------------------------------------------------------- interrupts and poll lists
+
+
+def arm(ins: IntArray, tab: IntArray, src: IntArray, glob: IntArray, i: int, t: int) -> None:
+    """``napi_complete_done`` then the driver's moderation: the next interrupt fires at the
+    first frame waiting or to come, not within ``rx-usecs`` of the last one, not before ``t``
+    (a device that is down takes none)."""
+    if ins[i, I_RUNNING] == 0:
+        return
+    first = t if ins[i, I_OCC] > 0 else position_time(ins, tab, src, i, ins[i, I_ARR])
+    if first >= NEVER:
+        return
+    at = max(first, ins[i, I_LAST_IRQ] + ins[i, I_ITR], t)
+    ins[i, I_STATE] = IRQ_PENDING
+    ins[i, I_IRQ_AT] = at
+    glob[0] += 1
+    ins[i, I_IRQ_SEQ] = glob[0]
+
+
+def schedule(
+    ins: IntArray, cpu: IntArray, plist: IntArray, glob: IntArray, i: int, c: int, t: int
+) -> None:
+    """``____napi_schedule``: onto the tail of the CPU's poll list; the softirq runs when the
+    CPU is free."""
+    ins[i, I_STATE] = SCHEDULED
+    cap = plist.shape[1]
+    plist[c, (cpu[c, C_PHEAD] + cpu[c, C_PLEN]) % cap] = i
+    cpu[c, C_PLEN] += 1
+    if cpu[c, C_RUN_AT] < 0:
+        cpu[c, C_RUN_AT] = max(t, cpu[c, C_BUSY])
+        glob[0] += 1
+        cpu[c, C_RUN_SEQ] = glob[0]
+
+
+def rearm_all(
+    ins: IntArray, tab: IntArray, src: IntArray, glob: IntArray, idx: IntArray, t: int
+) -> None:
+    """After any change (a command, a timer): every instance not on a poll list is re-armed at
+    ``t`` from the traffic as it now is (``Exact.rearm_all``). An interrupt already due at the
+    same time keeps its place among the CPU's events."""
+    for k in range(len(idx)):
+        i = idx[k]
+        if ins[i, I_STATE] == SCHEDULED:
+            continue
+        was_pending = ins[i, I_STATE] == IRQ_PENDING
+        old_at = ins[i, I_IRQ_AT]
+        old_seq = ins[i, I_IRQ_SEQ]
+        ins[i, I_STATE] = ARMED
+        arm(ins, tab, src, glob, i, t)
+        if was_pending and ins[i, I_STATE] == IRQ_PENDING and ins[i, I_IRQ_AT] == old_at:
+            ins[i, I_IRQ_SEQ] = old_seq
+
+
+# ---------------------------------------------------------------- the poll
+
+
+def take(ins: IntArray, runs: IntArray, segs: IntArray, ns: int, i: int, k: int) -> int:
+    """The ``k`` frames at the ring's head, as runs of positions into ``segs[ns:]``; returns
+    how many runs."""
+    got = 0
+    out = 0
+    while got < k:
+        h = ins[i, I_RHEAD]
+        a = runs[i, h, 0]
+        b = runs[i, h, 1]
+        n = b - a
+        use = n if n <= k - got else k - got
+        segs[ns + out, 0] = a
+        segs[ns + out, 1] = a + use
+        out += 1
+        got += use
+        if use == n:
+            ins[i, I_RHEAD] = (h + 1) % RUNCAP
+            ins[i, I_RLEN] -= 1
+        else:
+            runs[i, h, 0] = a + use
+    ins[i, I_OCC] -= k
+    return out
+
+
+def poll_ps(
+    ins: IntArray, pre: IntArray, lab: IntArray, lfl: IntArray, segs: IntArray, ns: int, nseg: int,
+    i: int,
+) -> int:  # fmt: skip
+    """What the poll costs (ps): the poll, each frame's path, and ceil(k / 16) bulk flushes
+    toward each target it sends k frames to (``bq_enqueue`` / ``__dev_flush``)."""
+    m = ins[i, I_M]
+    ps = ins[i, I_POLL_PS]
+    for j in range(nseg):
+        ps += _range_sum(pre, ins[i, I_PRE], m, segs[ns + j, 0], segs[ns + j, 1])
+    for label in range(ins[i, I_NLAB]):
+        base = ins[i, I_LAB] + label * (m + 1)
+        cnt = 0
+        for j in range(nseg):
+            cnt += _range_sum(lab, base, m, segs[ns + j, 0], segs[ns + j, 1])
+        bulks = (cnt + DEV_MAP_BULK_SIZE - 1) // DEV_MAP_BULK_SIZE
+        ps += bulks * lfl[ins[i, I_LFL] + label]
+    return ps  # type: ignore[no-any-return]
+
+
+def poll(
+    ins: IntArray, runs: IntArray, tab: IntArray, src: IntArray, pre: IntArray, lab: IntArray,
+    lfl: IntArray, glob: IntArray, segs: IntArray, ns: int, i: int, t: int,
+) -> tuple[int, int, int]:  # fmt: skip
+    """One ``napi_poll`` of instance ``i`` at ``t``: arrivals taken in, min(weight, waiting)
+    frames from the head; a poll short of its weight completes and re-arms the interrupt.
+    Returns (frames, runs written to ``segs``, duration in ns)."""
+    admit(ins, runs, tab, src, i, t)
+    k = ins[i, I_OCC]
+    if k > ins[i, I_W]:
+        k = ins[i, I_W]
+    nseg = take(ins, runs, segs, ns, i, k) if k > 0 else 0
+    dur_ps = poll_ps(ins, pre, lab, lfl, segs, ns, nseg, i)
+    dur = (dur_ps + 500) // 1000
+    if dur < 1:
+        dur = 1
+    ins[i, I_TAKEN] += k
+    ins[i, I_POLLS] += 1
+    if k < ins[i, I_W]:  # napi_complete_done
+        ins[i, I_STATE] = ARMED
+        arm(ins, tab, src, glob, i, t + dur)
+    return k, nseg, dur
+
+
+# ---------------------------------------------------------------- the CPUs
+
+
+def run_cpus(
+    t_end: int, cpus: IntArray, cpu_first: IntArray, cpu_inst: IntArray, ins: IntArray,
+    cpu: IntArray, plist: IntArray, runs: IntArray, tab: IntArray, src: IntArray,
+    pre: IntArray, lab: IntArray, lfl: IntArray, glob: IntArray, polls: IntArray,
+    segs: IntArray,
+) -> int:  # fmt: skip
+    """Every event of the CPUs ``cpus`` up to ``t_end``, in time order (ties in the order they
+    were raised), each CPU on its own: its instances' interrupts and its softirq's polls
+    (``net_rx_action``); then their rings take in what arrived by ``t_end``. Polls are written
+    to ``polls`` and their runs to ``segs``; returns how many. When those are full it stops
+    early with ``glob[1]`` set (the state is consistent: call again to go on)."""
+    n_polls = 0
+    n_segs = 0
+    cap = plist.shape[1]
+    glob[1] = 0
+    for kc in range(len(cpus)):
+        c = cpus[kc]
+        first, last = cpu_first[c], cpu_first[c + 1]
+        while True:
+            # the CPU's next event: its softirq or one of its instances' interrupts
+            best_t = NEVER
+            best_seq = NEVER
+            best = -2
+            if cpu[c, C_RUN_AT] >= 0:
+                best_t = cpu[c, C_RUN_AT]
+                best_seq = cpu[c, C_RUN_SEQ]
+                best = -1
+            for j in range(first, last):
+                i = cpu_inst[j]
+                if ins[i, I_STATE] == IRQ_PENDING:
+                    t_i = ins[i, I_IRQ_AT]
+                    if t_i < best_t or (t_i == best_t and ins[i, I_IRQ_SEQ] < best_seq):
+                        best_t = t_i
+                        best_seq = ins[i, I_IRQ_SEQ]
+                        best = i
+            if best == -2 or best_t > t_end:
+                break
+            t = best_t
+            if best >= 0:  # the interrupt: onto the poll list
+                ins[best, I_LAST_IRQ] = t
+                ins[best, I_IRQS] += 1
+                schedule(ins, cpu, plist, glob, best, c, t)
+                continue
+            cpu[c, C_RUN_AT] = -1
+            if cpu[c, C_PLEN] == 0:
+                continue
+            if n_polls >= len(polls) or n_segs + RUNCAP >= len(segs):
+                cpu[c, C_RUN_AT] = t  # not run yet: the next call starts with it
+                glob[1] = 1
+                return n_polls
+            i = plist[c, cpu[c, C_PHEAD]]
+            cpu[c, C_PHEAD] = (cpu[c, C_PHEAD] + 1) % cap
+            cpu[c, C_PLEN] -= 1
+            if ins[i, I_STATE] == SCHEDULED:
+                k, nseg, dur = poll(ins, runs, tab, src, pre, lab, lfl, glob, segs, n_segs, i, t)
+                polls[n_polls, P_T] = t
+                polls[n_polls, P_INST] = i
+                polls[n_polls, P_K] = k
+                polls[n_polls, P_SEG] = n_segs
+                polls[n_polls, P_NSEG] = nseg
+                polls[n_polls, P_DUR] = dur
+                n_polls += 1
+                n_segs += nseg
+                cpu[c, C_BUSY] = t + dur
+                cpu[c, C_BUSY_NS] += dur
+                if ins[i, I_STATE] == SCHEDULED:  # a full poll: back to the tail
+                    plist[c, (cpu[c, C_PHEAD] + cpu[c, C_PLEN]) % cap] = i
+                    cpu[c, C_PLEN] += 1
+            if cpu[c, C_PLEN] > 0 and cpu[c, C_RUN_AT] < 0:
+                cpu[c, C_RUN_AT] = max(t, cpu[c, C_BUSY])
+                glob[0] += 1
+                cpu[c, C_RUN_SEQ] = glob[0]
+        for j in range(first, last):  # what arrived by t_end waits in the rings
+            admit(ins, runs, tab, src, cpu_inst[j], t_end)
+    return n_polls
+
+
+def compile_rules() -> None:
+    """Compile the loop and what it calls (on first use; cached on disk)."""
+    import sys
+
+    jit.compile_functions(
+        sys.modules[__name__],
+        ("emitted_until", "arrival_of", "queue_frames", "position_time", "_range_sum", "admit",
+         "arm", "schedule", "rearm_all", "take", "poll_ps", "poll", "run_cpus"),
+    )  # fmt: skip
