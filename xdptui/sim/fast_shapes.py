@@ -70,6 +70,23 @@ class Work:
     def fed(self, i: int) -> list[Pending]:
         return self.feeds[i] if self.feeds else []
 
+    def without(self, done: set[int]) -> Work:
+        """These instances but those whose RxQueue ids are in ``done``."""
+        keep = np.array([id(r) not in done for r in self.rxqs], bool)
+        idx = np.flatnonzero(keep)
+        where = {int(i): k for k, i in enumerate(idx.tolist())}
+        return Work(
+            [self.devs[i] for i in idx],
+            [self.rxqs[i] for i in idx],
+            self.cpu[idx],
+            self.held[idx],
+            self.arr[idx],
+            self.kept[idx],
+            [self.feeds[i] for i in idx] if self.feeds else [],
+            None,
+            {where[i]: v for i, v in self.cycle.items() if i in where},
+        )
+
 
 @dataclass
 class Plan:

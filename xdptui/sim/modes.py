@@ -55,6 +55,7 @@ def switch_mode(st: State, exact: bool) -> None:
         st.is_exact = False
         st.committed = t
         st.fast.cpu_debt[:] = 0.0  # exact mode's CPUs were free at t
+        st.fast.napi.forget()
         st.fast.grid.restart(t)
         st.dp.io = FastIO(st.fast)
 

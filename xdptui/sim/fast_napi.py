@@ -1,0 +1,642 @@
+"""Fast mode's NAPI instances run by NAPI's own loop (``xdptui.sim.napi``): interrupts, poll
+lists and polls exactly as exact mode has them, with frames as runs of queue positions instead
+of descriptors, so a step's polls -- how many, when, how big, where each starts -- are exact
+mode's, and only what they do is added up per flow class.
+
+Covered: the queues of a NIC fed by one pktgen source, whose CPU serves no other kind of
+instance, whose card has the DMA for everything this step, and whose frames stay on that CPU's
+timeline only through their own costs (no veth peer or tap written on it, no round-robin bond
+or broadcast bulks). The other instances keep fast mode's arithmetic (``xdptui.sim.fast``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from xdptui.sim import napi
+from xdptui.sim.batch import PollShape, Rows
+from xdptui.sim.datapath import Datapath
+from xdptui.sim.dev.netdev import MODE_DRV, NetDev
+from xdptui.sim.dev.nic import Nic
+from xdptui.sim.dev.rings import RxQueue
+from xdptui.sim.devmap import flush_cost
+from xdptui.sim.fast_burst import Feed
+from xdptui.sim.fast_shapes import Facts
+from xdptui.sim.layout import Grouped, SourceLayout
+from xdptui.sim.shared import SharedCache
+from xdptui.sim.traffic import Source
+from xdptui.sim.world import World
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+POLLS_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True, eq=False)
+class Config:
+    """One configuration's instances and per-position tables (shared by copies of the state)."""
+
+    key: tuple[Any, ...]
+    names: tuple[tuple[str, int], ...]  # (device, queue) per instance row
+    static: IntArray  # the configuration columns of ``napi.ins`` (I_SRC .. I_POLL_PS)
+    tab: IntArray
+    pre: IntArray
+    lab: IntArray
+    lfl: IntArray
+    cpu_first: IntArray
+    cpu_inst: IntArray
+    layouts: tuple[SourceLayout | None, ...]
+    label_value: tuple[IntArray, ...]  # per instance: each label's bulk class (target)
+    multi_key: tuple[BoolArray, ...]  # per instance: labels whose frames have several keys
+    covered: BoolArray  # instances NAPI's loop may run (before the step's card check)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Config:
+        return self
+
+
+@dataclass
+class NapiState:
+    """The instances' and CPUs' NAPI state as arrays (``napi``'s columns)."""
+
+    ins: IntArray
+    runs: IntArray
+    cpu: IntArray
+    plist: IntArray
+    glob: IntArray
+    known: BoolArray  # rows whose state is held here (else in the RxQueue's fast fields)
+    names: tuple[tuple[str, int], ...] = ()
+    rearm: int = -1  # a change at this time: re-arm before the next step
+    basis: list[tuple[int, ...]] = field(default_factory=list)  # what positions count
+
+
+class FastNapi:
+    """Runs the covered instances' steps through NAPI's loop and their polls through the
+    shared data path."""
+
+    def __init__(self, world: World, dp: Datapath, facts: Facts) -> None:
+        self.world = world
+        self.dp = dp
+        self.facts = facts
+        self._configs: SharedCache[tuple[Any, ...], Config] = SharedCache()
+        self._groups: SharedCache[tuple[int, int, int], Grouped] = SharedCache()
+        n_cpus = world.nr_cpus
+        self.state = NapiState(
+            np.zeros((0, napi.I_WIDTH), np.int64),
+            np.zeros((0, napi.RUNCAP, 2), np.int64),
+            _cpu_rows(n_cpus),
+            np.zeros((n_cpus, 1), np.int64),
+            np.zeros(2, np.int64),
+            np.zeros(0, bool),
+        )
+
+    # ------------------------------------------------------------ configuration
+
+    def config(self) -> Config:
+        w = self.world
+        self.dp.compile()
+        key = (w.epoch, tuple((d.name, len(d.rxq)) for d in w.devices.values()))
+        hit = self._configs.get(key)
+        if hit is None:
+            if len(self._configs) > 16:
+                self._configs.clear()
+            hit = self._configs[key] = self._build(key)
+        return hit
+
+    def _build(self, key: tuple[Any, ...]) -> Config:
+        w = self.world
+        dp = self.dp
+        names: list[tuple[str, int]] = []
+        rows: list[list[int]] = []
+        tab: list[IntArray] = []
+        pre: list[IntArray] = []
+        lab: list[IntArray] = []
+        lfl: list[IntArray] = []
+        layouts: list[SourceLayout | None] = []
+        label_values: list[IntArray] = []
+        multi: list[BoolArray] = []
+        covered: list[bool] = []
+        sizes = [0, 0, 0, 0]  # tab, pre, lab, lfl offsets
+        of_entry = dp.classes.of_entry
+        for dev in w.devices.values():
+            ok_dev, src = self._device_covered(dev)
+            for rxq in dev.rxq:
+                names.append((dev.name, rxq.index))
+                row = [0] * napi.I_POLL_PS + [0]
+                row[napi.I_SRC] = -1
+                row[napi.I_CPU] = rxq.irq_cpu
+                row[napi.I_W] = rxq.weight
+                row[napi.I_ITR] = rxq.itr_ns
+                row[napi.I_R] = rxq.size
+                row[napi.I_POLL_PS] = round(dev.costs().poll * 1000)
+                lay = None
+                values = np.zeros(0, np.int64)
+                mk = np.zeros(0, bool)
+                if ok_dev and src is not None:
+                    lay = self.facts.layout(src, dev)
+                    q = rxq.index
+                    m = int(lay.per_queue[q])
+                    g = lay.queues
+                    positions = g.key[g.start[q] : g.start[q + 1]] - q * g.span
+                    entries = lay.entry[positions]
+                    c = dp.compiled[dev.name]
+                    cost_ps = np.round(c.cost[entries] * 1000).astype(np.int64)
+                    bq = c.bq_class[entries] if c.mode == MODE_DRV else np.full(m, -1, np.int64)
+                    values = np.unique(bq[bq >= 0])
+                    row[napi.I_SRC] = src.index
+                    row[napi.I_M] = m
+                    row[napi.I_TAB] = sizes[0]
+                    row[napi.I_PRE] = sizes[1]
+                    row[napi.I_LAB] = sizes[2]
+                    row[napi.I_NLAB] = len(values)
+                    row[napi.I_LFL] = sizes[3]
+                    tab.append(positions.astype(np.int64))
+                    pre.append(np.concatenate(([0], np.cumsum(cost_ps))))
+                    flushes = []
+                    mk = np.zeros(len(values), bool)
+                    for k, v in enumerate(values.tolist()):
+                        hit = (bq == v).astype(np.int64)
+                        lab.append(np.concatenate(([0], np.cumsum(hit))))
+                        flushes.append(round(flush_cost(dev, w.by_ifindex[v]) * 1000))
+                        mk[k] = len(np.unique(c.key[entries[bq == v]])) > 1
+                    lfl.append(np.array(flushes, np.int64))
+                    sizes[0] += m
+                    sizes[1] += m + 1
+                    sizes[2] += len(values) * (m + 1)
+                    sizes[3] += len(values)
+                rows.append(row)
+                layouts.append(lay)
+                label_values.append(values)
+                multi.append(mk)
+                covered.append(ok_dev)
+        n = len(names)
+        static = np.array(rows, np.int64).reshape(n, napi.I_POLL_PS + 1)
+        cpu_of = static[:, napi.I_CPU] if n else np.zeros(0, np.int64)
+        order = np.argsort(cpu_of, kind="stable")
+        cpu_first = np.searchsorted(cpu_of[order], np.arange(w.nr_cpus + 1)).astype(np.int64)
+        _ = of_entry
+        return Config(
+            key,
+            tuple(names),
+            static,
+            _cat(tab),
+            _cat(pre),
+            _cat(lab),
+            _cat(lfl),
+            cpu_first,
+            order.astype(np.int64),
+            tuple(layouts),
+            tuple(label_values),
+            tuple(multi),
+            np.array(covered, bool),
+        )
+
+    def _device_covered(self, dev: NetDev) -> tuple[bool, Source | None]:
+        """Whether NAPI's loop can run ``dev``'s instances: a NIC fed by one source (or none:
+        its instances never poll), whose frames' paths cost the polling CPU only their own
+        cost."""
+        if not isinstance(dev, Nic):
+            return False, None
+        if not any(self.world.lands_on(s) is dev for s in self.world.sources):
+            return True, None  # nothing arrives: armed, never interrupted
+        src = self.facts.single_source(dev)
+        if src is None or src.local:
+            return False, None
+        c = self.dp.compiled.get(dev.name)
+        if c is None:
+            return False, None
+        if c.obj is not None and c.obj.depends is not None:
+            return False, None  # a real program run frame by frame, in ring order
+        if c.broadcast:
+            return False, None
+        if (c.bq_class < -1).any():  # round-robin bond slaves, broadcast bulks
+            return False, None
+        for ifindex in np.unique(c.target[c.target >= 0]).tolist():
+            tgt = self.world.by_ifindex.get(int(ifindex))
+            if tgt is not None and not isinstance(tgt, Nic):
+                return False, None  # a veth peer's or tap's work on this CPU
+        if c.master is not None:
+            for ifindex in np.unique(c.tx_slave[c.tx_slave >= 0]).tolist():
+                tgt = self.world.by_ifindex.get(int(ifindex))
+                if tgt is not None and not isinstance(tgt, Nic):
+                    return False, None
+        return True, src
+
+    # ------------------------------------------------------------ a step
+
+    def mark_change(self, t: int) -> None:
+        """A change at ``t``: every instance not on a poll list is re-armed then."""
+        self.state.rearm = t
+
+    def forget(self) -> None:
+        """Exact mode ran: the instances' state is in their queues again."""
+        self.state.known[:] = False
+
+    def step(self, t0: int, t1: int, kept: dict[int, float], cycling: set[int]) -> set[int]:
+        """Run the covered instances' CPUs from ``t0`` to ``t1``; returns the ids of the
+        RxQueues done (fast mode's arithmetic does the others). ``kept``: the share of its
+        arrivals each queue's card took this step (by id); ``cycling``: queues whose card
+        cycles."""
+        cfg = self.config()
+        st = self._state_for(cfg)
+        w = self.world
+        n = len(cfg.names)
+        if not n:
+            return set()
+        rxqs = [w.devices[d].rxq[q] for d, q in cfg.names]
+        devs = [w.devices[d] for d, _ in cfg.names]
+        ok = cfg.covered.copy()
+        for i, rxq in enumerate(rxqs):
+            if ok[i] and (id(rxq) in cycling or kept.get(id(rxq), 1.0) < 1.0):
+                ok[i] = False
+        cpu_of = cfg.static[:, napi.I_CPU]
+        bad_cpu = np.zeros(w.nr_cpus + 1, bool)
+        bad_cpu[cpu_of[~ok]] = True
+        for dev in w.devices.values():  # a veth or tap served on a CPU: not this loop's
+            if not isinstance(dev, Nic):
+                for rxq in dev.rxq:
+                    if rxq.held.total or rxq.state != 0:
+                        bad_cpu[min(max(rxq.irq_cpu, 0), w.nr_cpus)] = True
+        used = np.bincount(cpu_of, minlength=w.nr_cpus) > 0
+        cpus = np.flatnonzero(~bad_cpu[: w.nr_cpus] & used)
+        run = np.isin(cpu_of, cpus) & ok
+        for i in np.flatnonzero(~run & st.known).tolist():
+            self._hand_back(st, cfg, i, rxqs[i])
+        st.known &= run
+        if not run.any():
+            return set()
+        src = _source_rows(w.sources)
+        st.ins[:, napi.I_RUNNING] = [1 if d.running else 0 for d in devs]
+        napi.compile_rules()
+        basis = [_basis(w, devs[i], cfg.static[i, napi.I_SRC]) for i in range(n)]
+        for i in np.flatnonzero(run & st.known).tolist():
+            if basis[i] != st.basis[i]:  # the source's table or the queues were rebuilt:
+                self._rebase(st, cfg, src, i, t0)  # its ring's frames as the last arrivals
+            if rxqs[i].held.total != st.ins[i, napi.I_OCC]:
+                if rxqs[i].held.total:
+                    st.known[i] = False  # (not ours: taken over afresh)
+                else:  # a command emptied the ring (link down, ring re-allocation)
+                    st.ins[i, napi.I_OCC] = 0
+                    st.ins[i, napi.I_RLEN] = 0
+            st.ins[i, napi.I_PEAK] = rxqs[i].peak
+        fresh = np.flatnonzero(run & ~st.known)
+        for i in fresh.tolist():
+            self._take_over(st, cfg, src, i, rxqs[i], t0)
+        if st.rearm >= 0:
+            idx = np.flatnonzero(run & st.known).astype(np.int64)
+            napi.rearm_all(st.ins, cfg.tab, src, st.glob, idx, st.rearm)
+            st.rearm = -1
+        if len(fresh):
+            napi.rearm_all(st.ins, cfg.tab, src, st.glob, fresh.astype(np.int64), t0)
+        st.known |= run
+        st.basis = basis
+        before = st.ins.copy()
+        busy_before = st.cpu[:, napi.C_BUSY_NS].copy()
+        polls, segs = self._run(cfg, st, src, cpus.astype(np.int64), t1)
+        self._apply(cfg, st, before, polls, segs, rxqs, devs, run, t0)
+        self.dp.cpu.busy_ns += st.cpu[:, napi.C_BUSY_NS] - busy_before
+        return {id(rxqs[i]) for i in np.flatnonzero(run).tolist()}
+
+    def _state_for(self, cfg: Config) -> NapiState:
+        """The state arrays laid out for ``cfg``'s instances (rows kept by name)."""
+        st = self.state
+        if st.names == cfg.names:
+            st.ins[:, : napi.I_POLL_PS + 1] = cfg.static
+            return st
+        n = len(cfg.names)
+        ins = np.zeros((n, napi.I_WIDTH), np.int64)
+        runs = np.zeros((n, napi.RUNCAP, 2), np.int64)
+        known = np.zeros(n, bool)
+        basis: list[tuple[int, ...]] = [()] * n
+        old = {name: k for k, name in enumerate(st.names)}
+        for i, name in enumerate(cfg.names):
+            k = old.get(name)
+            if k is not None and st.known[k]:
+                ins[i] = st.ins[k]
+                runs[i] = st.runs[k]
+                known[i] = True
+                basis[i] = st.basis[k]
+        ins[:, : napi.I_POLL_PS + 1] = cfg.static
+        per_cpu = int(np.bincount(cfg.static[:, napi.I_CPU], minlength=1).max(initial=1)) + 1
+        plist = st.plist
+        if plist.shape[1] < per_cpu:
+            plist = np.zeros((len(st.cpu), per_cpu), np.int64)
+            st.cpu[:, napi.C_PHEAD] = 0
+            st.cpu[:, napi.C_PLEN] = 0
+            st.cpu[:, napi.C_RUN_AT] = -1
+            known[:] = False
+        self.state = NapiState(ins, runs, st.cpu, plist, st.glob, known, cfg.names, st.rearm, basis)
+        return self.state
+
+    def _take_over(
+        self, st: NapiState, cfg: Config, src: IntArray, i: int, rxq: RxQueue, t0: int
+    ) -> None:
+        """An instance this loop did not run before: its ring as the last arrivals, its
+        interrupt armed (the CPU's list and softirq restart)."""
+        ins = st.ins
+        s = int(ins[i, napi.I_SRC])
+        arr = 0
+        if s >= 0:
+            arr = napi.queue_frames(ins, cfg.tab, src, i, napi.emitted_until(src, s, t0))
+        occ = min(rxq.held.total, int(ins[i, napi.I_R]), arr)
+        ins[i, napi.I_ARR] = arr
+        ins[i, napi.I_OCC] = occ
+        ins[i, napi.I_RHEAD] = 0
+        ins[i, napi.I_RLEN] = 1 if occ else 0
+        st.runs[i, 0] = (arr - occ, arr)
+        ins[i, napi.I_STATE] = napi.ARMED
+        ins[i, napi.I_TAKEN] = ins[i, napi.I_DROPPED] = 0
+        ins[i, napi.I_LAST_IRQ] = rxq.last_irq
+        ins[i, napi.I_PEAK] = rxq.peak
+        c = int(ins[i, napi.I_CPU])
+        cpu = st.cpu
+        if cpu[c, napi.C_PLEN] == 0 and cpu[c, napi.C_RUN_AT] < 0:
+            cpu[c, napi.C_BUSY] = max(int(cpu[c, napi.C_BUSY]), t0)
+
+    def _rebase(self, st: NapiState, cfg: Config, src: IntArray, i: int, t0: int) -> None:
+        """Positions count another sequence now: what the ring holds becomes the last
+        arrivals of the new one; the instance's interrupt and poll-list state stay."""
+        ins = st.ins
+        s = int(ins[i, napi.I_SRC])
+        arr = 0
+        if s >= 0 and ins[i, napi.I_M] > 0:
+            arr = napi.queue_frames(ins, cfg.tab, src, i, napi.emitted_until(src, s, t0))
+        occ = min(int(ins[i, napi.I_OCC]), arr)
+        ins[i, napi.I_ARR] = arr
+        ins[i, napi.I_OCC] = occ
+        ins[i, napi.I_RHEAD] = 0
+        ins[i, napi.I_RLEN] = 1 if occ else 0
+        st.runs[i, 0] = (arr - occ, arr)
+
+    def _hand_back(self, st: NapiState, cfg: Config, i: int, rxq: RxQueue) -> None:
+        """An instance fast mode's arithmetic takes on: its interrupt and last interrupt."""
+        ins = st.ins
+        pending = ins[i, napi.I_STATE] == napi.IRQ_PENDING
+        rxq.fast_irq = int(ins[i, napi.I_IRQ_AT]) if pending else -1
+        rxq.last_irq = int(ins[i, napi.I_LAST_IRQ])
+        c = int(ins[i, napi.I_CPU])
+        st.cpu[c, napi.C_PLEN] = 0
+        st.cpu[c, napi.C_RUN_AT] = -1
+        ins[i, napi.I_STATE] = napi.ARMED
+
+    def _run(
+        self, cfg: Config, st: NapiState, src: IntArray, cpus: IntArray, t1: int
+    ) -> tuple[IntArray, IntArray]:
+        """``napi.run_cpus`` to ``t1``, in as many calls as its output takes."""
+        outs_p: list[IntArray] = []
+        outs_s: list[IntArray] = []
+        offset = 0
+        while True:
+            polls = np.zeros((POLLS_CHUNK, napi.P_WIDTH), np.int64)
+            segs = np.zeros((POLLS_CHUNK * 2 + napi.RUNCAP, 2), np.int64)
+            n = napi.run_cpus(
+                t1, cpus, cfg.cpu_first, cfg.cpu_inst, st.ins, st.cpu, st.plist, st.runs,
+                cfg.tab, src, cfg.pre, cfg.lab, cfg.lfl, st.glob, polls, segs,
+            )  # fmt: skip
+            p = polls[:n].copy()
+            nseg = int(p[-1, napi.P_SEG] + p[-1, napi.P_NSEG]) if n else 0
+            p[:, napi.P_SEG] += offset
+            outs_p.append(p)
+            outs_s.append(segs[:nseg].copy())
+            offset += nseg
+            if not st.glob[1]:
+                break
+        return np.concatenate(outs_p), np.concatenate(outs_s)
+
+    # ------------------------------------------------------------ what the polls did
+
+    def _apply(
+        self,
+        cfg: Config,
+        st: NapiState,
+        before: IntArray,
+        polls: IntArray,
+        segs: IntArray,
+        rxqs: list[RxQueue],
+        devs: list[NetDev],
+        run: BoolArray,
+        t0: int,
+    ) -> None:
+        ins = st.ins
+        C = len(self.dp.classes)
+        rep = self.dp.classes.rep
+        of_entry = self.dp.classes.of_entry
+        owner = polls[:, napi.P_INST]
+        order = np.argsort(owner, kind="stable")
+        polls = polls[order]
+        owner = owner[order]
+        bounds = np.searchsorted(owner, np.arange(len(cfg.names) + 1))
+        feeds = getattr(self.dp.io, "feeds", None)
+        by_dev: dict[str, list[int]] = {}
+        for i in np.flatnonzero(run).tolist():
+            by_dev.setdefault(devs[i].name, []).append(i)
+        for name, idx in by_dev.items():
+            dev = self.world.devices[name]
+            batch: list[tuple[int, int, Rows, PollShape]] = []
+            for i in idx:
+                lay = cfg.layouts[i]
+                if lay is None:  # no traffic reaches it
+                    continue
+                mine = polls[bounds[i] : bounds[i + 1]]
+                cls_group = self._class_groups(lay, of_entry, C)
+                a, b, who = _segments(mine, segs)
+                took = _class_counts(cls_group, lay, rxqs[i].index, C, a, b)
+                rows = _rows(took, rep)
+                shape = self._shape(cfg, i, lay, mine, a, b, who, ins, before)
+                batch.append((rxqs[i].index, int(ins[i, napi.I_CPU]), rows, shape))
+                if feeds is not None and len(mine):
+                    f = self.facts.dev_facts(dev)
+                    if took @ f.onward > 0:
+                        times = mine[:, napi.P_T].astype(np.float64)
+                        sizes = mine[:, napi.P_K].astype(np.float64)
+                        feeds.append(
+                            Feed(dev, rxqs[i].index, int(ins[i, napi.I_CPU]), took, len(mine),
+                                 (times, sizes))
+                        )  # fmt: skip
+                self._write_back(cfg, st, before, i, rxqs[i], dev, cls_group, lay, C)
+            if batch:
+                self.dp.napi_poll_many(dev, t0, batch)
+
+    def _class_groups(self, lay: SourceLayout, of_entry: IntArray, C: int) -> Grouped:
+        """The layout's queue sequences grouped by (queue, flow class), once per epoch."""
+        key = (self.world.epoch, id(lay), C)
+        hit = self._groups.get(key)
+        if hit is None:
+            if len(self._groups) > 64:
+                self._groups.clear()
+            hit = self._groups[key] = lay.by_queue(of_entry, C)
+        return hit
+
+    def _shape(
+        self,
+        cfg: Config,
+        i: int,
+        lay: SourceLayout,
+        mine: IntArray,
+        a: IntArray,
+        b: IntArray,
+        who: IntArray,
+        ins: IntArray,
+        before: IntArray,
+    ) -> PollShape:
+        """Per poll, the frames toward each bulk queue and the devmap key of the first."""
+        n_polls = len(mine)
+        bursts = int(ins[i, napi.I_IRQS] - before[i, napi.I_IRQS])
+        shape = PollShape(n_polls, max(bursts, 1) if n_polls else 0)
+        values = cfg.label_value[i]
+        if not len(values) or not n_polls:
+            return shape
+        c = self.dp.compiled[self.world.devices[cfg.names[i][0]].name]
+        q = cfg.names[i][1]
+        m = int(ins[i, napi.I_M])
+        base = int(ins[i, napi.I_LAB])
+        lab = cfg.lab
+        for k, v in enumerate(values.tolist()):
+            pre = lab[base + k * (m + 1) : base + (k + 1) * (m + 1)]
+            cnt = _seq_range(pre, m, a, b)
+            per_poll = np.bincount(who, weights=cnt, minlength=n_polls).astype(np.int64)
+            shape.classes[int(v)] = per_poll
+            if cfg.multi_key[i][k]:
+                first = np.full(n_polls, -1, np.int64)
+                hit = cnt > 0
+                # each poll's first segment holding such a frame, and the frame in it
+                seg_idx = np.flatnonzero(hit)
+                if len(seg_idx):
+                    first_seg = seg_idx[np.unique(who[seg_idx], return_index=True)[1]]
+                    pos = a[first_seg]
+                    ks = _first_at(pre, m, pos)
+                    g = lay.queues
+                    positions = g.key[g.start[q] : g.start[q + 1]] - q * g.span
+                    entries = lay.entry[positions[ks % m]]
+                    first[who[first_seg]] = c.key[entries]
+                shape.first_key[int(v)] = first
+        return shape
+
+    def _write_back(
+        self,
+        cfg: Config,
+        st: NapiState,
+        before: IntArray,
+        i: int,
+        rxq: RxQueue,
+        dev: NetDev,
+        cls_group: Grouped,
+        lay: SourceLayout,
+        C: int,
+    ) -> None:
+        """The queue's fast-mode fields from the loop's state (what other parts read)."""
+        ins = st.ins
+        n_runs = int(ins[i, napi.I_RLEN])
+        h = int(ins[i, napi.I_RHEAD])
+        slots = (h + np.arange(n_runs)) % napi.RUNCAP
+        ra, rb = st.runs[i, slots, 0], st.runs[i, slots, 1]
+        held = _class_counts(cls_group, lay, rxq.index, C, ra, rb)
+        rxq.held = _rows(held, self.dp.classes.rep)
+        taken = int(ins[i, napi.I_TAKEN] - before[i, napi.I_TAKEN])
+        dropped = int(ins[i, napi.I_DROPPED] - before[i, napi.I_DROPPED])
+        rxq.rx_packets += taken
+        rxq.polls += int(ins[i, napi.I_POLLS] - before[i, napi.I_POLLS])
+        rxq.fast_pos += taken
+        rxq.peak = max(rxq.peak, int(ins[i, napi.I_PEAK]))
+        rxq.last_irq = int(ins[i, napi.I_LAST_IRQ])
+        pending = ins[i, napi.I_STATE] == napi.IRQ_PENDING
+        rxq.fast_irq = int(ins[i, napi.I_IRQ_AT]) if pending else -1
+        if dropped:
+            rxq.rx_dropped += dropped
+            dev.add("rx_dropped", dropped)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _basis(world: World, dev: NetDev, s: int) -> tuple[int, ...]:
+    """What a queue's positions count: its source's table and the device's queues."""
+    if s < 0:
+        return (-1,)
+    src = world.sources[s]
+    return (s, id(src.table), src.offset, len(dev.rxq), id(getattr(dev, "queue_of_entry", None)))
+
+
+def _cpu_rows(n: int) -> IntArray:
+    cpu = np.zeros((n, napi.C_WIDTH), np.int64)
+    cpu[:, napi.C_RUN_AT] = -1
+    return cpu
+
+
+def _cat(parts: list[IntArray]) -> IntArray:
+    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(1, np.int64)
+
+
+def _source_rows(sources: list[Source]) -> IntArray:
+    """Each source's pacing as ``napi``'s integer columns."""
+    out = np.zeros((max(len(sources), 1), napi.S_WIDTH), np.int64)
+    for k, s in enumerate(sources):
+        milli = 0 if s.stopped else int(s.milli)
+        out[k, napi.S_ORIGIN] = s.rate_origin_ns
+        out[k, napi.S_N0] = s.emitted_at_origin
+        out[k, napi.S_MILLI] = milli
+        out[k, napi.S_CAP] = s.spec.count if s.spec.count is not None else -1
+        out[k, napi.S_L] = len(s.table)
+        out[k, napi.S_MQ] = milli // 1_000_000
+        out[k, napi.S_MR] = milli % 1_000_000
+        if milli > 0:
+            out[k, napi.S_A] = 10**18 // milli
+            out[k, napi.S_AR] = 10**18 % milli
+    return out
+
+
+def _segments(mine: IntArray, segs: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    """The runs the polls took: starts, ends and each run's poll (its index in ``mine``)."""
+    if not len(mine):
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    counts = mine[:, napi.P_NSEG]
+    starts = mine[:, napi.P_SEG]
+    who = np.repeat(np.arange(len(mine), dtype=np.int64), counts)
+    first = np.cumsum(counts) - counts
+    within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(first, counts)
+    rows = np.repeat(starts, counts) + within
+    return segs[rows, 0], segs[rows, 1], who
+
+
+def _seq_range(pre: IntArray, m: int, a: IntArray, b: IntArray) -> IntArray:
+    """``napi._range_sum`` for many ranges."""
+    total = pre[m]
+    out: IntArray = (b // m - a // m) * total + pre[b % m] - pre[a % m]
+    return out
+
+
+def _first_at(pre: IntArray, m: int, pos: IntArray) -> IntArray:
+    """The first position at or after ``pos`` whose indicator (prefix ``pre``) is set."""
+    r = pos % m
+    k = np.searchsorted(pre, pre[r], side="right") - 1  # the first j >= r with pre[j+1] > pre[r]
+    wrap = k >= m
+    k = np.where(wrap, np.searchsorted(pre, 0, side="right") - 1 + m, k)
+    out: IntArray = pos - r + k
+    return out
+
+
+def _class_counts(
+    grp: Grouped, lay: SourceLayout, q: int, C: int, a: IntArray, b: IntArray
+) -> IntArray:
+    """Frames per class at queue positions [a_k, b_k), summed over k."""
+    out = np.zeros(C, np.int64)
+    if not len(a):
+        return out
+    m = int(lay.per_queue[q])
+    present = np.flatnonzero(grp.size[q * C : (q + 1) * C])
+    if not len(present):
+        return out
+    g = (q * C + present)[:, None]
+    cnt = grp.count(g, b[None, :], m) - grp.count(g, a[None, :], m)
+    out[present] = cnt.sum(axis=1)
+    return out
+
+
+def _rows(counts: IntArray, rep: IntArray) -> Rows:
+    nz = np.flatnonzero(counts)
+    return Rows(rep[nz], counts[nz], False)
