@@ -6,6 +6,11 @@ path (``devices.eth0.queues``, ``traffic[1].rate``) and says what would be valid
 of a file are collected in one pass and raised together as one :class:`TopologyError`.
 The fields and their rules are docs/design.md's "Topology YAML (v1)"; where a rule is the kernel's
 (bond option dependencies, devmap key range, device names) the message gives its errno.
+
+The loader is four objects, composed: :class:`DocumentLoader` here (maps, traffic, timeline,
+lessons) holds a :class:`~xdptui.topology_nodes.NodeReader` (node accessors and the diagnostics)
+and a :class:`~xdptui.topology_programs.ProgramResolver` (programs and their files), and hands
+``devices:`` to a :class:`~xdptui.topology_devices.DeviceLoader`.
 """
 
 from __future__ import annotations
@@ -134,16 +139,14 @@ class DocumentLoader:
         default_name = "topology" if filename.startswith("<") else Path(filename).stem
         if root is None or (isinstance(root, ScalarNode) and root.tag == _NULL):
             self.nodes.diagnostics.append(
-                Diagnostic(
-                    Loc(self.nodes.filename, 1, 1), "the file is empty; a topology needs 'devices:'"
-                )
+                Diagnostic(Loc(filename, 1, 1), "the file is empty; a topology needs 'devices:'")
             )
-            return Topology(name=default_name, source=self.nodes.filename)
+            return Topology(name=default_name, source=filename)
         if not isinstance(root, MappingNode):
             self.nodes.error(
                 root, "", f"a topology is a mapping (name:, devices:, ...), not {_describe(root)}"
             )
-            return Topology(name=default_name, source=self.nodes.filename)
+            return Topology(name=default_name, source=filename)
         fields = self.nodes.known(self.nodes.pairs(root, "", "a mapping") or [], "", TOP_KEYS)
         name = self.nodes.opt(fields, "name", "", self.nodes.text, default_name)
         description = self.nodes.opt(fields, "description", "", self.nodes.text, "")
@@ -175,7 +178,7 @@ class DocumentLoader:
             traffic=self.nodes.opt(fields, "traffic", "", self.traffic, ()),
             timeline=timeline,
             lessons=lessons,
-            source=self.nodes.filename,
+            source=filename,
         )
 
     @staticmethod
