@@ -48,7 +48,8 @@ from xdptui.model.topology_spec import (
     XDP_KEYS,
     XDP_MODES,
 )
-from xdptui.topology_nodes import _Nodes
+from xdptui.topology_nodes import NodeReader
+from xdptui.topology_programs import ProgramResolver, object_file
 from xdptui.topology_yaml import (
     _NULL,
     PRIMARY_MODES,
@@ -62,14 +63,17 @@ from xdptui.topology_yaml import (
 )
 
 
-class _Devices(_Nodes):
-    """``devices:`` and what each device's fields must satisfy."""
+class DeviceLoader:
+    """``devices:`` and what each device's fields must satisfy, read with the document's
+    :class:`NodeReader` (which learns the device names, for references) and its programs
+    resolved by :class:`ProgramResolver`. ``cpus`` is the host's CPU count, which bounds
+    queues and IRQ affinities."""
 
-    def prescan_maps(self, pair: _Pair | None) -> list[str]:
-        """Map names, so device programs can refer to maps defined further down."""
-        if pair is None or not isinstance(pair.value, MappingNode):
-            return []
-        return [str(k.value) for k, _ in pair.value.value if isinstance(k, ScalarNode)]
+    def __init__(self, nodes: NodeReader, programs: ProgramResolver, cpus: int) -> None:
+        self.nodes = nodes
+        self.programs = programs
+        self.cpus = cpus
+        self.mtu_nodes: dict[str, Node] = {}  # where each device's mtu was given
 
     def prescan_devices(self, pairs: list[_Pair]) -> list[str]:
         """Declared device names plus the veth peers that will be synthesized, in final order."""
@@ -97,13 +101,13 @@ class _Devices(_Nodes):
     # devices
 
     def devices(self, node: Node) -> tuple[DeviceSpec, ...]:
-        pairs = self.pairs(node, "devices", "a mapping of device names to their settings")
+        pairs = self.nodes.pairs(node, "devices", "a mapping of device names to their settings")
         if pairs is None:
             return ()
         if not pairs:
-            self.error(node, "devices", "at least one device is needed")
+            self.nodes.error(node, "devices", "at least one device is needed")
             return ()
-        self.device_names = self.prescan_devices(pairs)
+        self.nodes.device_names = self.prescan_devices(pairs)
         specs: list[DeviceSpec] = []
         peer_nodes: dict[str, Node] = {}
         slave_nodes: dict[str, list[tuple[str, Node]]] = {}
@@ -111,7 +115,7 @@ class _Devices(_Nodes):
             path = f"devices.{pair.key}"
             problem = _dev_name_problem(pair.key)
             if problem is not None:
-                self.error(pair.key_node, path, problem)
+                self.nodes.error(pair.key_node, path, problem)
             spec = self.device(pair, path, peer_nodes, slave_nodes)
             if spec is not None:
                 specs.append(spec)
@@ -133,7 +137,7 @@ class _Devices(_Nodes):
         node = self.mtu_nodes.get(dev)
         if node is None or mtu <= XDP_MAX_MTU:
             return
-        self.error(
+        self.nodes.error(
             node,
             f"devices.{dev}.mtu",
             f"{mtu} is too large for native XDP ({program}); valid: {MTU_MIN}..{XDP_MAX_MTU}, "
@@ -147,30 +151,32 @@ class _Devices(_Nodes):
         peer_nodes: dict[str, Node],
         slave_nodes: dict[str, list[tuple[str, Node]]],
     ) -> DeviceSpec | None:
-        pairs = self.pairs(pair.value, path, f"a mapping with 'type:' ({_choices(DEVICE_TYPES)})")
+        pairs = self.nodes.pairs(
+            pair.value, path, f"a mapping with 'type:' ({_choices(DEVICE_TYPES)})"
+        )
         if pairs is None:
             return None
         by_key = {p.key: p for p in pairs}
         if "type" not in by_key:
-            self.error(
+            self.nodes.error(
                 pair.key_node, path, f"missing required key 'type' ({_choices(DEVICE_TYPES)})"
             )
-            self.known(pairs, path, ALL_DEVICE_KEYS)
+            self.nodes.known(pairs, path, ALL_DEVICE_KEYS)
             return None
-        kind = self.choice(by_key["type"].value, f"{path}.type", DEVICE_TYPES, "device type")
+        kind = self.nodes.choice(by_key["type"].value, f"{path}.type", DEVICE_TYPES, "device type")
         if kind is None:
             return None
-        fields = self.known(pairs, path, DEVICE.keys(kind), f" for a {kind}")
+        fields = self.nodes.known(pairs, path, DEVICE.keys(kind), f" for a {kind}")
         if "mtu" in fields:
             self.mtu_nodes[pair.key] = fields["mtu"].value
         common = _Common(
             name=pair.key,
-            up=self.opt(fields, "up", path, self.boolean, True),
-            mtu=self.opt(
-                fields, "mtu", path, lambda n, p: self.integer(n, p, MTU_MIN, MTU_MAX), 1500
+            up=self.nodes.opt(fields, "up", path, self.nodes.boolean, True),
+            mtu=self.nodes.opt(
+                fields, "mtu", path, lambda n, p: self.nodes.integer(n, p, MTU_MIN, MTU_MAX), 1500
             ),
-            xdp=self.opt(fields, "xdp", path, self.xdp, None),
-            loc=self.loc(pair.key_node),
+            xdp=self.nodes.opt(fields, "xdp", path, self.xdp, None),
+            loc=self.nodes.loc(pair.key_node),
         )
         if kind == "nic":
             return self.nic(fields, path, common)
@@ -181,18 +187,18 @@ class _Devices(_Nodes):
         return self.tun(fields, path, common)
 
     def nic(self, fields: dict[str, _Pair], path: str, c: _Common) -> NicSpec:
-        driver = self.opt(fields, "driver", path, self.driver, "ice")
+        driver = self.nodes.opt(fields, "driver", path, self.driver, "ice")
         limit = max_channels(driver, self.cpus)
         why = (
             f" (ethtool -L takes 1..{limit} on {driver} with {self.cpus} CPUs: "
             f"the driver's {DRIVER_LIMITS[driver].max_queues} queues, at most one per CPU)"
         )
-        queues = self.opt(
-            fields, "queues", path, lambda n, p: self.integer(n, p, 1, limit, why), None
+        queues = self.nodes.opt(
+            fields, "queues", path, lambda n, p: self.nodes.integer(n, p, 1, limit, why), None
         )
-        irq_cpus = self.opt(fields, "irq_cpus", path, self.irq_cpus, None)
+        irq_cpus = self.nodes.opt(fields, "irq_cpus", path, self.irq_cpus, None)
         if irq_cpus is not None and queues is None and len(irq_cpus) > limit:
-            self.error(
+            self.nodes.error(
                 fields["irq_cpus"].value,
                 f"{path}.irq_cpus",
                 f"lists {len(irq_cpus)} CPUs, one per queue, but the device takes at most "
@@ -200,7 +206,7 @@ class _Devices(_Nodes):
             )
             irq_cpus = None
         if irq_cpus is not None and queues is not None and len(irq_cpus) != queues:
-            self.error(
+            self.nodes.error(
                 fields["irq_cpus"].value,
                 f"{path}.irq_cpus",
                 f"lists {len(irq_cpus)} CPUs but the device has {queues} queues; "
@@ -220,41 +226,44 @@ class _Devices(_Nodes):
             xdp=c.xdp,
             loc=c.loc,
             driver=driver,
-            speed_bps=self.opt(fields, "speed", path, self.speed, 100_000_000_000),
+            speed_bps=self.nodes.opt(fields, "speed", path, self.nodes.speed, 100_000_000_000),
             queues=queues,
-            ring=self.opt(fields, "ring", path, lambda n, p: self.ring_size(n, p, driver), None),
-            tx_ring=self.opt(
+            ring=self.nodes.opt(
+                fields, "ring", path, lambda n, p: self.ring_size(n, p, driver), None
+            ),
+            tx_ring=self.nodes.opt(
                 fields, "tx_ring", path, lambda n, p: self.ring_size(n, p, driver), None
             ),
             irq_cpus=irq_cpus,
-            card=self.opt(fields, "card", path, self.text, None),
+            card=self.nodes.opt(fields, "card", path, self.nodes.text, None),
         )
 
     def driver(self, node: Node, path: str) -> str | None:
-        return self.choice(node, path, NIC_DRIVERS, "driver")
+        return self.nodes.choice(node, path, NIC_DRIVERS, "driver")
 
     def ring_size(self, node: Node, path: str, driver: str) -> int | None:
         sizes = ring_sizes(driver)
         valid = f"valid on {driver}: {_choices(map(str, sizes))}"
         why = f" (ethtool -G takes up to {DRIVER_LIMITS[driver].rx_ring_max} on {driver})"
-        size = self.integer(node, path, sizes[0], sizes[-1], why)
+        size = self.nodes.integer(node, path, sizes[0], sizes[-1], why)
         if size is not None and size not in sizes:
-            self.error(node, path, f"{size} is not a power of two; {valid}")
+            self.nodes.error(node, path, f"{size} is not a power of two; {valid}")
             return None
         return size
 
     def irq_cpus(self, node: Node, path: str) -> tuple[int, ...] | None:
-        items = self.sequence(node, path, "a list of CPU numbers, one per queue")
+        items = self.nodes.sequence(node, path, "a list of CPU numbers, one per queue")
         if items is None:
             return None
         if not items:
-            self.error(node, path, "needs one CPU per queue, got an empty list")
+            self.nodes.error(node, path, "needs one CPU per queue, got an empty list")
             return None
         if len(items) > CPUS_MAX:
-            self.error(node, path, f"lists {len(items)} CPUs; there are at most {CPUS_MAX}")
+            self.nodes.error(node, path, f"lists {len(items)} CPUs; there are at most {CPUS_MAX}")
             return None
         cpus = [
-            self.integer(item, f"{path}[{i}]", 0, self.cpus - 1) for i, item in enumerate(items)
+            self.nodes.integer(item, f"{path}[{i}]", 0, self.cpus - 1)
+            for i, item in enumerate(items)
         ]
         return tuple(c for c in cpus if c is not None) if None not in cpus else None
 
@@ -266,12 +275,16 @@ class _Devices(_Nodes):
         key_node: Node,
         peer_nodes: dict[str, Node],
     ) -> VethSpec:
-        peer_node = self.require(fields, "peer", key_node, path, "the name of the other end")
-        peer = None if peer_node is None else self.text(peer_node, f"{path}.peer", "a device name")
+        peer_node = self.nodes.require(fields, "peer", key_node, path, "the name of the other end")
+        peer = (
+            None
+            if peer_node is None
+            else self.nodes.text(peer_node, f"{path}.peer", "a device name")
+        )
         if peer is not None and peer_node is not None:
             problem = _dev_name_problem(peer)
             if problem is not None:
-                self.error(peer_node, f"{path}.peer", problem)
+                self.nodes.error(peer_node, f"{path}.peer", problem)
             else:
                 peer_nodes[c.name] = peer_node
         return VethSpec(
@@ -281,7 +294,9 @@ class _Devices(_Nodes):
             xdp=c.xdp,
             loc=c.loc,
             peer=peer or "",
-            queues=self.opt(fields, "queues", path, lambda n, p: self.integer(n, p, 1, 64), 1),
+            queues=self.nodes.opt(
+                fields, "queues", path, lambda n, p: self.nodes.integer(n, p, 1, 64), 1
+            ),
         )
 
     def link_veths(self, specs: list[DeviceSpec], peer_nodes: dict[str, Node]) -> list[DeviceSpec]:
@@ -299,26 +314,26 @@ class _Devices(_Nodes):
             path, peer = f"devices.{spec.name}.peer", spec.peer
             other = by_name.get(peer)
             if peer == spec.name:
-                self.error(node, path, "a veth can't be its own peer; name the other end")
+                self.nodes.error(node, path, "a veth can't be its own peer; name the other end")
             elif isinstance(other, VethSpec):
                 pair = frozenset((spec.name, peer))
                 if other.peer != spec.name and pair not in reported:
                     reported.add(pair)
-                    self.error(
+                    self.nodes.error(
                         node,
                         path,
                         f"'{peer}' is listed with peer '{other.peer}', not '{spec.name}'; "
                         "the two ends of a veth pair must name each other",
                     )
             elif other is not None:
-                self.error(
+                self.nodes.error(
                     node, path, f"'{peer}' is a {other.type}, not a veth; a veth's peer is a veth"
                 )
             elif peer in synthesized:
-                self.error(node, path, f"'{peer}' is already the peer of {synthesized[peer]}")
+                self.nodes.error(node, path, f"'{peer}' is already the peer of {synthesized[peer]}")
             else:
                 synthesized[peer] = spec.name
-                result.append(VethSpec(name=peer, peer=spec.name, loc=self.loc(node)))
+                result.append(VethSpec(name=peer, peer=spec.name, loc=self.nodes.loc(node)))
         return result
 
     def bond(
@@ -328,31 +343,31 @@ class _Devices(_Nodes):
         c: _Common,
         slave_nodes: dict[str, list[tuple[str, Node]]],
     ) -> BondSpec:
-        mode = self.opt(
+        mode = self.nodes.opt(
             fields,
             "mode",
             path,
-            lambda n, p: self.numbered_choice(n, p, BOND_MODES, "bond mode"),
+            lambda n, p: self.nodes.numbered_choice(n, p, BOND_MODES, "bond mode"),
             "balance-rr",
         )
-        policy = self.opt(
+        policy = self.nodes.opt(
             fields,
             "xmit_hash_policy",
             path,
-            lambda n, p: self.numbered_choice(n, p, XMIT_HASH_POLICIES, "xmit_hash_policy"),
+            lambda n, p: self.nodes.numbered_choice(n, p, XMIT_HASH_POLICIES, "xmit_hash_policy"),
             "layer2",
         )
         slaves: tuple[str, ...] = ()
         if "slaves" in fields:
             slaves, slave_nodes[c.name] = self.slaves(fields["slaves"].value, f"{path}.slaves")
-        primary = self.opt(fields, "primary", path, self.text, None)
+        primary = self.nodes.opt(fields, "primary", path, self.nodes.text, None)
         if primary is not None:
             self.check_primary(fields["primary"].value, f"{path}.primary", c.name, mode, slaves)
-        pps = self.opt(
-            fields, "packets_per_slave", path, lambda n, p: self.integer(n, p, 0, 65535), 1
+        pps = self.nodes.opt(
+            fields, "packets_per_slave", path, lambda n, p: self.nodes.integer(n, p, 0, 65535), 1
         )
         if "packets_per_slave" in fields and mode != "balance-rr":
-            self.error(
+            self.nodes.error(
                 fields["packets_per_slave"].key_node,
                 f"{path}.packets_per_slave",
                 f"packets_per_slave is only valid in balance-rr mode, not {mode} "
@@ -367,22 +382,22 @@ class _Devices(_Nodes):
             mode=mode,
             xmit_hash_policy=policy,
             slaves=slaves,
-            miimon_ms=self.opt(fields, "miimon", path, self.miimon, default_miimon(mode)),
+            miimon_ms=self.nodes.opt(fields, "miimon", path, self.miimon, default_miimon(mode)),
             primary=primary if primary in slaves else None,
             packets_per_slave=pps,
         )
 
     def slaves(self, node: Node, path: str) -> tuple[tuple[str, ...], list[tuple[str, Node]]]:
         """The slave names that resolve, with path and node each (checked across bonds later)."""
-        items = self.sequence(node, path, "a list of device names")
+        items = self.nodes.sequence(node, path, "a list of device names")
         names: list[str] = []
         nodes: list[tuple[str, Node]] = []
         for i, item in enumerate(items or []):
-            name = self.device_ref(item, f"{path}[{i}]")
+            name = self.nodes.device_ref(item, f"{path}[{i}]")
             if name is None:
                 continue
             if name in names:
-                self.error(item, f"{path}[{i}]", f"'{name}' is listed twice")
+                self.nodes.error(item, f"{path}[{i}]", f"'{name}' is listed twice")
                 continue
             names.append(name)
             nodes.append((f"{path}[{i}]", item))
@@ -395,9 +410,9 @@ class _Devices(_Nodes):
         if primary not in slaves:
             hint = did_you_mean(primary, slaves)
             valid = f"slaves: {_choices(slaves)}" if slaves else f"{bond} has no slaves"
-            self.error(node, path, f"'{primary}' is not a slave of {bond}{hint}; {valid}")
+            self.nodes.error(node, path, f"'{primary}' is not a slave of {bond}{hint}; {valid}")
         if mode not in PRIMARY_MODES:
-            self.error(
+            self.nodes.error(
                 node,
                 path,
                 "primary is only valid in active-backup, balance-tlb or balance-alb mode, "
@@ -408,14 +423,14 @@ class _Devices(_Nodes):
     def miimon(self, node: Node, path: str) -> int | None:
         """Milliseconds: an integer, or a duration with a unit that is a whole number of ms."""
         if isinstance(node, ScalarNode) and isinstance(_construct(node), str):
-            ns = self.duration(node, path)
+            ns = self.nodes.duration(node, path)
             if ns is None:
                 return None
             if ns % 1_000_000:
-                self.error(node, path, "miimon is a whole number of milliseconds (e.g. 100)")
+                self.nodes.error(node, path, "miimon is a whole number of milliseconds (e.g. 100)")
                 return None
             return ns // 1_000_000
-        return self.integer(node, path, 0, 2**31 - 1)
+        return self.nodes.integer(node, path, 0, 2**31 - 1)
 
     def check_bonds(
         self, specs: list[DeviceSpec], slave_nodes: dict[str, list[tuple[str, Node]]]
@@ -437,11 +452,11 @@ class _Devices(_Nodes):
                 slave = str(node.value)
                 chain = uppers(spec.name)
                 if slave == spec.name:
-                    self.error(
+                    self.nodes.error(
                         node, path, "cannot enslave bond to itself (the kernel answers EPERM)"
                     )
                 elif slave in master:
-                    self.error(
+                    self.nodes.error(
                         node,
                         path,
                         f"'{slave}' is already a slave of {master[slave]}; a device has one master "
@@ -449,7 +464,7 @@ class _Devices(_Nodes):
                     )
                 elif slave in chain:
                     loop = " -> ".join([*reversed(chain[: chain.index(slave) + 1]), slave])
-                    self.error(
+                    self.nodes.error(
                         node,
                         path,
                         f"enslaving '{slave}' would make a loop of bonds ({loop}) "
@@ -459,14 +474,14 @@ class _Devices(_Nodes):
                     master[slave] = spec.name
 
     def tun(self, fields: dict[str, _Pair], path: str, c: _Common) -> TunSpec:
-        mode = self.opt(
-            fields, "mode", path, lambda n, p: self.choice(n, p, TUN_MODES, "tun mode"), "tap"
+        mode = self.nodes.opt(
+            fields, "mode", path, lambda n, p: self.nodes.choice(n, p, TUN_MODES, "tun mode"), "tap"
         )
-        writer = self.opt(
+        writer = self.nodes.opt(
             fields,
             "writer",
             path,
-            lambda n, p: self.choice(n, p, TUN_WRITERS, "writer"),
+            lambda n, p: self.nodes.choice(n, p, TUN_WRITERS, "writer"),
             "write",
         )
         return TunSpec(
@@ -476,21 +491,23 @@ class _Devices(_Nodes):
             xdp=c.xdp,
             loc=c.loc,
             mode="tun" if mode == "tun" else "tap",
-            queues=self.opt(fields, "queues", path, lambda n, p: self.integer(n, p, 1, 256), 1),
-            tx_queue_len=self.opt(
-                fields, "tx_queue_len", path, lambda n, p: self.integer(n, p, 1, U32_MAX), 500
+            queues=self.nodes.opt(
+                fields, "queues", path, lambda n, p: self.nodes.integer(n, p, 1, 256), 1
             ),
-            vnet_hdr=self.opt(fields, "vnet_hdr", path, self.boolean, True),
-            reader=self.opt(
-                fields, "reader", path, lambda n, p: self.rate(n, p, allow_line=False), None
+            tx_queue_len=self.nodes.opt(
+                fields, "tx_queue_len", path, lambda n, p: self.nodes.integer(n, p, 1, U32_MAX), 500
+            ),
+            vnet_hdr=self.nodes.opt(fields, "vnet_hdr", path, self.nodes.boolean, True),
+            reader=self.nodes.opt(
+                fields, "reader", path, lambda n, p: self.nodes.rate(n, p, allow_line=False), None
             ),
             writer="vhost" if writer == "vhost" else "write",
-            blocking=self.opt(fields, "blocking", path, self.boolean, False),
-            zerocopy=self.opt(fields, "zerocopy", path, self.boolean, False),
-            sndbuf=self.opt(
-                fields, "sndbuf", path, lambda n, p: self.integer(n, p, 1, INT_MAX), None
+            blocking=self.nodes.opt(fields, "blocking", path, self.nodes.boolean, False),
+            zerocopy=self.nodes.opt(fields, "zerocopy", path, self.nodes.boolean, False),
+            sndbuf=self.nodes.opt(
+                fields, "sndbuf", path, lambda n, p: self.nodes.integer(n, p, 1, INT_MAX), None
             ),
-            napi_frags=self.opt(fields, "napi_frags", path, self.boolean, False),
+            napi_frags=self.nodes.opt(fields, "napi_frags", path, self.nodes.boolean, False),
         )
 
     # xdp programs
@@ -498,42 +515,49 @@ class _Devices(_Nodes):
     def xdp(self, node: Node, path: str) -> XdpSpec | None:
         if isinstance(node, ScalarNode):
             names = [p.name for p in PROGRAMS]
-            program = self.program(node, path, names, "program")
+            program = self.programs.program(node, path, names, "program")
             if program is None:
                 return None
             self.params(program, [], node, path)
             return XdpSpec(program)
-        fields = self.mapping(node, path, XDP_KEYS, "a program name or {program, mode, params}")
+        fields = self.nodes.mapping(
+            node, path, XDP_KEYS, "a program name or {program, mode, params}"
+        )
         if fields is None:
             return None
-        prog_node = self.require(fields, "program", node, path, f"a program name or {USER_PROGRAM}")
+        prog_node = self.nodes.require(
+            fields, "program", node, path, f"a program name or {USER_PROGRAM}"
+        )
         names = [p.name for p in PROGRAMS]
         program = (
             None
             if prog_node is None
-            else self.program(prog_node, f"{path}.program", names, "program")
+            else self.programs.program(prog_node, f"{path}.program", names, "program")
         )
-        mode = self.opt(
-            fields, "mode", path, lambda n, p: self.choice(n, p, XDP_MODES, "XDP mode"), None
+        mode = self.nodes.opt(
+            fields, "mode", path, lambda n, p: self.nodes.choice(n, p, XDP_MODES, "XDP mode"), None
         )
         param_pairs: list[_Pair] = []
         if "params" in fields:
             param_pairs = (
-                self.pairs(fields["params"].value, f"{path}.params", "a mapping of params") or []
+                self.nodes.pairs(fields["params"].value, f"{path}.params", "a mapping of params")
+                or []
             )
-        section = self.opt(fields, "section", path, lambda n, p: self.text(n, p, "a section"), None)
+        section = self.nodes.opt(
+            fields, "section", path, lambda n, p: self.nodes.text(n, p, "a section"), None
+        )
         if program is None:
             return None
         if section is not None:
             if not is_object_program(program):
-                self.error(
+                self.nodes.error(
                     fields["section"].value,
                     f"{path}.section",
                     f"section applies to a BPF object (path/to/file.o), not to {program}",
                 )
                 return None
-            file = program if program.endswith(".o") else program.rsplit(":", 1)[0]
-            if not self.verify_object(
+            file = object_file(program)
+            if not self.programs.verify_object(
                 fields["section"].value, f"{path}.section", Path(file), section
             ):
                 return None
@@ -549,7 +573,7 @@ class _Devices(_Nodes):
         info = program_info(program)
         result: dict[str, str] = {}
         if is_object_program(program) and pairs:
-            self.error(
+            self.nodes.error(
                 pairs[0].key_node,
                 path,
                 "a BPF object takes no params (its configuration is its maps and .rodata)",
@@ -561,7 +585,7 @@ class _Devices(_Nodes):
             if info is not None and param is None:
                 valid = _choices(p.name for p in info.params) or "none"
                 hint = did_you_mean(pair.key, [p.name for p in info.params])
-                self.error(
+                self.nodes.error(
                     pair.key_node,
                     path,
                     f"unknown param '{pair.key}' for {program}{hint}; valid: {valid}",
@@ -576,7 +600,7 @@ class _Devices(_Nodes):
                 and param.name not in result
                 and param.name not in {p.key for p in pairs}
             ):
-                self.error(
+                self.nodes.error(
                     at,
                     path,
                     f"{program} needs param '{param.name}' ({param.help}); "
@@ -586,33 +610,31 @@ class _Devices(_Nodes):
 
     def param_value(self, param: ParamInfo | None, node: Node, path: str) -> str | None:
         if param is None:
-            return self.text(node, path, "a param value")
+            return self.nodes.text(node, path, "a param value")
         if param.kind == "int":
-            sc = self.scalar(node, path, "an integer")
+            sc = self.nodes.scalar(node, path, "an integer")
             value = None if sc is None else _construct(sc)
             if sc is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                self.expected(sc, path, "an integer")
+                self.nodes.expected(sc, path, "an integer")
                 return None
             return None if value is None else str(value)
         if param.kind == "bool":
-            sc = self.scalar(node, path, "0, 1, true or false")
+            sc = self.nodes.scalar(node, path, "0, 1, true or false")
             value = None if sc is None else _construct(sc)
             if isinstance(value, bool) or value in (0, 1):
                 return "1" if value else "0"
             if sc is not None:
-                self.expected(sc, path, "0, 1, true or false")
+                self.nodes.expected(sc, path, "0, 1, true or false")
             return None
         if param.kind == "dev":
-            return self.device_ref(node, path)
+            return self.nodes.device_ref(node, path)
         if param.kind == "map":
-            return self.map_ref(node, path)
-        text = self.text(node, path, "an IPv4 address")
+            return self.nodes.map_ref(node, path)
+        text = self.nodes.text(node, path, "an IPv4 address")
         if text is not None and _parse_ipv4(text) is None:
-            self.error(node, path, f"'{text}' is not an IPv4 address (e.g. 10.0.0.1)")
+            self.nodes.error(node, path, f"'{text}' is not an IPv4 address (e.g. 10.0.0.1)")
             return None
         return text
-
-    # maps
 
 
 @dataclass(frozen=True)

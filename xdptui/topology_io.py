@@ -6,6 +6,11 @@ path (``devices.eth0.queues``, ``traffic[1].rate``) and says what would be valid
 of a file are collected in one pass and raised together as one :class:`TopologyError`.
 The fields and their rules are docs/design.md's "Topology YAML (v1)"; where a rule is the kernel's
 (bond option dependencies, devmap key range, device names) the message gives its errno.
+
+The loader is four objects, composed: :class:`DocumentLoader` here (maps, traffic, timeline,
+lessons) holds a :class:`~xdptui.topology_nodes.NodeReader` (node accessors and the diagnostics)
+and a :class:`~xdptui.topology_programs.ProgramResolver` (programs and their files), and hands
+``devices:`` to a :class:`~xdptui.topology_devices.DeviceLoader`.
 """
 
 from __future__ import annotations
@@ -19,12 +24,7 @@ from typing import Literal
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from xdptui.commands import programs_named, with_program_replaced
-from xdptui.model.catalog import (
-    DEVMAP_EGRESS_OK,
-    is_object_program,
-    is_user_program,
-)
+from xdptui.model.catalog import DEVMAP_EGRESS_OK
 from xdptui.model.limits import (
     CPUS_MAX,
     MAX_TABLE_ENTRIES,
@@ -61,7 +61,9 @@ from xdptui.model.units import (
     LINE,
     parse_clock_speed,
 )
-from xdptui.topology_devices import _Devices
+from xdptui.topology_devices import DeviceLoader
+from xdptui.topology_nodes import NodeReader
+from xdptui.topology_programs import ProgramResolver
 from xdptui.topology_yaml import (
     _DEFAULT_SOURCE,
     _MAP_NAME,
@@ -113,55 +115,78 @@ def loads_topology(
     for relative user program paths (the current directory for ``<input>``-style names)."""
     root = _compose(text, filename)
     base_dir = Path(".") if filename.startswith("<") else Path(filename).parent
-    loader = _Loader(filename, base_dir, validate_command)
+    loader = DocumentLoader(filename, base_dir, validate_command)
     topology = loader.topology(root)
-    if loader.diagnostics:
-        raise TopologyError(_in_file_order(loader.diagnostics))
+    if loader.nodes.diagnostics:
+        raise TopologyError(_in_file_order(loader.nodes.diagnostics))
     return topology
 
 
-class _Loader(_Devices):
-    """The whole document: devices (``topology_devices``), maps, traffic, timeline, lessons."""
+class DocumentLoader:
+    """The whole document: maps, traffic, timeline, lessons, and ``devices:`` through a
+    :class:`DeviceLoader`. It holds the parts every section shares, the :class:`NodeReader`
+    (one list of diagnostics for the file) and the :class:`ProgramResolver` (programs named in
+    ``xdp:``, ``egress:`` and commands, resolved against ``base_dir``); ``validate`` checks
+    each timeline and lesson command."""
+
+    def __init__(self, filename: str, base_dir: Path, validate: CommandValidator | None) -> None:
+        self.nodes = NodeReader(filename)
+        self.programs = ProgramResolver(self.nodes, base_dir)
+        self.validate = validate
 
     def topology(self, root: Node | None) -> Topology:
-        default_name = "topology" if self.filename.startswith("<") else Path(self.filename).stem
+        filename = self.nodes.filename
+        default_name = "topology" if filename.startswith("<") else Path(filename).stem
         if root is None or (isinstance(root, ScalarNode) and root.tag == _NULL):
-            self.diagnostics.append(
-                Diagnostic(
-                    Loc(self.filename, 1, 1), "the file is empty; a topology needs 'devices:'"
-                )
+            self.nodes.diagnostics.append(
+                Diagnostic(Loc(filename, 1, 1), "the file is empty; a topology needs 'devices:'")
             )
-            return Topology(name=default_name, source=self.filename)
+            return Topology(name=default_name, source=filename)
         if not isinstance(root, MappingNode):
-            self.error(
+            self.nodes.error(
                 root, "", f"a topology is a mapping (name:, devices:, ...), not {_describe(root)}"
             )
-            return Topology(name=default_name, source=self.filename)
-        fields = self.known(self.pairs(root, "", "a mapping") or [], "", TOP_KEYS)
-        name = self.opt(fields, "name", "", self.text, default_name)
-        description = self.opt(fields, "description", "", self.text, "")
-        seed = self.opt(fields, "seed", "", lambda n, p: self.integer(n, p, 0, SEED_MAX), 1)
-        self.cpus = self.opt(fields, "cpus", "", lambda n, p: self.integer(n, p, 1, CPUS_MAX), 4)
-        self.map_names = self.prescan_maps(fields.get("maps"))
-        devices_node = self.require(fields, "devices", root, "", "a mapping of device names")
-        devices = self.devices(devices_node) if devices_node is not None else ()
+            return Topology(name=default_name, source=filename)
+        fields = self.nodes.known(self.nodes.pairs(root, "", "a mapping") or [], "", TOP_KEYS)
+        name = self.nodes.opt(fields, "name", "", self.nodes.text, default_name)
+        description = self.nodes.opt(fields, "description", "", self.nodes.text, "")
+        seed = self.nodes.opt(
+            fields, "seed", "", lambda n, p: self.nodes.integer(n, p, 0, SEED_MAX), 1
+        )
+        cpus = self.nodes.opt(
+            fields, "cpus", "", lambda n, p: self.nodes.integer(n, p, 1, CPUS_MAX), 4
+        )
+        self.nodes.map_names = self.prescan_maps(fields.get("maps"))
+        devices_node = self.nodes.require(fields, "devices", root, "", "a mapping of device names")
+        devices = (
+            DeviceLoader(self.nodes, self.programs, cpus).devices(devices_node)
+            if devices_node is not None
+            else ()
+        )
         no_timeline: tuple[TimelineEntry, ...] = ()
         no_lessons: tuple[Lesson, ...] = ()
-        timeline = self.opt(fields, "timeline", "", self.timeline, no_timeline)
-        lessons = self.opt(fields, "lessons", "", self.lessons, no_lessons)
+        timeline = self.nodes.opt(fields, "timeline", "", self.timeline, no_timeline)
+        lessons = self.nodes.opt(fields, "lessons", "", self.lessons, no_lessons)
         self.check_step_refs(timeline, lessons)
         return Topology(
             name=name,
             description=description,
             seed=seed,
-            cpus=self.cpus,
+            cpus=cpus,
             devices=devices,
-            maps=self.opt(fields, "maps", "", self.maps, ()),
-            traffic=self.opt(fields, "traffic", "", self.traffic, ()),
+            maps=self.nodes.opt(fields, "maps", "", self.maps, ()),
+            traffic=self.nodes.opt(fields, "traffic", "", self.traffic, ()),
             timeline=timeline,
             lessons=lessons,
-            source=self.filename,
+            source=filename,
         )
+
+    @staticmethod
+    def prescan_maps(pair: _Pair | None) -> list[str]:
+        """Map names, so device programs can refer to maps defined further down."""
+        if pair is None or not isinstance(pair.value, MappingNode):
+            return []
+        return [str(k.value) for k, _ in pair.value.value if isinstance(k, ScalarNode)]
 
     def check_step_refs(
         self, timeline: tuple[TimelineEntry, ...], lessons: tuple[Lesson, ...]
@@ -174,12 +199,12 @@ class _Loader(_Devices):
             if lesson >= len(lessons):
                 have = f"has {len(lessons)}" if lessons else "has none"
                 where = f"lesson {lesson + 1}" if lesson else "a lesson"
-                self.diagnostics.append(
+                self.nodes.diagnostics.append(
                     Diagnostic(entry.loc, f"timeline: at: names {where}; the topology {have}")
                 )
             elif step >= len(lessons[lesson].steps):
                 n = len(lessons[lesson].steps)
-                self.diagnostics.append(
+                self.nodes.diagnostics.append(
                     Diagnostic(
                         entry.loc,
                         f"timeline: at: step {step + 1} of lesson {lesson + 1} "
@@ -190,30 +215,36 @@ class _Loader(_Devices):
     def maps(self, node: Node, path: str) -> tuple[MapSpec, ...] | None:
         if isinstance(node, ScalarNode) and node.tag == _NULL:
             return ()
-        pairs = self.pairs(node, path, "a mapping of map names to {type, max_entries, entries}")
+        pairs = self.nodes.pairs(
+            node, path, "a mapping of map names to {type, max_entries, entries}"
+        )
         specs = [self.map_spec(pair, _join(path, pair.key)) for pair in pairs or []]
         return tuple(s for s in specs if s is not None)
 
     def map_spec(self, pair: _Pair, path: str) -> MapSpec | None:
         if not _MAP_NAME.match(pair.key):
-            self.error(
+            self.nodes.error(
                 pair.key_node,
                 path,
                 "a map name is 1-15 letters, digits, '_' or '.' (BPF_OBJ_NAME_LEN)",
             )
-        fields = self.mapping(pair.value, path, MAP_KEYS, "a mapping {type, max_entries, entries}")
+        fields = self.nodes.mapping(
+            pair.value, path, MAP_KEYS, "a mapping {type, max_entries, entries}"
+        )
         if fields is None:
             return None
-        type_node = self.require(fields, "type", pair.key_node, path, _choices(MAP_TYPES))
+        type_node = self.nodes.require(fields, "type", pair.key_node, path, _choices(MAP_TYPES))
         kind = (
             None
             if type_node is None
-            else self.choice(type_node, f"{path}.type", MAP_TYPES, "map type")
+            else self.nodes.choice(type_node, f"{path}.type", MAP_TYPES, "map type")
         )
         limit = 1 << 31 if kind == "devmap_hash" else U32_MAX
-        size_node = self.require(fields, "max_entries", pair.key_node, path, "an integer > 0")
+        size_node = self.nodes.require(fields, "max_entries", pair.key_node, path, "an integer > 0")
         size = (
-            None if size_node is None else self.integer(size_node, f"{path}.max_entries", 1, limit)
+            None
+            if size_node is None
+            else self.nodes.integer(size_node, f"{path}.max_entries", 1, limit)
         )
         entries: tuple[MapEntrySpec, ...] = ()
         if "entries" in fields:
@@ -223,27 +254,27 @@ class _Loader(_Devices):
         map_type: Literal["devmap", "devmap_hash"] = (
             "devmap_hash" if kind == "devmap_hash" else "devmap"
         )
-        return MapSpec(pair.key, map_type, size, entries, loc=self.loc(pair.key_node))
+        return MapSpec(pair.key, map_type, size, entries, loc=self.nodes.loc(pair.key_node))
 
     def map_entries(
         self, node: Node, path: str, kind: str | None, size: int | None
     ) -> tuple[MapEntrySpec, ...]:
         if isinstance(node, ScalarNode) and node.tag == _NULL:
             return ()
-        pairs = self.pairs(node, path, "a mapping of keys to devices")
+        pairs = self.nodes.pairs(node, path, "a mapping of keys to devices")
         entries: dict[int, MapEntrySpec] = {}
         for pair in pairs or []:
             epath = _join(path, pair.key)
             key = self.map_key(pair, epath, kind, size)
             if key is not None and key in entries:
-                self.error(pair.key_node, epath, f"key {key} is given twice")
+                self.nodes.error(pair.key_node, epath, f"key {key} is given twice")
                 continue
             entry = self.map_entry(pair.value, epath)
             if key is not None and entry is not None:
                 dev, egress = entry
-                entries[key] = MapEntrySpec(key, dev, egress, loc=self.loc(pair.key_node))
+                entries[key] = MapEntrySpec(key, dev, egress, loc=self.nodes.loc(pair.key_node))
         if kind == "devmap_hash" and size is not None and len(entries) > size:
-            self.error(
+            self.nodes.error(
                 node,
                 path,
                 f"{len(entries)} entries don't fit max_entries {size} (the kernel answers E2BIG)",
@@ -255,14 +286,14 @@ class _Loader(_Devices):
             _int_text(_construct(pair.key_node)) if isinstance(pair.key_node, ScalarNode) else None
         )
         if key is None or key > U32_MAX:
-            self.error(
+            self.nodes.error(
                 pair.key_node,
                 path,
                 f"a map key is an integer 0..{U32_MAX}, got {_describe(pair.key_node)}",
             )
             return None
         if kind == "devmap" and size is not None and key >= size:
-            self.error(
+            self.nodes.error(
                 pair.key_node,
                 path,
                 f"key {key} is out of range for a devmap with max_entries {size} "
@@ -273,18 +304,18 @@ class _Loader(_Devices):
 
     def map_entry(self, node: Node, path: str) -> tuple[str, str | None] | None:
         if isinstance(node, ScalarNode):
-            dev = self.device_ref(node, path)
+            dev = self.nodes.device_ref(node, path)
             return None if dev is None else (dev, None)
-        fields = self.mapping(node, path, ENTRY_KEYS, "a device name or {dev, egress}")
+        fields = self.nodes.mapping(node, path, ENTRY_KEYS, "a device name or {dev, egress}")
         if fields is None:
             return None
-        dev_node = self.require(fields, "dev", node, path, "the target device")
-        dev = None if dev_node is None else self.device_ref(dev_node, f"{path}.dev")
-        egress = self.opt(
+        dev_node = self.nodes.require(fields, "dev", node, path, "the target device")
+        dev = None if dev_node is None else self.nodes.device_ref(dev_node, f"{path}.dev")
+        egress = self.nodes.opt(
             fields,
             "egress",
             path,
-            lambda n, p: self.program(n, p, DEVMAP_EGRESS_OK, "devmap egress program"),
+            lambda n, p: self.programs.program(n, p, DEVMAP_EGRESS_OK, "devmap egress program"),
             None,
         )
         return None if dev is None else (dev, egress)
@@ -292,7 +323,7 @@ class _Loader(_Devices):
     # traffic
 
     def traffic(self, node: Node, path: str) -> tuple[TrafficSpec, ...] | None:
-        items = self.sequence(node, path, "a list of traffic sources")
+        items = self.nodes.sequence(node, path, "a list of traffic sources")
         names: dict[str, int] = {}
         specs: list[TrafficSpec] = []
         for i, item in enumerate(items or []):
@@ -302,7 +333,7 @@ class _Loader(_Devices):
             spec, name_node = parsed
             if spec.name in names:
                 first = names[spec.name]
-                self.error(
+                self.nodes.error(
                     name_node,
                     f"{path}[{i}].name",
                     f"duplicate source name '{spec.name}' (first used by {path}[{first}])",
@@ -314,22 +345,24 @@ class _Loader(_Devices):
 
     def source(self, node: Node, path: str) -> tuple[TrafficSpec, Node] | None:
         """One source, and the node of its name (for the uniqueness check)."""
-        fields = self.mapping(node, path, TRAFFIC_KEYS, "a mapping {name, to|from, rate, ...}")
+        fields = self.nodes.mapping(
+            node, path, TRAFFIC_KEYS, "a mapping {name, to|from, rate, ...}"
+        )
         if fields is None:
             return None
-        name_node = self.require(fields, "name", node, path, "a unique source name")
-        name = None if name_node is None else self.text(name_node, f"{path}.name")
-        to = self.opt(fields, "to", path, self.device_ref, None)
-        from_ = self.opt(fields, "from", path, self.device_ref, None)
+        name_node = self.nodes.require(fields, "name", node, path, "a unique source name")
+        name = None if name_node is None else self.nodes.text(name_node, f"{path}.name")
+        to = self.nodes.opt(fields, "to", path, self.nodes.device_ref, None)
+        from_ = self.nodes.opt(fields, "from", path, self.nodes.device_ref, None)
         if "to" in fields and "from" in fields:
-            self.error(
+            self.nodes.error(
                 fields["from"].key_node,
                 path,
                 "give exactly one of 'to' (frames arrive on the device) and 'from' "
                 "(the local stack sends out of it), not both",
             )
         elif "to" not in fields and "from" not in fields:
-            self.error(
+            self.nodes.error(
                 node,
                 path,
                 "missing 'to: DEV' (frames arrive on DEV) "
@@ -339,32 +372,42 @@ class _Loader(_Devices):
             name=name or "",
             to=to,
             from_=from_,
-            rate=self.opt(fields, "rate", path, self.rate, LINE),
-            count=self.opt(
-                fields, "count", path, lambda n, p: self.integer(n, p, 1, U63_MAX), None
+            rate=self.nodes.opt(fields, "rate", path, self.nodes.rate, LINE),
+            count=self.nodes.opt(
+                fields, "count", path, lambda n, p: self.nodes.integer(n, p, 1, U63_MAX), None
             ),
-            start_ns=self.opt(fields, "start", path, self.duration, 0),
-            sizes=self.opt(fields, "size", path, self.sizes, (64,)),
-            proto=self.opt(
-                fields, "proto", path, lambda n, p: self.choice(n, p, PROTOS, "proto"), "udp"
+            start_ns=self.nodes.opt(fields, "start", path, self.nodes.duration, 0),
+            sizes=self.nodes.opt(fields, "size", path, self.sizes, (64,)),
+            proto=self.nodes.opt(
+                fields, "proto", path, lambda n, p: self.nodes.choice(n, p, PROTOS, "proto"), "udp"
             ),
-            src_mac=self.opt(fields, "src_mac", path, self.mac_range, _DEFAULT_SOURCE.src_mac),
-            dst_mac=self.opt(fields, "dst_mac", path, self.mac_range, _DEFAULT_SOURCE.dst_mac),
-            src_ip=self.opt(fields, "src_ip", path, self.ip_range, _DEFAULT_SOURCE.src_ip),
-            dst_ip=self.opt(fields, "dst_ip", path, self.ip_range, _DEFAULT_SOURCE.dst_ip),
-            src_port=self.opt(fields, "src_port", path, self.port_range, _DEFAULT_SOURCE.src_port),
-            dst_port=self.opt(fields, "dst_port", path, self.port_range, _DEFAULT_SOURCE.dst_port),
-            vlan=self.opt(fields, "vlan", path, lambda n, p: self.integer(n, p, 1, 4094), None),
-            flows=self.opt(
+            src_mac=self.nodes.opt(
+                fields, "src_mac", path, self.mac_range, _DEFAULT_SOURCE.src_mac
+            ),
+            dst_mac=self.nodes.opt(
+                fields, "dst_mac", path, self.mac_range, _DEFAULT_SOURCE.dst_mac
+            ),
+            src_ip=self.nodes.opt(fields, "src_ip", path, self.ip_range, _DEFAULT_SOURCE.src_ip),
+            dst_ip=self.nodes.opt(fields, "dst_ip", path, self.ip_range, _DEFAULT_SOURCE.dst_ip),
+            src_port=self.nodes.opt(
+                fields, "src_port", path, self.port_range, _DEFAULT_SOURCE.src_port
+            ),
+            dst_port=self.nodes.opt(
+                fields, "dst_port", path, self.port_range, _DEFAULT_SOURCE.dst_port
+            ),
+            vlan=self.nodes.opt(
+                fields, "vlan", path, lambda n, p: self.nodes.integer(n, p, 1, 4094), None
+            ),
+            flows=self.nodes.opt(
                 fields,
                 "flows",
                 path,
-                lambda n, p: self.integer(n, p, 1, MAX_TABLE_ENTRIES, _TABLE),
+                lambda n, p: self.nodes.integer(n, p, 1, MAX_TABLE_ENTRIES, _TABLE),
                 1,
             ),
-            random=self.opt(fields, "random", path, self.boolean, False),
-            gso=self.opt(fields, "gso", path, self.share, 0.0),
-            loc=self.loc(node),
+            random=self.nodes.opt(fields, "random", path, self.nodes.boolean, False),
+            gso=self.nodes.opt(fields, "gso", path, self.share, 0.0),
+            loc=self.nodes.loc(node),
         )
         if not self.check_flow_table(spec, fields, node, path):
             return None
@@ -390,7 +433,7 @@ class _Loader(_Devices):
         )
         key = next((k for k in ("flows", "size", "gso") if k in fields), None)
         at = fields[key].value if key is not None else node
-        self.error(
+        self.nodes.error(
             at,
             _join(path, key) if key else path,
             f"the flow table needs {need} = {entries} entries, more than the "
@@ -402,24 +445,26 @@ class _Loader(_Devices):
     def sizes(self, node: Node, path: str) -> tuple[int, ...] | None:
         if isinstance(node, SequenceNode):
             if not node.value:
-                self.error(node, path, "a size mix needs at least one size (60..9600)")
+                self.nodes.error(node, path, "a size mix needs at least one size (60..9600)")
                 return None
-            sizes = [self.integer(n, f"{path}[{i}]", 60, 9600) for i, n in enumerate(node.value)]
+            sizes = [
+                self.nodes.integer(n, f"{path}[{i}]", 60, 9600) for i, n in enumerate(node.value)
+            ]
             return None if None in sizes else tuple(s for s in sizes if s is not None)
-        size = self.integer(node, path, 60, 9600)
+        size = self.nodes.integer(node, path, 60, 9600)
         return None if size is None else (size,)
 
     def share(self, node: Node, path: str) -> float | None:
         what = "a share 0..1 (e.g. 0.3)"
-        sc = self.scalar(node, path, what)
+        sc = self.nodes.scalar(node, path, what)
         if sc is None:
             return None
         value = _construct(sc)
         if isinstance(value, bool) or not isinstance(value, int | float):
-            self.expected(sc, path, what)
+            self.nodes.expected(sc, path, what)
             return None
         if not (math.isfinite(value) and 0 <= value <= 1):
-            self.error(sc, path, f"{value} is out of range; valid: 0..1")
+            self.nodes.error(sc, path, f"{value} is out of range; valid: 0..1")
             return None
         return float(value)
 
@@ -432,17 +477,17 @@ class _Loader(_Devices):
         show: Callable[[int], str],
     ) -> Range | None:
         """One value or ``first-last``, first <= last."""
-        text = self.text(node, path, what)
+        text = self.nodes.text(node, path, what)
         if text is None:
             return None
         first_text, dash, last_text = text.partition("-")
         first = parse(first_text.strip())
         last = parse(last_text.strip()) if dash else first
         if first is None or last is None:
-            self.error(node, path, f"'{text}' is not {what}")
+            self.nodes.error(node, path, f"'{text}' is not {what}")
             return None
         if first > last:
-            self.error(
+            self.nodes.error(
                 node,
                 path,
                 f"range {show(first)}-{show(last)} runs backwards; "
@@ -460,7 +505,7 @@ class _Loader(_Devices):
         if isinstance(node, ScalarNode) and "/" in str(node.value):
             block = _cidr_hosts(str(node.value))
             if block is None:
-                self.error(node, path, f"'{node.value}' is not {what}")
+                self.nodes.error(node, path, f"'{node.value}' is not {what}")
             return block
         return self.field_range(
             node, path, what, _parse_ipv4, lambda v: str(ipaddress.IPv4Address(v))
@@ -480,7 +525,7 @@ class _Loader(_Devices):
     def command(self, node: Node, path: str) -> str | None:
         """A command string; a Python program it names is checked like ``xdp:``'s and written
         back as its absolute path, so the command runs the file beside the topology."""
-        text = self.text(node, path, "a command string")
+        text = self.nodes.text(node, path, "a command string")
         if text is None:
             return None
         if self.validate is not None:
@@ -489,30 +534,22 @@ class _Loader(_Devices):
             except Exception as exc:  # a bug in the validator must not become a traceback here
                 problem = f"can't check this command ({type(exc).__name__}: {exc})"
             if problem is not None:
-                self.error(node, path, problem)
+                self.nodes.error(node, path, problem)
                 return text
-        for program in programs_named(text):
-            if is_user_program(program):
-                resolved = self.user_program(node, path, program)
-                if resolved is not None:
-                    text = with_program_replaced(text, program, resolved)
-            elif is_object_program(program):
-                file = program if program.endswith(".o") else program.rsplit(":", 1)[0]
-                found = self.program_file(node, path, file, "BPF object", "BPF objects")
-                if found is not None:
-                    text = with_program_replaced(text, file, str(found))
-        return text
+        return self.programs.in_command(node, path, text)
 
     def timeline(self, node: Node, path: str) -> tuple[TimelineEntry, ...] | None:
-        items = self.sequence(node, path, "a list of {at, do}")
+        items = self.nodes.sequence(node, path, "a list of {at, do}")
         entries: list[TimelineEntry] = []
         for i, item in enumerate(items or []):
             ipath = f"{path}[{i}]"
-            fields = self.mapping(item, ipath, TIMELINE_KEYS, "a mapping {at: TIME, do: COMMAND}")
+            fields = self.nodes.mapping(
+                item, ipath, TIMELINE_KEYS, "a mapping {at: TIME, do: COMMAND}"
+            )
             if fields is None:
                 continue
-            at_node = self.require(fields, "at", item, ipath, "when, e.g. 2ms")
-            do_node = self.require(
+            at_node = self.nodes.require(fields, "at", item, ipath, "when, e.g. 2ms")
+            do_node = self.nodes.require(
                 fields, "do", item, ipath, "a command, e.g. 'ip link set dev eth1 down'"
             )
             step = self.step_ref(at_node) if at_node is not None else None
@@ -521,17 +558,17 @@ class _Loader(_Devices):
                 if isinstance(at_node, ScalarNode) and re.match(
                     r"^\s*(step|lesson)\b", str(at_node.value)
                 ):
-                    self.error(
+                    self.nodes.error(
                         at_node,
                         f"{ipath}.at",
                         f"{_describe(at_node)} is not a lesson step; use 'step N' or "
                         "'lesson L step N' (counted from 1), or a time such as 4ms",
                     )
                     continue
-                at = self.duration(at_node, f"{ipath}.at")
+                at = self.nodes.duration(at_node, f"{ipath}.at")
             do = None if do_node is None else self.command(do_node, f"{ipath}.do")
             if (at is not None or step is not None) and do is not None:
-                entries.append(TimelineEntry(at or 0, do, loc=self.loc(item), step=step))
+                entries.append(TimelineEntry(at or 0, do, loc=self.nodes.loc(item), step=step))
         return tuple(sorted(entries, key=lambda e: (e.step is not None, e.at_ns)))
 
     def step_ref(self, node: Node) -> tuple[int, int] | None:
@@ -544,45 +581,45 @@ class _Loader(_Devices):
         return (int(m.group(1) or 1) - 1, int(m.group(2)) - 1)
 
     def lessons(self, node: Node, path: str) -> tuple[Lesson, ...] | None:
-        items = self.sequence(node, path, "a list of {title, steps}")
+        items = self.nodes.sequence(node, path, "a list of {title, steps}")
         lessons: list[Lesson] = []
         for i, item in enumerate(items or []):
             ipath = f"{path}[{i}]"
-            fields = self.mapping(item, ipath, LESSON_KEYS, "a mapping {title, steps}")
+            fields = self.nodes.mapping(item, ipath, LESSON_KEYS, "a mapping {title, steps}")
             if fields is None:
                 continue
-            title_node = self.require(fields, "title", item, ipath, "the lesson's title")
-            title = None if title_node is None else self.text(title_node, f"{ipath}.title")
+            title_node = self.nodes.require(fields, "title", item, ipath, "the lesson's title")
+            title = None if title_node is None else self.nodes.text(title_node, f"{ipath}.title")
             no_steps: tuple[LessonStep, ...] = ()
-            steps = self.opt(fields, "steps", ipath, self.steps, no_steps)
+            steps = self.nodes.opt(fields, "steps", ipath, self.steps, no_steps)
             if title is not None:
                 lessons.append(Lesson(title, steps))
         return tuple(lessons)
 
     def steps(self, node: Node, path: str) -> tuple[LessonStep, ...] | None:
-        items = self.sequence(node, path, "a list of {text, commands}")
+        items = self.nodes.sequence(node, path, "a list of {text, commands}")
         steps: list[LessonStep] = []
         for i, item in enumerate(items or []):
             spath = f"{path}[{i}]"
-            fields = self.mapping(item, spath, STEP_KEYS, "a mapping {text, commands}")
+            fields = self.nodes.mapping(item, spath, STEP_KEYS, "a mapping {text, commands}")
             if fields is None:
                 continue
-            text_node = self.require(fields, "text", item, spath, "what to say at this step")
-            text = None if text_node is None else self.text(text_node, f"{spath}.text")
+            text_node = self.nodes.require(fields, "text", item, spath, "what to say at this step")
+            text = None if text_node is None else self.nodes.text(text_node, f"{spath}.text")
             no_commands: tuple[str, ...] = ()
-            commands = self.opt(fields, "commands", spath, self.commands, no_commands)
-            speed = self.opt(fields, "speed", spath, self.clock_speed, None)
-            pause = self.opt(fields, "pause", spath, self.boolean, False)
-            at = self.opt(fields, "at", spath, self.duration, None)
+            commands = self.nodes.opt(fields, "commands", spath, self.commands, no_commands)
+            speed = self.nodes.opt(fields, "speed", spath, self.clock_speed, None)
+            pause = self.nodes.opt(fields, "pause", spath, self.nodes.boolean, False)
+            at = self.nodes.opt(fields, "at", spath, self.nodes.duration, None)
             if text is not None:
                 steps.append(LessonStep(text, commands, speed, pause, at))
         return tuple(steps)
 
     def clock_speed(self, node: Node, path: str) -> int | None:
-        return self.unit(node, path, parse_clock_speed, "a clock speed (e.g. 10us/s, real)")
+        return self.nodes.unit(node, path, parse_clock_speed, "a clock speed (e.g. 10us/s, real)")
 
     def commands(self, node: Node, path: str) -> tuple[str, ...] | None:
-        items = self.sequence(node, path, "a list of command strings")
+        items = self.nodes.sequence(node, path, "a list of command strings")
         if items is None:
             return None
         commands = [self.command(item, f"{path}[{i}]") for i, item in enumerate(items)]

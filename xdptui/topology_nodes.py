@@ -1,23 +1,18 @@
-"""The topology loader's node accessors: where a node is, what it holds, checked against the
-declared types, units and references, each problem a ``FILE:LINE:COL`` diagnostic."""
+"""The topology loader's node reader: where a node is, what it holds, checked against the
+declared types, units and references, each problem a ``FILE:LINE:COL`` diagnostic.
+
+:class:`NodeReader` is the one object every part of the loader writes its rules with: the
+device loader (``topology_devices``), the program resolver (``topology_programs``) and the
+document loader (``topology_io``) all report into its one list of diagnostics."""
 
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable, Collection, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from xdptui.bpf.elf import load_object
-from xdptui.bpf.vm import compile_program
-from xdptui.model.catalog import (
-    did_you_mean,
-    is_object_program,
-    is_user_program,
-)
-from xdptui.model.errors import KernelError
+from xdptui.model.catalog import did_you_mean
 from xdptui.model.limits import (
     DURATION_MAX_NS,
     RATE_MAX_BPS,
@@ -25,9 +20,7 @@ from xdptui.model.limits import (
     SPEED_MAX_BPS,
     SPEED_MIN_BPS,
 )
-from xdptui.model.topology import (
-    Loc,
-)
+from xdptui.model.topology import Loc
 from xdptui.model.units import (
     Rate,
     UnitError,
@@ -37,8 +30,6 @@ from xdptui.model.units import (
 )
 from xdptui.topology_yaml import (
     _NULL,
-    USER_PROGRAM,
-    CommandValidator,
     Diagnostic,
     T,
     _choices,
@@ -50,20 +41,20 @@ from xdptui.topology_yaml import (
 )
 
 
-class _Nodes:
+class NodeReader:
     """One pass over the composed document, collecting diagnostics instead of stopping: the
-    accessors every field's rule is written with (locations, scalars, units, references,
-    programs)."""
+    accessors every field's rule is written with (locations, structure, scalars, units,
+    references).
 
-    def __init__(self, filename: str, base_dir: Path, validate: CommandValidator | None) -> None:
+    References are checked against the names the document declares: ``device_names`` (filled
+    in by the device loader, veth peers included) and ``map_names`` (by the document loader,
+    before the devices, so a program's params may name a map defined further down)."""
+
+    def __init__(self, filename: str) -> None:
         self.filename = filename
-        self.base_dir = base_dir
-        self.validate = validate
         self.diagnostics: list[Diagnostic] = []
-        self.cpus = 4
         self.device_names: list[str] = []
         self.map_names: list[str] = []
-        self.mtu_nodes: dict[str, Node] = {}
 
     # errors and locations
 
@@ -306,92 +297,3 @@ class _Nodes:
             self.error(node, path, f"unknown map '{name}'{hint}; {valid}")
             return None
         return name
-
-    def program(self, node: Node, path: str, allowed: Collection[str], what: str) -> str | None:
-        """A built-in program from ``allowed`` or ``path/to/file.py:function`` (resolved)."""
-        name = self.text(node, path, f"{what} name")
-        if name is None:
-            return None
-        if name in allowed:
-            return name
-        if is_user_program(name):
-            return self.user_program(node, path, name)
-        if is_object_program(name):
-            return self.object_program(node, path, name)
-        names = sorted(allowed) if isinstance(allowed, frozenset | set) else list(allowed)
-        hint = did_you_mean(name, names)
-        valid = f"{_choices(names)}, {USER_PROGRAM}, or a BPF object path/to/file.o"
-        self.error(node, path, f"unknown {what} '{name}'{hint}; valid: {valid}")
-        return None
-
-    def user_program(self, node: Node, path: str, name: str) -> str | None:
-        """``file.py:function`` as an absolute path inside the topology's directory.
-
-        DESIGN's Trust: a file's Python programs resolve against the file's own directory,
-        never the current one, and may not leave it (no absolute paths, no ``..`` or symlink
-        out of it), so the programs a shared topology runs are the ones shipped beside it."""
-        file, _, func = name.rpartition(":")
-        resolved = self.program_file(node, path, file, "user program", "Python programs")
-        return None if resolved is None else f"{resolved}:{func}"
-
-    def object_program(self, node: Node, path: str, name: str) -> str | None:
-        """``file.o`` / ``file.o:SECTION`` with the same rule as Python programs: a shared
-        topology carries its objects with it (they run in xdptui's interpreter, so they need
-        no consent, but a file names only what is beside it)."""
-        file, section = (name, None) if name.endswith(".o") else name.rsplit(":", 1)
-        resolved = self.program_file(node, path, file, "BPF object", "BPF objects")
-        if resolved is None or not self.verify_object(node, path, resolved, section):
-            return None
-        return str(resolved) if section is None else f"{resolved}:{section}"
-
-    def verify_object(self, node: Node, path: str, file: Path, section: str | None) -> bool:
-        """Open and verify the object's program now, as ``BPF_PROG_LOAD`` would (nothing
-        runs): a file ``check`` accepts loads."""
-        try:
-            compile_program(load_object(file).program(section))
-        except KernelError as exc:
-            self.error(node, path, f"BPF object {file.name}: {exc.extack} ({exc.errno.name})")
-            return False
-        return True
-
-    def program_file(self, node: Node, path: str, file: str, kind: str, plural: str) -> Path | None:
-        """A program file named by the topology, resolved inside its directory."""
-        user = kind  # "user program" / "BPF object", as the messages name it
-        try:
-            base = self.base_dir.resolve()
-            if Path(file).is_absolute() or file.startswith("~"):
-                self.error(
-                    node,
-                    path,
-                    f"{user} '{file}' is an absolute path; a topology names its {plural} "
-                    f"relative to its own directory ({base}), "
-                    f"e.g. progs/{Path(file).name}",
-                )
-                return None
-            if not Path(os.path.normpath(base / file)).is_relative_to(base):
-                self.error(
-                    node,
-                    path,
-                    f"{user} '{file}' is outside the topology's directory ({base}); a "
-                    f"topology may only run {plural} in its directory or below it",
-                )
-                return None
-            resolved = (base / file).resolve()
-            if not resolved.is_relative_to(base):
-                self.error(
-                    node,
-                    path,
-                    f"{user} '{file}' leads out of the topology's directory ({base}) "
-                    f"through a symbolic link, to {resolved}; a topology may only run "
-                    f"{plural} in its directory or below it",
-                )
-                return None
-            found = resolved.is_file()
-        except (OSError, ValueError, RuntimeError):
-            resolved, found = self.base_dir / file, False
-        if not found:
-            self.error(node, path, f"{user} file '{file}' not found (looked for {resolved})")
-            return None
-        return resolved
-
-    # the document

@@ -286,6 +286,3 @@ def _dev_name_problem(name: str) -> str | None:
     if name in (".", "..") or any(c in "/:" or c.isspace() for c in name):
         return f"device name '{name}' is invalid: no '/', ':' or spaces, not '.' or '..'"
     return None
-
-
-# --- the loader -----------------------------------------------------------------------------
