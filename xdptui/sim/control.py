@@ -509,6 +509,18 @@ class Control(BondControl):
         replies = []
         rebuild = False
         for src in sources:
+            if src.spec.pcap is not None and (c.size or c.flows or c.gso is not None):
+                raise KernelError(
+                    Errno.EINVAL,
+                    f"pktgen: {src.spec.name} replays a capture: its frames' sizes and flows "
+                    "are the captured bytes (only its rate can change)",
+                )
+            if c.rate is not None and c.rate.kind == "captured" and src.pacing is None:
+                raise KernelError(
+                    Errno.EINVAL,
+                    f"pktgen: {src.spec.name} replays no capture, so it has no captured pace",
+                )
+        for src in sources:
             src.emitted_at_origin = src.emitted
             src.rate_origin_ns = max(now, src.start_ns)
             if c.stop:

@@ -23,6 +23,7 @@ from xdptui.sim.zoom import verdicts
 
 if TYPE_CHECKING:
     from xdptui.sim.state import State
+    from xdptui.sim.world import Entries
 
 MAC_SWAPPERS = frozenset({"xdp2", "redirect"})
 """Built-ins whose kernel sample swaps the MACs before sending the frame on."""
@@ -42,7 +43,7 @@ def packet_view(
     entry = src.offset + n % len(src.table)
     e = world.entries
     vlan = int(e.headers.vlan[entry]) & 0x0FFF
-    data = build_frame_bytes(
+    data = captured_bytes(e, entry) or build_frame_bytes(
         src_mac=_mac(int(e.src_mac[entry])),
         dst_mac=_mac(int(e.dst_mac[entry])),
         vlans=(vlan,) if vlan else (),
@@ -87,6 +88,14 @@ def packet_view(
         changed=_changed(data, out),
         note=note,
     )
+
+
+def captured_bytes(e: Entries, entry: int) -> bytes | None:
+    """A replayed capture's frame, as captured (None for a pktgen-like source's entry)."""
+    for first, frames in e.captured:
+        if first <= entry < first + len(frames):
+            return frames[entry - first]
+    return None
 
 
 def _rewrite(program: str, data: bytes) -> tuple[bytes, str]:
