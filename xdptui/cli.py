@@ -176,6 +176,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trust", action="store_true", help=TRUST_HELP)
     run.add_argument("--json", metavar="PATH|-", default=None)
     run.add_argument(
+        "--pcap",
+        action="append",
+        default=[],
+        metavar="DEV:WHAT=OUT",
+        help="write DEV's frames (WHAT: rx, tx, drop, pass, redirect, all) to OUT.pcapng; "
+        "repeatable; runs exact mode",
+    )
+    run.add_argument(
         "--exact",
         "--poll-by-poll",
         dest="exact",
@@ -196,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--seed", type=_seed, default=None, help=f"0..{SEED_MAX}")
     trace.add_argument("--trust", action="store_true", help=TRUST_HELP)
     trace.add_argument("--json", action="store_true", help="the hops as JSON")
+    trace.add_argument(
+        "--pcap", default=None, metavar="OUT", help="the frame at each hop, as pcapng"
+    )
     bench = sub.add_parser(
         "bench", help="benchmarks: bench sim FILE | bench ui FILE | bench prog FILE.o"
     )
@@ -411,12 +422,31 @@ def _run(args: argparse.Namespace) -> int:
     if args.seed is not None:
         topo = dataclasses.replace(topo, seed=args.seed)
     sim = Simulator(topo, exact=args.exact)
+    recording = None
+    if args.pcap:
+        from xdptui import pcap_export
+
+        names = [d.name for d in topo.devices]
+        try:
+            specs = [pcap_export.parse_spec(text, names) for text in args.pcap]
+        except pcap_export.PcapSpecError as exc:
+            fail(f"xdptui run: {exc}")
+        recording = (specs, pcap_export.start_recording(sim, specs))
     if args.events is not None:
         if args.events == "-" and args.json == "-":
             fail("xdptui run: --json - and --events - can't both write to stdout")
         _stream_events(sim, args.duration, args.events)
     else:
         sim.run_until(args.duration)
+    if recording is not None:
+        from xdptui import pcap_export
+
+        try:
+            written = pcap_export.write_recording(sim, recording[1], recording[0])
+        except OSError as exc:
+            fail(f"xdptui run: cannot write {exc.filename}: {exc.strerror}")
+        for out, n in written.items():
+            print(f"{out}: {n} frames", file=sys.stderr)
     data = report.build_report(sim)
     text = report.summary(sim.frame())
     if args.json == "-":
@@ -478,6 +508,14 @@ def _trace(args: argparse.Namespace) -> int:
     sim = Simulator(topo)
     sim.run_until(args.at)
     hops = sim.trace(source, args.flow)
+    if args.pcap is not None:
+        from xdptui.pcap import write_atomically
+        from xdptui.pcap_export import trace_pcapng
+
+        try:
+            write_atomically(args.pcap, trace_pcapng(sim, source, args.flow, hops))
+        except OSError as exc:
+            fail(f"xdptui trace: cannot write {args.pcap}: {exc.strerror}")
     if args.json:
         rows = [_hop_json(h) for h in hops]
         print(json.dumps({"source": source, "flow": args.flow, "hops": rows}, indent=2))

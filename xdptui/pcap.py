@@ -194,11 +194,19 @@ class PcapngWriter:
         return self.interfaces[name]
 
     def packet(
-        self, device: str, t_ns: int, data: bytes, comment: str = "", direction: str = ""
+        self,
+        device: str,
+        t_ns: int,
+        data: bytes,
+        comment: str = "",
+        direction: str = "",
+        orig_len: int | None = None,
     ) -> None:
-        """One frame seen at ``device`` at simulated time ``t_ns``."""
+        """One frame seen at ``device`` at simulated time ``t_ns``; ``orig_len``: its length
+        on the wire when only the first ``len(data)`` bytes are known."""
         ifid = self.interface(device)
         data = data[:SNAPLEN]
+        wire = max(len(data), orig_len or 0)
         pad = (-len(data)) % 4
         opts = b""
         if comment:
@@ -208,7 +216,7 @@ class PcapngWriter:
         if opts:
             opts += _option(_OPT_END, b"")
         head = struct.pack(
-            "<IIIII", ifid, (t_ns >> 32) & 0xFFFFFFFF, t_ns & 0xFFFFFFFF, len(data), len(data)
+            "<IIIII", ifid, (t_ns >> 32) & 0xFFFFFFFF, t_ns & 0xFFFFFFFF, len(data), wire
         )
         self.out.write(_block(_EPB, head + data + b"\0" * pad + opts))
 
