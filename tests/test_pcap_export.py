@@ -54,9 +54,11 @@ def pcapng_blocks(path: Path) -> list[tuple[str, str, bytes, int]]:
 def replay_topology(tmp: Path) -> tuple[Path, list[bytes]]:
     packets = []
     for i in range(12):
-        p = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(
-            src=f"10.0.0.{i + 1}", dst="10.0.9.9"
-        ) / UDP(sport=4000 + i, dport=53 if i % 3 == 0 else 80)
+        p = (
+            Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+            / IP(src=f"10.0.0.{i + 1}", dst="10.0.9.9")
+            / UDP(sport=4000 + i, dport=53 if i % 3 == 0 else 80)
+        )
         p.time = 1_700_000_000 + i * 1e-5
         packets.append(p)
     wrpcap(str(tmp / "in.pcap"), packets)
