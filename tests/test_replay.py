@@ -226,3 +226,17 @@ def test_replayed_verdicts_equal_the_kernels_test_run(tmp_path: Path, exact: boo
     assert {k: c[k] for k in want} == want
     assert json.dumps(want)  # both verdicts occur in this capture
     assert len(want) == 2
+
+
+def test_a_capture_of_one_instant_cannot_loop_as_captured(tmp_path: Path) -> None:
+    packets = frames()[:3]
+    for p in packets:
+        p.time = T0
+    write(tmp_path, "pcap", packets)
+    with pytest.raises(TopologyError, match="has no pace to loop at"):
+        load_topology(topo(tmp_path, "pcap: cap.pcap, loop: true"))
+    sim = Simulator.from_file(topo(tmp_path, "pcap: cap.pcap, loop: true, rate: 1Mpps"))
+    refused = sim.submit("pktgen eth0 rate as-captured")
+    assert (refused.ok, refused.errno) == (False, "EINVAL")
+    once = counters(topo(tmp_path, "pcap: cap.pcap"), exact=True)  # once: all at one instant
+    assert once["rx_packets"] == 3

@@ -241,9 +241,7 @@ def live_facts() -> HostFacts:
     """The host (network namespace) this process runs in."""
     links = _links_from_netlink()
     ethtool = {
-        link.name: {
-            opt: _run("ethtool", *([opt] if opt else []), link.name) for opt in ETHTOOL_OPTS
-        }
+        link.name: {opt: _ethtool(opt, link.name) for opt in ETHTOOL_OPTS}
         for link in links
         if link.kind != "loopback"
     }
@@ -254,12 +252,8 @@ def live_facts() -> HostFacts:
         ethtool=ethtool,
         progs=_json(_run("bpftool", "-j", "prog", "show")),
         maps=maps,
-        dumps={
-            i: _json(_run("bpftool", "-j", "map", "dump", "id", str(i))) for i in devmap_ids(maps)
-        },
-        interrupts=Path("/proc/interrupts").read_text()
-        if Path("/proc/interrupts").exists()
-        else "",
+        dumps={i: _json(_dump(i)) for i in devmap_ids(maps)},
+        interrupts=_interrupts(),
         affinity=_live_affinity(),
         where="this host",
     )
@@ -274,9 +268,7 @@ def save_outputs(directory: Path) -> list[str]:
         "bpftool-net.json": _run("bpftool", "-j", "net"),
         "bpftool-prog.json": _run("bpftool", "-j", "prog", "show"),
         "bpftool-map.json": _run("bpftool", "-j", "map", "show"),
-        "interrupts": Path("/proc/interrupts").read_text()
-        if Path("/proc/interrupts").exists()
-        else "",
+        "interrupts": _interrupts(),
         "smp_affinity_list": "".join(
             f"/proc/irq/{irq}/smp_affinity_list:{cpus}\n"
             for irq, cpus in sorted(_live_affinity().items())
@@ -286,11 +278,9 @@ def save_outputs(directory: Path) -> list[str]:
         if d.get("link_type") == "loopback":
             continue
         for opt in ETHTOOL_OPTS:
-            files[f"ethtool{opt}.{d['ifname']}"] = _run(
-                "ethtool", *([opt] if opt else []), d["ifname"]
-            )
+            files[f"ethtool{opt}.{d['ifname']}"] = _ethtool(opt, d["ifname"])
     for i in devmap_ids(_json(files["bpftool-map.json"])):
-        files[f"bpftool-map-dump.{i}.json"] = _run("bpftool", "-j", "map", "dump", "id", str(i))
+        files[f"bpftool-map-dump.{i}.json"] = _dump(i)
     for name, text in files.items():
         (directory / name).write_text(text)
     return sorted(files)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from xdptui.model.views import TraceHop
+from xdptui.model.views import PacketView, TraceHop
 from xdptui.pcap import PcapngWriter, write_atomically
 from xdptui.sim.core.derived import frame_bytes
 from xdptui.sim.frame_log import KINDS, FrameLog
@@ -64,32 +64,55 @@ def start_recording(sim: Simulator, specs: list[PcapSpec]) -> FrameLog:
 
 def write_recording(sim: Simulator, log: FrameLog, specs: list[PcapSpec]) -> dict[str, int]:
     """Each output file with the frames its specs chose, in time order; frames per file."""
-    data = frame_bytes(sim.state.world.entries)
-    sizes = sim.state.world.entries.size
     by_file: dict[str, list[PcapSpec]] = {}
     for s in specs:
         by_file.setdefault(s.out, []).append(s)
     written: dict[str, int] = {}
     for out, mine in by_file.items():
-        rows: list[tuple[int, int, str, int, str]] = []
-        for k, rec in enumerate(log.records):
-            if not any(s.dev == rec.dev and (s.what == "all" or s.what in rec.kinds) for s in mine):
-                continue
-            for t, e, c in zip(rec.times.tolist(), rec.entries.tolist(), rec.comments, strict=True):
-                rows.append((t, k, rec.dev, e, c))
-        rows.sort(key=lambda r: (r[0], r[1]))
-        buf = io.BytesIO()
-        w = PcapngWriter(buf)
-        for s in mine:
-            w.interface(s.dev)
-        for t, _, dev, e, comment in rows:
-            w.packet(dev, t, data[e], comment, orig_len=int(sizes[e]))
-        write_atomically(out, buf.getvalue())
-        written[out] = len(rows)
+        content, written[out] = _pcapng(sim, log, mine)
+        write_atomically(out, content)
     return written
 
 
-def trace_pcapng(sim: Simulator, source: str, flow: int, hops: tuple[TraceHop, ...]) -> bytes:
+def device_pcapng(sim: Simulator, dev: str, window_ns: int) -> tuple[bytes, int]:
+    """The next ``window_ns`` of ``dev``'s frames (every kind), recorded on a fork so the
+    simulator itself runs on untouched; the pcapng and how many frames it holds."""
+    fork = sim.fork()
+    spec = PcapSpec(dev, "all", "")
+    log = start_recording(fork, [spec])
+    fork.run_until(fork.now_ns + window_ns)
+    return _pcapng(fork, log, [spec])
+
+
+def _pcapng(sim: Simulator, log: FrameLog, mine: list[PcapSpec]) -> tuple[bytes, int]:
+    data = frame_bytes(sim.state.world.entries)
+    sizes = sim.state.world.entries.size
+    rows: list[tuple[int, int, str, int, str]] = []
+    for k, rec in enumerate(log.records):
+        if not any(s.dev == rec.dev and (s.what == "all" or s.what in rec.kinds) for s in mine):
+            continue
+        for t, e, c in zip(rec.times.tolist(), rec.entries.tolist(), rec.comments, strict=True):
+            rows.append((t, k, rec.dev, e, c))
+    rows.sort(key=lambda r: (r[0], r[1]))
+    buf = io.BytesIO()
+    w = PcapngWriter(buf)
+    for s in mine:
+        w.interface(s.dev)
+    for t, _, dev, e, comment in rows:
+        w.packet(dev, t, data[e], comment, orig_len=int(sizes[e]))
+    return buf.getvalue(), len(rows)
+
+
+class Packets(Protocol):
+    """What a followed packet's export reads: the frame's bytes before and after its first
+    program (``Simulator.packet``)."""
+
+    def packet(
+        self, source: str, flow: int, hops: tuple[TraceHop, ...] = ()
+    ) -> PacketView | None: ...
+
+
+def trace_pcapng(sim: Packets, source: str, flow: int, hops: tuple[TraceHop, ...]) -> bytes:
     """A followed frame as pcapng: the frame at each hop, on that hop's device, with the hop
     as its comment; where a program ran, the frame before and after it."""
     view = sim.packet(source, flow, hops)
@@ -124,6 +147,7 @@ def trace_pcapng(sim: Simulator, source: str, flow: int, hops: tuple[TraceHop, .
 __all__ = [
     "PcapSpec",
     "PcapSpecError",
+    "device_pcapng",
     "parse_spec",
     "start_recording",
     "trace_pcapng",

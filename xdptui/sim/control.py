@@ -35,6 +35,7 @@ from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import DevMap, DevmapEntry
 from xdptui.sim.hashing import rss_queue
 from xdptui.sim.programs import Program, make_object_program, make_program
+from xdptui.sim.replay import CapturePacing
 from xdptui.sim.traffic import build_flow_table
 from xdptui.sim.world import World, concat_entries
 
@@ -519,6 +520,13 @@ class Control(BondControl):
                 raise KernelError(
                     Errno.EINVAL,
                     f"pktgen: {src.spec.name} replays no capture, so it has no captured pace",
+                )
+            still = isinstance(src.pacing, CapturePacing) and src.pacing.still
+            if c.rate is not None and c.rate.kind == "captured" and still and src.spec.loop:
+                raise KernelError(
+                    Errno.EINVAL,
+                    f"pktgen: every frame of {src.spec.name}'s capture has one timestamp: "
+                    "it has no pace to loop at",
                 )
         for src in sources:
             src.emitted_at_origin = src.emitted

@@ -39,6 +39,11 @@ class CapturePacing:
     period: int  # a loop's length: the span plus one mean gap (0: no loop)
     mean_pps: float
 
+    @property
+    def still(self) -> bool:
+        """Every frame at one instant: no pace to loop at."""
+        return int(self.offset[-1]) == 0
+
     def at(self, n: IntArray) -> IntArray:
         size = len(self.offset)
         if self.period <= 0:
@@ -66,6 +71,8 @@ def capture_pacing(times_ns: tuple[int, ...], loop: bool) -> CapturePacing:
     gap = span // (n - 1) if n > 1 else 0
     period = span + max(gap, 1) if loop else 0
     mean = n * 1e9 / (period if loop else max(span, 1))
+    if span == 0:
+        mean = n * 1e9  # one instant: every frame in its first nanosecond (never looped)
     return CapturePacing(offset, period, mean)
 
 
