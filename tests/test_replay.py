@@ -240,3 +240,13 @@ def test_a_capture_of_one_instant_cannot_loop_as_captured(tmp_path: Path) -> Non
     assert (refused.ok, refused.errno) == (False, "EINVAL")
     once = counters(topo(tmp_path, "pcap: cap.pcap"), exact=True)  # once: all at one instant
     assert once["rx_packets"] == 3
+
+
+def test_the_packet_pane_dissects_a_captured_frame(tmp_path: Path) -> None:
+    write(tmp_path, "pcap")
+    sim = Simulator.from_file(topo(tmp_path, "pcap: cap.pcap"))
+    view = sim.packet("cap", 24)  # the first IPv6 frame
+    assert view is not None
+    assert view.data_before == bytes(frames()[24])
+    assert view.note.startswith("captured: Ether / IPv6 / UDP 2001:db8::1:")
+    assert [layer.name for layer in view.before][:2] == ["Ethernet II", "IPv6"]

@@ -352,7 +352,13 @@ def _maps(
         kind = str(m.get("type", ""))
         name = str(m.get("name", f"map{mid}"))
         if kind not in ("devmap", "devmap_hash"):
-            imp.note(f"map {name} ({kind}) starts empty: its contents on the host are not imported")
+            if name.endswith((".rodata", ".data", ".bss")):
+                imp.note(
+                    f"map {name}: the object's own global data, as its ELF has it (values a "
+                    "loader set before loading are not seen)"
+                )
+            else:
+                imp.note(f"map {name} ({kind}) starts empty: its contents here are not imported")
             continue
         entries: list[str] = []
         for e in facts.dumps.get(mid, []):

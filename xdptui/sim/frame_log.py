@@ -14,6 +14,7 @@ device: onto the wire, to the veth peer, to the tap's reader).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +78,7 @@ class FrameLog:
         the program's return codes; None: no program, up the stack)."""
         if dev not in self.wants or not len(entries):
             return
+        program = os.path.basename(program)  # a real object's path: its file name
         if raw is None:
             self.add(
                 dev,

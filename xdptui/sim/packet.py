@@ -18,6 +18,7 @@ import numpy as np
 
 from xdptui.bpf.frames import build_frame_bytes
 from xdptui.model.views import HeaderLayer, PacketView, TraceHop
+from xdptui.pcap import summary
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.zoom import verdicts
 
@@ -74,6 +75,8 @@ def packet_view(
         )
     if dev is None:
         note = f"sent by the local stack out of {src.device}: no XDP program on its way"
+    if src.spec.pcap is not None:  # scapy dissects what the captured bytes hold
+        note = f"captured: {summary(data)}; {note}"
     (verdict,) = verdicts(st, name, np.array([entry], np.int64))
     return PacketView(
         source=source,
