@@ -353,10 +353,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return reproduce.main(args.which, args.json)
     if args.cmd == "schema":
         return _schema(args.format)
-    if args.cmd == "import":
-        return _import(args)
-    if args.cmd == "export":
-        return _export(args)
+    if args.cmd in ("import", "export"):
+        from xdptui import cli_host
+
+        return cli_host.main(args)
     if args.cmd == "serve":
         return _serve(args)
     return _app(args)
@@ -561,68 +561,6 @@ def _trace(args: argparse.Namespace) -> int:
         print(f"{format_duration(h.t_ns):>12}  {h.dev:<8} {h.stage:<13} {h.detail}")
         for line in h.program.lines() if h.program is not None else ():
             print(f"{'':>36}{line}")
-    return 0
-
-
-def _import(args: argparse.Namespace) -> int:
-    """``xdptui import``: the host's topology (or its saved outputs), checked before it is
-    written."""
-    from xdptui import host_facts, host_import
-    from xdptui.commands import validate
-    from xdptui.topology_io import TopologyError, loads_topology
-
-    try:
-        if args.save:
-            files = host_facts.save_outputs(Path(args.save))
-            print(f"{args.save}: {len(files)} files", file=sys.stderr)
-            return 0
-        objs = dict(host_import.parse_obj(text) for text in args.obj)
-        facts = (
-            host_facts.facts_from_dir(Path(args.from_dir))
-            if args.from_dir
-            else host_facts.live_facts()
-        )
-    except (host_facts.HostError, host_import.ImportError_) as exc:
-        fail(f"xdptui import: {exc}")
-    except OSError as exc:
-        fail(f"xdptui import: {exc.filename or ''}: {exc.strerror}")
-    out = Path(args.output) if args.output else None
-    imp = host_import.build(facts, objs, out.parent if out else Path.cwd())
-    host_import.copy_objects(imp)
-    where = str(out) if out else str(Path.cwd() / "imported.yaml")
-    try:
-        loads_topology(imp.text, where, validate)
-    except TopologyError as exc:  # a bug here: say so rather than write a file check refuses
-        fail(f"xdptui import: the imported topology does not pass check:\n{exc}")
-    if out is None:
-        sys.stdout.write(imp.text)
-    else:
-        try:
-            out.write_text(imp.text)
-        except OSError as exc:
-            fail(f"xdptui import: cannot write {out}: {exc.strerror}")
-    for note in imp.notes:
-        print(f"xdptui import: note: {note}", file=sys.stderr)
-    return 0
-
-
-def _export(args: argparse.Namespace) -> int:
-    """``xdptui export --netns``: a lab script for a real kernel."""
-    from xdptui import netns_export
-
-    topo = load(args.file)
-    try:
-        script = netns_export.lab_script(topo, args.duration)
-    except netns_export.ExportError as exc:
-        fail(f"xdptui export: {exc}")
-    if args.output is None:
-        sys.stdout.write(script)
-        return 0
-    try:
-        Path(args.output).write_text(script)
-        Path(args.output).chmod(0o755)
-    except OSError as exc:
-        fail(f"xdptui export: cannot write {args.output}: {exc.strerror}")
     return 0
 
 
