@@ -7,6 +7,7 @@ Each opens a dialog (``xdptui.screens.dialogs``) and ends as command lines sent 
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 
 from xdptui import actions
 from xdptui.app_base import SimApp
@@ -23,6 +24,8 @@ from xdptui.screens.dialogs import (
 )
 from xdptui.widgets.format import format_cpus, format_pps
 from xdptui.widgets.project import Highlight
+
+PCAP_WINDOW_NS = 1_000_000  # ``w`` on a device: this much of what comes next
 
 
 class ActionsApp(SimApp):
@@ -133,6 +136,9 @@ class ActionsApp(SimApp):
         defaults = {**self._traffic_defaults(), **self._pktgen, **self._live_traffic()}
         defaults = {dev: value for dev, value in defaults.items() if dev in sources}
         hints = {dev: "(tap: reader only)" for dev in readers if dev not in defaults}
+        frame = self._frame
+        captures = {s.device: Path(s.pcap).name for s in (frame.sources if frame else ()) if s.pcap}
+        hints.update({dev: f"(replays {name}: rate only)" for dev, name in captures.items()})
 
         def done(choice: object) -> None:
             if not isinstance(choice, TrafficChoice):
@@ -152,7 +158,10 @@ class ActionsApp(SimApp):
                 self.notify("nothing changed", timeout=3)
 
         self.push_screen(
-            TrafficScreen(devices, defaults, gso_supported(), readers=readers, hints=hints), done
+            TrafficScreen(
+                devices, defaults, gso_supported(), readers=readers, hints=hints, fixed=captures
+            ),
+            done,
         )
 
     # --- bond mode ---------------------------------------------------------------------------
@@ -242,6 +251,35 @@ class ActionsApp(SimApp):
             ),
             picked,
         )
+
+    # --- write pcapng ------------------------------------------------------------------------
+
+    def action_write_pcap(self) -> None:
+        """``w``: the followed packet at each hop, or the focused device's next millisecond
+        of frames (on a fork), as pcapng in the current directory."""
+        from xdptui import pcap_export
+        from xdptui.pcap import write_atomically
+        from xdptui.sim.engine import Simulator
+
+        t = self.sim.now_ns
+        view = self._follow_view
+        if view is not None and self._follow is not None:
+            flow = self._follow
+            content = pcap_export.trace_pcapng(self.sim, flow.source, flow.flow, view.hops)
+            path, what = Path(f"xdptui-{flow.source}-{flow.flow}-{t}ns.pcapng"), "the packet"
+        elif self.focus_device is not None and isinstance(self.sim, Simulator):
+            dev = self.focus_device
+            content, n = pcap_export.device_pcapng(self.sim, dev, PCAP_WINDOW_NS)
+            path, what = Path(f"xdptui-{dev}-{t}ns.pcapng"), f"{n} frames of {dev} (next 1 ms)"
+        else:
+            self.notify("follow a packet (f) or click a device first", severity="warning")
+            return
+        try:
+            write_atomically(path, content)
+        except OSError as exc:
+            self.notify(f"cannot write {path}: {exc.strerror}", severity="error")
+            return
+        self.notify(f"wrote {what} to {path.resolve()}", timeout=6)
 
     def follow(self, flow: FlowInfo) -> None:
         """Follow ``flow``'s next frame: its hops from ``sim.trace`` go to the paths panel."""

@@ -207,6 +207,16 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
         "Change a source's rate, frame size and flows (pktgen DEV rate R size S flows F)",
     ),
     AppCommand(
+        "write-pcap",
+        "w",
+        "write_pcap",
+        "pcapng",
+        "Write pcapng…",
+        "The followed packet at each hop, or the focused device's next millisecond of frames, "
+        "as pcapng in the current directory (tcpdump -r, Wireshark)",
+        show=False,
+    ),
+    AppCommand(
         "lesson-run",
         "r",
         "lesson_run",

@@ -22,7 +22,19 @@ if TYPE_CHECKING:
     from xdptui.sim.engine import Simulator
     from xdptui.trust import UserProgram
 
-SUBCOMMANDS = ("check", "run", "trace", "bench", "reproduce", "serve", "schema", "app", "prog")
+SUBCOMMANDS = (
+    "check",
+    "run",
+    "trace",
+    "bench",
+    "reproduce",
+    "serve",
+    "schema",
+    "app",
+    "prog",
+    "import",
+    "export",
+)
 DEFAULT_TOPOLOGY = "dual_port.yaml"
 SCHEMA_FORMATS = ("topology", "report")
 TRUST_HELP = "run the Python programs the topology names (xdptui check lists them)"
@@ -176,6 +188,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trust", action="store_true", help=TRUST_HELP)
     run.add_argument("--json", metavar="PATH|-", default=None)
     run.add_argument(
+        "--pcap",
+        action="append",
+        default=[],
+        metavar="DEV:WHAT=OUT",
+        help="write DEV's frames (WHAT: rx, tx, drop, pass, redirect, all) to OUT.pcapng; "
+        "repeatable; runs exact mode",
+    )
+    run.add_argument(
         "--exact",
         "--poll-by-poll",
         dest="exact",
@@ -196,6 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--seed", type=_seed, default=None, help=f"0..{SEED_MAX}")
     trace.add_argument("--trust", action="store_true", help=TRUST_HELP)
     trace.add_argument("--json", action="store_true", help="the hops as JSON")
+    trace.add_argument(
+        "--pcap", default=None, metavar="OUT", help="the frame at each hop, as pcapng"
+    )
     bench = sub.add_parser(
         "bench", help="benchmarks: bench sim FILE | bench ui FILE | bench prog FILE.o"
     )
@@ -230,6 +253,27 @@ def build_parser() -> argparse.ArgumentParser:
         "which", nargs="?", default="all", choices=("bond", "devmap", "tun", "ixgbe", "all")
     )
     rep.add_argument("--json", action="store_true")
+    imp = sub.add_parser(
+        "import",
+        help="a topology of this host (network namespace) or of a directory of saved outputs",
+        description="Read-only: links over netlink, ethtool, bpftool, /proc/interrupts and "
+        "/proc/irq/*/smp_affinity_list. --save DIR keeps those outputs (nproc, ip-link.json, "
+        "ethtool[-i|-l|-g].DEV, bpftool-net.json, bpftool-prog.json, bpftool-map.json, "
+        "bpftool-map-dump.ID.json, interrupts, smp_affinity_list); --from DIR reads them.",
+    )
+    imp.add_argument("-o", "--output", default=None, metavar="OUT.yaml", help="default: stdout")
+    imp.add_argument("--from", dest="from_dir", default=None, metavar="DIR")
+    imp.add_argument("--save", default=None, metavar="DIR", help="save this host's outputs")
+    imp.add_argument(
+        "--obj", action="append", default=[], metavar="NAME=FILE.o", help="the object of NAME"
+    )
+    exp = sub.add_parser("export", help="carry a topology to a real kernel")
+    exp.add_argument("file", help="the topology")
+    exp.add_argument(
+        "--netns", action="store_true", required=True, help="a network-namespace lab script"
+    )
+    exp.add_argument("-o", "--output", default=None, metavar="lab.sh", help="default: stdout")
+    exp.add_argument("--duration", type=_duration, default=10_000_000, help="traffic, e.g. 10ms")
     schema = sub.add_parser("schema", help="print the JSON Schema of a file format")
     schema.add_argument("format", choices=SCHEMA_FORMATS, help="topology or report")
     serve = sub.add_parser("serve", help="serve the app to browsers with textual-serve")
@@ -309,6 +353,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return reproduce.main(args.which, args.json)
     if args.cmd == "schema":
         return _schema(args.format)
+    if args.cmd in ("import", "export"):
+        from xdptui import cli_host
+
+        return cli_host.main(args)
     if args.cmd == "serve":
         return _serve(args)
     return _app(args)
@@ -411,12 +459,31 @@ def _run(args: argparse.Namespace) -> int:
     if args.seed is not None:
         topo = dataclasses.replace(topo, seed=args.seed)
     sim = Simulator(topo, exact=args.exact)
+    recording = None
+    if args.pcap:
+        from xdptui import pcap_export
+
+        names = [d.name for d in topo.devices]
+        try:
+            specs = [pcap_export.parse_spec(text, names) for text in args.pcap]
+        except pcap_export.PcapSpecError as exc:
+            fail(f"xdptui run: {exc}")
+        recording = (specs, pcap_export.start_recording(sim, specs))
     if args.events is not None:
         if args.events == "-" and args.json == "-":
             fail("xdptui run: --json - and --events - can't both write to stdout")
         _stream_events(sim, args.duration, args.events)
     else:
         sim.run_until(args.duration)
+    if recording is not None:
+        from xdptui import pcap_export
+
+        try:
+            written = pcap_export.write_recording(sim, recording[1], recording[0])
+        except OSError as exc:
+            fail(f"xdptui run: cannot write {exc.filename}: {exc.strerror}")
+        for out, n in written.items():
+            print(f"{out}: {n} frames", file=sys.stderr)
     data = report.build_report(sim)
     text = report.summary(sim.frame())
     if args.json == "-":
@@ -478,6 +545,14 @@ def _trace(args: argparse.Namespace) -> int:
     sim = Simulator(topo)
     sim.run_until(args.at)
     hops = sim.trace(source, args.flow)
+    if args.pcap is not None:
+        from xdptui.pcap import write_atomically
+        from xdptui.pcap_export import trace_pcapng
+
+        try:
+            write_atomically(args.pcap, trace_pcapng(sim, source, args.flow, hops))
+        except OSError as exc:
+            fail(f"xdptui trace: cannot write {args.pcap}: {exc.strerror}")
     if args.json:
         rows = [_hop_json(h) for h in hops]
         print(json.dumps({"source": source, "flow": args.flow, "hops": rows}, indent=2))

@@ -461,7 +461,7 @@ def _rate(value: str, tool: str) -> Rate:
         rate = parse_rate(value)
     except UnitError as exc:
         raise UsageError(f"{tool}: rate: {exc}") from None
-    if rate.kind == "line":
+    if rate.kind in ("line", "captured"):
         return rate
     top = RATE_MAX_PPS if rate.kind == "pps" else RATE_MAX_BPS
     if not 0 < rate.value <= top:
@@ -478,6 +478,6 @@ def _parse_reader(w: _Words) -> SetReader:
     if word != "rate":
         raise UsageError(f'reader: expected "rate R" or "stop", not "{word}"')
     rate = _rate(w.next(), "reader")
-    if rate.kind == "line":
+    if rate.kind in ("line", "captured"):
         raise UsageError("reader: give a rate in pps (e.g. 500Kpps)")
     return SetReader(dev, rate)

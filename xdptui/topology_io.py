@@ -19,6 +19,7 @@ import ipaddress
 import math
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -58,6 +59,7 @@ from xdptui.model.topology_spec import (
     TRAFFIC_KEYS,
 )
 from xdptui.model.units import (
+    AS_CAPTURED,
     LINE,
     parse_clock_speed,
 )
@@ -89,6 +91,22 @@ from xdptui.topology_yaml import (
 )
 
 __all__ = ["CommandValidator", "Diagnostic", "TopologyError", "load_topology", "loads_topology"]
+
+_CAPTURE_DECIDES = (
+    "size",
+    "proto",
+    "src_mac",
+    "dst_mac",
+    "src_ip",
+    "dst_ip",
+    "src_port",
+    "dst_port",
+    "vlan",
+    "flows",
+    "random",
+    "gso",
+)
+"""Source fields a replayed capture's bytes decide."""
 
 
 def load_topology(path: str | Path, validate_command: CommandValidator | None = None) -> Topology:
@@ -409,9 +427,69 @@ class DocumentLoader:
             gso=self.nodes.opt(fields, "gso", path, self.share, 0.0),
             loc=self.nodes.loc(node),
         )
-        if not self.check_flow_table(spec, fields, node, path):
+        if "pcap" in fields or "loop" in fields or spec.rate.kind == "captured":
+            spec = self.capture_source(spec, fields, node, path)
+        elif not self.check_flow_table(spec, fields, node, path):
             return None
         return None if name is None or name_node is None else (spec, name_node)
+
+    def capture_source(
+        self, spec: TrafficSpec, fields: dict[str, _Pair], node: Node, path: str
+    ) -> TrafficSpec:
+        """A source that replays a capture (DESIGN, "Traffic from a capture"): the file is
+        read now, so a missing, damaged or non-Ethernet capture is this line's error. Its
+        frames are its flows; without ``loop`` the source stops after the last one."""
+        pair = fields.get("pcap")
+        if pair is None:
+            key = "loop" if "loop" in fields else "rate"
+            self.error(
+                fields[key].key_node,
+                _join(path, key),
+                f"'{key}: {fields[key].value.value}' is for a source that replays a capture; "
+                "add pcap: FILE (a pcap or pcapng file)",
+            )
+            return spec
+        for key in _CAPTURE_DECIDES:
+            if key in fields:
+                self.error(
+                    fields[key].key_node,
+                    _join(path, key),
+                    f"'{key}' can't be set on a source that replays a capture: the captured "
+                    "bytes decide it",
+                )
+        text = self.text(pair.value, _join(path, "pcap"), "a pcap or pcapng file")
+        if text is None:
+            return spec
+        from xdptui.pcap import CaptureError, read_capture
+
+        file = Path(text).expanduser()
+        resolved = file if file.is_absolute() else self.base_dir / file
+        try:
+            cap = read_capture(resolved)
+        except CaptureError as exc:
+            self.error(pair.value, _join(path, "pcap"), str(exc))
+            return spec
+        loop = self.opt(fields, "loop", path, self.boolean, False)
+        rate = spec.rate if "rate" in fields else AS_CAPTURED
+        if rate.kind == "captured" and loop and cap.span_ns <= 0:
+            self.error(
+                fields["loop"].key_node,
+                _join(path, "loop"),
+                "every frame of this capture has the same timestamp, so it has no pace to "
+                "loop at; give a rate (e.g. rate: 1Mpps)",
+            )
+        count = spec.count
+        if not loop:
+            count = len(cap) if count is None else min(count, len(cap))
+        return replace(
+            spec,
+            pcap=str(resolved.resolve()),
+            loop=loop,
+            rate=rate,
+            count=count,
+            flows=len(cap),
+            sizes=(len(cap.frames[0]),),
+        )
 
     def check_flow_table(
         self, spec: TrafficSpec, fields: dict[str, _Pair], node: Node, path: str

@@ -251,6 +251,8 @@ class NodeReader:
         if rate.kind == "line" and not allow_line:
             self.error(node, path, "'line' is not a valid rate here; give pps or bps, e.g. 2Mpps")
             return None
+        if rate.kind == "captured":
+            return rate  # the loader keeps it for sources that replay a capture
         if rate.kind != "line" and not (math.isfinite(rate.value) and rate.value > 0):
             self.error(node, path, "a rate must be > 0 (e.g. 2Mpps or 10Gbps)")
             return None

@@ -173,7 +173,9 @@ class Range:
 @dataclass(frozen=True, kw_only=True)
 class TrafficSpec:
     """A pktgen-like source. Exactly one of ``to`` (arrives on that device) and ``from_`` (the
-    local stack sends out of that device) is set."""
+    local stack sends out of that device) is set. With ``pcap`` (a resolved path) the frames
+    are a capture's, replayed in order (``loop``: again from the first after the last); the
+    header fields below are then unused and ``flows`` is the number of captured frames."""
 
     name: str
     to: str | None = None
@@ -193,6 +195,8 @@ class TrafficSpec:
     flows: int = 1
     random: bool = False
     gso: float = 0.0
+    pcap: str | None = None
+    loop: bool = False
     loc: Loc = field(default_factory=Loc, compare=False)
 
 

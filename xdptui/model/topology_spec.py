@@ -48,6 +48,7 @@ from xdptui.model.topology import (
     XdpMode,
 )
 from xdptui.model.units import (
+    AS_CAPTURED_PATTERN,
     CLOCK_SPEED_PATTERN,
     DURATION_PATTERN,
     LINE_PATTERN,
@@ -243,7 +244,12 @@ TRAFFIC = Obj(
         Field("name", Str(), "a unique source name", True),
         Field("to", Str(), "frames arrive on this device (from the wire)"),
         Field("from", Str(), "the local stack sends out of this device"),
-        Field("rate", _rate(line=True), "offered rate: pps, bps or line", default="line"),
+        Field(
+            "rate",
+            AnyOf((*_rate(line=True).options, Str(AS_CAPTURED_PATTERN, examples=("as-captured",)))),
+            "offered rate: pps, bps or line; a capture also as-captured (its default)",
+            default="line",
+        ),
         Field("count", Int(1, U63_MAX), "stop after this many frames"),
         Field("start", DURATION, "when the source starts", default=0),
         Field(
@@ -276,8 +282,12 @@ TRAFFIC = Obj(
         ),
         Field("random", Bool(), "each flow's values drawn at random (seeded)", default=False),
         Field("gso", Num(0, 1), "share of GSO super-frames (taps)", default=0),
+        Field("pcap", Str(), "replay this pcap/pcapng file: its frames, byte for byte"),
+        Field(
+            "loop", Bool(), "a replayed capture starts again after its last frame", default=False
+        ),
     ),
-    description="a pktgen-like traffic source",
+    description="a pktgen-like traffic source, or a replayed capture",
     exactly_one=("to", "from"),
 )
 TIMELINE_ENTRY = Obj(

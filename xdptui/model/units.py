@@ -18,6 +18,7 @@ _NUM = r"(\d+(?:\.\d*)?|\.\d+)"
 DURATION_PATTERN = rf"^\s*{_NUM}\s*(ns|us|µs|ms|s)?\s*$"
 RATE_PATTERN = rf"^\s*{_NUM}\s*([KkMmGg]?)([Pp][Pp][Ss]|[Bb][Pp][Ss])\s*$"
 LINE_PATTERN = r"^\s*[Ll][Ii][Nn][Ee]\s*$"
+AS_CAPTURED_PATTERN = r"^\s*[Aa][Ss]-[Cc][Aa][Pp][Tt][Uu][Rr][Ee][Dd]\s*$"
 SPEED_PATTERN = rf"^\s*{_NUM}\s*([KkMmGgTt](?:[Bb][Pp][Ss])?|[Bb][Pp][Ss])\s*$"
 CLOCK_SPEED_PATTERN = rf"^\s*(?:[Rr]eal(?: time)?|{_NUM}\s*(ns|us|µs|ms|s)\s*/\s*s)\s*$"
 CLOCK_SPEEDS: tuple[int, ...] = (
@@ -63,22 +64,27 @@ def parse_duration_ns(value: object) -> int:
 
 @dataclass(frozen=True)
 class Rate:
-    """An offered rate: frames per second, bits per second, or the device's line rate."""
+    """An offered rate: frames per second, bits per second, the device's line rate, or (a
+    replayed capture) the capture's own timing."""
 
-    kind: Literal["pps", "bps", "line"]
+    kind: Literal["pps", "bps", "line", "captured"]
     value: float = 0.0
 
     def __str__(self) -> str:
         if self.kind == "line":
             return "line"
+        if self.kind == "captured":
+            return "as-captured"
         return format_rate(self.value, self.kind)
 
 
 LINE = Rate("line")
+AS_CAPTURED = Rate("captured")
 
 
 def parse_rate(value: object) -> Rate:
-    """``14.88Mpps`` / ``40Gbps`` / ``line``. A bare number is frames per second."""
+    """``14.88Mpps`` / ``40Gbps`` / ``line`` / ``as-captured``. A bare number is frames per
+    second."""
     if isinstance(value, bool):
         raise UnitError(f"{value!r} is not a rate (use e.g. 14.88Mpps, 40Gbps or line)")
     if isinstance(value, int | float):
@@ -88,6 +94,8 @@ def parse_rate(value: object) -> Rate:
     text = str(value).strip()
     if re.match(LINE_PATTERN, text):
         return LINE
+    if re.match(AS_CAPTURED_PATTERN, text):
+        return AS_CAPTURED
     m = _RATE.match(text)
     if not m:
         raise UnitError(f"{value!r} is not a rate (use pps, Kpps, Mpps, bps, Mbps, Gbps or line)")

@@ -246,6 +246,7 @@ class SourceView:
     emitted: int
     lost: int  # offered while the target was down
     stopped: bool
+    pcap: str = ""  # a replayed capture's file: its frames are as captured, only the rate moves
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ event log, as if typed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -201,8 +201,10 @@ class TrafficScreen(Dialog):
         gso_supported: bool,
         readers: dict[str, str] | None = None,
         hints: dict[str, str] | None = None,
+        fixed: Collection[str] = (),
     ) -> None:
         super().__init__()
+        self.fixed = frozenset(fixed)  # sources replaying a capture: their frames are fixed
         self.devices = tuple(devices)
         self.defaults = defaults
         self.gso_supported = gso_supported
@@ -222,7 +224,7 @@ class TrafficScreen(Dialog):
                 id="traffic-dev",
             )
             fields = (
-                ("rate", "rate", "e.g. 10Mpps, 40Gbps, line"),
+                ("rate", "rate", "e.g. 10Mpps, 40Gbps, line; a capture: as-captured"),
                 ("size", "frame size", "bytes, 60-9600"),
                 ("flows", "flows", "pktgen-style flow count"),
                 ("gso", "GSO share", "0-1: share of writes that are GSO super-frames"),
@@ -255,7 +257,11 @@ class TrafficScreen(Dialog):
         for name, value in (("rate", rate), ("size", size), ("flows", flows), ("gso", gso)):
             field = self.query_one(f"#{name}", Input)
             field.value = value if name != "gso" or self.gso_supported else ""
-            field.disabled = not source or (name == "gso" and not self.gso_supported)
+            field.disabled = (
+                not source
+                or (name == "gso" and not self.gso_supported)
+                or (name != "rate" and dev in self.fixed)
+            )
         reader = self.query_one("#reader", Input)
         reader.value = self.readers.get(dev, "")
         reader.disabled = dev not in self.readers

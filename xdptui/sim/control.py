@@ -35,6 +35,7 @@ from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import DevMap, DevmapEntry
 from xdptui.sim.hashing import rss_queue
 from xdptui.sim.programs import Program, make_object_program, make_program
+from xdptui.sim.replay import CapturePacing
 from xdptui.sim.traffic import build_flow_table
 from xdptui.sim.world import World, concat_entries
 
@@ -508,6 +509,25 @@ class Control(BondControl):
         now = self.now()
         replies = []
         rebuild = False
+        for src in sources:
+            if src.spec.pcap is not None and (c.size or c.flows or c.gso is not None):
+                raise KernelError(
+                    Errno.EINVAL,
+                    f"pktgen: {src.spec.name} replays a capture: its frames' sizes and flows "
+                    "are the captured bytes (only its rate can change)",
+                )
+            if c.rate is not None and c.rate.kind == "captured" and src.pacing is None:
+                raise KernelError(
+                    Errno.EINVAL,
+                    f"pktgen: {src.spec.name} replays no capture, so it has no captured pace",
+                )
+            still = isinstance(src.pacing, CapturePacing) and src.pacing.still
+            if c.rate is not None and c.rate.kind == "captured" and still and src.spec.loop:
+                raise KernelError(
+                    Errno.EINVAL,
+                    f"pktgen: every frame of {src.spec.name}'s capture has one timestamp: "
+                    "it has no pace to loop at",
+                )
         for src in sources:
             src.emitted_at_origin = src.emitted
             src.rate_origin_ns = max(now, src.start_ns)

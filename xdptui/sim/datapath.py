@@ -42,6 +42,7 @@ from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import Flush, Xmit
+from xdptui.sim.frame_log import FrameLog
 from xdptui.sim.kconst import (
     XDP_ABORTED,
     XDP_DROP,
@@ -104,6 +105,7 @@ class Datapath(Accounting):
         self.watch: int | None = None  # a followed frame's identity (exact mode)
         self.hops: list[tuple[int, str, str, str, object]] = []
         self.watch_done = False
+        self.frame_log: FrameLog | None = None  # ``run --pcap``: frames of chosen devices
         self.bpf = BpfState()  # real programs: frames and outcomes to add, egress evaluations
 
     # ------------------------------------------------------------ following one frame
@@ -200,6 +202,16 @@ class Datapath(Accounting):
         if c.obj is not None:  # a real program: its map effects, per-frame outcomes
             c, rows = bpf_run.run_xdp(self, dev, c, rows, cpu, t)
         out.cost_ns += float(rows.count @ c.cost[rows.entry])
+        if self.frame_log is not None and rows.ordered:
+            att = dev.prog
+            self.frame_log.polled(
+                dev.name,
+                t,
+                rows.entry,
+                None if c.mode is None else c.raw[rows.entry],
+                att.prog.name if att is not None else "",
+                f"{dev.name} rx queue {queue}, NAPI poll on cpu {cpu}",
+            )
         if c.mode is None:
             if self.watched(rows):
                 self.hop(t, dev.name, "stack", "no XDP program: up the stack", end=True)

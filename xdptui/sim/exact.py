@@ -471,9 +471,22 @@ class Exact:
                     dev.add("rx_dropped", nf)
                 at = int(p.times[np.flatnonzero((p.queue == q) & full)[0]])
                 self.log_drop(at, dev.name, "rx_ring_full", nf, queue=q)
+            if self.dp.frame_log is not None and (n_full[q] or n_card[q]):
+                self._log_refused(p, q, keep, full)
         if push and self.dp.watch is not None:
             self._watch_arrival(p, keep, full)
         return out
+
+    def _log_refused(
+        self, p: Arrivals, q: int, keep: npt.NDArray[np.bool_], full: npt.NDArray[np.bool_]
+    ) -> None:
+        """``run --pcap``: frames queue ``q``'s ring refused (full) or the card missed."""
+        log = self.dp.frame_log
+        assert log is not None
+        drop = frozenset({"drop"})
+        for sel, why in ((full, "rx_ring_full"), (~keep & ~full, "rx_missed: the NIC's limit")):
+            mine = np.flatnonzero((p.queue == q) & sel)
+            log.add(p.dev.name, drop, p.times[mine], p.entries[mine], f"{why} (queue {q})")
 
     def _watch_arrival(
         self, p: Arrivals, keep: npt.NDArray[np.bool_], full: npt.NDArray[np.bool_]

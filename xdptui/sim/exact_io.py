@@ -15,6 +15,7 @@ from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
+from xdptui.sim.frame_log import sent_by
 from xdptui.sim.refusals import Refusal
 
 if TYPE_CHECKING:
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
     from xdptui.sim.exact import Exact
 
 IntArray = npt.NDArray[np.int64]
+
+
+TX = frozenset({"tx"})
+DROP = frozenset({"drop"})
 
 
 class ExactIO:
@@ -49,6 +54,9 @@ class ExactIO:
             dep = ex.departures(ring_dev, ring, wire, ready, t, ok.entry)
             fifo.push({"entry": ok.entry, "wire": wire, "t": dep})
             dp.accepted(ref, ok, into_rx=False)
+            if dp.frame_log is not None:
+                what = sent_by(ref.kind, ref.src.name, ring.index)
+                dp.frame_log.add(ring_dev.name, TX, dep, ok.entry, what)
             if isinstance(ring_dev, Nic) and ring_dev.card in ex.world.cards:
                 ex.tx_due.setdefault(ring_dev.card, []).append(dep)
         refused = rows.total - n_ok
@@ -57,6 +65,11 @@ class ExactIO:
             dp.refused(ref, ring_dev, refused)
             where = "xdp_tx_ring_full" if ref.kind == "tx" else f"{ref.kind}_ring_full"
             ex.log_drop(t, ring_dev.name, where, refused, ring=ring.index)
+            if dp.frame_log is not None:
+                lost = rows.entry[n_ok:] if rows.ordered else rows.entry
+                dp.frame_log.add(
+                    ring_dev.name, DROP, np.int64(t), lost, f"{where} (ring {ring.index})"
+                )
         if dp.watch is None:
             return n_ok
         if dp.watched(ok):
@@ -76,7 +89,12 @@ class ExactIO:
         serve all; each bulk's taken and refused frames count as its own call counts them.
         (The frames are ready at ``t`` and nobody follows one of them.)"""
         dp = self.exact.dp
-        if len(xs) == 1 or dp.watch is not None or any(x.rows.time is not None for x in xs):
+        if (
+            len(xs) == 1
+            or dp.watch is not None
+            or dp.frame_log is not None
+            or any(x.rows.time is not None for x in xs)
+        ):
             for x in xs:
                 self.tx(ring_dev, ring, x.rows, t, dp.refusal("xmit", x.src, x))
             return
@@ -121,10 +139,19 @@ class ExactIO:
             rxq.peak = max(rxq.peak, len(rxq.fifo))
             self.dp.accepted(ref, ok, into_rx=True)
             self.exact.schedule_napi(dev, rxq, cpu)
+            if self.dp.frame_log is not None:
+                x = ref.xmit
+                sender = x.dst if ref.kind == "xmit" and x is not None else ref.src
+                what = f"to the peer {dev.name}'s queue {rxq.index} (veth_xmit)"
+                self.dp.frame_log.add(sender.name, TX, np.int64(t), ok.entry, what)
         refused = rows.total - n_ok
         if refused:
             self.dp.refused(ref, dev, refused)
             self.exact.log_drop(t, dev.name, "veth_ring_full", refused, queue=rxq.index)
+            if self.dp.frame_log is not None:
+                lost = rows.entry[n_ok:] if rows.ordered else rows.entry
+                what = f"veth_ring_full (queue {rxq.index})"
+                self.dp.frame_log.add(dev.name, DROP, np.int64(t), lost, what)
         if self.dp.watched(ok):
             self.dp.hop(
                 t,

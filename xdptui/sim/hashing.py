@@ -40,6 +40,7 @@ __all__ = [
     "default_reta",
     "rss_queue",
     "toeplitz_hash",
+    "toeplitz_hash_bytes",
 ]
 
 DEFAULT_RSS_KEY: bytes = bytes.fromhex(
@@ -211,6 +212,21 @@ def toeplitz_hash(
             bit = (word >> np.uint32(nbits - 1 - b)) & np.uint32(1)
             result ^= bit * np.uint32(windows[pos])
             pos += 1
+    return result
+
+
+def toeplitz_hash_bytes(rows: npt.NDArray[np.uint8], key: bytes = DEFAULT_RSS_KEY) -> U32Array:
+    """:func:`toeplitz_hash` over an input given as bytes, one row per frame: the RSS hash of
+    IPv6 flows, whose input is the two 16-byte addresses then (TCP/UDP) the two ports, in
+    network byte order (the RSS spec's IPv6 4-tuple and 2-tuple; e.g. ``ixgbe_setup_mrqc``'s
+    ``IXGBE_MRQC_RSS_FIELD_IPV6_TCP``). Loops over the input bits only."""
+    data = np.asarray(rows, dtype=np.uint8)
+    nbits = data.shape[1] * 8
+    windows = _key_windows(key, nbits)
+    result = np.zeros(data.shape[0], dtype=np.uint32)
+    for i in range(nbits):
+        bit = (data[:, i // 8] >> np.uint8(7 - i % 8)) & np.uint8(1)
+        result ^= bit.astype(np.uint32) * np.uint32(windows[i])
     return result
 
 

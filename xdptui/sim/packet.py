@@ -18,11 +18,13 @@ import numpy as np
 
 from xdptui.bpf.frames import build_frame_bytes
 from xdptui.model.views import HeaderLayer, PacketView, TraceHop
+from xdptui.pcap import summary
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.zoom import verdicts
 
 if TYPE_CHECKING:
     from xdptui.sim.state import State
+    from xdptui.sim.world import Entries
 
 MAC_SWAPPERS = frozenset({"xdp2", "redirect"})
 """Built-ins whose kernel sample swaps the MACs before sending the frame on."""
@@ -42,7 +44,7 @@ def packet_view(
     entry = src.offset + n % len(src.table)
     e = world.entries
     vlan = int(e.headers.vlan[entry]) & 0x0FFF
-    data = build_frame_bytes(
+    data = captured_bytes(e, entry) or build_frame_bytes(
         src_mac=_mac(int(e.src_mac[entry])),
         dst_mac=_mac(int(e.dst_mac[entry])),
         vlans=(vlan,) if vlan else (),
@@ -73,6 +75,8 @@ def packet_view(
         )
     if dev is None:
         note = f"sent by the local stack out of {src.device}: no XDP program on its way"
+    if src.spec.pcap is not None:  # scapy dissects what the captured bytes hold
+        note = f"captured: {summary(data)}; {note}"
     (verdict,) = verdicts(st, name, np.array([entry], np.int64))
     return PacketView(
         source=source,
@@ -87,6 +91,14 @@ def packet_view(
         changed=_changed(data, out),
         note=note,
     )
+
+
+def captured_bytes(e: Entries, entry: int) -> bytes | None:
+    """A replayed capture's frame, as captured (None for a pktgen-like source's entry)."""
+    for first, frames in e.captured:
+        if first <= entry < first + len(frames):
+            return frames[entry - first]
+    return None
 
 
 def _rewrite(program: str, data: bytes) -> tuple[bytes, str]:

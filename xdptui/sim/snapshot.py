@@ -208,6 +208,7 @@ def build_frame(
             emitted=src.emitted,
             lost=src.lost,
             stopped=src.stopped,
+            pcap=src.spec.pcap or "",
         )
         for src in w.sources
     )

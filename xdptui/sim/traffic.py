@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -74,6 +74,7 @@ class FlowTable:
     size: npt.NDArray[np.int64]
     gso: npt.NDArray[np.bool_]
     rss_hash: npt.NDArray[np.uint32]
+    frames: tuple[bytes, ...] | None = None  # a replayed capture: each entry's own bytes
 
     def __post_init__(self) -> None:
         n = len(self.headers)
@@ -91,11 +92,24 @@ class FlowTable:
         return self  # read-only: checkpoints share it
 
 
+class Pacing(Protocol):
+    """When frames arrive when not at a constant rate (a capture replayed as captured): frame
+    ``n`` at ``origin + 1 + at(n) - at(first)``, ``first`` the frame the pacing started with."""
+
+    @property
+    def mean_pps(self) -> float: ...
+
+    def at(self, n: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]: ...
+
+    def count_until(self, x: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]: ...
+
+
 @dataclass(eq=False)
 class Source:
     """A running pktgen-like source: frame ``n`` is entry ``offset + n % len(table)`` and
     arrives at its device at ``arrival_ns(n)`` -- exact integer pacing from the time the
-    current rate took effect, so counts never depend on how time is cut."""
+    current rate took effect, so counts never depend on how time is cut. A source with a
+    ``pacing`` and rate ``as-captured`` takes its frames' times from it instead."""
 
     index: int
     spec: TrafficSpec
@@ -109,9 +123,25 @@ class Source:
     rate_origin_ns: int = 0  # ``emitted`` counts from here at the current rate
     emitted_at_origin: int = 0
     milli: int = 0  # frames per 1000 s at the current rate (set by the engine)
+    pacing: Pacing | None = None  # a capture's own timing (``xdptui.sim.replay``)
 
     def __post_init__(self) -> None:
         self.rate_origin_ns = self.start_ns
+
+    @property
+    def paced(self) -> Pacing | None:
+        """The pacing in force: the capture's timing while the rate is ``as-captured``."""
+        return self.pacing if self.rate.kind == "captured" else None
+
+    def _paced_until(self, p: Pacing, t: npt.NDArray[np.int64]) -> IntArray:
+        e0 = self.emitted_at_origin
+        first = p.at(np.array([e0], np.int64))[0]
+        dt = t - self.rate_origin_ns
+        n = np.where(dt >= 1, p.count_until(first + np.maximum(dt, 1) - 1), e0)
+        n = np.maximum(n, e0)
+        if self.spec.count is not None:
+            n = np.minimum(n, self.spec.count)
+        return n.astype(np.int64)
 
     @property
     def device(self) -> str:
@@ -128,6 +158,8 @@ class Source:
         """Frames emitted at or before time ``t``."""
         if self.stopped or t <= self.rate_origin_ns or self.milli <= 0:
             return self.emitted_at_origin
+        if (p := self.paced) is not None:
+            return int(self._paced_until(p, np.array([t], np.int64))[0])
         n = self.emitted_at_origin + (self.milli * (t - self.rate_origin_ns)) // 10**12
         if self.spec.count is not None:
             n = min(n, self.spec.count)
@@ -139,6 +171,8 @@ class Source:
         n0 = self.emitted_at_origin
         if self.stopped or self.milli <= 0:
             return np.full(len(t), n0, np.int64)
+        if (p := self.paced) is not None:
+            return self._paced_until(p, np.asarray(t, np.int64))
         dt = np.maximum(t - self.rate_origin_ns, 0)
         q, r = np.divmod(dt, 10**6)
         a = self.milli * q
@@ -152,7 +186,12 @@ class Source:
     def emitted_from(self, t_ref: int, span: int) -> Callable[[npt.NDArray[np.int64]], IntArray]:
         """``emitted_by`` for times in ``[t_ref, t_ref + span]``, cheaper: one multiply per
         time, counted on from ``t_ref`` with the exact remainder there (Python integers)."""
-        if self.stopped or self.milli <= 0 or self.milli * (span + 1) >= 2**62:
+        if (
+            self.stopped
+            or self.milli <= 0
+            or self.milli * (span + 1) >= 2**62
+            or self.paced is not None
+        ):
             return self.emitted_by
         origin = self.rate_origin_ns
         ref = max(t_ref, origin)
@@ -171,6 +210,11 @@ class Source:
     def arrival_ns(self, n0: int, n1: int) -> npt.NDArray[np.int64]:
         """Arrival times of frames ``n0 .. n1 - 1`` (all after the rate's origin): frame
         ``origin + k`` arrives at ``ceil((k + 1) * 1e12 / milli)`` ns past the origin."""
+        if (p := self.paced) is not None:
+            n = np.arange(n0, n1, dtype=np.int64)
+            first = p.at(np.array([self.emitted_at_origin], np.int64))[0]
+            paced: IntArray = self.rate_origin_ns + 1 + p.at(n) - first
+            return paced
         k0 = n0 - self.emitted_at_origin + 1
         scaled = k0 * 10**12
         base, rem = divmod(scaled, self.milli)
@@ -181,6 +225,8 @@ class Source:
 
     def arrival_of(self, n: int) -> int:
         """``arrival_ns(n, n + 1)[0]`` in Python integers."""
+        if self.paced is not None:
+            return int(self.arrival_ns(n, n + 1)[0])
         k = n - self.emitted_at_origin + 1
         return self.rate_origin_ns + -(-(k * 10**12) // self.milli)
 

@@ -27,6 +27,7 @@ from xdptui.sim.devmap import DevMap
 from xdptui.sim.drivers import DRIVERS
 from xdptui.sim.hashing import FlowHeaders
 from xdptui.sim.kconst import NAPI_POLL_WEIGHT, VETH_RING_SIZE, VHOST_NET_BATCH, WIRE_OVERHEAD
+from xdptui.sim.replay import capture_flow_table
 from xdptui.sim.traffic import FlowTable, Source, build_flow_table
 
 IntArray = npt.NDArray[np.int64]
@@ -59,6 +60,8 @@ class Entries:
     # a program's rewrite, or one frame's outcome of a program that reads state it writes.
     n_source: int = -1  # -1: every entry comes from a source
     derived: tuple[tuple[bytes, int, bool], ...] = ()  # (frame bytes, size, GSO) of those
+    # Replayed captures: (first entry, the frames' bytes as captured) per capture source.
+    captured: tuple[tuple[int, tuple[bytes, ...]], ...] = ()
     # Lazily built, pure functions of the entries (frame bytes, their index): shared.
     cache: dict[str, Any] = field(default_factory=dict)
 
@@ -166,6 +169,8 @@ class World:
         dev = self.devices.get(src.device)
         wire = src.mean_wire_bytes()
         line = dev.speed_bps / (8.0 * wire) if isinstance(dev, Nic) and dev.speed_bps else None
+        if src.rate.kind == "captured" and src.pacing is not None:
+            return src.pacing.mean_pps  # the capture's own pace: not capped
         if src.rate.kind == "pps":
             pps = src.rate.value
         elif src.rate.kind == "bps":
@@ -197,6 +202,7 @@ def concat_entries(tables: list[FlowTable]) -> Entries:
         dst_port=cat("dst_port").astype(np.uint16),
         frag=np.zeros(len(sizes), dtype=bool),
     )
+    offsets = np.cumsum([0] + [len(t) for t in tables])
     return Entries.over(
         headers,
         sizes,
@@ -205,6 +211,9 @@ def concat_entries(tables: list[FlowTable]) -> Entries:
             np.concatenate([t.rss_hash for t in tables]).astype(np.uint32)
             if tables
             else np.zeros(0, dtype=np.uint32)
+        ),
+        captured=tuple(
+            (int(offsets[i]), t.frames) for i, t in enumerate(tables) if t.frames is not None
         ),
     )
 
@@ -293,8 +302,12 @@ def build_world(topology: Topology) -> World:
     sources: list[Source] = []
     offset = 0
     for index, (spec, seq) in enumerate(zip(topology.traffic, source_seeds, strict=False)):
-        table = build_flow_table(spec, np.random.default_rng(seq))
-        sources.append(Source(index, spec, table, offset, spec.rate, spec.start_ns))
+        pacing = None
+        if spec.pcap is not None:
+            table, pacing = capture_flow_table(spec)
+        else:
+            table = build_flow_table(spec, np.random.default_rng(seq))
+        sources.append(Source(index, spec, table, offset, spec.rate, spec.start_ns, pacing=pacing))
         tables.append(table)
         offset += len(table)
     entries = concat_entries(tables)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from xdptui.bpf.memory import MAX_LINEAR
 from xdptui.sim.core.xdp_buff import Headers, build_frames, parse_frames
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.hashing import FlowHeaders, rss_queue
@@ -58,6 +59,8 @@ def frame_bytes(e: Entries) -> list[bytes]:
                 size=e.size[:end],
             )
         )
+        for first, frames in e.captured:  # a replayed capture's entries: its own bytes
+            got[first : first + len(frames)] = [f[:MAX_LINEAR] for f in frames]
     else:
         got = list(got)
     got.extend(d[0] for d in e.derived[len(got) - e.sources_end :])
@@ -160,6 +163,7 @@ def extend(old: Entries, frames: list[FrameKey], index: dict[FrameKey, int] | No
         np.concatenate((old.rss_hash, p.rss_hash)).astype(np.uint32),
         n_source=old.sources_end,
         derived=old.derived + tuple(frames),
+        captured=old.captured,
         cache=cache,
     )
 
