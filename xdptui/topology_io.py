@@ -442,7 +442,7 @@ class DocumentLoader:
         pair = fields.get("pcap")
         if pair is None:
             key = "loop" if "loop" in fields else "rate"
-            self.error(
+            self.nodes.error(
                 fields[key].key_node,
                 _join(path, key),
                 f"'{key}: {fields[key].value.value}' is for a source that replays a capture; "
@@ -451,28 +451,28 @@ class DocumentLoader:
             return spec
         for key in _CAPTURE_DECIDES:
             if key in fields:
-                self.error(
+                self.nodes.error(
                     fields[key].key_node,
                     _join(path, key),
                     f"'{key}' can't be set on a source that replays a capture: the captured "
                     "bytes decide it",
                 )
-        text = self.text(pair.value, _join(path, "pcap"), "a pcap or pcapng file")
+        text = self.nodes.text(pair.value, _join(path, "pcap"), "a pcap or pcapng file")
         if text is None:
             return spec
         from xdptui.pcap import CaptureError, read_capture
 
         file = Path(text).expanduser()
-        resolved = file if file.is_absolute() else self.base_dir / file
+        resolved = file if file.is_absolute() else self.programs.base_dir / file
         try:
             cap = read_capture(resolved)
         except CaptureError as exc:
-            self.error(pair.value, _join(path, "pcap"), str(exc))
+            self.nodes.error(pair.value, _join(path, "pcap"), str(exc))
             return spec
-        loop = self.opt(fields, "loop", path, self.boolean, False)
+        loop = self.nodes.opt(fields, "loop", path, self.nodes.boolean, False)
         rate = spec.rate if "rate" in fields else AS_CAPTURED
         if rate.kind == "captured" and loop and cap.span_ns <= 0:
-            self.error(
+            self.nodes.error(
                 fields["loop"].key_node,
                 _join(path, "loop"),
                 "every frame of this capture has the same timestamp, so it has no pace to "

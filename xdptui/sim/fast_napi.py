@@ -204,8 +204,8 @@ class FastNapi:
         if not any(self.world.lands_on(s) is dev for s in self.world.sources):
             return True, None  # nothing arrives: armed, never interrupted
         src = self.facts.single_source(dev)
-        if src is None or src.local:
-            return False, None
+        if src is None or src.local or src.pacing is not None:
+            return False, None  # a capture's own timing: not the loop's integer pacing
         c = self.dp.compiled.get(dev.name)
         if c is None:
             return False, None
