@@ -329,4 +329,5 @@ def test_the_kernel_refuses_an_unchecked_read_as_we_do() -> None:
     with pytest.raises(KernelError) as ours:
         BpfProgram("t", "xdp", decode(code), [], "GPL").run_batch([bytes(64)])
     assert kernel.value.errno == ours.value.errno.value
-    assert ours.value.extack.splitlines()[0] in str(kernel.value)
+    for line in ours.value.extack.rsplit(" (insn", 1)[0].split("; "):
+        assert line in str(kernel.value)

@@ -102,6 +102,8 @@ class _Loader:
         # (section index, offset in section) -> map index, for map relocations
         self.map_at: dict[tuple[int, int], int] = {}
         self.data_map: dict[int, int] = {}  # section index -> map index of its global data
+        self._decoded: dict[int, list[Insn]] = {}
+        self._rel_cache: dict[int, dict[int, tuple[int, _Sym]]] = {}
 
     def sec_name(self, idx: int) -> str:
         return self.sections[idx].name
@@ -211,11 +213,16 @@ class _Loader:
 
     # -- programs --------------------------------------------------------------------------
     def _code(self, idx: int) -> list[Insn]:
-        return isa.decode(self.sections[idx].data())
+        if idx not in self._decoded:
+            self._decoded[idx] = isa.decode(self.sections[idx].data())
+        return self._decoded[idx]
 
     def _relocs(self, idx: int) -> dict[int, tuple[int, _Sym]]:
         """Relocations of section ``idx``: instruction index -> (type, symbol)."""
+        if idx in self._rel_cache:
+            return self._rel_cache[idx]
         out: dict[int, tuple[int, _Sym]] = {}
+        self._rel_cache[idx] = out
         for sec in self.sections:
             if isinstance(sec, RelocationSection) and sec["sh_info"] == idx:
                 for r in sec.iter_relocations():
@@ -225,8 +232,25 @@ class _Loader:
                     )
         return out
 
+    def _func_at(self, sec_idx: int, target: int) -> tuple[int, int]:
+        """The function of section ``sec_idx`` holding instruction ``target``: (first, count)."""
+        for s in self.syms:
+            if s.shndx == sec_idx and s.kind == "STT_FUNC" and s.size:
+                first, count = s.value // isa.INSN_SIZE, s.size // isa.INSN_SIZE
+                if first <= target < first + count:
+                    return first, count
+        code = self._code(sec_idx)
+        if not 0 <= target < len(code):
+            raise KernelError(
+                Errno.EINVAL, f"call to instruction {target} outside '{self.sec_name(sec_idx)}'"
+            )
+        return 0, len(code)
+
     def _link(self, idx: int, fn: _Sym, text_idx: int | None) -> list[Insn]:
-        """The program's instructions then ``.text``'s, relocated (``bpf_object__relocate``)."""
+        """The program's instructions, then each ``.text`` subprogram it calls (directly or
+        through another), in the order first called, relocated (``bpf_object__relocate``,
+        ``bpf_object__append_subprog_code``: only the subprograms a program uses are appended,
+        or the kernel would find the others unreachable)."""
         name = self.sec_name(idx)
         for sec_name in (name, ".text"):
             if self.core.get(sec_name):
@@ -235,37 +259,56 @@ class _Loader:
                     f"{sec_name}: CO-RE relocations (BPF_CORE_READ, bpf_core_*) are not supported",
                 )
         start, count = fn.value // isa.INSN_SIZE, fn.size // isa.INSN_SIZE
-        own = self._code(idx)
         if count == 0:
-            count = len(own) - start
-        parts: list[tuple[int, int, list[Insn], int]] = [
-            (idx, start, own[start : start + count], 0)
-        ]
-        text = self._code(text_idx) if text_idx is not None else []
-        if text:
-            parts.append((text_idx or 0, 0, text, count))
+            count = len(self._code(idx)) - start
+        pieces = [(idx, start, count)]
+        placed = {(idx, start): 0}
+        total = count
         image: list[Insn] = []
-        for sec_idx, first, code, base in parts:
+        k = 0
+        while k < len(pieces):
+            sec_idx, first, cnt = pieces[k]
+            base = placed[(sec_idx, first)]
+            code = self._code(sec_idx)[first : first + cnt]
             relocs = self._relocs(sec_idx)
             for i, ins in enumerate(code):
-                image.append(
-                    self._relocate(
-                        sec_idx, first + i, ins, relocs, base + i, count, first, len(code), base
-                    )
-                )
+                if not (isa.is_call(ins) and ins.src == isa.BPF_PSEUDO_CALL):
+                    image.append(self._relocate(sec_idx, first + i, ins, relocs))
+                    continue
+                target_sec, target = self._call_target(sec_idx, first + i, ins, relocs)
+                if target_sec == sec_idx and first <= target < first + cnt:
+                    img_target = base + target - first
+                else:
+                    if target_sec != text_idx:
+                        raise KernelError(
+                            Errno.EINVAL,
+                            f"call into section '{self.sec_name(target_sec)}' outside the program",
+                        )
+                    fstart, fcount = self._func_at(target_sec, target)
+                    key = (target_sec, fstart)
+                    if key not in placed:
+                        placed[key] = total
+                        pieces.append((target_sec, fstart, fcount))
+                        total += fcount
+                    img_target = placed[key] + target - fstart
+                image.append(Insn(ins.code, ins.dst, ins.src, ins.off, img_target - (base + i) - 1))
+            k += 1
         return self._fold_ld_imm64(image)
 
+    def _call_target(
+        self, sec_idx: int, sec_i: int, ins: Insn, relocs: dict[int, tuple[int, _Sym]]
+    ) -> tuple[int, int]:
+        """Where a bpf-to-bpf call goes: (section, instruction index in it)."""
+        rel = relocs.get(sec_i)
+        if rel is None:
+            return sec_idx, sec_i + ins.imm + 1
+        sym = rel[1]
+        if not isinstance(sym.shndx, int):
+            raise KernelError(Errno.EINVAL, f"call to '{sym.name}', which is not defined here")
+        return sym.shndx, sym.value // isa.INSN_SIZE + ins.imm + 1
+
     def _relocate(
-        self,
-        sec_idx: int,
-        sec_i: int,
-        ins: Insn,
-        relocs: dict[int, tuple[int, _Sym]],
-        img_i: int,
-        own_len: int,
-        first: int,
-        code_len: int,
-        base: int,
+        self, sec_idx: int, sec_i: int, ins: Insn, relocs: dict[int, tuple[int, _Sym]]
     ) -> Insn:
         rel = relocs.get(sec_i)
         if isa.is_call(ins):
@@ -274,18 +317,7 @@ class _Loader:
                     Errno.EINVAL,
                     f"call to kfunc '{rel[1].name if rel else ins.imm}' is not supported",
                 )
-            if ins.src != isa.BPF_PSEUDO_CALL:
-                return ins  # a helper, by number
-            if rel is None:
-                target_sec, target = sec_idx, sec_i + ins.imm + 1
-            else:
-                sym = rel[1]
-                target_sec = int(sym.shndx)
-                target = sym.value // isa.INSN_SIZE + ins.imm + 1
-            img_target = self._image_index(
-                target_sec, target, sec_idx, first, code_len, base, own_len
-            )
-            return Insn(ins.code, ins.dst, ins.src, ins.off, img_target - img_i - 1)
+            return ins  # a helper, by number
         if rel is None:
             if ins.is_ld_imm64() and ins.src == isa.BPF_PSEUDO_FUNC:
                 raise KernelError(
@@ -309,11 +341,11 @@ class _Loader:
         shndx = int(sym.shndx)
         key = (shndx, sym.value)
         if key in self.map_at:
-            return Insn(ins.code, ins.dst, isa.BPF_PSEUDO_MAP_FD, ins.off, self.map_at[key], 0)
+            return Insn(ins.code, ins.dst, isa.BPF_PSEUDO_MAP_IDX, ins.off, self.map_at[key], 0)
         if shndx in self.data_map:
             mi = self.data_map[shndx]
             return Insn(
-                ins.code, ins.dst, isa.BPF_PSEUDO_MAP_VALUE, ins.off, mi, sym.value + ins.imm
+                ins.code, ins.dst, isa.BPF_PSEUDO_MAP_IDX_VALUE, ins.off, mi, sym.value + ins.imm
             )
         sname = self.sec_name(shndx)
         if sname == ".text" or self.sections[shndx]["sh_flags"] & SHF_EXECINSTR:
@@ -322,45 +354,26 @@ class _Loader:
             Errno.EINVAL, f"relocation against '{sym.name}' in section '{sname}' is not supported"
         )
 
-    def _image_index(
-        self,
-        target_sec: int,
-        target: int,
-        sec_idx: int,
-        first: int,
-        code_len: int,
-        base: int,
-        own_len: int,
-    ) -> int:
-        if self.sec_name(target_sec) == ".text":
-            return own_len + target
-        if target_sec == sec_idx and first <= target < first + code_len:
-            return base + target - first
-        raise KernelError(
-            Errno.EINVAL, f"call into section '{self.sec_name(target_sec)}' outside the program"
-        )
-
     def _fold_ld_imm64(self, image: list[Insn]) -> list[Insn]:
         """Give every ld_imm64 its full 64-bit operand in ``imm64``: a constant, a map handle
-        (``BPF_PSEUDO_MAP_FD``) or a pointer into a map value (``BPF_PSEUDO_MAP_VALUE``)."""
+        (``BPF_PSEUDO_MAP_IDX``) or a pointer into a map value (``BPF_PSEUDO_MAP_IDX_VALUE``),
+        the second slot's imm holding the offset as the kernel reads it. An ld_imm64 that
+        names a map with no relocation (``BPF_PSEUDO_MAP_FD``) keeps its number: the
+        verifier refuses it as the kernel refuses an fd that is no map."""
         out = list(image)
         i = 0
         while i < len(out):
             ins = out[i]
-            if ins.is_ld_imm64():
-                if i + 1 >= len(out):
-                    raise KernelError(Errno.EINVAL, "invalid bpf_ld_imm64 insn")
+            if ins.is_ld_imm64() and i + 1 < len(out):
                 hi = out[i + 1]
-                if ins.src == isa.BPF_PSEUDO_MAP_FD:
+                value = (ins.imm & 0xFFFFFFFF) | ((hi.imm & 0xFFFFFFFF) << 32)
+                if ins.src == isa.BPF_PSEUDO_MAP_IDX and 0 <= ins.imm < len(self.maps):
                     value = map_handle(ins.imm)
-                elif ins.src == isa.BPF_PSEUDO_MAP_VALUE:
-                    value = (self.maps[ins.imm].region << 32) + ins.imm64
-                elif ins.src == 0:
-                    value = (ins.imm & 0xFFFFFFFF) | ((hi.imm & 0xFFFFFFFF) << 32)
-                else:
-                    raise KernelError(
-                        Errno.EINVAL, f"ld_imm64 with src_reg {ins.src} is not supported"
-                    )
+                elif ins.src == isa.BPF_PSEUDO_MAP_IDX_VALUE and 0 <= ins.imm < len(self.maps):
+                    off = ins.imm64 & 0xFFFFFFFF
+                    value = (self.maps[ins.imm].region << 32) + off
+                    hi = Insn(hi.code, hi.dst, hi.src, hi.off, off)
+                    out[i + 1] = hi
                 out[i] = Insn(ins.code, ins.dst, ins.src, ins.off, ins.imm, value)
                 i += 2
                 continue

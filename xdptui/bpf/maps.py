@@ -24,22 +24,42 @@ I64Array = npt.NDArray[np.int64]
 
 
 class MapType(enum.IntEnum):
-    """``enum bpf_map_type`` (the values this package knows by name)."""
+    """``enum bpf_map_type`` (``include/uapi/linux/bpf.h``), every value named."""
 
+    UNSPEC = 0
     HASH = 1
     ARRAY = 2
     PROG_ARRAY = 3
     PERF_EVENT_ARRAY = 4
     PERCPU_HASH = 5
     PERCPU_ARRAY = 6
+    STACK_TRACE = 7
+    CGROUP_ARRAY = 8
     LRU_HASH = 9
     LRU_PERCPU_HASH = 10
     LPM_TRIE = 11
+    ARRAY_OF_MAPS = 12
+    HASH_OF_MAPS = 13
     DEVMAP = 14
+    SOCKMAP = 15
     CPUMAP = 16
     XSKMAP = 17
+    SOCKHASH = 18
+    CGROUP_STORAGE = 19
+    REUSEPORT_SOCKARRAY = 20
+    PERCPU_CGROUP_STORAGE = 21
+    QUEUE = 22
+    STACK = 23
+    SK_STORAGE = 24
     DEVMAP_HASH = 25
+    STRUCT_OPS = 26
     RINGBUF = 27
+    INODE_STORAGE = 28
+    TASK_STORAGE = 29
+    BLOOM_FILTER = 30
+    USER_RINGBUF = 31
+    CGRP_STORAGE = 32
+    ARENA = 33
 
 
 # Update flags (include/uapi/linux/bpf.h).
@@ -94,6 +114,8 @@ class BpfMap:
         self.value_size = mdef.value_size
         self.max_entries = mdef.max_entries
         self.map_flags = mdef.map_flags
+        if mdef.map_type in DEVMAP_TYPES:  # dev_map_init_map: values are read-only to programs
+            self.map_flags |= BPF_F_RDONLY_PROG
         self.pinning = mdef.pinning
         self.ncpus = ncpus if mdef.map_type in PERCPU_TYPES else 1
         self.frozen = frozen

@@ -11,6 +11,7 @@ from xdptui.bpf.elf import load_object
 from xdptui.bpf.frames import IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP, build_frame_bytes
 from xdptui.bpf.maps import fprint_hex
 from xdptui.bpf.objfile import BpfProgram
+from xdptui.bpf.verifier import check
 from xdptui.bpf.vm import action_name, run_batch
 from xdptui.model.errors import Errno, KernelError
 
@@ -104,6 +105,9 @@ def bench_prog(path: str, sec: str | None, count: int, as_json: bool) -> int:
     """Instructions and packets per second over ``count`` distinct frames (one batch)."""
     prog = _program(path, sec)
     frames = bench_frames(count)
+    start = time.perf_counter()
+    stats = check(prog)
+    verify_s = time.perf_counter() - start
     run_batch(prog, frames[:64])  # compile outside the timed part
     start = time.perf_counter()
     result = run_batch(prog, frames)
@@ -118,6 +122,11 @@ def bench_prog(path: str, sec: str | None, count: int, as_json: bool) -> int:
         "wall_s": round(wall, 4),
         "packets_per_s": round(count / wall, 1),
         "insns_per_s": round(result.insns / wall, 1),
+        "verifier_processed": stats.processed,
+        "verifier_total_states": stats.total_states,
+        "verifier_peak_states": stats.peak_states,
+        "verifier_max_states_per_insn": stats.max_states_per_insn,
+        "verifier_s": round(verify_s, 4),
     }
     if as_json:
         print(json.dumps(doc))
@@ -129,4 +138,9 @@ def bench_prog(path: str, sec: str | None, count: int, as_json: bool) -> int:
     print(f"wall time           {wall:.3f} s")
     print(f"packets / s         {count / wall:,.0f}")
     print(f"instructions / s    {result.insns / wall:,.0f}")
+    print(
+        f"verifier            processed {stats.processed} insns, total_states "
+        f"{stats.total_states}, peak_states {stats.peak_states}, max_states_per_insn "
+        f"{stats.max_states_per_insn}, in {verify_s:.3f} s"
+    )
     return 0

@@ -62,6 +62,8 @@ def prog_tag(insns: list[isa.Insn]) -> str:
             in (
                 isa.BPF_PSEUDO_MAP_FD,
                 isa.BPF_PSEUDO_MAP_VALUE,
+                isa.BPF_PSEUDO_MAP_IDX,
+                isa.BPF_PSEUDO_MAP_IDX_VALUE,
             )
         ):
             was_map = True
