@@ -46,6 +46,7 @@ BATCH_MAX  # tests/test_tun.py: the Taps help states it
 
 # enum bpf_map_type: every value named, shown by name (MapType(n).name) wherever one appears
 MapType.UNSPEC
+MapType.LPM_TRIE
 MapType.STACK_TRACE
 MapType.CGROUP_ARRAY
 MapType.SOCKMAP

@@ -70,22 +70,31 @@ class Btf:
                 raise KernelError(Errno.EINVAL, f"BTF kind {kind} unknown")
             self.types.append(t)
 
-    def resolve(self, tid: int) -> BtfType:
-        """Skip typedefs and modifiers."""
-        t = self.types[tid]
-        while t.kind in _MODIFIERS:
-            t = self.types[t.size_or_type]
-        return t
+    def type(self, tid: int) -> BtfType:
+        if not 0 <= tid < len(self.types):
+            raise KernelError(Errno.EINVAL, f"BTF: type id {tid} out of range")
+        return self.types[tid]
 
-    def size_of(self, tid: int) -> int:
-        """``btf__resolve_size``."""
+    def resolve(self, tid: int) -> BtfType:
+        """Skip typedefs and modifiers (a chain that loops is malformed BTF)."""
+        t = self.type(tid)
+        for _ in range(len(self.types)):
+            if t.kind not in _MODIFIERS:
+                return t
+            t = self.type(t.size_or_type)
+        raise KernelError(Errno.EINVAL, "BTF: a loop of typedefs or modifiers")
+
+    def size_of(self, tid: int, depth: int = 0) -> int:
+        """``btf__resolve_size`` (nested arrays at most 32 deep, as libbpf's MAX_RESOLVE_DEPTH)."""
+        if depth > 32:
+            raise KernelError(Errno.EINVAL, "BTF: type nesting too deep")
         t = self.resolve(tid)
         if t.kind in (KIND_INT, KIND_STRUCT, KIND_UNION, KIND_ENUM, KIND_ENUM64, KIND_FLOAT):
             return t.size_or_type
         if t.kind == KIND_PTR:
             return 8
         if t.kind == KIND_ARRAY:
-            return t.array[1] * self.size_of(t.array[0])
+            return t.array[1] * self.size_of(t.array[0], depth + 1)
         raise KernelError(Errno.EINVAL, f"BTF: cannot size type '{t.name}' of kind {t.kind}")
 
     def var_type(self, name: str) -> int | None:

@@ -9,6 +9,7 @@ single-entry array maps, ``license``, ``R_BPF_64_64`` map and global-data refere
 
 from __future__ import annotations
 
+import io
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,12 +22,20 @@ from elftools.elf.sections import Section, SymbolTableSection
 from xdptui.bpf import isa
 from xdptui.bpf.btf import Btf, core_relo_sections
 from xdptui.bpf.isa import Insn
-from xdptui.bpf.maps import BPF_F_RDONLY_PROG, BpfMap, MapDef, MapType
+from xdptui.bpf.maps import (
+    BPF_F_RDONLY_PROG,
+    MAP_MEMORY_BUDGET,
+    BpfMap,
+    MapDef,
+    MapType,
+    mem_usage,
+)
 from xdptui.bpf.memory import map_handle, map_region
 from xdptui.bpf.objfile import BpfObject, BpfProgram
 from xdptui.model.errors import Errno, KernelError
 
 EM_BPF = 247
+MAX_OBJECT_BYTES = 16 << 20  # a larger "object" is refused before it is parsed
 R_BPF_64_64 = 1
 R_BPF_64_ABS64 = 2
 SHF_EXECINSTR = 0x4
@@ -57,15 +66,34 @@ def xdp_attach_type(section: str) -> tuple[str, bool] | None:
 
 
 def load_object(path: str | Path, ncpus: int = 1) -> BpfObject:
-    """Open, parse and relocate an object; ``ncpus`` sizes per-CPU maps (possible CPUs)."""
+    """Open, parse and relocate an object; ``ncpus`` sizes per-CPU maps (possible CPUs).
+
+    Every way a file can be wrong -- not ELF, truncated, inconsistent headers, sections,
+    symbols, relocations or BTF -- is a ``KernelError`` naming the file and what is wrong
+    (EINVAL), never another exception: an object is untrusted input."""
     path = str(path)
     try:
         with open(path, "rb") as f:
-            return _Loader(ELFFile(f), path, ncpus).load()
+            raw = f.read(MAX_OBJECT_BYTES + 1)
     except OSError as exc:
         raise KernelError(Errno.ENOENT, f"{path}: {exc.strerror}") from None
+    if len(raw) > MAX_OBJECT_BYTES:
+        raise KernelError(
+            Errno.E2BIG,
+            f"{path}: larger than {MAX_OBJECT_BYTES >> 20} MiB, too large for a BPF object",
+        )
+    try:
+        return _Loader(ELFFile(io.BytesIO(raw)), path, ncpus).load()
+    except KernelError:
+        raise
     except ELFError as exc:
         raise KernelError(Errno.EINVAL, f"{path}: not an ELF object: {exc}") from None
+    except RecursionError:
+        raise KernelError(Errno.EINVAL, f"{path}: malformed object: nesting too deep") from None
+    except Exception as exc:  # anything a malformed file makes a parser raise
+        raise KernelError(
+            Errno.EINVAL, f"{path}: malformed object ({type(exc).__name__}: {exc})"[:400]
+        ) from None
 
 
 class _Loader:
@@ -103,6 +131,7 @@ class _Loader:
         self.map_at: dict[tuple[int, int], int] = {}
         self.data_map: dict[int, int] = {}  # section index -> map index of its global data
         self._decoded: dict[int, list[Insn]] = {}
+        self.charged = 0  # bytes of map memory the object's maps cost so far
         self._rel_cache: dict[int, dict[int, tuple[int, _Sym]]] = {}
 
     def sec_name(self, idx: int) -> str:
@@ -140,8 +169,20 @@ class _Loader:
         return obj
 
     # -- maps ------------------------------------------------------------------------------
-    def _add_map(self, mdef: MapDef, frozen: bool = False) -> int:
-        m = BpfMap(mdef, self.ncpus, frozen)
+    def _add_map(self, mdef: MapDef) -> int:
+        """Create a map as libbpf's ``bpf_object__create_maps`` does, charging what the
+        kernel's ``map_mem_usage`` says it costs to the object's budget (ENOMEM past it, as a
+        memory cgroup would refuse it)."""
+        cost = mem_usage(mdef, self.ncpus)
+        if self.charged + cost > MAP_MEMORY_BUDGET:
+            raise KernelError(
+                Errno.ENOMEM,
+                f"map '{mdef.name}': failed to create: Cannot allocate memory(-12): its "
+                f"{cost:,} bytes take the object's maps past xdptui's budget of "
+                f"{MAP_MEMORY_BUDGET >> 20} MiB",
+            )
+        m = BpfMap(mdef, self.ncpus)
+        self.charged += cost
         m.region = map_region(len(self.maps))
         self.maps.append(m)
         return len(self.maps) - 1
@@ -163,9 +204,11 @@ class _Loader:
                     continue
                 ro = sec.name.startswith(".rodata")
                 flags = BPF_F_RDONLY_PROG if ro else 0
-                mi = self._add_map(MapDef(sec.name, MapType.ARRAY, 4, size, 1, flags), frozen=False)
+                mi = self._add_map(MapDef(sec.name, MapType.ARRAY, 4, size, 1, flags))
+                self.maps[mi].freeze_on_load = ro
                 if sec["sh_type"] == "SHT_PROGBITS":
                     self.maps[mi].arena[:size] = memoryview(sec.data())
+                    self.maps[mi].touch(size)
                 self.data_map[idx] = mi
 
     def _btf_maps(self, idx: int) -> None:

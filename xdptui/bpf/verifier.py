@@ -346,6 +346,9 @@ class Verifier:
 def check(prog: BpfProgram) -> Stats:
     """Verify ``prog`` as ``BPF_PROG_LOAD`` would; raise ``KernelError`` with the kernel's
     errno and message when it refuses."""
+    for m in prog.maps:  # bpf_object__load: libbpf freezes .rodata before loading programs
+        if m.freeze_on_load:
+            m.frozen = True
     v = Verifier(prog)
     try:
         return v.run()
