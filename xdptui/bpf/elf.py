@@ -28,6 +28,7 @@ from xdptui.bpf.maps import (
     BpfMap,
     MapDef,
     MapType,
+    check_def,
     mem_usage,
 )
 from xdptui.bpf.memory import map_handle, map_region
@@ -173,6 +174,7 @@ class _Loader:
         """Create a map as libbpf's ``bpf_object__create_maps`` does, charging what the
         kernel's ``map_mem_usage`` says it costs to the object's budget (ENOMEM past it, as a
         memory cgroup would refuse it)."""
+        check_def(mdef)  # the kernel's own limits come before the memory charge
         cost = mem_usage(mdef, self.ncpus)
         if self.charged + cost > MAP_MEMORY_BUDGET:
             raise KernelError(

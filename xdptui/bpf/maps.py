@@ -144,7 +144,7 @@ class BpfMap:
         self.frozen = frozen
         self.freeze_on_load = False  # .rodata: libbpf freezes it (bpf_map_freeze) at load
         self.region = 0
-        _check_def(mdef)
+        check_def(mdef)
         self.stride = self.value_size * self.ncpus  # bytes of one slot (all CPUs' copies)
         self.modelled = mdef.map_type in MODELLED
         capacity = self.max_entries * self.stride if self.modelled and not self.is_hash else 0
@@ -474,7 +474,7 @@ class BpfMap:
         return out
 
 
-def _check_def(mdef: MapDef) -> None:
+def check_def(mdef: MapDef) -> None:
     """``map_alloc_check`` and the allocation limits of the modelled types, with the kernel's
     errno: zero sizes EINVAL, values too large to kmalloc E2BIG, hash tables whose bucket
     array would overflow a u32 E2BIG (``array_map_alloc_check``, ``htab_map_alloc_check``,
