@@ -440,3 +440,36 @@ def test_a_topology_from_text_resolves_against_the_current_directory(
         "devices.eth0.xdp",
     )
     assert ran(tmp_path) == set()
+
+
+@pytest.mark.parametrize(
+    ("command", "errno"),
+    [
+        ("bpftool map update name dm key 9 value eth1 egress {p}", "E2BIG"),  # past max_entries
+        ("bpftool map update name dm key 0 value eth1 egress {p} noexist", "EEXIST"),
+        ("bpftool map update name dh key 9 value eth1 egress {p}", "E2BIG"),  # the hash is full
+        ("bpftool map update name dh key 1 value eth1 egress {p} noexist", "EEXIST"),
+    ],
+)
+def test_a_refused_map_update_never_imports_its_egress_program(
+    tmp_path: Path, command: str, errno: str
+) -> None:
+    """The refusal of ``bpftool map update ... egress USER.py:f`` is decided from the map,
+    the key and the flags; only an update that happens loads (imports) the program."""
+    from xdptui.sim.engine import Simulator
+
+    marker = tmp_path / "imported"
+    (tmp_path / "eg.py").write_text(PROGRAM.format(marker=str(marker)))
+    topo = tmp_path / "t.yaml"
+    topo.write_text(
+        "devices:\n  eth0: {type: nic}\n  eth1: {type: nic}\n"
+        "maps:\n  dm: {type: devmap, max_entries: 4, entries: {0: eth1}}\n"
+        "  dh: {type: devmap_hash, max_entries: 1, entries: {1: eth1}}\n"
+    )
+    sim = Simulator.from_file(str(topo))
+    res = sim.submit(command.format(p=tmp_path / "eg.py:prog"))
+    assert not res.ok and res.errno == errno, res
+    assert not marker.exists()
+    prog = tmp_path / "eg.py:prog"
+    assert sim.submit(f"bpftool map update name dm key 1 value eth1 egress {prog}").ok
+    assert marker.exists()

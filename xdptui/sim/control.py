@@ -381,28 +381,32 @@ class Control(BondControl):
             hint = did_you_mean(c.dev, self.world.devices)
             raise ToolError(Errno.ENODEV, f'Error: invalid value: no device "{c.dev}"{hint}')
         egress = None
-        bad_egress: KernelError | None = None
-        if c.egress is not None:
-            ok = c.egress in DEVMAP_EGRESS_OK or is_user_program(c.egress)
-            if not ok and not is_object_program(c.egress):
-                valid = ", ".join(sorted(DEVMAP_EGRESS_OK))
-                bad_egress = KernelError(
-                    Errno.EINVAL,
-                    f"Error: update failed: Invalid argument ({c.egress} is not a "
-                    f"BPF_XDP_DEVMAP program; egress programs: {valid}, or a BPF object's "
-                    'SEC("xdp/devmap") program)',
-                )
-            else:
-                egress, create = self.load(c.egress, (), ATTACH_DEVMAP, dev)
-                self._loaded(egress, create)  # bpftool loaded it: the id stays taken
         try:
+            # Every refusal is decided before the egress program is loaded: a Python program
+            # is imported (runs) only for an update that then happens.
             m.check_update(c.key, c.flags)  # key range and flags before __dev_map_alloc_node
-            if bad_egress is not None:
-                raise bad_egress
+            if c.egress is not None:
+                ok = c.egress in DEVMAP_EGRESS_OK or is_user_program(c.egress)
+                if not ok and not is_object_program(c.egress):
+                    valid = ", ".join(sorted(DEVMAP_EGRESS_OK))
+                    raise ToolError(
+                        Errno.EINVAL,
+                        f"Error: update failed: Invalid argument ({c.egress} is not a "
+                        f"BPF_XDP_DEVMAP program; egress programs: {valid}, or a BPF object's "
+                        'SEC("xdp/devmap") program)',
+                    )
+            if m.type != "devmap" and c.key not in m.entries and len(m.entries) >= m.max_entries:
+                raise KernelError(Errno.E2BIG, "")  # __dev_map_hash_update_elem: the map is full
+        except ToolError:
+            raise
+        except KernelError as exc:
+            raise ToolError(exc.errno, f"Error: update failed: {exc.errno.strerror}") from None
+        if c.egress is not None:
+            egress, create = self.load(c.egress, (), ATTACH_DEVMAP, dev)
+            self._loaded(egress, create)  # bpftool loaded it: the id stays taken
+        try:
             m.update(c.key, DevmapEntry(dev.name, egress), c.flags)
         except KernelError as exc:
-            if exc is bad_egress:
-                raise
             raise ToolError(exc.errno, f"Error: update failed: {exc.errno.strerror}") from None
         self.world.touch()
         return ""
