@@ -11,7 +11,7 @@ from pathlib import Path
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from xdptui.bpf.elf import load_object
-from xdptui.bpf.vm import compile_program
+from xdptui.bpf.verifier import check
 from xdptui.model.catalog import (
     did_you_mean,
     is_object_program,
@@ -348,7 +348,7 @@ class _Nodes:
         """Open and verify the object's program now, as ``BPF_PROG_LOAD`` would (nothing
         runs): a file ``check`` accepts loads."""
         try:
-            compile_program(load_object(file).program(section))
+            check(load_object(file).program(section))
         except KernelError as exc:
             self.error(node, path, f"BPF object {file.name}: {exc.extack} ({exc.errno.name})")
             return False

@@ -36,6 +36,8 @@ from xdptui.bpf.objfile import BpfObject, BpfProgram
 from xdptui.model.errors import Errno, KernelError
 
 EM_BPF = 247
+CALL = isa.BPF_JMP | isa.BPF_CALL
+LD_IMM64 = isa.BPF_LD | isa.BPF_IMM | isa.BPF_DW
 MAX_OBJECT_BYTES = 16 << 20  # a larger "object" is refused before it is parsed
 R_BPF_64_64 = 1
 R_BPF_64_ABS64 = 2
@@ -316,9 +318,15 @@ class _Loader:
             base = placed[(sec_idx, first)]
             code = self._code(sec_idx)[first : first + cnt]
             relocs = self._relocs(sec_idx)
-            for i, ins in enumerate(code):
+            part = list(code)
+            special = {i - first for i in relocs if first <= i < first + cnt}
+            special.update(
+                i for i, ins in enumerate(code) if ins.code == CALL or ins.code == LD_IMM64
+            )
+            for i in sorted(special):
+                ins = code[i]
                 if not (isa.is_call(ins) and ins.src == isa.BPF_PSEUDO_CALL):
-                    image.append(self._relocate(sec_idx, first + i, ins, relocs))
+                    part[i] = self._relocate(sec_idx, first + i, ins, relocs)
                     continue
                 target_sec, target = self._call_target(sec_idx, first + i, ins, relocs)
                 if target_sec == sec_idx and first <= target < first + cnt:
@@ -336,7 +344,8 @@ class _Loader:
                         pieces.append((target_sec, fstart, fcount))
                         total += fcount
                     img_target = placed[key] + target - fstart
-                image.append(Insn(ins.code, ins.dst, ins.src, ins.off, img_target - (base + i) - 1))
+                part[i] = Insn(ins.code, ins.dst, ins.src, ins.off, img_target - (base + i) - 1)
+            image.extend(part)
             k += 1
         return self._fold_ld_imm64(image)
 
@@ -406,21 +415,18 @@ class _Loader:
         names a map with no relocation (``BPF_PSEUDO_MAP_FD``) keeps its number: the
         verifier refuses it as the kernel refuses an fd that is no map."""
         out = list(image)
-        i = 0
-        while i < len(out):
-            ins = out[i]
-            if ins.is_ld_imm64() and i + 1 < len(out):
-                hi = out[i + 1]
-                value = (ins.imm & 0xFFFFFFFF) | ((hi.imm & 0xFFFFFFFF) << 32)
-                if ins.src == isa.BPF_PSEUDO_MAP_IDX and 0 <= ins.imm < len(self.maps):
-                    value = map_handle(ins.imm)
-                elif ins.src == isa.BPF_PSEUDO_MAP_IDX_VALUE and 0 <= ins.imm < len(self.maps):
-                    off = ins.imm64 & 0xFFFFFFFF
-                    value = (self.maps[ins.imm].region << 32) + off
-                    hi = Insn(hi.code, hi.dst, hi.src, hi.off, off)
-                    out[i + 1] = hi
-                out[i] = Insn(ins.code, ins.dst, ins.src, ins.off, ins.imm, value)
-                i += 2
+        skip = -1
+        for i in [i for i, ins in enumerate(out) if ins.code == LD_IMM64]:
+            if i == skip or i + 1 >= len(out):
                 continue
-            i += 1
+            ins, hi = out[i], out[i + 1]
+            value = (ins.imm & 0xFFFFFFFF) | ((hi.imm & 0xFFFFFFFF) << 32)
+            if ins.src == isa.BPF_PSEUDO_MAP_IDX and 0 <= ins.imm < len(self.maps):
+                value = map_handle(ins.imm)
+            elif ins.src == isa.BPF_PSEUDO_MAP_IDX_VALUE and 0 <= ins.imm < len(self.maps):
+                off = ins.imm64 & 0xFFFFFFFF
+                value = (self.maps[ins.imm].region << 32) + off
+                out[i + 1] = Insn(hi.code, hi.dst, hi.src, hi.off, off)
+            out[i] = Insn(ins.code, ins.dst, ins.src, ins.off, ins.imm, value)
+            skip = i + 1
         return out

@@ -378,6 +378,18 @@ class BpfMap:
             out.append((i.to_bytes(self.key_size, "little"), self._value_at(i)))
         return out
 
+    def nonzero_items(self) -> list[tuple[bytes, bytes]]:
+        """The elements whose value is not all zeros, in :meth:`items` order -- found from
+        the part of the arena ever written, so a large sparse array costs what it holds."""
+        if not self.is_hash:
+            if self.map_type in EVENT_TYPES or not self.modelled or not self.used:
+                return []
+            rows = min(self.max_entries, -(-self.used // self.stride))
+            grid = self.arena[: rows * self.stride].reshape(rows, self.stride)
+            hit = np.flatnonzero(grid.any(axis=1))
+            return [(int(i).to_bytes(self.key_size, "little"), self._value_at(int(i))) for i in hit]
+        return [(k, v) for k, v in self.items() if any(v)]
+
     def dump(self, as_json: bool = False) -> str:
         """What ``bpftool map dump`` prints for a map without BTF (``-j`` when ``as_json``)."""
         items = self.items()

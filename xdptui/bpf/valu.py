@@ -64,8 +64,18 @@ _ARITH_OK = (CTX, MAP_VALUE, STACK, PKT, PKT_META)
 UNKNOWN32 = zext(sc.unknown(32))
 
 
+_CONSTS: dict[int, Reg] = {}
+
+
 def _imm(ins: Insn, is64: bool) -> Reg:
-    return scalar(sc.const(ins.imm if is64 else ins.imm & tn.M32))
+    """The immediate as a register (sign-extended for ALU64); shared, registers are values."""
+    v = (ins.imm if is64 else ins.imm & tn.M32) & tn.M64
+    reg = _CONSTS.get(v)
+    if reg is None:
+        reg = scalar(sc.const(v))
+        if len(_CONSTS) < 4096:
+            _CONSTS[v] = reg
+    return reg
 
 
 def check_alu(env: Verifier, st: State, ins: Insn) -> None:
