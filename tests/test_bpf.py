@@ -441,3 +441,21 @@ def test_bench_prog_reports_rates() -> None:
     res = xdptui("bench", "prog", str(EXAMPLES / "drop_port.o"), "--packets", "500", "--json")
     doc = json.loads(res.stdout)
     assert doc["packets"] == 500 and doc["insns_executed"] > 500 and doc["passes"] == 1
+
+
+def test_any_section_name_is_an_xdp_program_but_another_types_is_skipped(tmp_path: Path) -> None:
+    """iproute2 loads any section as XDP (``sec xdp_pass``, as xdp-tutorial names them);
+    a section libbpf gives another program type (``kprobe/...``, ``tc``) is not XDP."""
+    from bpf_elf import Obj, elf_bytes
+
+    path = tmp_path / "s.o"
+    code = {"xdp_pass": mov(0, imm=2) + exit_(), "tc": mov(0, imm=0) + exit_()}
+    code["kprobe/x"] = mov(0, imm=0) + exit_()
+    code["xdp_drop"] = mov(0, imm=1) + exit_()
+    path.write_bytes(elf_bytes(Obj(code)))
+    obj = load_object(path)
+    assert sorted(obj.programs) == ["xdp_drop", "xdp_pass"]
+    assert obj.program().section == "xdp_pass"  # the first, as iproute2 attaches it
+    assert obj.program("xdp_drop").run_batch([bytes(20)]).retval.tolist() == [1]
+    assert "tc program, not XDP" in obj.skipped["tc"]
+    assert "kprobe program, not XDP" in obj.skipped["kprobe_x"]

@@ -55,17 +55,76 @@ class _Sym:
     bind: str
 
 
+# Section names libbpf's section_defs give another program type: iproute2 loads any other
+# section as XDP when asked for it (``ip link set dev X xdp obj F.o sec NAME``), these are
+# programs of another kind that an XDP hook cannot run.
+OTHER_TYPES = (
+    ("socket", "socket filter"),
+    ("sk_reuseport", "sk_reuseport"),
+    ("kprobe", "kprobe"),
+    ("kretprobe", "kprobe"),
+    ("uprobe", "uprobe"),
+    ("uretprobe", "uprobe"),
+    ("ksyscall", "kprobe"),
+    ("usdt", "usdt"),
+    ("tc", "tc"),
+    ("tcx", "tc"),
+    ("classifier", "tc"),
+    ("action", "tc action"),
+    ("netkit", "netkit"),
+    ("tracepoint", "tracepoint"),
+    ("tp", "tracepoint"),
+    ("raw_tracepoint", "raw tracepoint"),
+    ("raw_tp", "raw tracepoint"),
+    ("tp_btf", "BTF tracepoint"),
+    ("fentry", "tracing (fentry)"),
+    ("fexit", "tracing (fexit)"),
+    ("fmod_ret", "tracing (fmod_ret)"),
+    ("freplace", "extension (freplace)"),
+    ("lsm", "LSM"),
+    ("iter", "iterator"),
+    ("syscall", "syscall"),
+    ("perf_event", "perf event"),
+    ("lwt_in", "LWT"),
+    ("lwt_out", "LWT"),
+    ("lwt_xmit", "LWT"),
+    ("lwt_seg6local", "LWT"),
+    ("sockops", "sock_ops"),
+    ("sk_skb", "sk_skb"),
+    ("sk_msg", "sk_msg"),
+    ("lirc_mode2", "lirc"),
+    ("flow_dissector", "flow dissector"),
+    ("cgroup_skb", "cgroup skb"),
+    ("cgroup", "cgroup"),
+    ("struct_ops", "struct_ops"),
+    ("sk_lookup", "sk_lookup"),
+    ("netfilter", "netfilter"),
+)
+
+
 def xdp_attach_type(section: str) -> tuple[str, bool] | None:
-    """libbpf's ``section_defs`` for XDP: (expected attach type, frags) or None if not XDP."""
+    """The program type libbpf and iproute2 decide for a section: (expected attach type,
+    frags) for XDP -- ``xdp``, ``xdp/devmap``, ``xdp.frags/cpumap``... and any name libbpf
+    gives no other type (``ip link ... obj F.o sec xdp_pass`` loads it as XDP) -- or None
+    for a section of another program type (``kprobe/...``, ``tc``, ``fentry/...``)."""
     base, _, rest = section.partition("/")
-    if base not in ("xdp", "xdp.frags"):
+    if base in ("xdp", "xdp.frags"):
+        frags = base == "xdp.frags"
+        if rest == "devmap":
+            return "xdp/devmap", frags
+        if rest == "cpumap":
+            return "xdp/cpumap", frags
+        return "xdp", frags
+    head = base.split(".")[0]
+    if any(head == prefix for prefix, _kind in OTHER_TYPES):
         return None
-    frags = base == "xdp.frags"
-    if rest == "devmap":
-        return "xdp/devmap", frags
-    if rest == "cpumap":
-        return "xdp/cpumap", frags
-    return "xdp", frags
+    return "xdp", False
+
+
+def other_type(section: str) -> str:
+    """The kind of program a non-XDP section holds, as its libbpf name says."""
+    head = section.partition("/")[0].split(".")[0]
+    return next((kind for prefix, kind in OTHER_TYPES if head == prefix), "another type of")
 
 
 def load_object(path: str | Path, ncpus: int = 1) -> BpfObject:
@@ -158,7 +217,9 @@ class _Loader:
             attach = xdp_attach_type(sec.name)
             for fn in funcs:
                 if attach is None:
-                    skipped[fn.name] = f"section '{sec.name}' is not an XDP program"
+                    skipped[fn.name] = (
+                        f"section '{sec.name}' is a {other_type(sec.name)} program, not XDP"
+                    )
                     continue
                 try:
                     insns = self._link(idx, fn, text_idx)

@@ -495,6 +495,7 @@ def run_batch(
     max_insns: int = MAX_INSNS,
     sequential: bool = True,
     record: bool = False,
+    devices: dict[int, tuple[int, int]] | None = None,
 ) -> BatchResult:
     """Run ``prog`` over ``packets`` as if one by one in order, on CPU ``cpu``.
 
@@ -502,6 +503,9 @@ def run_batch(
     Map changes stay in the program's maps. Refusals raise ``KernelError``: EINVAL for what
     the loader or verifier refuses, EACCES for a bad memory access, E2BIG for a run over the
     instruction cap; the maps are then as before the batch.
+
+    ``devices`` are the host's (ifindex -> (mtu, hard_header_len)) that ``bpf_check_mtu``
+    looks up; without them, lo alone, as ``BPF_PROG_TEST_RUN`` has it.
 
     ``sequential=False`` runs the batch in one vectorised pass even where packets share
     map words (each packet sees the state the pass left, not its predecessors'): for
@@ -532,6 +536,8 @@ def run_batch(
             max_insns,
             record=record,
         )
+        if devices is not None:
+            b.devices = devices
         passes += 1
         try:
             _execute(b, blocks)

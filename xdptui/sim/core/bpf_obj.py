@@ -121,6 +121,8 @@ class ObjProgram:
     frames_run: int = 0  # frames run one by one (exact mode, stateful programs)
     depends: str | None = None  # why its verdict can vary frame to frame, once seen
     fault: str | None = None  # a run-time refusal its frames met (those are XDP_ABORTED)
+    # The host's devices as bpf_check_mtu finds them: ifindex -> (mtu, L2 header length).
+    devices: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.prog = dataclasses.replace(self.code.template, maps=self.maps)
@@ -136,6 +138,7 @@ class ObjProgram:
             self.frames_run,
             self.depends,
             self.fault,
+            dict(self.devices),
         )
         memo[id(self)] = other
         return other
@@ -240,7 +243,12 @@ def load_program(
 
 def sync_devmaps(obj: ObjProgram, world: Any) -> None:
     """Copy the host devmaps an object is bound to into its map memory, as the program's
-    lookups see them (``struct bpf_devmap_val``: ifindex, then the egress program's id)."""
+    lookups see them (``struct bpf_devmap_val``: ifindex, then the egress program's id);
+    and the host's devices, as ``bpf_check_mtu`` finds them (an L3 tun has no L2 header)."""
+    obj.devices = {
+        d.ifindex: (d.mtu, 0 if getattr(d, "mode", "tap") == "tun" else 14)
+        for d in world.devices.values()
+    }
     for i, name in obj.bound.items():
         host = world.maps.get(name)
         m = obj.maps[i]

@@ -133,6 +133,7 @@ def _run(
         cpu=cpu,
         time_ns=t,
         record=record,
+        devices=ev.obj.devices or None,
     )
     sigs = [
         outcome(
@@ -339,6 +340,7 @@ def explain(dp: Datapath, ev: ObjEval, entry: int, cpu: int, t: int) -> ProgramR
             cpu=cpu,
             time_ns=t,
             record=True,
+            devices=obj.devices or None,
         )
         after = [m.arena[: m.used].copy() for m in obj.maps]  # what was ever written
     finally:
