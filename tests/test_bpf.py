@@ -395,7 +395,8 @@ def test_prog_run_prints_like_bpftool(tmp_path: Path) -> None:
     pkt.write_bytes(build_frame_bytes(proto=17, dst_port=53))
     res = xdptui("prog", "run", str(EXAMPLES / "drop_port.o"), "--data-in", str(pkt))
     assert res.returncode == 0, res.stderr
-    assert res.stdout.decode().startswith("Return value: XDP_DROP (1), duration: ")
+    assert res.stdout.decode().startswith("Return value: XDP_DROP (1), ")
+    assert "instructions; xdptui's interpreter took " in res.stdout.decode()
     out = tmp_path / "out"
     res = xdptui(
         "prog",
@@ -459,3 +460,11 @@ def test_any_section_name_is_an_xdp_program_but_another_types_is_skipped(tmp_pat
     assert obj.program("xdp_drop").run_batch([bytes(20)]).retval.tolist() == [1]
     assert "tc program, not XDP" in obj.skipped["tc"]
     assert "kprobe program, not XDP" in obj.skipped["kprobe_x"]
+
+
+def test_prog_run_refuses_a_devmap_program_as_the_kernel_does(tmp_path: Path) -> None:
+    """bpf_prog_test_run_xdp: a BPF_XDP_DEVMAP (or CPUMAP) program is EINVAL."""
+    pkt = tmp_path / "pkt"
+    pkt.write_bytes(build_frame_bytes())
+    res = xdptui("prog", "run", str(EXAMPLES / "egress_vlan_tag.o"), "--data-in", str(pkt))
+    assert res.returncode == 2 and b"EINVAL" in res.stderr and b"BPF_XDP_DEVMAP" in res.stderr

@@ -12,7 +12,7 @@ from xdptui.bpf.frames import IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP, build_fram
 from xdptui.bpf.maps import fprint_hex
 from xdptui.bpf.objfile import BpfProgram
 from xdptui.bpf.verifier import check
-from xdptui.bpf.vm import action_name, run_batch
+from xdptui.bpf.vm import action_name, run_batch, test_run
 from xdptui.model.errors import Errno, KernelError
 
 
@@ -34,15 +34,17 @@ def _program(path: str, sec: str | None) -> BpfProgram:
 def prog_run(
     path: str, sec: str | None, data_in: str, data_out: str | None, repeat: int, as_json: bool
 ) -> int:
-    """Run the program on one frame ``repeat`` times (map effects accumulate, as in the
-    kernel); print the return value and the average duration; write the output bytes."""
+    """``bpftool prog run``: the program ``repeat`` times on one buffer (``bpf_test_run``:
+    each run sees the bytes and the head, tail and metadata the previous one left; map
+    effects accumulate). The return value and output are the last run's; the time printed is
+    the interpreter's (per run), which says nothing of the program's speed in the kernel."""
     if repeat < 1:
         raise KernelError(Errno.EINVAL, "repeat must be at least 1")
     prog = _program(path, sec)
     frame = _read_input(data_in)
     start = time.perf_counter_ns()
-    result = run_batch(prog, [frame] * repeat)
-    duration = (time.perf_counter_ns() - start) // repeat
+    result = test_run(prog, frame, repeat)
+    interp_ns = (time.perf_counter_ns() - start) // repeat
     retval = int(result.retval[-1])
     out = result.data[-1]
     redirect = result.redirects[-1]
@@ -57,7 +59,8 @@ def prog_run(
         doc: dict[str, object] = {
             "retval": retval,
             "action": action_name(retval),
-            "duration": duration,
+            "interpreter_ns": interp_ns,
+            "insns": result.insns // repeat,
             "data_size_out": len(out),
         }
         if redirect is not None:
@@ -68,8 +71,11 @@ def prog_run(
         return 0
     if data_out == "-":
         print(fprint_hex(out))
-    avg = " (average)" if repeat > 1 else ""
-    print(f"Return value: {action_name(retval)} ({retval}), duration{avg}: {duration}ns")
+    avg = ", average" if repeat > 1 else ""
+    print(
+        f"Return value: {action_name(retval)} ({retval}), "
+        f"{result.insns // repeat} instructions{avg}; xdptui's interpreter took {interp_ns}ns"
+    )
     if redirect is not None and retval == 4:
         if redirect.map is not None:
             print(f"Redirect: map {redirect.map} key {redirect.key} flags {redirect.flags:#x}")

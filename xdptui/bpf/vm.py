@@ -563,6 +563,36 @@ def run_batch(
     return result
 
 
+def test_run(prog: BpfProgram, packet: bytes, repeat: int = 1) -> BatchResult:
+    """``bpf_prog_test_run_xdp``: the program run ``repeat`` times on one buffer -- each run
+    sees what the previous one left (bytes, ``adjust_head``/``_meta``/``_tail``), as
+    ``bpf_test_run`` loops over the same ``xdp_buff`` -- and the last run's result. A devmap
+    or cpumap program is EINVAL, as the kernel refuses to test-run those."""
+    if prog.expected_attach_type in ("xdp/devmap", "xdp/cpumap"):
+        raise KernelError(
+            Errno.EINVAL,
+            f"BPF_PROG_TEST_RUN: {prog.name} is a BPF_XDP_{prog.expected_attach_type[4:].upper()}"
+            " program, which the kernel does not test-run",
+        )
+    blocks = compile_program(prog)
+    one = np.ones(1, dtype=np.uint64)
+    b = Batch(prog, [packet], 0, one, one * 0, one * 0, 0, 0, 0, MAX_INSNS)
+    insns = 0
+    for _ in range(repeat):
+        b.done[:] = False
+        b.depth[:] = 0
+        b.icount[:] = 0
+        try:
+            _execute(b, blocks)
+        except KernelError:
+            b.rollback()
+            raise
+        insns += b.insns
+        b.insns = 0
+    b.insns = insns
+    return _result(prog, [b], 1, repeat)
+
+
 def _shifted(b: Batch) -> list[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64], int, U64]]:
     """A part's recorded adds with rows numbered in the whole batch."""
     return [(mi, rows + b.first, off, size, v) for mi, rows, off, size, v in b.adds]
