@@ -498,7 +498,7 @@ class _Loader(_Devices):
                     text = with_program_replaced(text, program, resolved)
             elif is_object_program(program):
                 file = program if program.endswith(".o") else program.rsplit(":", 1)[0]
-                found = self.program_file(node, path, file, "BPF object", "BPF objects")
+                found = self.program_file(node, path, file, "BPF object")
                 if found is not None:
                     text = with_program_replaced(text, file, str(found))
         return text

@@ -4,7 +4,6 @@ declared types, units and references, each problem a ``FILE:LINE:COL`` diagnosti
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
@@ -325,21 +324,17 @@ class _Nodes:
         return None
 
     def user_program(self, node: Node, path: str, name: str) -> str | None:
-        """``file.py:function`` as an absolute path inside the topology's directory.
-
-        DESIGN's Trust: a file's Python programs resolve against the file's own directory,
-        never the current one, and may not leave it (no absolute paths, no ``..`` or symlink
-        out of it), so the programs a shared topology runs are the ones shipped beside it."""
+        """``file.py:function`` as an absolute path (DESIGN's Trust: a relative path resolves
+        against the topology's directory, never the current one; absolute and ``../`` paths
+        are paths like any other -- consent is about running code, not where it lives)."""
         file, _, func = name.rpartition(":")
-        resolved = self.program_file(node, path, file, "user program", "Python programs")
+        resolved = self.program_file(node, path, file, "user program")
         return None if resolved is None else f"{resolved}:{func}"
 
     def object_program(self, node: Node, path: str, name: str) -> str | None:
-        """``file.o`` / ``file.o:SECTION`` with the same rule as Python programs: a shared
-        topology carries its objects with it (they run in xdptui's interpreter, so they need
-        no consent, but a file names only what is beside it)."""
+        """``file.o`` / ``file.o:SECTION``, resolved as Python programs are, and verified."""
         file, section = (name, None) if name.endswith(".o") else name.rsplit(":", 1)
-        resolved = self.program_file(node, path, file, "BPF object", "BPF objects")
+        resolved = self.program_file(node, path, file, "BPF object")
         if resolved is None or not self.verify_object(node, path, resolved, section):
             return None
         return str(resolved) if section is None else f"{resolved}:{section}"
@@ -354,43 +349,16 @@ class _Nodes:
             return False
         return True
 
-    def program_file(self, node: Node, path: str, file: str, kind: str, plural: str) -> Path | None:
-        """A program file named by the topology, resolved inside its directory."""
-        user = kind  # "user program" / "BPF object", as the messages name it
+    def program_file(self, node: Node, path: str, file: str, kind: str) -> Path | None:
+        """A program file the topology names: relative to its directory, or absolute."""
         try:
-            base = self.base_dir.resolve()
-            if Path(file).is_absolute() or file.startswith("~"):
-                self.error(
-                    node,
-                    path,
-                    f"{user} '{file}' is an absolute path; a topology names its {plural} "
-                    f"relative to its own directory ({base}), "
-                    f"e.g. progs/{Path(file).name}",
-                )
-                return None
-            if not Path(os.path.normpath(base / file)).is_relative_to(base):
-                self.error(
-                    node,
-                    path,
-                    f"{user} '{file}' is outside the topology's directory ({base}); a "
-                    f"topology may only run {plural} in its directory or below it",
-                )
-                return None
-            resolved = (base / file).resolve()
-            if not resolved.is_relative_to(base):
-                self.error(
-                    node,
-                    path,
-                    f"{user} '{file}' leads out of the topology's directory ({base}) "
-                    f"through a symbolic link, to {resolved}; a topology may only run "
-                    f"{plural} in its directory or below it",
-                )
-                return None
+            given = Path(file)
+            resolved = (given if given.is_absolute() else self.base_dir / given).resolve()
             found = resolved.is_file()
         except (OSError, ValueError, RuntimeError):
             resolved, found = self.base_dir / file, False
         if not found:
-            self.error(node, path, f"{user} file '{file}' not found (looked for {resolved})")
+            self.error(node, path, f"{kind} file '{file}' not found (looked for {resolved})")
             return None
         return resolved
 
