@@ -255,12 +255,16 @@ def cond_jump(env: Verifier, st: State, ins: Insn, pc: int) -> tuple[State | Non
     )
     if null_check and a.is_ptr and not a.null:
         return (None, st) if op == isa.BPF_JNE else (st, None)
+    if not is32:
+        pred = _pkt_branch_taken(op, a, b)
+        if pred != -1:
+            return (None, st) if pred else (st, None)
     taken = env.branch(st, pc + ins.off + 1)
     if null_check and a.null and a.t == MAP_VALUE:
         _null_split(st, a.id, op == isa.BPF_JNE)
         _null_split(taken, a.id, op == isa.BPF_JEQ)
     elif not is32:
-        _pkt_compare(st, taken, op, a, b)
+        _pkt_compare(st, taken, op, a, b, ins)
     return st, taken
 
 
@@ -321,23 +325,57 @@ def _good_pkt(st: State, dst: Reg, open_: bool) -> None:
             st.replace_reg(f, i, reg.with_(rng=new_range))
 
 
-def _pkt_compare(fall: State, taken: State, op: int, a: Reg, b: Reg) -> None:
-    """``try_match_pkt_pointers``: ``pkt' OP pkt_end`` and ``meta' OP pkt`` (either order)."""
+AT_PKT_END, BEYOND_PKT_END = -1, -2
+
+
+def _pkt_branch_taken(op: int, a: Reg, b: Reg) -> int:
+    """``is_pkt_ptr_branch_taken``: a pointer already known at or beyond ``data_end``."""
+    if b.t == PKT_END:
+        pkt = a
+    elif a.t == PKT_END:
+        pkt, op = b, sc.flip(op)
+    else:
+        return -1
+    if pkt.t != PKT or pkt.rng >= 0:
+        return -1
+    if op in (isa.BPF_JLE, isa.BPF_JGT) and pkt.rng == BEYOND_PKT_END:
+        return int(op == isa.BPF_JGT)
+    if op in (isa.BPF_JLT, isa.BPF_JGE):
+        return int(op == isa.BPF_JGE)
+    return -1
+
+
+def _mark_pkt_end(st: State, regno: int, beyond: bool) -> None:
+    """``mark_pkt_end``: this register is at (or past) ``data_end``: nothing reads through it."""
+    reg = st.cur.regs[regno]
+    if reg.t == PKT:
+        st.cur.regs[regno] = reg.with_(rng=BEYOND_PKT_END if beyond else AT_PKT_END)
+
+
+def _pkt_compare(fall: State, taken: State, op: int, a: Reg, b: Reg, ins: Insn) -> None:
+    """``try_match_pkt_pointers``: ``pkt' OP pkt_end`` and ``meta' OP pkt`` (either order):
+    the way that proves ``ptr <= end`` gives its id ``off`` bytes (``ptr < end``: one more),
+    the way that proves ``ptr > end`` (or ``>=``) marks the pointer beyond (or at) the end."""
     left = (a.t == PKT and b.t == PKT_END) or (a.t == PKT_META and _init_pkt(b, PKT))
     right = (a.t == PKT_END and b.t == PKT) or (_init_pkt(a, PKT) and b.t == PKT_META)
     if not (left or right):
         return
     ptr = a if left else b
+    regno = ins.dst if left else ins.src
     if op not in (isa.BPF_JGT, isa.BPF_JLT, isa.BPF_JGE, isa.BPF_JLE):
         return
     if right:
         op = sc.flip(op)
-    # Now "ptr OP end": which way proves ptr <= end (range off) or ptr < end (off + 1).
+    # Now "ptr OP end".
     if op == isa.BPF_JGT:
         _good_pkt(fall, ptr, False)
+        _mark_pkt_end(taken, regno, True)
     elif op == isa.BPF_JGE:
         _good_pkt(fall, ptr, True)
+        _mark_pkt_end(taken, regno, False)
     elif op == isa.BPF_JLT:
         _good_pkt(taken, ptr, True)
+        _mark_pkt_end(fall, regno, False)
     else:
         _good_pkt(taken, ptr, False)
+        _mark_pkt_end(fall, regno, True)

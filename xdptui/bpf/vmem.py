@@ -172,6 +172,8 @@ def _ctx_access(env: Verifier, reg: Reg, regno: int, off: int, size: int, write:
 
 def packet_access(reg: Reg, regno: int, off: int, size: int) -> None:
     """``check_packet_access``: ``off`` (with the register's fixed offset) inside ``r``."""
+    if reg.rng < 0:  # known to be at or beyond data_end (mark_pkt_end)
+        raise VerifierError(Errno.EINVAL, f"R{regno} offset is outside of the packet")
     if reg.r[4] < 0:
         raise VerifierError(
             Errno.EACCES,
