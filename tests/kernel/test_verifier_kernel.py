@@ -420,6 +420,14 @@ CASES: dict[str, tuple[Build, list[MapDef]]] = {
         ),
         [DEVMAP],
     ),
+    "a subprogram that returns nothing": (
+        lambda m: insn(0x85, 0, 1, 0, 2) + mov(0, imm=2) + exit_() + mov(1, imm=1) + exit_(),
+        [],
+    ),
+    "a subprogram's unset r0 read by its caller": (
+        lambda m: insn(0x85, 0, 1, 0, 1) + exit_() + mov(1, imm=1) + exit_(),
+        [],
+    ),
 }
 
 

@@ -359,13 +359,6 @@ class _Loader:
         through another), in the order first called, relocated (``bpf_object__relocate``,
         ``bpf_object__append_subprog_code``: only the subprograms a program uses are appended,
         or the kernel would find the others unreachable)."""
-        name = self.sec_name(idx)
-        for sec_name in (name, ".text"):
-            if self.core.get(sec_name):
-                raise KernelError(
-                    Errno.EINVAL,
-                    f"{sec_name}: CO-RE relocations (BPF_CORE_READ, bpf_core_*) are not supported",
-                )
         start, count = fn.value // isa.INSN_SIZE, fn.size // isa.INSN_SIZE
         if count == 0:
             count = len(self._code(idx)) - start

@@ -284,9 +284,9 @@ class Verifier:
             vcalls.helper_call(self, st, ins)
             return pc + 1
         if op == isa.BPF_EXIT:
-            self.read(st, 0)
-            if len(st.frames) > 1:
+            if len(st.frames) > 1:  # a void subprogram may leave r0 unset for its caller
                 return vcalls.func_exit(self, st)
+            self.read(st, 0)  # check_return_code
             return None
         if op == isa.BPF_JA:
             return vcfg.jump_target(pc, ins)
