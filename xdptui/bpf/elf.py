@@ -187,7 +187,8 @@ class _Loader:
         btf_sec = elf.get_section_by_name(".BTF")
         self.btf: Btf | None = Btf(btf_sec.data()) if btf_sec is not None else None
         ext = elf.get_section_by_name(".BTF.ext")
-        self.core = core_relo_sections(ext.data(), self.btf) if ext is not None else {}
+        if ext is not None:  # CO-RE records checked; the instructions keep clang's values
+            core_relo_sections(ext.data(), self.btf)
         self.maps: list[BpfMap] = []
         # (section index, offset in section) -> map index, for map relocations
         self.map_at: dict[tuple[int, int], int] = {}

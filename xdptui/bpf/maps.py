@@ -400,6 +400,12 @@ class BpfMap:
         lines.append(f"Found {n} element{'' if n == 1 else 's'}")
         return "\n".join(lines) + "\n"
 
+    def entry_text(self, key: bytes, value: bytes, as_json: bool = False) -> str:
+        """One element as ``bpftool map lookup`` prints it (``-j``: its JSON object)."""
+        if as_json:
+            return json.dumps(self._entry_json(key, value), separators=(",", ":"))
+        return self._entry_plain(key, value)
+
     def _entry_json(self, key: bytes, value: bytes) -> dict[str, object]:
         entry: dict[str, object] = {"key": _hex_json(key)}
         if not self.is_percpu:

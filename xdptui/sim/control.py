@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from xdptui.model.catalog import (
     program_info,
 )
 from xdptui.model.errors import Errno, KernelError
-from xdptui.sim import show
+from xdptui.sim import objmaps, show
 from xdptui.sim.bond.bond_main import Bond
 from xdptui.sim.bond.bond_options import BondControl
 from xdptui.sim.core.bpf_eval import verify_on_traffic
@@ -374,7 +375,10 @@ class Control(BondControl):
 
     def _MapUpdate(self, c: cmd.MapUpdate) -> str:
         """``bpftool map update``: the device name becomes its ifindex, an egress program must
-        be a BPF_XDP_DEVMAP program (``__dev_map_alloc_node``: EINVAL otherwise)."""
+        be a BPF_XDP_DEVMAP program (``__dev_map_alloc_node``: EINVAL otherwise); bytes for
+        an object's own map (``objmaps``)."""
+        if c.value_bytes is not None:
+            return self._objmap(objmaps.update, c)
         m = self.devmap(c.map)
         dev = self.world.devices.get(c.dev)
         if dev is None:
@@ -411,7 +415,18 @@ class Control(BondControl):
         self.world.touch()
         return ""
 
+    def _objmap(self, op: Callable[[World, Any], str], c: Any) -> str:
+        try:
+            return op(self.world, c)
+        except objmaps.MapToolError as exc:
+            raise ToolError(exc.errno, exc.extack) from None
+
+    def _MapLookup(self, c: cmd.MapLookup) -> str:
+        return self._objmap(objmaps.lookup, c)
+
     def _MapDelete(self, c: cmd.MapDelete) -> str:
+        if c.key_bytes is not None:
+            return self._objmap(objmaps.delete, c)
         m = self.devmap(c.map)
         try:
             m.delete(c.key)

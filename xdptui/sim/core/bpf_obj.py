@@ -123,6 +123,7 @@ class ObjProgram:
     fault: str | None = None  # a run-time refusal its frames met (those are XDP_ABORTED)
     # The host's devices as bpf_check_mtu finds them: ifindex -> (mtu, L2 header length).
     devices: dict[int, tuple[int, int]] = field(default_factory=dict)
+    user_gen: int = 0  # how many times bpftool changed its maps (probes depend on it)
 
     def __post_init__(self) -> None:
         self.prog = dataclasses.replace(self.code.template, maps=self.maps)
@@ -139,6 +140,7 @@ class ObjProgram:
             self.depends,
             self.fault,
             dict(self.devices),
+            self.user_gen,
         )
         memo[id(self)] = other
         return other
@@ -267,7 +269,7 @@ def sync_devmaps(obj: ObjProgram, world: Any) -> None:
 
 def devmap_fingerprint(obj: ObjProgram) -> str:
     """What the bound devmaps hold (the only map contents a command can change)."""
-    h = hashlib.sha1()
+    h = hashlib.sha1(str(obj.user_gen).encode())
     for i in sorted(obj.bound):
         h.update(obj.maps[i].arena.tobytes())
         h.update(b"".join(obj.maps[i].slots))
