@@ -89,13 +89,13 @@ class TestRun:
     data: bytes
 
 
-def test_run(prog_fd: int, data: bytes) -> TestRun:
-    """One BPF_PROG_TEST_RUN (repeat 1, no ctx: ingress is lo, queue 0)."""
+def test_run(prog_fd: int, data: bytes, repeat: int = 1) -> TestRun:
+    """One BPF_PROG_TEST_RUN (no ctx: ingress is lo, queue 0), ``repeat`` runs on its buffer."""
     din = ctypes.create_string_buffer(data, len(data))
     dout = ctypes.create_string_buffer(8192)
     attr = bytearray(80)
     struct.pack_into(
-        "<IIIIQQII", attr, 0, prog_fd, 0, len(data), len(dout), _addr(din), _addr(dout), 1, 0
+        "<IIIIQQII", attr, 0, prog_fd, 0, len(data), len(dout), _addr(din), _addr(dout), repeat, 0
     )
     bpf(BPF_PROG_TEST_RUN, attr)
     retval, _size_in, size_out = struct.unpack_from("<III", attr, 4)

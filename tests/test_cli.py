@@ -106,3 +106,12 @@ def test_run_seed_override_and_bad_arguments():
     assert res.returncode == 2 and "duration" in res.stderr and "Traceback" not in res.stderr
     res = xdptui("run", "/nonexistent.yaml")
     assert res.returncode == 2 and "/nonexistent.yaml:1:1: error:" in res.stderr
+
+
+def test_run_summary_names_an_object_by_its_file_name() -> None:
+    """The xdp column shows the object's file name (cut to fit, the mode kept), never the
+    start of the absolute path the topology resolved it to."""
+    topo = TOPOLOGIES / "bpf_router.yaml"
+    res = xdptui("run", str(topo), "--duration", "1ms")
+    row = next(line for line in res.stdout.splitlines() if line.startswith("eth0 "))
+    assert "router_sta…/native" in row and "/work" not in row and str(topo.parent) not in row

@@ -175,26 +175,25 @@ def test_a_timeline_program_is_the_one_beside_the_topology_not_in_the_current_di
     )
 
 
-# --- paths a shared file may not name -------------------------------------------------------
+# --- paths: relative to the topology, absolute and ../ like any other -------------------
 
 
 @pytest.mark.parametrize(
-    ("program", "message"),
-    [
-        ("/tmp/x.py:prog", "user program '/tmp/x.py' is an absolute path; a topology names its"),
-        ("../outside.py:prog", "user program '../outside.py' is outside the topology's directory"),
-        ("progs/../../outside.py:prog", "user program 'progs/../../outside.py' is outside"),
-        ("link.py:prog", "user program 'link.py' leads out of the topology's directory"),
-    ],
+    "program",
+    ["{abs}/outside.py:prog", "../outside.py:prog", "progs/../../outside.py:prog", "link.py:prog"],
 )
 @pytest.mark.parametrize("where", ["xdp", "timeline", "lesson", "egress"])
-def test_paths_leaving_the_topology_directory_are_refused_at_their_line(
-    tmp_path: Path, program: str, message: str, where: str
+def test_absolute_and_parent_paths_are_paths_like_any_other(
+    tmp_path: Path, program: str, where: str
 ) -> None:
+    """DESIGN's Trust: a shared ``../common/`` folder (as xdp-tutorial lays its lessons out)
+    or an absolute path names a program like a path beside the topology does; ``check``
+    resolves and lists it and runs nothing, and ``run`` needs ``--trust`` to import it."""
     folder = tmp_path / "topo"
-    folder.mkdir()
+    (folder / "progs").mkdir(parents=True)
     write_program(tmp_path / "outside.py", tmp_path / "ran-outside")
     (folder / "link.py").symlink_to(tmp_path / "outside.py")
+    program = program.format(abs=tmp_path)
     text = {
         "xdp": f"devices:\n  eth0: {{type: nic, xdp: {program}}}\n",
         "timeline": "devices: {eth0: {type: nic}}\ntimeline:\n"
@@ -208,11 +207,21 @@ def test_paths_leaving_the_topology_directory_are_refused_at_their_line(
     path = folder / "t.yaml"
     path.write_text(text)
     res = xdptui("check", str(path))
+    assert res.returncode == 0, res.stderr
+    assert str((tmp_path / "outside.py").resolve()) in res.stdout
+    assert not (tmp_path / "ran-outside").exists()
+    res = xdptui("run", str(path), "--duration", "2ms")
+    assert res.returncode == 2 and "--trust" in res.stderr
+    assert not (tmp_path / "ran-outside").exists()
+
+
+def test_a_missing_program_is_refused_at_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text("devices:\n  eth0: {type: nic, xdp: ../nowhere.py:prog}\n")
+    res = xdptui("check", str(path))
     assert res.returncode == 2
     (line,) = res.stderr.splitlines()
-    expected_line = {"xdp": 2, "timeline": 3, "lesson": 5, "egress": 3}[where]
-    assert line.startswith(f"{path}:{expected_line}:")
-    assert message in line
+    assert line.startswith(f"{path}:2:") and "user program file '../nowhere.py' not found" in line
     assert ran(tmp_path) == set()
 
 
@@ -440,3 +449,36 @@ def test_a_topology_from_text_resolves_against_the_current_directory(
         "devices.eth0.xdp",
     )
     assert ran(tmp_path) == set()
+
+
+@pytest.mark.parametrize(
+    ("command", "errno"),
+    [
+        ("bpftool map update name dm key 9 value eth1 egress {p}", "E2BIG"),  # past max_entries
+        ("bpftool map update name dm key 0 value eth1 egress {p} noexist", "EEXIST"),
+        ("bpftool map update name dh key 9 value eth1 egress {p}", "E2BIG"),  # the hash is full
+        ("bpftool map update name dh key 1 value eth1 egress {p} noexist", "EEXIST"),
+    ],
+)
+def test_a_refused_map_update_never_imports_its_egress_program(
+    tmp_path: Path, command: str, errno: str
+) -> None:
+    """The refusal of ``bpftool map update ... egress USER.py:f`` is decided from the map,
+    the key and the flags; only an update that happens loads (imports) the program."""
+    from xdptui.sim.engine import Simulator
+
+    marker = tmp_path / "imported"
+    (tmp_path / "eg.py").write_text(PROGRAM.format(marker=str(marker)))
+    topo = tmp_path / "t.yaml"
+    topo.write_text(
+        "devices:\n  eth0: {type: nic}\n  eth1: {type: nic}\n"
+        "maps:\n  dm: {type: devmap, max_entries: 4, entries: {0: eth1}}\n"
+        "  dh: {type: devmap_hash, max_entries: 1, entries: {1: eth1}}\n"
+    )
+    sim = Simulator.from_file(str(topo))
+    res = sim.submit(command.format(p=tmp_path / "eg.py:prog"))
+    assert not res.ok and res.errno == errno, res
+    assert not marker.exists()
+    prog = tmp_path / "eg.py:prog"
+    assert sim.submit(f"bpftool map update name dm key 1 value eth1 egress {prog}").ok
+    assert marker.exists()

@@ -9,6 +9,7 @@ imports or runs it. Each line names an attribute so vulture counts it as used.
 from xdptui.app import XdpApp
 from xdptui.bpf.batch import Record
 from xdptui.bpf.isa import encode
+from xdptui.bpf.maps import MapType
 from xdptui.model.report_spec import BpfMapEntry, DeviceEntry, ObjectEntry, QueueEntry
 from xdptui.sim.dev.tun import FAST_PATH_MAX
 from xdptui.sim.dev.vhost_net import BATCH_MAX
@@ -42,3 +43,21 @@ encode  # xdptui.bpf.isa: instructions back to bytes, for tools that build progr
 
 FAST_PATH_MAX  # tests/test_tun.py: the Taps help states it
 BATCH_MAX  # tests/test_tun.py: the Taps help states it
+
+# enum bpf_map_type: every value named, shown by name (MapType(n).name) wherever one appears
+MapType.UNSPEC
+MapType.LPM_TRIE
+MapType.STACK_TRACE
+MapType.CGROUP_ARRAY
+MapType.SOCKMAP
+MapType.SOCKHASH
+MapType.CGROUP_STORAGE
+MapType.REUSEPORT_SOCKARRAY
+MapType.PERCPU_CGROUP_STORAGE
+MapType.SK_STORAGE
+MapType.STRUCT_OPS
+MapType.INODE_STORAGE
+MapType.TASK_STORAGE
+MapType.USER_RINGBUF
+MapType.CGRP_STORAGE
+MapType.ARENA

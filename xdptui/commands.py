@@ -20,6 +20,7 @@ from xdptui.model.commands import (
     LinkSetState,
     LinkShow,
     MapDelete,
+    MapLookup,
     MapShow,
     MapUpdate,
     NetShow,
@@ -56,6 +57,11 @@ COMMAND_HELP: tuple[tuple[str, str], ...] = (
         "set a devmap entry",
     ),
     ("bpftool map delete name MAP key K", "delete a devmap entry"),
+    (
+        "bpftool map update {name MAP | id N} key [hex] BYTES value [hex] BYTES [flags]",
+        "set an element of a loaded object's map (bytes as bpftool parses them)",
+    ),
+    ("bpftool [-j] map {lookup | delete} {name MAP | id N} key [hex] BYTES", "an element"),
     ("bpftool [-j] map show | dump name MAP", "list maps / a map's entries"),
     ("bpftool [-j] prog show", "list the loaded XDP programs"),
     ("bpftool [-j] net", "list the XDP programs attached to each device"),
@@ -340,18 +346,33 @@ def _parse_bpftool(w: _Words) -> Command:
     if verb == "dump":
         name, map_id = _map_ref(w)
         return MapShow(name, dump=True, json=as_json, map_id=map_id)
-    if verb in ("update", "delete"):
-        name = _map_name(w)
+    if verb in ("update", "delete", "lookup"):
+        name, map_id = _map_ref(w)
         if w.next() != "key":
             raise UsageError("Error: expected 'key'")
-        key = _int(w.next(), "key")
+        key_words = _bytes_words(w, ("value",))
+        key_bytes = _parse_bytes(key_words, "key")
+        if verb == "lookup":
+            if w.more():
+                raise UsageError(f"Error: unexpected '{w.next()}'")
+            return MapLookup(name, map_id, key_bytes, as_json)
+        single = len(key_words) == 1 and key_words[0] != "hex"
+        key = _int(key_words[0], "key") if single else 0
+        raw_key = None if single and map_id is None else key_bytes
         if verb == "delete":
             if w.more():
                 raise UsageError(f"Error: unexpected '{w.next()}'")
-            return MapDelete(name, key)
+            return MapDelete(name or "", key, map_id, raw_key)
         if w.next() != "value":
             raise UsageError("Error: expected 'value'")
-        dev = w.next()
+        value_words = _bytes_words(w, ("egress", "any", "noexist", "exist"))
+        dev = value_words[0] if value_words else ""
+        value_bytes = None
+        if value_words and (value_words[0] == "hex" or _is_byte(value_words[0])):
+            value_bytes = _parse_bytes(value_words, "value")
+            raw_key = key_bytes
+        elif len(value_words) != 1:
+            raise UsageError(f"Error: unexpected '{value_words[1] if value_words else ''}'")
         egress = None
         flags = 0
         while w.more():
@@ -364,8 +385,44 @@ def _parse_bpftool(w: _Words) -> Command:
                 raise UsageError(
                     f"Error: unexpected '{word}' (expected egress PROG or any|noexist|exist)"
                 )
-        return MapUpdate(name, key, dev, egress, flags)
-    raise UsageError(f"Error: unrecognized command '{verb}' (show, dump, update, delete)")
+        return MapUpdate(name or "", key, dev, egress, flags, map_id, raw_key, value_bytes)
+    raise UsageError(f"Error: unrecognized command '{verb}' (show, dump, lookup, update, delete)")
+
+
+def _bytes_words(w: _Words, stops: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    while w.more() and w.peek() not in stops:
+        out.append(w.next())
+    if not out:
+        raise UsageError("Error: no bytes given")
+    return out
+
+
+def _is_byte(word: str) -> bool:
+    try:
+        return 0 <= int(word, 0) <= 255
+    except ValueError:
+        return False
+
+
+def _parse_bytes(words: list[str], what: str) -> bytes:
+    """bpftool's ``parse_bytes``: each word a byte (``0x0a``, ``10``, ``012``), or after
+    ``hex`` hexadecimal digits (``0a``, or several bytes run together: ``0a000000``)."""
+    out = bytearray()
+    if words[0] == "hex":
+        for word in words[1:]:
+            if len(word) % 2 and len(word) > 2:
+                raise UsageError(f"Error: error parsing {what}: odd number of hex digits '{word}'")
+            try:
+                out += bytes.fromhex(word.zfill(2))
+            except ValueError:
+                raise UsageError(f"Error: error parsing byte: {word}") from None
+        return bytes(out)
+    for word in words:
+        if not _is_byte(word):
+            raise UsageError(f"Error: error parsing byte: {word}")
+        out.append(int(word, 0))
+    return bytes(out)
 
 
 def _map_ref(w: _Words) -> tuple[str | None, int | None]:

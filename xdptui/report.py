@@ -63,10 +63,10 @@ def summary(frame: Frame) -> str:
     lines.append("-" * len(head))
     for dev in frame.devices:
         counters = dict(dev.counters)
-        prog = f"{dev.xdp.program}/{dev.xdp.mode}" if dev.xdp else "-"
+        prog = _fit(program_label(dev.xdp.program), f"/{dev.xdp.mode}", 18) if dev.xdp else "-"
         state = "" if dev.up else " (down)"
         lines.append(
-            f"{(dev.name + state):<10} {prog[:18]:<18}"
+            f"{(dev.name + state):<10} {prog:<18}"
             + "".join(f"{_count(counters[c]):>11}" for c in cols)
         )
     lines.append("")
@@ -114,3 +114,17 @@ def _count(n: int) -> str:
         if n >= scale * 10:
             return f"{n / scale:.1f}{unit}"
     return str(n)
+
+
+def program_label(program: str) -> str:
+    """A program as a column shows it: a file's name (``router_stats.o``, ``f.py:prog``,
+    ``x.o:xdp_pass``) rather than the path it was named by; a built-in by its name."""
+    if "/" not in program:
+        return program
+    return program.rsplit("/", 1)[1]
+
+
+def _fit(name: str, mode: str, width: int) -> str:
+    """``name`` and ``mode`` in ``width`` characters: the name cut (and marked) if need be."""
+    room = width - len(mode)
+    return (name if len(name) <= room else name[: room - 1] + "…") + mode

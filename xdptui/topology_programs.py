@@ -9,14 +9,13 @@ may be (DESIGN's Trust)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection
 from pathlib import Path
 
 from yaml.nodes import Node
 
 from xdptui.bpf.elf import load_object
-from xdptui.bpf.vm import compile_program
+from xdptui.bpf.verifier import check
 from xdptui.commands import programs_named, with_program_replaced
 from xdptui.model.catalog import did_you_mean, is_object_program, is_user_program
 from xdptui.model.errors import KernelError
@@ -64,7 +63,7 @@ class ProgramResolver:
                     text = with_program_replaced(text, program, resolved)
             elif is_object_program(program):
                 file = object_file(program)
-                found = self.program_file(node, path, file, "BPF object", "BPF objects")
+                found = self.program_file(node, path, file, "BPF object")
                 if found is not None:
                     text = with_program_replaced(text, file, str(found))
         return text
@@ -72,15 +71,14 @@ class ProgramResolver:
     def user_program(self, node: Node, path: str, name: str) -> str | None:
         """``file.py:function`` with its file resolved by :meth:`program_file`."""
         file, _, func = name.rpartition(":")
-        resolved = self.program_file(node, path, file, "user program", "Python programs")
+        resolved = self.program_file(node, path, file, "user program")
         return None if resolved is None else f"{resolved}:{func}"
 
     def object_program(self, node: Node, path: str, name: str) -> str | None:
-        """``file.o`` / ``file.o:SECTION`` with the same rule as Python programs: a shared
-        topology carries its objects with it (they run in xdptui's interpreter, so they need
-        no consent, but a file names only what is beside it)."""
+        """``file.o`` / ``file.o:SECTION`` resolved as Python programs are, and verified
+        (they run in xdptui's interpreter, so they need no consent)."""
         file, section = (name, None) if name.endswith(".o") else name.rsplit(":", 1)
-        resolved = self.program_file(node, path, file, "BPF object", "BPF objects")
+        resolved = self.program_file(node, path, file, "BPF object")
         if resolved is None or not self.verify_object(node, path, resolved, section):
             return None
         return str(resolved) if section is None else f"{resolved}:{section}"
@@ -89,54 +87,24 @@ class ProgramResolver:
         """Open and verify the object's program now, as ``BPF_PROG_LOAD`` would (nothing
         runs): a file ``check`` accepts loads."""
         try:
-            compile_program(load_object(file).program(section))
+            check(load_object(file).program(section))
         except KernelError as exc:
             self.nodes.error(node, path, f"BPF object {file.name}: {exc.extack} ({exc.errno.name})")
             return False
         return True
 
-    def program_file(self, node: Node, path: str, file: str, kind: str, plural: str) -> Path | None:
-        """A program file named by the topology, resolved inside its directory: the one place
-        the loader resolves a program path.
-
-        DESIGN's Trust: a file's programs resolve against the file's own directory, never the
-        current one, and may not leave it (no absolute paths, no ``..`` or symlink out of it),
-        so the programs a shared topology runs are the ones shipped beside it."""
-        user = kind  # "user program" / "BPF object", as the messages name it
-        error = self.nodes.error
+    def program_file(self, node: Node, path: str, file: str, kind: str) -> Path | None:
+        """A program file named by the topology: the one place the loader resolves a program
+        path. DESIGN's Trust: a relative path resolves against the topology's own directory,
+        never the current one; absolute and ``../`` paths are paths like any other (consent is
+        about running code, not where it lives)."""
         try:
-            base = self.base_dir.resolve()
-            if Path(file).is_absolute() or file.startswith("~"):
-                error(
-                    node,
-                    path,
-                    f"{user} '{file}' is an absolute path; a topology names its {plural} "
-                    f"relative to its own directory ({base}), "
-                    f"e.g. progs/{Path(file).name}",
-                )
-                return None
-            if not Path(os.path.normpath(base / file)).is_relative_to(base):
-                error(
-                    node,
-                    path,
-                    f"{user} '{file}' is outside the topology's directory ({base}); a "
-                    f"topology may only run {plural} in its directory or below it",
-                )
-                return None
-            resolved = (base / file).resolve()
-            if not resolved.is_relative_to(base):
-                error(
-                    node,
-                    path,
-                    f"{user} '{file}' leads out of the topology's directory ({base}) "
-                    f"through a symbolic link, to {resolved}; a topology may only run "
-                    f"{plural} in its directory or below it",
-                )
-                return None
+            given = Path(file)
+            resolved = (given if given.is_absolute() else self.base_dir / given).resolve()
             found = resolved.is_file()
         except (OSError, ValueError, RuntimeError):
             resolved, found = self.base_dir / file, False
         if not found:
-            error(node, path, f"{user} file '{file}' not found (looked for {resolved})")
+            self.nodes.error(node, path, f"{kind} file '{file}' not found (looked for {resolved})")
             return None
         return resolved

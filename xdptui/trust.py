@@ -6,8 +6,10 @@ programs (``path/to/file.py:function``) in four places: a device's ``xdp:``, a d
 ``bpftool map update ... egress F.py:f``). :func:`user_programs` lists them all, resolved
 against the topology's own directory (never the current one); ``xdptui check`` prints the list,
 and ``xdptui run`` / the app / ``xdptui serve`` run none of them until the user agrees
-(``--trust``, or the app's confirmation screen). The loader (:mod:`xdptui.topology_io`) has
-already refused absolute paths and paths leading out of the topology's directory.
+(``--trust``, or the app's confirmation screen). Relative paths resolve against the
+topology's directory; absolute and ``../`` paths are paths like any other (a shared
+``../common/`` folder is how labs are laid out): consent is about running code, not about
+where a file lives, and the consent lists each resolved path.
 
 Commands the user types are the user's own and need no consent. Built-in programs run in the
 simulator and need none either, nor do BPF objects (``path/to/file.o``): they run in xdptui's

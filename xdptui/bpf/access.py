@@ -77,8 +77,10 @@ def _flat(
                 int(rows[i]),
                 f"invalid access to map value, value_size={vs} off={int(off[i] % vs)} size={size}",
             )
-        if write and m.map_flags & BPF_F_RDONLY_PROG:
-            raise _fail(b, int(rows[0]), f"write into map forbidden, value_size={vs}")
+        if write:
+            if m.map_flags & BPF_F_RDONLY_PROG:
+                raise _fail(b, int(rows[0]), f"write into map forbidden, value_size={vs}")
+            m.touch(int(off.max()) + size)
         return m.arena, off
     if region == mem.CTX_REGION:
         raise _fail(b, int(rows[0]), "invalid bpf_context access" if write else "ctx access")

@@ -160,6 +160,9 @@ class Batch:
     hit_full: set[int] = field(default_factory=set)
     insns: int = 0
     record: bool = False  # keep each commutative add's value (``adds``) for the caller
+    # The host's devices by ifindex: (mtu, hard_header_len), for bpf_check_mtu. What
+    # BPF_PROG_TEST_RUN sees by default: lo, ifindex 1 (MTU 65536, an Ethernet header).
+    devices: dict[int, tuple[int, int]] = field(default_factory=lambda: {1: (65536, 14)})
     adds: list[tuple[int, I64, I64, int, U64]] = field(default_factory=list)
 
     def __post_init__(self) -> None:

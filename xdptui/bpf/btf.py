@@ -70,22 +70,31 @@ class Btf:
                 raise KernelError(Errno.EINVAL, f"BTF kind {kind} unknown")
             self.types.append(t)
 
-    def resolve(self, tid: int) -> BtfType:
-        """Skip typedefs and modifiers."""
-        t = self.types[tid]
-        while t.kind in _MODIFIERS:
-            t = self.types[t.size_or_type]
-        return t
+    def type(self, tid: int) -> BtfType:
+        if not 0 <= tid < len(self.types):
+            raise KernelError(Errno.EINVAL, f"BTF: type id {tid} out of range")
+        return self.types[tid]
 
-    def size_of(self, tid: int) -> int:
-        """``btf__resolve_size``."""
+    def resolve(self, tid: int) -> BtfType:
+        """Skip typedefs and modifiers (a chain that loops is malformed BTF)."""
+        t = self.type(tid)
+        for _ in range(len(self.types)):
+            if t.kind not in _MODIFIERS:
+                return t
+            t = self.type(t.size_or_type)
+        raise KernelError(Errno.EINVAL, "BTF: a loop of typedefs or modifiers")
+
+    def size_of(self, tid: int, depth: int = 0) -> int:
+        """``btf__resolve_size`` (nested arrays at most 32 deep, as libbpf's MAX_RESOLVE_DEPTH)."""
+        if depth > 32:
+            raise KernelError(Errno.EINVAL, "BTF: type nesting too deep")
         t = self.resolve(tid)
         if t.kind in (KIND_INT, KIND_STRUCT, KIND_UNION, KIND_ENUM, KIND_ENUM64, KIND_FLOAT):
             return t.size_or_type
         if t.kind == KIND_PTR:
             return 8
         if t.kind == KIND_ARRAY:
-            return t.array[1] * self.size_of(t.array[0])
+            return t.array[1] * self.size_of(t.array[0], depth + 1)
         raise KernelError(Errno.EINVAL, f"BTF: cannot size type '{t.name}' of kind {t.kind}")
 
     def var_type(self, name: str) -> int | None:
@@ -128,8 +137,33 @@ def _cstr(strs: bytes, off: int) -> str:
     return strs[off : end if end >= 0 else len(strs)].decode("utf-8", "replace")
 
 
+CORE_KINDS = (
+    "field byte offset",
+    "field byte size",
+    "field exists",
+    "field signed",
+    "field lshift",
+    "field rshift",
+    "local type id",
+    "target type id",
+    "type exists",
+    "type size",
+    "enum value exists",
+    "enum value",
+    "type matches",
+)
+
+
 def core_relo_sections(ext: bytes, btf: Btf | None) -> dict[str, int]:
-    """Sections with CO-RE relocations in ``.BTF.ext`` (``struct btf_ext_header``), by count."""
+    """Sections with CO-RE relocations in ``.BTF.ext`` (``struct btf_ext_header``), by count,
+    each record checked (``struct bpf_core_relo``: an instruction offset inside its section
+    and 8-byte aligned, a type id of the object's BTF, an access string of indices, a kind
+    libbpf knows): a malformed record is EINVAL.
+
+    xdptui resolves CO-RE relocations against the types the object was built against (its own
+    BTF is the simulated kernel's: it models none of the kernel internals whose layout varies
+    between kernels), so each instruction keeps the value clang emitted for it, as libbpf
+    would compute it against a kernel of those types."""
     if len(ext) < 32 or btf is None:
         return {}
     _magic, _ver, _flags, hdr_len = struct.unpack_from("<HBBI", ext, 0)
@@ -140,12 +174,31 @@ def core_relo_sections(ext: bytes, btf: Btf | None) -> dict[str, int]:
         return {}
     # Look up section names in the .BTF string table: the names are string offsets in it.
     pos, end = hdr_len + core_off, hdr_len + core_off + core_len
+    if end > len(ext):
+        raise KernelError(Errno.EINVAL, ".BTF.ext: CO-RE relocations past the section's end")
     rec_size = struct.unpack_from("<I", ext, pos)[0]
+    if rec_size < 16:
+        raise KernelError(Errno.EINVAL, f".BTF.ext: CO-RE record size {rec_size} below 16")
     pos += 4
     out: dict[str, int] = {}
     raw_strs = btf.strings
     while pos < end:
         sec_off, num = struct.unpack_from("<II", ext, pos)
-        pos += 8 + num * rec_size
+        pos += 8
+        for _ in range(num):
+            insn_off, type_id, access_off, kind = struct.unpack_from("<IIII", ext, pos)
+            pos += rec_size
+            access = _cstr(raw_strs, access_off)
+            if (
+                insn_off % 8
+                or not 0 < type_id < len(btf.types)
+                or kind >= len(CORE_KINDS)
+                or not all(part.isdigit() for part in access.split(":"))
+            ):
+                raise KernelError(
+                    Errno.EINVAL,
+                    f".BTF.ext: malformed CO-RE relocation (insn_off {insn_off}, type "
+                    f"{type_id}, access '{access}', kind {kind})",
+                )
         out[_cstr(raw_strs, sec_off)] = num
     return out

@@ -9,6 +9,7 @@ single-entry array maps, ``license``, ``R_BPF_64_64`` map and global-data refere
 
 from __future__ import annotations
 
+import io
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,12 +22,23 @@ from elftools.elf.sections import Section, SymbolTableSection
 from xdptui.bpf import isa
 from xdptui.bpf.btf import Btf, core_relo_sections
 from xdptui.bpf.isa import Insn
-from xdptui.bpf.maps import BPF_F_RDONLY_PROG, BpfMap, MapDef, MapType
+from xdptui.bpf.maps import (
+    BPF_F_RDONLY_PROG,
+    MAP_MEMORY_BUDGET,
+    BpfMap,
+    MapDef,
+    MapType,
+    check_def,
+    mem_usage,
+)
 from xdptui.bpf.memory import map_handle, map_region
 from xdptui.bpf.objfile import BpfObject, BpfProgram
 from xdptui.model.errors import Errno, KernelError
 
 EM_BPF = 247
+CALL = isa.BPF_JMP | isa.BPF_CALL
+LD_IMM64 = isa.BPF_LD | isa.BPF_IMM | isa.BPF_DW
+MAX_OBJECT_BYTES = 16 << 20  # a larger "object" is refused before it is parsed
 R_BPF_64_64 = 1
 R_BPF_64_ABS64 = 2
 SHF_EXECINSTR = 0x4
@@ -43,29 +55,107 @@ class _Sym:
     bind: str
 
 
+# Section names libbpf's section_defs give another program type: iproute2 loads any other
+# section as XDP when asked for it (``ip link set dev X xdp obj F.o sec NAME``), these are
+# programs of another kind that an XDP hook cannot run.
+OTHER_TYPES = (
+    ("socket", "socket filter"),
+    ("sk_reuseport", "sk_reuseport"),
+    ("kprobe", "kprobe"),
+    ("kretprobe", "kprobe"),
+    ("uprobe", "uprobe"),
+    ("uretprobe", "uprobe"),
+    ("ksyscall", "kprobe"),
+    ("usdt", "usdt"),
+    ("tc", "tc"),
+    ("tcx", "tc"),
+    ("classifier", "tc"),
+    ("action", "tc action"),
+    ("netkit", "netkit"),
+    ("tracepoint", "tracepoint"),
+    ("tp", "tracepoint"),
+    ("raw_tracepoint", "raw tracepoint"),
+    ("raw_tp", "raw tracepoint"),
+    ("tp_btf", "BTF tracepoint"),
+    ("fentry", "tracing (fentry)"),
+    ("fexit", "tracing (fexit)"),
+    ("fmod_ret", "tracing (fmod_ret)"),
+    ("freplace", "extension (freplace)"),
+    ("lsm", "LSM"),
+    ("iter", "iterator"),
+    ("syscall", "syscall"),
+    ("perf_event", "perf event"),
+    ("lwt_in", "LWT"),
+    ("lwt_out", "LWT"),
+    ("lwt_xmit", "LWT"),
+    ("lwt_seg6local", "LWT"),
+    ("sockops", "sock_ops"),
+    ("sk_skb", "sk_skb"),
+    ("sk_msg", "sk_msg"),
+    ("lirc_mode2", "lirc"),
+    ("flow_dissector", "flow dissector"),
+    ("cgroup_skb", "cgroup skb"),
+    ("cgroup", "cgroup"),
+    ("struct_ops", "struct_ops"),
+    ("sk_lookup", "sk_lookup"),
+    ("netfilter", "netfilter"),
+)
+
+
 def xdp_attach_type(section: str) -> tuple[str, bool] | None:
-    """libbpf's ``section_defs`` for XDP: (expected attach type, frags) or None if not XDP."""
+    """The program type libbpf and iproute2 decide for a section: (expected attach type,
+    frags) for XDP -- ``xdp``, ``xdp/devmap``, ``xdp.frags/cpumap``... and any name libbpf
+    gives no other type (``ip link ... obj F.o sec xdp_pass`` loads it as XDP) -- or None
+    for a section of another program type (``kprobe/...``, ``tc``, ``fentry/...``)."""
     base, _, rest = section.partition("/")
-    if base not in ("xdp", "xdp.frags"):
+    if base in ("xdp", "xdp.frags"):
+        frags = base == "xdp.frags"
+        if rest == "devmap":
+            return "xdp/devmap", frags
+        if rest == "cpumap":
+            return "xdp/cpumap", frags
+        return "xdp", frags
+    head = base.split(".")[0]
+    if any(head == prefix for prefix, _kind in OTHER_TYPES):
         return None
-    frags = base == "xdp.frags"
-    if rest == "devmap":
-        return "xdp/devmap", frags
-    if rest == "cpumap":
-        return "xdp/cpumap", frags
-    return "xdp", frags
+    return "xdp", False
+
+
+def other_type(section: str) -> str:
+    """The kind of program a non-XDP section holds, as its libbpf name says."""
+    head = section.partition("/")[0].split(".")[0]
+    return next((kind for prefix, kind in OTHER_TYPES if head == prefix), "another type of")
 
 
 def load_object(path: str | Path, ncpus: int = 1) -> BpfObject:
-    """Open, parse and relocate an object; ``ncpus`` sizes per-CPU maps (possible CPUs)."""
+    """Open, parse and relocate an object; ``ncpus`` sizes per-CPU maps (possible CPUs).
+
+    Every way a file can be wrong -- not ELF, truncated, inconsistent headers, sections,
+    symbols, relocations or BTF -- is a ``KernelError`` naming the file and what is wrong
+    (EINVAL), never another exception: an object is untrusted input."""
     path = str(path)
     try:
         with open(path, "rb") as f:
-            return _Loader(ELFFile(f), path, ncpus).load()
+            raw = f.read(MAX_OBJECT_BYTES + 1)
     except OSError as exc:
         raise KernelError(Errno.ENOENT, f"{path}: {exc.strerror}") from None
+    if len(raw) > MAX_OBJECT_BYTES:
+        raise KernelError(
+            Errno.E2BIG,
+            f"{path}: larger than {MAX_OBJECT_BYTES >> 20} MiB, too large for a BPF object",
+        )
+    try:
+        return _Loader(ELFFile(io.BytesIO(raw)), path, ncpus).load()
+    except KernelError:
+        raise
     except ELFError as exc:
         raise KernelError(Errno.EINVAL, f"{path}: not an ELF object: {exc}") from None
+    except RecursionError:
+        raise KernelError(Errno.EINVAL, f"{path}: malformed object: nesting too deep") from None
+    except Exception as exc:  # anything a malformed file makes a parser raise
+        raise KernelError(
+            Errno.EINVAL, f"{path}: malformed object ({type(exc).__name__}: {exc})"[:400]
+        ) from None
 
 
 class _Loader:
@@ -97,11 +187,15 @@ class _Loader:
         btf_sec = elf.get_section_by_name(".BTF")
         self.btf: Btf | None = Btf(btf_sec.data()) if btf_sec is not None else None
         ext = elf.get_section_by_name(".BTF.ext")
-        self.core = core_relo_sections(ext.data(), self.btf) if ext is not None else {}
+        if ext is not None:  # CO-RE records checked; the instructions keep clang's values
+            core_relo_sections(ext.data(), self.btf)
         self.maps: list[BpfMap] = []
         # (section index, offset in section) -> map index, for map relocations
         self.map_at: dict[tuple[int, int], int] = {}
         self.data_map: dict[int, int] = {}  # section index -> map index of its global data
+        self._decoded: dict[int, list[Insn]] = {}
+        self.charged = 0  # bytes of map memory the object's maps cost so far
+        self._rel_cache: dict[int, dict[int, tuple[int, _Sym]]] = {}
 
     def sec_name(self, idx: int) -> str:
         return self.sections[idx].name
@@ -124,7 +218,9 @@ class _Loader:
             attach = xdp_attach_type(sec.name)
             for fn in funcs:
                 if attach is None:
-                    skipped[fn.name] = f"section '{sec.name}' is not an XDP program"
+                    skipped[fn.name] = (
+                        f"section '{sec.name}' is a {other_type(sec.name)} program, not XDP"
+                    )
                     continue
                 try:
                     insns = self._link(idx, fn, text_idx)
@@ -138,8 +234,21 @@ class _Loader:
         return obj
 
     # -- maps ------------------------------------------------------------------------------
-    def _add_map(self, mdef: MapDef, frozen: bool = False) -> int:
-        m = BpfMap(mdef, self.ncpus, frozen)
+    def _add_map(self, mdef: MapDef) -> int:
+        """Create a map as libbpf's ``bpf_object__create_maps`` does, charging what the
+        kernel's ``map_mem_usage`` says it costs to the object's budget (ENOMEM past it, as a
+        memory cgroup would refuse it)."""
+        check_def(mdef)  # the kernel's own limits come before the memory charge
+        cost = mem_usage(mdef, self.ncpus)
+        if self.charged + cost > MAP_MEMORY_BUDGET:
+            raise KernelError(
+                Errno.ENOMEM,
+                f"map '{mdef.name}': failed to create: Cannot allocate memory(-12): its "
+                f"{cost:,} bytes take the object's maps past xdptui's budget of "
+                f"{MAP_MEMORY_BUDGET >> 20} MiB",
+            )
+        m = BpfMap(mdef, self.ncpus)
+        self.charged += cost
         m.region = map_region(len(self.maps))
         self.maps.append(m)
         return len(self.maps) - 1
@@ -161,9 +270,11 @@ class _Loader:
                     continue
                 ro = sec.name.startswith(".rodata")
                 flags = BPF_F_RDONLY_PROG if ro else 0
-                mi = self._add_map(MapDef(sec.name, MapType.ARRAY, 4, size, 1, flags), frozen=False)
+                mi = self._add_map(MapDef(sec.name, MapType.ARRAY, 4, size, 1, flags))
+                self.maps[mi].freeze_on_load = ro
                 if sec["sh_type"] == "SHT_PROGBITS":
                     self.maps[mi].arena[:size] = memoryview(sec.data())
+                    self.maps[mi].touch(size)
                 self.data_map[idx] = mi
 
     def _btf_maps(self, idx: int) -> None:
@@ -211,11 +322,16 @@ class _Loader:
 
     # -- programs --------------------------------------------------------------------------
     def _code(self, idx: int) -> list[Insn]:
-        return isa.decode(self.sections[idx].data())
+        if idx not in self._decoded:
+            self._decoded[idx] = isa.decode(self.sections[idx].data())
+        return self._decoded[idx]
 
     def _relocs(self, idx: int) -> dict[int, tuple[int, _Sym]]:
         """Relocations of section ``idx``: instruction index -> (type, symbol)."""
+        if idx in self._rel_cache:
+            return self._rel_cache[idx]
         out: dict[int, tuple[int, _Sym]] = {}
+        self._rel_cache[idx] = out
         for sec in self.sections:
             if isinstance(sec, RelocationSection) and sec["sh_info"] == idx:
                 for r in sec.iter_relocations():
@@ -225,47 +341,83 @@ class _Loader:
                     )
         return out
 
+    def _func_at(self, sec_idx: int, target: int) -> tuple[int, int]:
+        """The function of section ``sec_idx`` holding instruction ``target``: (first, count)."""
+        for s in self.syms:
+            if s.shndx == sec_idx and s.kind == "STT_FUNC" and s.size:
+                first, count = s.value // isa.INSN_SIZE, s.size // isa.INSN_SIZE
+                if first <= target < first + count:
+                    return first, count
+        code = self._code(sec_idx)
+        if not 0 <= target < len(code):
+            raise KernelError(
+                Errno.EINVAL, f"call to instruction {target} outside '{self.sec_name(sec_idx)}'"
+            )
+        return 0, len(code)
+
     def _link(self, idx: int, fn: _Sym, text_idx: int | None) -> list[Insn]:
-        """The program's instructions then ``.text``'s, relocated (``bpf_object__relocate``)."""
-        name = self.sec_name(idx)
-        for sec_name in (name, ".text"):
-            if self.core.get(sec_name):
-                raise KernelError(
-                    Errno.EINVAL,
-                    f"{sec_name}: CO-RE relocations (BPF_CORE_READ, bpf_core_*) are not supported",
-                )
+        """The program's instructions, then each ``.text`` subprogram it calls (directly or
+        through another), in the order first called, relocated (``bpf_object__relocate``,
+        ``bpf_object__append_subprog_code``: only the subprograms a program uses are appended,
+        or the kernel would find the others unreachable)."""
         start, count = fn.value // isa.INSN_SIZE, fn.size // isa.INSN_SIZE
-        own = self._code(idx)
         if count == 0:
-            count = len(own) - start
-        parts: list[tuple[int, int, list[Insn], int]] = [
-            (idx, start, own[start : start + count], 0)
-        ]
-        text = self._code(text_idx) if text_idx is not None else []
-        if text:
-            parts.append((text_idx or 0, 0, text, count))
+            count = len(self._code(idx)) - start
+        pieces = [(idx, start, count)]
+        placed = {(idx, start): 0}
+        total = count
         image: list[Insn] = []
-        for sec_idx, first, code, base in parts:
+        k = 0
+        while k < len(pieces):
+            sec_idx, first, cnt = pieces[k]
+            base = placed[(sec_idx, first)]
+            code = self._code(sec_idx)[first : first + cnt]
             relocs = self._relocs(sec_idx)
-            for i, ins in enumerate(code):
-                image.append(
-                    self._relocate(
-                        sec_idx, first + i, ins, relocs, base + i, count, first, len(code), base
-                    )
-                )
+            part = list(code)
+            special = {i - first for i in relocs if first <= i < first + cnt}
+            special.update(
+                i for i, ins in enumerate(code) if ins.code == CALL or ins.code == LD_IMM64
+            )
+            for i in sorted(special):
+                ins = code[i]
+                if not (isa.is_call(ins) and ins.src == isa.BPF_PSEUDO_CALL):
+                    part[i] = self._relocate(sec_idx, first + i, ins, relocs)
+                    continue
+                target_sec, target = self._call_target(sec_idx, first + i, ins, relocs)
+                if target_sec == sec_idx and first <= target < first + cnt:
+                    img_target = base + target - first
+                else:
+                    if target_sec != text_idx:
+                        raise KernelError(
+                            Errno.EINVAL,
+                            f"call into section '{self.sec_name(target_sec)}' outside the program",
+                        )
+                    fstart, fcount = self._func_at(target_sec, target)
+                    key = (target_sec, fstart)
+                    if key not in placed:
+                        placed[key] = total
+                        pieces.append((target_sec, fstart, fcount))
+                        total += fcount
+                    img_target = placed[key] + target - fstart
+                part[i] = Insn(ins.code, ins.dst, ins.src, ins.off, img_target - (base + i) - 1)
+            image.extend(part)
+            k += 1
         return self._fold_ld_imm64(image)
 
+    def _call_target(
+        self, sec_idx: int, sec_i: int, ins: Insn, relocs: dict[int, tuple[int, _Sym]]
+    ) -> tuple[int, int]:
+        """Where a bpf-to-bpf call goes: (section, instruction index in it)."""
+        rel = relocs.get(sec_i)
+        if rel is None:
+            return sec_idx, sec_i + ins.imm + 1
+        sym = rel[1]
+        if not isinstance(sym.shndx, int):
+            raise KernelError(Errno.EINVAL, f"call to '{sym.name}', which is not defined here")
+        return sym.shndx, sym.value // isa.INSN_SIZE + ins.imm + 1
+
     def _relocate(
-        self,
-        sec_idx: int,
-        sec_i: int,
-        ins: Insn,
-        relocs: dict[int, tuple[int, _Sym]],
-        img_i: int,
-        own_len: int,
-        first: int,
-        code_len: int,
-        base: int,
+        self, sec_idx: int, sec_i: int, ins: Insn, relocs: dict[int, tuple[int, _Sym]]
     ) -> Insn:
         rel = relocs.get(sec_i)
         if isa.is_call(ins):
@@ -274,18 +426,7 @@ class _Loader:
                     Errno.EINVAL,
                     f"call to kfunc '{rel[1].name if rel else ins.imm}' is not supported",
                 )
-            if ins.src != isa.BPF_PSEUDO_CALL:
-                return ins  # a helper, by number
-            if rel is None:
-                target_sec, target = sec_idx, sec_i + ins.imm + 1
-            else:
-                sym = rel[1]
-                target_sec = int(sym.shndx)
-                target = sym.value // isa.INSN_SIZE + ins.imm + 1
-            img_target = self._image_index(
-                target_sec, target, sec_idx, first, code_len, base, own_len
-            )
-            return Insn(ins.code, ins.dst, ins.src, ins.off, img_target - img_i - 1)
+            return ins  # a helper, by number
         if rel is None:
             if ins.is_ld_imm64() and ins.src == isa.BPF_PSEUDO_FUNC:
                 raise KernelError(
@@ -309,11 +450,11 @@ class _Loader:
         shndx = int(sym.shndx)
         key = (shndx, sym.value)
         if key in self.map_at:
-            return Insn(ins.code, ins.dst, isa.BPF_PSEUDO_MAP_FD, ins.off, self.map_at[key], 0)
+            return Insn(ins.code, ins.dst, isa.BPF_PSEUDO_MAP_IDX, ins.off, self.map_at[key], 0)
         if shndx in self.data_map:
             mi = self.data_map[shndx]
             return Insn(
-                ins.code, ins.dst, isa.BPF_PSEUDO_MAP_VALUE, ins.off, mi, sym.value + ins.imm
+                ins.code, ins.dst, isa.BPF_PSEUDO_MAP_IDX_VALUE, ins.off, mi, sym.value + ins.imm
             )
         sname = self.sec_name(shndx)
         if sname == ".text" or self.sections[shndx]["sh_flags"] & SHF_EXECINSTR:
@@ -322,47 +463,25 @@ class _Loader:
             Errno.EINVAL, f"relocation against '{sym.name}' in section '{sname}' is not supported"
         )
 
-    def _image_index(
-        self,
-        target_sec: int,
-        target: int,
-        sec_idx: int,
-        first: int,
-        code_len: int,
-        base: int,
-        own_len: int,
-    ) -> int:
-        if self.sec_name(target_sec) == ".text":
-            return own_len + target
-        if target_sec == sec_idx and first <= target < first + code_len:
-            return base + target - first
-        raise KernelError(
-            Errno.EINVAL, f"call into section '{self.sec_name(target_sec)}' outside the program"
-        )
-
     def _fold_ld_imm64(self, image: list[Insn]) -> list[Insn]:
         """Give every ld_imm64 its full 64-bit operand in ``imm64``: a constant, a map handle
-        (``BPF_PSEUDO_MAP_FD``) or a pointer into a map value (``BPF_PSEUDO_MAP_VALUE``)."""
+        (``BPF_PSEUDO_MAP_IDX``) or a pointer into a map value (``BPF_PSEUDO_MAP_IDX_VALUE``),
+        the second slot's imm holding the offset as the kernel reads it. An ld_imm64 that
+        names a map with no relocation (``BPF_PSEUDO_MAP_FD``) keeps its number: the
+        verifier refuses it as the kernel refuses an fd that is no map."""
         out = list(image)
-        i = 0
-        while i < len(out):
-            ins = out[i]
-            if ins.is_ld_imm64():
-                if i + 1 >= len(out):
-                    raise KernelError(Errno.EINVAL, "invalid bpf_ld_imm64 insn")
-                hi = out[i + 1]
-                if ins.src == isa.BPF_PSEUDO_MAP_FD:
-                    value = map_handle(ins.imm)
-                elif ins.src == isa.BPF_PSEUDO_MAP_VALUE:
-                    value = (self.maps[ins.imm].region << 32) + ins.imm64
-                elif ins.src == 0:
-                    value = (ins.imm & 0xFFFFFFFF) | ((hi.imm & 0xFFFFFFFF) << 32)
-                else:
-                    raise KernelError(
-                        Errno.EINVAL, f"ld_imm64 with src_reg {ins.src} is not supported"
-                    )
-                out[i] = Insn(ins.code, ins.dst, ins.src, ins.off, ins.imm, value)
-                i += 2
+        skip = -1
+        for i in [i for i, ins in enumerate(out) if ins.code == LD_IMM64]:
+            if i == skip or i + 1 >= len(out):
                 continue
-            i += 1
+            ins, hi = out[i], out[i + 1]
+            value = (ins.imm & 0xFFFFFFFF) | ((hi.imm & 0xFFFFFFFF) << 32)
+            if ins.src == isa.BPF_PSEUDO_MAP_IDX and 0 <= ins.imm < len(self.maps):
+                value = map_handle(ins.imm)
+            elif ins.src == isa.BPF_PSEUDO_MAP_IDX_VALUE and 0 <= ins.imm < len(self.maps):
+                off = ins.imm64 & 0xFFFFFFFF
+                value = (self.maps[ins.imm].region << 32) + off
+                out[i + 1] = Insn(hi.code, hi.dst, hi.src, hi.off, off)
+            out[i] = Insn(ins.code, ins.dst, ins.src, ins.off, ins.imm, value)
+            skip = i + 1
         return out

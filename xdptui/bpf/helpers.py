@@ -283,6 +283,44 @@ def xdp_adjust_tail(b: Batch, g: Group) -> None:
     g.r[0] = np.where(ok, np.uint64(0), _neg(Errno.EINVAL, len(g)))
 
 
+def check_mtu(b: Batch, g: Group) -> None:
+    """``bpf_xdp_check_mtu(ctx, ifindex, &mtu_len, len_diff, flags)``: flags must be 0
+    (EINVAL); ifindex 0 is the receiving device, another must exist (ENODEV); the frame
+    (or ``*mtu_len`` + the device's L2 header, when set) plus ``len_diff`` against the MTU
+    plus that header: BPF_MTU_CHK_RET_FRAG_NEEDED (1) over it, else 0; ``*mtu_len`` becomes
+    the device's MTU (an error leaves it as it was, as Linux 6.18 does)."""
+    n = len(g)
+    ret = np.zeros(n, dtype=np.uint64)
+    given = _mem_rows(b, g, 3, 4).copy().view("<u4").reshape(-1).astype(np.int64)
+    mtu_out = given.astype(np.uint64)
+    for i in range(n):
+        row = int(g.idx[i])
+        flags = int(g.r[5][i])
+        ifindex = int(g.r[2][i]) & 0xFFFFFFFF
+        if flags:
+            ret[i] = np.int64(-Errno.EINVAL).astype(np.uint64)
+            continue
+        dev = b.devices.get(ifindex or int(b.ingress_ifindex[row]))
+        if dev is None:
+            ret[i] = np.int64(-Errno.ENODEV).astype(np.uint64)
+            continue
+        mtu, hlen = dev
+        xdp_len = int(b.end_off[row] - b.data_off[row])
+        if given[i]:
+            xdp_len = int(given[i]) + hlen
+        xdp_len += int(_s32(g.r[4][i : i + 1])[0])
+        ret[i] = 1 if xdp_len > mtu + hlen else 0
+        mtu_out[i] = mtu
+    data = mtu_out.astype("<u4").view(np.uint8).reshape(-1, 4)
+    for region, sel in access.split_regions(g.r[3]):
+        rows = g.idx if sel is None else g.idx[sel]
+        off = ((g.r[3] if sel is None else g.r[3][sel]) & np.uint64(mem.OFFSET_MASK)).astype(
+            np.int64
+        )
+        access.write_bytes(b, region, rows, off, data if sel is None else data[sel])
+    g.r[0] = ret
+
+
 def xdp_get_buff_len(b: Batch, g: Group) -> None:
     g.r[0] = (b.end_off[g.idx] - b.data_off[g.idx]).astype(np.uint64)
 
@@ -479,6 +517,7 @@ HELPERS: dict[int, tuple[str, Helper]] = {
     125: ("bpf_ktime_get_boot_ns", ktime_get_ns),
     130: ("bpf_ringbuf_output", ringbuf_output),
     160: ("bpf_ktime_get_coarse_ns", ktime_get_ns),
+    163: ("bpf_check_mtu", check_mtu),
     188: ("bpf_xdp_get_buff_len", xdp_get_buff_len),
     189: ("bpf_xdp_load_bytes", xdp_load_bytes),
     190: ("bpf_xdp_store_bytes", xdp_store_bytes),
@@ -489,7 +528,6 @@ REFUSED: dict[int, str] = {
     69: "bpf_fib_lookup (the kernel's FIB)",
     93: "bpf_spin_lock",
     131: "bpf_ringbuf_reserve",
-    163: "bpf_check_mtu",
     164: "bpf_for_each_map_elem (callbacks)",
     181: "bpf_loop (callbacks)",
 }

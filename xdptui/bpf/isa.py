@@ -82,6 +82,8 @@ BPF_CMPXCHG = 0xF0 | BPF_FETCH
 BPF_PSEUDO_MAP_FD = 1
 BPF_PSEUDO_MAP_VALUE = 2
 BPF_PSEUDO_FUNC = 4
+BPF_PSEUDO_MAP_IDX = 5  # a map by its index in the object (what the loader's relocations make)
+BPF_PSEUDO_MAP_IDX_VALUE = 6
 BPF_PSEUDO_CALL = 1
 BPF_PSEUDO_KFUNC_CALL = 2
 

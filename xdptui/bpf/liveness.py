@@ -82,3 +82,13 @@ def live_out(insns: list[Insn]) -> list[int]:
                 out[pc], live_in[pc] = o, i
                 changed = True
     return out
+
+
+def live_in(insns: list[Insn]) -> list[int]:
+    """A bitmask per instruction of the registers it or a later one reads before a write."""
+    out = live_out(insns)
+    res = []
+    for pc, ins in enumerate(insns):
+        use, defs = _use_def(ins)
+        res.append(use | (out[pc] & ~defs))
+    return res

@@ -9,6 +9,7 @@ program-side calls take a batch of keys and apply them in packet order.
 
 from __future__ import annotations
 
+import copy
 import enum
 import json
 from collections import OrderedDict
@@ -24,22 +25,42 @@ I64Array = npt.NDArray[np.int64]
 
 
 class MapType(enum.IntEnum):
-    """``enum bpf_map_type`` (the values this package knows by name)."""
+    """``enum bpf_map_type`` (``include/uapi/linux/bpf.h``), every value named."""
 
+    UNSPEC = 0
     HASH = 1
     ARRAY = 2
     PROG_ARRAY = 3
     PERF_EVENT_ARRAY = 4
     PERCPU_HASH = 5
     PERCPU_ARRAY = 6
+    STACK_TRACE = 7
+    CGROUP_ARRAY = 8
     LRU_HASH = 9
     LRU_PERCPU_HASH = 10
     LPM_TRIE = 11
+    ARRAY_OF_MAPS = 12
+    HASH_OF_MAPS = 13
     DEVMAP = 14
+    SOCKMAP = 15
     CPUMAP = 16
     XSKMAP = 17
+    SOCKHASH = 18
+    CGROUP_STORAGE = 19
+    REUSEPORT_SOCKARRAY = 20
+    PERCPU_CGROUP_STORAGE = 21
+    QUEUE = 22
+    STACK = 23
+    SK_STORAGE = 24
     DEVMAP_HASH = 25
+    STRUCT_OPS = 26
     RINGBUF = 27
+    INODE_STORAGE = 28
+    TASK_STORAGE = 29
+    BLOOM_FILTER = 30
+    USER_RINGBUF = 31
+    CGRP_STORAGE = 32
+    ARENA = 33
 
 
 # Update flags (include/uapi/linux/bpf.h).
@@ -51,10 +72,30 @@ BPF_EXIST = 2
 BPF_F_RDONLY_PROG = 1 << 7
 
 HASH_TYPES = (MapType.HASH, MapType.PERCPU_HASH, MapType.LRU_HASH, MapType.LRU_PERCPU_HASH)
+ARRAY_TYPES = (MapType.ARRAY, MapType.PERCPU_ARRAY)
 PERCPU_TYPES = (MapType.PERCPU_ARRAY, MapType.PERCPU_HASH, MapType.LRU_PERCPU_HASH)
 DEVMAP_TYPES = (MapType.DEVMAP, MapType.DEVMAP_HASH)
 # Maps a program may name but that this package only records output into.
 EVENT_TYPES = (MapType.PERF_EVENT_ARRAY, MapType.RINGBUF)
+# The map types this package runs; an object may declare others (they are created empty and
+# a program that uses one is refused when it is verified).
+MODELLED = frozenset((*HASH_TYPES, *ARRAY_TYPES, *DEVMAP_TYPES, *EVENT_TYPES))
+
+# Memory. Maps cost what the kernel's map_mem_usage() says they cost, and an object's maps
+# together may cost at most MAP_MEMORY_BUDGET: a stated limit, as a memory cgroup would set
+# one (the kernel charges map memory to the loader's memcg and fails with ENOMEM past it).
+# Values live in arenas allocated lazily (untouched pages cost nothing; a hash map's arena
+# grows with its entries), and copies take only the part ever written.
+MAP_MEMORY_BUDGET = 512 << 20
+KMALLOC_MAX_SIZE = 1 << 22  # 4 MiB on x86_64 (MAX_PAGE_ORDER 10)
+PCPU_MIN_UNIT_SIZE = 32 << 10
+MAX_BPF_STACK = 512
+U32_MAX = (1 << 32) - 1
+HTAB_ELEM_SIZE = 48  # sizeof(struct htab_elem)
+HTAB_BUCKET_SIZE = 16  # sizeof(struct bucket)
+HTAB_MAP_LOCK_COUNT = 8
+BPF_ARRAY_SIZE = 320  # sizeof(struct bpf_array), roughly
+BPF_HTAB_SIZE = 704  # sizeof(struct bpf_htab), roughly
 
 
 def _round8(n: int) -> int:
@@ -76,11 +117,13 @@ class MapDef:
 
 @dataclass
 class MapSnapshot:
-    """A map's whole state, to roll a batch back (see ``vm``)."""
+    """A map's state, to roll a batch back (see ``vm``): the arena as far as it was ever
+    written, and the hash slots."""
 
     arena: U8Array
     slots: OrderedDict[bytes, int]
     free: list[int]
+    nslots: int
 
 
 class BpfMap:
@@ -94,16 +137,61 @@ class BpfMap:
         self.value_size = mdef.value_size
         self.max_entries = mdef.max_entries
         self.map_flags = mdef.map_flags
+        if mdef.map_type in DEVMAP_TYPES:  # dev_map_init_map: values are read-only to programs
+            self.map_flags |= BPF_F_RDONLY_PROG
         self.pinning = mdef.pinning
         self.ncpus = ncpus if mdef.map_type in PERCPU_TYPES else 1
         self.frozen = frozen
+        self.freeze_on_load = False  # .rodata: libbpf freezes it (bpf_map_freeze) at load
         self.region = 0
-        _check_def(mdef)
+        check_def(mdef)
         self.stride = self.value_size * self.ncpus  # bytes of one slot (all CPUs' copies)
-        self.arena = np.zeros(self.max_entries * self.stride, dtype=np.uint8)
-        # Hash maps: key bytes -> slot, in insertion order (the iteration order of dumps).
+        self.modelled = mdef.map_type in MODELLED
+        capacity = self.max_entries * self.stride if self.modelled and not self.is_hash else 0
+        if mdef.map_type in EVENT_TYPES:
+            capacity = 0
+        self.arena = np.zeros(capacity, dtype=np.uint8)  # calloc: pages appear when written
+        self.used = 0  # bytes of the arena ever written (what a copy must take)
+        # Hash maps: key bytes -> slot, in insertion order (the iteration order of dumps);
+        # slots freed by deletes are reused first, then new ones are added at the end.
         self.slots: OrderedDict[bytes, int] = OrderedDict()
-        self.free: list[int] = list(range(self.max_entries - 1, -1, -1))
+        self.free: list[int] = []
+        self.nslots = 0
+
+    def __deepcopy__(self, memo: dict[int, object]) -> BpfMap:
+        other = copy.copy(self)
+        other.arena = np.zeros(self.arena.size, dtype=np.uint8)
+        other.arena[: self.used] = self.arena[: self.used]
+        other.slots = OrderedDict(self.slots)
+        other.free = list(self.free)
+        memo[id(self)] = other
+        return other
+
+    def touch(self, end: int) -> None:
+        """Bytes up to ``end`` of the arena were written."""
+        if end > self.used:
+            self.used = end
+
+    def clear(self) -> None:
+        """Every element gone (an array back to zeros)."""
+        self.arena[: self.used] = 0
+        self.used = 0
+        self.slots.clear()
+        self.free = []
+        self.nslots = 0
+
+    def _new_slot(self) -> int:
+        """A slot for a new hash element: a freed one, or one more at the end of the arena."""
+        if self.free:
+            return self.free.pop()
+        slot = self.nslots
+        self.nslots += 1
+        need = self.nslots * self.stride
+        if need > self.arena.size:
+            grown = np.zeros(max(need, 2 * self.arena.size, 64 * self.stride), dtype=np.uint8)
+            grown[: self.used] = self.arena[: self.used]
+            self.arena = grown
+        return slot
 
     # -- kind -----------------------------------------------------------------------------
     @property
@@ -124,12 +212,18 @@ class BpfMap:
 
     # -- state ----------------------------------------------------------------------------
     def snapshot(self) -> MapSnapshot:
-        return MapSnapshot(self.arena.copy(), OrderedDict(self.slots), list(self.free))
+        return MapSnapshot(
+            self.arena[: self.used].copy(), OrderedDict(self.slots), list(self.free), self.nslots
+        )
 
     def restore(self, snap: MapSnapshot) -> None:
-        self.arena[:] = snap.arena
+        n = snap.arena.size
+        self.arena[:n] = snap.arena
+        self.arena[n : self.used] = 0
+        self.used = n
         self.slots = OrderedDict(snap.slots)
         self.free = list(snap.free)
+        self.nslots = snap.nslots
 
     def _key_bytes(self, key: bytes | int) -> bytes:
         if isinstance(key, int):
@@ -159,6 +253,7 @@ class BpfMap:
 
     def _store(self, slot: int, value: bytes) -> None:
         base = slot * self.stride
+        self.touch(base + self.stride)
         if not self.is_percpu:
             self.arena[base : base + self.value_size] = np.frombuffer(value, dtype=np.uint8)
             return
@@ -173,8 +268,16 @@ class BpfMap:
     def user_value_size(self) -> int:
         return _round8(self.value_size) * self.ncpus if self.is_percpu else self.value_size
 
+    def _modelled(self) -> None:
+        if not self.modelled:
+            raise KernelError(
+                Errno.EOPNOTSUPP,
+                f"{self.name}: {MapType(self.map_type).name.lower()} maps are not modelled yet",
+            )
+
     def lookup(self, key: bytes | int) -> bytes:
         """``BPF_MAP_LOOKUP_ELEM``: the value, or ENOENT."""
+        self._modelled()
         if self.map_type in EVENT_TYPES:
             raise KernelError(Errno.EOPNOTSUPP, f"{self.name}: lookup on this map type")
         slot = self._slot_of(self._key_bytes(key))
@@ -188,6 +291,7 @@ class BpfMap:
 
     def update(self, key: bytes | int, value: bytes | int, flags: int = BPF_ANY) -> None:
         """``BPF_MAP_UPDATE_ELEM`` with BPF_ANY / BPF_NOEXIST / BPF_EXIST."""
+        self._modelled()
         kb = self._key_bytes(key)
         if isinstance(value, int):
             value = value.to_bytes(self.user_value_size, "little")
@@ -225,13 +329,13 @@ class BpfMap:
         if slot is not None and flags == BPF_NOEXIST:
             return -Errno.EEXIST
         if slot is None:
-            if not self.free:
+            if len(self.slots) >= self.max_entries:
                 if not self.is_lru:
                     return -Errno.E2BIG
                 # Evict the least recently used element (the kernel's LRU is approximate).
                 _, old = self.slots.popitem(last=False)
                 self.free.append(old)
-            slot = self.free.pop()
+            slot = self._new_slot()
             self.arena[slot * self.stride : (slot + 1) * self.stride] = 0
             self.slots[kb] = slot
         elif self.is_lru:
@@ -241,6 +345,7 @@ class BpfMap:
 
     def delete(self, key: bytes | int) -> None:
         """``BPF_MAP_DELETE_ELEM``: arrays refuse it (EINVAL), a missing key is ENOENT."""
+        self._modelled()
         err = self._delete_one(self._key_bytes(key))
         if err:
             raise KernelError(Errno(-err), Errno(-err).strerror)
@@ -262,7 +367,7 @@ class BpfMap:
 
     def items(self) -> list[tuple[bytes, bytes]]:
         """Every element as (key, user-space value), in ``BPF_MAP_GET_NEXT_KEY`` order."""
-        if self.map_type in EVENT_TYPES:
+        if self.map_type in EVENT_TYPES or not self.modelled:
             return []
         if self.is_hash:
             return [(k, self._value_at(s)) for k, s in self.slots.items()]
@@ -273,6 +378,18 @@ class BpfMap:
             out.append((i.to_bytes(self.key_size, "little"), self._value_at(i)))
         return out
 
+    def nonzero_items(self) -> list[tuple[bytes, bytes]]:
+        """The elements whose value is not all zeros, in :meth:`items` order -- found from
+        the part of the arena ever written, so a large sparse array costs what it holds."""
+        if not self.is_hash:
+            if self.map_type in EVENT_TYPES or not self.modelled or not self.used:
+                return []
+            rows = min(self.max_entries, -(-self.used // self.stride))
+            grid = self.arena[: rows * self.stride].reshape(rows, self.stride)
+            hit = np.flatnonzero(grid.any(axis=1))
+            return [(int(i).to_bytes(self.key_size, "little"), self._value_at(int(i))) for i in hit]
+        return [(k, v) for k, v in self.items() if any(v)]
+
     def dump(self, as_json: bool = False) -> str:
         """What ``bpftool map dump`` prints for a map without BTF (``-j`` when ``as_json``)."""
         items = self.items()
@@ -282,6 +399,12 @@ class BpfMap:
         n = len(items)
         lines.append(f"Found {n} element{'' if n == 1 else 's'}")
         return "\n".join(lines) + "\n"
+
+    def entry_text(self, key: bytes, value: bytes, as_json: bool = False) -> str:
+        """One element as ``bpftool map lookup`` prints it (``-j``: its JSON object)."""
+        if as_json:
+            return json.dumps(self._entry_json(key, value), separators=(",", ":"))
+        return self._entry_plain(key, value)
 
     def _entry_json(self, key: bytes, value: bytes) -> dict[str, object]:
         entry: dict[str, object] = {"key": _hex_json(key)}
@@ -369,31 +492,66 @@ class BpfMap:
         return out
 
 
-def _check_def(mdef: MapDef) -> None:
-    """The checks of ``map_alloc_check`` that matter here, with the kernel's errno."""
-    if mdef.map_type not in {t.value for t in MapType}:
-        raise KernelError(Errno.EINVAL, f"map '{mdef.name}': unknown map type {mdef.map_type}")
-    if mdef.map_type in (MapType.PROG_ARRAY,):
+def check_def(mdef: MapDef) -> None:
+    """``map_alloc_check`` and the allocation limits of the modelled types, with the kernel's
+    errno: zero sizes EINVAL, values too large to kmalloc E2BIG, hash tables whose bucket
+    array would overflow a u32 E2BIG (``array_map_alloc_check``, ``htab_map_alloc_check``,
+    ``htab_map_alloc``, ``dev_map_alloc``)."""
+    t, name = mdef.map_type, mdef.name
+    if t not in {m.value for m in MapType} or t == MapType.UNSPEC:
+        raise KernelError(Errno.EINVAL, f"map '{name}': unknown map type {t}")
+    if t not in MODELLED or t in EVENT_TYPES:
+        return  # declared only: created empty, refused where a program uses it
+    ks, vs, me = mdef.key_size, mdef.value_size, mdef.max_entries
+    if me == 0 or vs == 0 or ks == 0:
+        raise KernelError(Errno.EINVAL, f"map '{name}': zero max_entries, key_size or value_size")
+    percpu = t in PERCPU_TYPES
+    if percpu and _round8(vs) > PCPU_MIN_UNIT_SIZE:
         raise KernelError(
-            Errno.EINVAL, f"map '{mdef.name}': tail calls (BPF_MAP_TYPE_PROG_ARRAY) not modelled"
+            Errno.E2BIG, f"map '{name}': per-CPU value_size {vs} is over {PCPU_MIN_UNIT_SIZE}"
         )
-    if mdef.map_type in (MapType.CPUMAP, MapType.XSKMAP, MapType.LPM_TRIE):
-        raise KernelError(
-            Errno.EINVAL,
-            f"map '{mdef.name}': BPF_MAP_TYPE_{MapType(mdef.map_type).name} is not modelled",
-        )
-    if mdef.map_type in EVENT_TYPES:
-        return
-    if mdef.max_entries == 0 or mdef.value_size == 0:
-        raise KernelError(Errno.EINVAL, f"map '{mdef.name}': zero max_entries or value_size")
-    if mdef.map_type in (MapType.ARRAY, MapType.PERCPU_ARRAY, MapType.DEVMAP) and (
-        mdef.key_size != 4
-    ):
-        raise KernelError(Errno.EINVAL, f"map '{mdef.name}': array maps need key_size 4")
-    if mdef.map_type in DEVMAP_TYPES and mdef.value_size not in (4, 8):
-        raise KernelError(Errno.EINVAL, f"map '{mdef.name}': devmap value_size must be 4 or 8")
-    if mdef.key_size == 0:
-        raise KernelError(Errno.EINVAL, f"map '{mdef.name}': zero key_size")
+    if t in ARRAY_TYPES or t == MapType.DEVMAP:
+        if ks != 4:
+            raise KernelError(Errno.EINVAL, f"map '{name}': array maps need key_size 4")
+        if vs > KMALLOC_MAX_SIZE:
+            raise KernelError(
+                Errno.E2BIG, f"map '{name}': value_size {vs} is over KMALLOC_MAX_SIZE"
+            )
+    if t in DEVMAP_TYPES and vs not in (4, 8):
+        raise KernelError(Errno.EINVAL, f"map '{name}': devmap value_size must be 4 or 8")
+    if t in HASH_TYPES or t == MapType.DEVMAP_HASH:
+        if ks > MAX_BPF_STACK:
+            raise KernelError(Errno.E2BIG, f"map '{name}': key_size {ks} is over {MAX_BPF_STACK}")
+        if ks + vs >= KMALLOC_MAX_SIZE - HTAB_ELEM_SIZE:
+            raise KernelError(
+                Errno.E2BIG, f"map '{name}': key_size + value_size {ks + vs} is too large"
+            )
+        buckets = 1 << max(me - 1, 0).bit_length()
+        if buckets > U32_MAX // HTAB_BUCKET_SIZE:
+            raise KernelError(Errno.E2BIG, f"map '{name}': {me} entries need too many buckets")
+
+
+def mem_usage(mdef: MapDef, ncpus: int) -> int:
+    """What the kernel's ``map_mem_usage`` says a map costs (``array_map_mem_usage``,
+    ``htab_map_mem_usage`` for a preallocated table); the types not modelled cost nothing."""
+    t = mdef.map_type
+    if t not in MODELLED or t in EVENT_TYPES:
+        return 0
+    vs8 = _round8(mdef.value_size)
+    n = mdef.max_entries
+    if t in ARRAY_TYPES or t == MapType.DEVMAP:
+        if t == MapType.PERCPU_ARRAY:
+            return BPF_ARRAY_SIZE + n * 8 + n * vs8 * ncpus
+        return BPF_ARRAY_SIZE + n * vs8
+    buckets = 1 << max(n - 1, 0).bit_length()
+    usage = BPF_HTAB_SIZE + HTAB_BUCKET_SIZE * buckets + 4 * ncpus * HTAB_MAP_LOCK_COUNT
+    percpu = t in PERCPU_TYPES
+    elem = HTAB_ELEM_SIZE + _round8(mdef.key_size) + (8 if percpu else vs8)
+    entries = n + (0 if t in (MapType.LRU_HASH, MapType.LRU_PERCPU_HASH) else ncpus)
+    usage += elem * entries
+    if percpu:
+        usage += vs8 * ncpus * entries
+    return usage
 
 
 def _hex_json(data: bytes) -> list[str]:

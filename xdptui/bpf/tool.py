@@ -11,7 +11,8 @@ from xdptui.bpf.elf import load_object
 from xdptui.bpf.frames import IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP, build_frame_bytes
 from xdptui.bpf.maps import fprint_hex
 from xdptui.bpf.objfile import BpfProgram
-from xdptui.bpf.vm import action_name, run_batch
+from xdptui.bpf.verifier import check
+from xdptui.bpf.vm import action_name, run_batch, test_run
 from xdptui.model.errors import Errno, KernelError
 
 
@@ -33,15 +34,17 @@ def _program(path: str, sec: str | None) -> BpfProgram:
 def prog_run(
     path: str, sec: str | None, data_in: str, data_out: str | None, repeat: int, as_json: bool
 ) -> int:
-    """Run the program on one frame ``repeat`` times (map effects accumulate, as in the
-    kernel); print the return value and the average duration; write the output bytes."""
+    """``bpftool prog run``: the program ``repeat`` times on one buffer (``bpf_test_run``:
+    each run sees the bytes and the head, tail and metadata the previous one left; map
+    effects accumulate). The return value and output are the last run's; the time printed is
+    the interpreter's (per run), which says nothing of the program's speed in the kernel."""
     if repeat < 1:
         raise KernelError(Errno.EINVAL, "repeat must be at least 1")
     prog = _program(path, sec)
     frame = _read_input(data_in)
     start = time.perf_counter_ns()
-    result = run_batch(prog, [frame] * repeat)
-    duration = (time.perf_counter_ns() - start) // repeat
+    result = test_run(prog, frame, repeat)
+    interp_ns = (time.perf_counter_ns() - start) // repeat
     retval = int(result.retval[-1])
     out = result.data[-1]
     redirect = result.redirects[-1]
@@ -56,7 +59,8 @@ def prog_run(
         doc: dict[str, object] = {
             "retval": retval,
             "action": action_name(retval),
-            "duration": duration,
+            "interpreter_ns": interp_ns,
+            "insns": result.insns // repeat,
             "data_size_out": len(out),
         }
         if redirect is not None:
@@ -67,8 +71,11 @@ def prog_run(
         return 0
     if data_out == "-":
         print(fprint_hex(out))
-    avg = " (average)" if repeat > 1 else ""
-    print(f"Return value: {action_name(retval)} ({retval}), duration{avg}: {duration}ns")
+    avg = ", average" if repeat > 1 else ""
+    print(
+        f"Return value: {action_name(retval)} ({retval}), "
+        f"{result.insns // repeat} instructions{avg}; xdptui's interpreter took {interp_ns}ns"
+    )
     if redirect is not None and retval == 4:
         if redirect.map is not None:
             print(f"Redirect: map {redirect.map} key {redirect.key} flags {redirect.flags:#x}")
@@ -104,6 +111,9 @@ def bench_prog(path: str, sec: str | None, count: int, as_json: bool) -> int:
     """Instructions and packets per second over ``count`` distinct frames (one batch)."""
     prog = _program(path, sec)
     frames = bench_frames(count)
+    start = time.perf_counter()
+    stats = check(prog)
+    verify_s = time.perf_counter() - start
     run_batch(prog, frames[:64])  # compile outside the timed part
     start = time.perf_counter()
     result = run_batch(prog, frames)
@@ -118,6 +128,11 @@ def bench_prog(path: str, sec: str | None, count: int, as_json: bool) -> int:
         "wall_s": round(wall, 4),
         "packets_per_s": round(count / wall, 1),
         "insns_per_s": round(result.insns / wall, 1),
+        "verifier_processed": stats.processed,
+        "verifier_total_states": stats.total_states,
+        "verifier_peak_states": stats.peak_states,
+        "verifier_max_states_per_insn": stats.max_states_per_insn,
+        "verifier_s": round(verify_s, 4),
     }
     if as_json:
         print(json.dumps(doc))
@@ -129,4 +144,9 @@ def bench_prog(path: str, sec: str | None, count: int, as_json: bool) -> int:
     print(f"wall time           {wall:.3f} s")
     print(f"packets / s         {count / wall:,.0f}")
     print(f"instructions / s    {result.insns / wall:,.0f}")
+    print(
+        f"verifier            processed {stats.processed} insns, total_states "
+        f"{stats.total_states}, peak_states {stats.peak_states}, max_states_per_insn "
+        f"{stats.max_states_per_insn}, in {verify_s:.3f} s"
+    )
     return 0

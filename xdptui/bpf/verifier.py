@@ -1,294 +1,357 @@
-"""Load-time checks: what the kernel's verifier refuses and this package can see statically.
+"""The verifier: every path of a program walked before it may run (``bpf_check`` in
+``kernel/bpf/verifier.c``), with the kernel's limits and messages.
 
-A small abstract interpretation in the manner of ``do_check()`` (``kernel/bpf/verifier.c``):
-every path is walked with each register's kind -- context, packet pointer (``id``, ``off``,
-``r``), ``data_end``, stack, scalar (constant or not) -- and comparisons of a packet pointer with
-``data_end`` grow the range of every pointer sharing its id (``find_good_pkt_pointers()``).
-Helpers that move packet data forget all packet pointers (``clear_all_pkt_pointers()``).
-It refuses, with the verifier's wording and ``EACCES``:
-
-- a packet access outside the range proven by a check (``invalid access to packet``);
-- a context access that is not a 4-byte read of a ``struct xdp_md`` field the program type
-  may read (``invalid bpf_context access``).
-
-Anything it cannot follow (other pointer kinds, more than ``MAX_STEPS`` instructions walked)
-it accepts; the interpreter still checks every access at run time.
+``do_check`` walks the paths depth first: each instruction updates the current state
+(``valu``, ``vmem``, ``vcalls``); a branch both ways pushes the other side, at most
+``BPF_COMPLEXITY_LIMIT_JMP_SEQ`` deep. At the prune points ``vcfg`` marks, ``is_state_visited``
+compares the state with the ones kept there: one that covers it (``vstate.states_equal``,
+registers live there) ends the path; one still being explored that equals it exactly is a loop
+that never ends ("infinite loop detected"); otherwise the state may be kept, with the kernel's
+heuristics (a state every 2 jumps and 8 instructions, every 20 jumps or 100 instructions
+inside a loop, and ones that keep missing evicted). More than ``BPF_COMPLEXITY_LIMIT_INSNS``
+instructions processed is "BPF program is too large". What it refuses raises
+``KernelError`` with the errno ``BPF_PROG_LOAD`` returns and the log's last lines, so what
+``xdptui check`` accepts is what the interpreter may run.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from xdptui.bpf import isa
-from xdptui.bpf import memory as mem
-from xdptui.bpf.isa import Insn
+from xdptui.bpf import isa, valu, vcalls, vcfg, vmem
+from xdptui.bpf import scalar as sc
+from xdptui.bpf.isa import MAX_BPF_STACK, Insn
+from xdptui.bpf.liveness import live_in
 from xdptui.bpf.objfile import BpfProgram
+from xdptui.bpf.vstate import (
+    CTX,
+    INIT,
+    MAP_PTR,
+    MAP_VALUE,
+    NOT_INIT,
+    STACK,
+    UNKNOWN,
+    Func,
+    Reg,
+    State,
+    VerifierError,
+    scalar,
+    states_equal,
+)
 from xdptui.model.errors import Errno, KernelError
 
-MAX_STEPS = 200_000
-PKT_CHANGING = {44, 54, 65}  # bpf_helper_changes_pkt_data() for XDP
+BPF_COMPLEXITY_LIMIT_INSNS = 1_000_000
+BPF_COMPLEXITY_LIMIT_JMP_SEQ = 8192
+BPF_MAXINSNS_PRIV = 1_000_000  # bpf_prog_load: insn_cnt above this is E2BIG
+CALLEE_SAVED = 0b11111000000  # r6-r10
 
 
-@dataclass(frozen=True)
-class Reg:
-    """One register's abstract value."""
+@dataclass
+class Stats:
+    """The verifier log's last line: ``processed N insns ... total_states ... peak_states``."""
 
-    kind: str  # "ctx", "pkt", "pkt_end", "stack", "scalar", "unknown"
-    id: int = 0
-    off: int = 0
-    range: int = 0
-    const: int | None = None
-
-
-UNKNOWN = Reg("unknown")
-SCALAR = Reg("scalar")
+    processed: int
+    total_states: int
+    peak_states: int
+    max_states_per_insn: int
 
 
-@dataclass(frozen=True)
-class Frame:
-    regs: tuple[Reg, ...]
-    spills: tuple[tuple[int, Reg], ...]
-    ret: int = -1
+class Verifier:
+    """One ``bpf_check`` of one program (``struct bpf_verifier_env``)."""
 
+    def __init__(self, prog: BpfProgram) -> None:
+        self.prog = prog
+        self.insns: list[Insn] = prog.insns
+        self.maps = prog.maps
+        self.attach = prog.expected_attach_type
+        self.id_gen = 0
+        self.processed = 0
+        self.jmps = 0
+        self.prev_processed = 0
+        self.prev_jmps = 0
+        self.explored: dict[int, list[State]] = {}
+        self.pending: list[State] = []
+        self.total_states = 0
+        self.peak_states = 0
+        self.cur_states = 0
+        self.max_per_insn = 0
+        self.live: list[int] = []
+        self.cfg = vcfg.Cfg([0])
+        self.depth: dict[int, int] = {}  # subprogram start -> deepest stack byte used
+        self.calls: set[tuple[int, int]] = set()  # (caller start, callee start)
 
-@dataclass(frozen=True)
-class State:
-    pc: int
-    frames: tuple[Frame, ...]
-    next_id: int = 1
+    # -- helpers the instruction modules call ------------------------------------------------
+    def new_id(self) -> int:
+        self.id_gen += 1
+        return self.id_gen
 
+    def read(self, st: State, regno: int) -> Reg:
+        """``check_reg_arg(SRC_OP)``."""
+        if regno >= 11:
+            raise VerifierError(Errno.EINVAL, f"R{regno} is invalid")
+        reg = st.cur.regs[regno]
+        if reg.t == NOT_INIT:
+            raise VerifierError(Errno.EACCES, f"R{regno} !read_ok")
+        return reg
 
-def _const(v: int) -> Reg:
-    return Reg("scalar", const=v & 0xFFFFFFFFFFFFFFFF)
+    def write(self, st: State, regno: int, reg: Reg) -> None:
+        """``check_reg_arg(DST_OP)``."""
+        if regno == 10:
+            raise VerifierError(Errno.EACCES, "frame pointer is read only")
+        if regno >= 11:
+            raise VerifierError(Errno.EINVAL, f"R{regno} is invalid")
+        st.cur.regs[regno] = reg
 
+    def branch(self, st: State, target: int) -> State:
+        """``push_stack``: the other way of a branch, explored later."""
+        other = st.copy()
+        other.insn = target
+        if st.parent is not None:
+            st.parent.branches += 1
+        self.pending.append(other)
+        if len(self.pending) > BPF_COMPLEXITY_LIMIT_JMP_SEQ:
+            raise VerifierError(
+                Errno.E2BIG, f"The sequence of {len(self.pending)} jumps is too complex."
+            )
+        return other
 
-def check(prog: BpfProgram) -> None:
-    """Walk every path of ``prog``; raise ``KernelError(EACCES, ...)`` on a sure violation."""
-    insns = prog.insns
-    regs = [UNKNOWN] * 11
-    regs[1] = Reg("ctx")
-    regs[10] = Reg("stack")
-    stack = [State(0, (Frame(tuple(regs), ()),))]
-    seen: set[State] = set()
-    steps = 0
-    while stack:
-        st = stack.pop()
-        while True:
-            if st in seen:
+    def _start_of(self, st: State, i: int) -> int:
+        """The first instruction of frame ``i``'s subprogram."""
+        if i == 0:
+            return 0
+        site = st.frames[i].callsite
+        return site + self.insns[site].imm + 1
+
+    def note_call(self, st: State, target: int) -> None:
+        self.calls.add((self._start_of(st, len(st.frames) - 2), target))
+
+    def note_return(self, st: State, callee: Func) -> None:
+        site = callee.callsite
+        start = site + self.insns[site].imm + 1
+        self.depth[start] = max(self.depth.get(start, 0), callee.depth)
+
+    def _note_depths(self, st: State) -> None:
+        for i, f in enumerate(st.frames):
+            start = self._start_of(st, i)
+            self.depth[start] = max(self.depth.get(start, 0), f.depth)
+
+    # -- the walk ----------------------------------------------------------------------------
+    def run(self) -> Stats:
+        insns = self.insns
+        if not insns or len(insns) > BPF_MAXINSNS_PRIV:
+            raise VerifierError(Errno.E2BIG, f"program of {len(insns)} instructions")
+        vcfg.check_fields(insns, self.maps)
+        self.cfg = vcfg.check_cfg(insns)
+        self.live = live_in(insns)
+        regs = [INIT] * 11
+        regs[1] = Reg(CTX)
+        regs[10] = Reg(STACK, frame=0)
+        st: State | None = State([Func(regs, {}, -1, 0)], None, 0)
+        pc = 0
+        prune = self.cfg.prune
+        while st is not None:
+            self.processed += 1
+            if self.processed > BPF_COMPLEXITY_LIMIT_INSNS:
+                raise VerifierError(
+                    Errno.E2BIG, f"BPF program is too large. Processed {self.processed} insn"
+                )
+            st.insn = pc
+            if pc in prune and self._visited(st, pc):
+                st, pc = self._end_path(st)
+                continue
+            try:
+                nxt = self._step(st, pc)
+            except VerifierError as err:
+                err.insn = pc
+                raise
+            if nxt is None:
+                st, pc = self._end_path(st)
+            else:
+                pc = nxt
+        self._check_stack_depth()
+        return Stats(self.processed, self.total_states, self.peak_states, self.max_per_insn)
+
+    def _end_path(self, st: State) -> tuple[State | None, int]:
+        """``update_branch_counts`` then ``pop_stack``."""
+        self._note_depths(st)
+        s: State | None = st
+        while s is not None:
+            s.branches -= 1
+            if s.branches:
                 break
-            seen.add(st)
-            steps += 1
-            if steps > MAX_STEPS or not 0 <= st.pc < len(insns):
-                return
-            nxt = _step(prog, insns, st)
-            if not nxt:
-                break
-            st = nxt[0]
-            stack.extend(nxt[1:])
+            s = s.parent
+        if not self.pending:
+            return None, 0
+        nxt = self.pending.pop()
+        return nxt, nxt.insn
+
+    def _live_masks(self, st: State, pc: int) -> list[int]:
+        out = []
+        frames = st.frames
+        for i in range(len(frames)):
+            if i == len(frames) - 1:
+                out.append(self.live[pc] | (1 << 10))
+            else:
+                ret = frames[i + 1].callsite + 1
+                live = self.live[ret] if ret < len(self.live) else 0
+                out.append((live & CALLEE_SAVED) | (1 << 10))
+        return out
+
+    def _visited(self, cur: State, pc: int) -> bool:
+        """``is_state_visited``: True when a kept state covers ``cur`` (prune the path)."""
+        add_new = self.jmps - self.prev_jmps >= 2 and self.processed - self.prev_processed >= 8
+        lst = self.explored.get(pc)
+        if lst is None:
+            lst = self.explored[pc] = []
+        if lst:
+            live = self._live_masks(cur, pc)
+            if len(lst) > self.max_per_insn:
+                self.max_per_insn = len(lst)
+            evict = False
+            for sl in lst:
+                if sl.branches:
+                    if states_equal(sl, cur, live, exact=True):
+                        raise VerifierError(Errno.EINVAL, f"infinite loop detected at insn {pc}")
+                    if (
+                        self.jmps - self.prev_jmps < 20
+                        and self.processed - self.prev_processed < 100
+                    ):
+                        add_new = False
+                elif states_equal(sl, cur, live, exact=False):
+                    sl.hit += 1
+                    return True
+                if add_new:
+                    sl.miss += 1
+                if sl.miss > sl.hit * 3 + 3:
+                    evict = True
+            if evict:
+                kept = [sl for sl in lst if sl.miss <= sl.hit * 3 + 3]
+                self.cur_states -= len(lst) - len(kept)
+                lst[:] = kept
+        if not add_new:
+            return False
+        new = cur.copy()
+        new.insn = pc
+        new.branches = 1
+        cur.parent = new
+        lst.append(new)
+        self.total_states += 1
+        self.cur_states += 1
+        self.peak_states = max(self.peak_states, self.cur_states)
+        self.prev_jmps = self.jmps
+        self.prev_processed = self.processed
+        return False
+
+    def _step(self, st: State, pc: int) -> int | None:
+        """One instruction; the next index, or None when the path ends (exit of main)."""
+        ins = self.insns[pc]
+        cls = ins.cls
+        if cls in (isa.BPF_ALU, isa.BPF_ALU64):
+            valu.check_alu(self, st, ins)
+            return pc + 1
+        if cls == isa.BPF_LDX:
+            self.read(st, ins.src)
+            val = vmem.check_access(
+                self, st, ins.src, ins.off, ins.size, False, signed=ins.mode == isa.BPF_MEMSX
+            )
+            assert val is not None
+            self.write(st, ins.dst, val)
+            return pc + 1
+        if cls == isa.BPF_STX:
+            self.read(st, ins.dst)
+            value = self.read(st, ins.src)
+            if ins.mode == isa.BPF_ATOMIC:
+                self._atomic(st, ins, value)
+            else:
+                vmem.check_access(self, st, ins.dst, ins.off, ins.size, True, value)
+            return pc + 1
+        if cls == isa.BPF_ST:
+            self.read(st, ins.dst)
+            vmem.check_access(self, st, ins.dst, ins.off, ins.size, True, st_imm=ins.imm)
+            return pc + 1
+        if cls == isa.BPF_LD:
+            if ins.is_ld_imm64():
+                self.write(st, ins.dst, self._ld_imm64(ins, self.insns[pc + 1]))
+                return pc + 2
+            raise VerifierError(
+                Errno.EINVAL, "BPF_LD_[ABS|IND] instructions not allowed for this program type"
+            )
+        self.jmps += 1
+        op = ins.op
+        if op == isa.BPF_CALL:
+            if ins.src == isa.BPF_PSEUDO_CALL:
+                return vcalls.func_call(self, st, ins, pc)
+            vcalls.helper_call(self, st, ins)
+            return pc + 1
+        if op == isa.BPF_EXIT:
+            if len(st.frames) > 1:  # a void subprogram may leave r0 unset for its caller
+                return vcalls.func_exit(self, st)
+            self.read(st, 0)  # check_return_code
+            return None
+        if op == isa.BPF_JA:
+            return vcfg.jump_target(pc, ins)
+        fall, taken = valu.cond_jump(self, st, ins, pc)
+        if fall is None and taken is None:
+            return None
+        if fall is None:
+            return vcfg.jump_target(pc, ins)
+        if taken is not None and taken is st:
+            return vcfg.jump_target(pc, ins)
+        return pc + 1
+
+    def _ld_imm64(self, ins: Insn, hi: Insn) -> Reg:
+        if ins.src == 0:
+            return scalar(sc.const(ins.imm64))
+        if ins.src == vcfg.BPF_PSEUDO_MAP_IDX:
+            return Reg(MAP_PTR, map=ins.imm)
+        off = hi.imm & 0xFFFFFFFF
+        return Reg(MAP_VALUE, map=ins.imm, off=off)
+
+    def _atomic(self, st: State, ins: Insn, value: Reg) -> None:
+        """``check_atomic``: a read and a write of the same memory, on the stack or a map
+        value; the fetching forms load the old value."""
+        if ins.size not in (4, 8):
+            raise VerifierError(Errno.EINVAL, "invalid atomic operand size")
+        if ins.imm == isa.BPF_CMPXCHG:
+            self.read(st, 0)
+        vmem.check_access(self, st, ins.dst, ins.off, ins.size, False, atomic=True)
+        vmem.check_access(self, st, ins.dst, ins.off, ins.size, True, UNKNOWN, atomic=True)
+        if ins.imm & isa.BPF_FETCH:
+            out = vmem.loaded(ins.size)
+            self.write(st, 0 if ins.imm == isa.BPF_CMPXCHG else ins.src, out)
+
+    def _check_stack_depth(self) -> None:
+        """``check_max_stack_depth``: the deepest chain of calls, each frame's stack rounded
+        up to 16 bytes (``round_up_stack_depth`` for a JIT-compiled program), fits in 512."""
+        depth = {s: 0 for s in self.cfg.starts}
+        for start, used in self.depth.items():
+            depth[start] = max(depth.get(start, 0), used)
+        callees: dict[int, list[int]] = {}
+        for a, b in self.calls:
+            callees.setdefault(a, []).append(b)
+
+        def walk(start: int, chain: int, frames: int) -> None:
+            total = chain + ((depth.get(start, 0) + 15) // 16) * 16
+            if total > MAX_BPF_STACK and frames > 1:
+                raise VerifierError(
+                    Errno.EACCES, f"combined stack size of {frames} calls is {total}. Too large"
+                )
+            for c in callees.get(start, []):
+                if frames < 9:
+                    walk(c, total, frames + 1)
+
+        walk(0, 0, 1)
 
 
-def _set(frame: Frame, reg: int, value: Reg) -> Frame:
-    regs = list(frame.regs)
-    regs[reg] = value
-    return replace(frame, regs=tuple(regs))
-
-
-def _top(st: State, frame: Frame, pc: int, next_id: int | None = None) -> State:
-    return State(pc, (*st.frames[:-1], frame), st.next_id if next_id is None else next_id)
-
-
-def _refuse_pkt(reg: int, r: Reg, off: int, size: int) -> KernelError:
-    return KernelError(
-        Errno.EACCES,
-        f"invalid access to packet, off={r.off + off} size={size}, "
-        f"R{reg}(id={r.id},off={r.off + off},r={r.range})\nR{reg} offset is outside of the packet",
-    )
-
-
-def _check_access(prog: BpfProgram, reg: int, r: Reg, off: int, size: int, write: bool) -> None:
-    if r.kind == "pkt":
-        start = r.off + off
-        if start < 0 or start + size > r.range:
-            raise _refuse_pkt(reg, r, off, size)
-    elif r.kind == "ctx":
-        ok_field = off in mem.XDP_MD_FIELDS and size == 4 and not write
-        if off == 20 and prog.expected_attach_type != "xdp/devmap":
-            ok_field = False
-        if not ok_field:
-            raise KernelError(Errno.EACCES, f"invalid bpf_context access off={off} size={size}")
-
-
-def _alu(st: State, fr: Frame, ins: Insn) -> State:
-    dst = fr.regs[ins.dst]
-    is64 = ins.cls == isa.BPF_ALU64
-    src = fr.regs[ins.src] if ins.source == isa.BPF_X else _const(ins.imm)
-    op = ins.op
-    if op == isa.BPF_MOV and ins.off == 0:
-        val = src if is64 else (_const(src.const & 0xFFFFFFFF) if src.const is not None else SCALAR)
-        return _top(st, _set(fr, ins.dst, val), st.pc + 1)
-    if dst.kind == "pkt" and is64 and op in (isa.BPF_ADD, isa.BPF_SUB) and src.kind == "scalar":
-        if src.const is not None:
-            delta = src.const if src.const < 1 << 63 else src.const - (1 << 64)
-            delta = delta if op == isa.BPF_ADD else -delta
-            return _top(st, _set(fr, ins.dst, replace(dst, off=dst.off + delta)), st.pc + 1)
-        if op == isa.BPF_ADD:
-            fresh = Reg("pkt", st.next_id, 0, 0)
-            return _top(st, _set(fr, ins.dst, fresh), st.pc + 1, st.next_id + 1)
-    if dst.kind == "scalar" and src.kind == "pkt" and is64 and op == isa.BPF_ADD:
-        fresh = (
-            Reg("pkt", st.next_id, 0, 0)
-            if dst.const is None
-            else replace(src, off=src.off + dst.const)
-        )
-        return _top(st, _set(fr, ins.dst, fresh), st.pc + 1, st.next_id + 1)
-    result = (
-        SCALAR
-        if dst.kind in ("scalar", "pkt", "pkt_end") and src.kind in ("scalar", "pkt", "pkt_end")
-        else UNKNOWN
-    )
-    if dst.const is not None and src.const is not None and result is SCALAR:
-        v = _fold(op, dst.const, src.const, is64)
-        if v is not None:
-            result = _const(v)
-    return _top(st, _set(fr, ins.dst, result), st.pc + 1)
-
-
-def _fold(op: int, a: int, b: int, is64: bool) -> int | None:
-    mask = (1 << 64) - 1 if is64 else 0xFFFFFFFF
-    a, b = a & mask, b & mask
-    shift = 63 if is64 else 31
-    ops = {
-        isa.BPF_ADD: a + b,
-        isa.BPF_SUB: a - b,
-        isa.BPF_MUL: a * b,
-        isa.BPF_AND: a & b,
-        isa.BPF_OR: a | b,
-        isa.BPF_XOR: a ^ b,
-        isa.BPF_LSH: a << (b & shift),
-        isa.BPF_RSH: a >> (b & shift),
-    }
-    v = ops.get(op)
-    return None if v is None else v & mask
-
-
-def _grow(fr: Frame, pkt_id: int, new_range: int) -> Frame:
-    def up(r: Reg) -> Reg:
-        if r.kind == "pkt" and r.id == pkt_id and r.range < new_range:
-            return replace(r, range=new_range)
-        return r
-
-    return Frame(tuple(up(r) for r in fr.regs), tuple((o, up(r)) for o, r in fr.spills), fr.ret)
-
-
-def _branch(st: State, fr: Frame, ins: Insn, target: int) -> list[State]:
-    a = fr.regs[ins.dst]
-    b = fr.regs[ins.src] if ins.source == isa.BPF_X else _const(ins.imm)
-    op = ins.op
-    fall, taken = fr, fr
-    if ins.cls == isa.BPF_JMP and {a.kind, b.kind} == {"pkt", "pkt_end"}:
-        pkt = a if a.kind == "pkt" else b
-        flip = a.kind == "pkt_end"
-        # Normalise to "pkt OP end".
-        if flip:
-            op = {
-                isa.BPF_JGT: isa.BPF_JLT,
-                isa.BPF_JLT: isa.BPF_JGT,
-                isa.BPF_JGE: isa.BPF_JLE,
-                isa.BPF_JLE: isa.BPF_JGE,
-            }.get(op, op)
-        if op == isa.BPF_JGT:  # taken: pkt > end; fall: pkt <= end
-            fall = _grow(fr, pkt.id, pkt.off)
-        elif op == isa.BPF_JGE:  # fall: pkt < end
-            fall = _grow(fr, pkt.id, pkt.off + 1)
-        elif op == isa.BPF_JLT:
-            taken = _grow(fr, pkt.id, pkt.off + 1)
-        elif op == isa.BPF_JLE:
-            taken = _grow(fr, pkt.id, pkt.off)
-    elif a.const is not None and b.const is not None and a.kind == b.kind == "scalar":
-        import numpy as np
-
-        from xdptui.bpf import alu
-
-        hit = bool(
-            alu.condition(
-                op,
-                ins.cls == isa.BPF_JMP32,
-                np.array([a.const], dtype=np.uint64),
-                np.array([b.const], dtype=np.uint64),
-            )[0]
-        )
-        return [_top(st, fr, target if hit else st.pc + 1)]
-    return [_top(st, fall, st.pc + 1), _top(st, taken, target)]
-
-
-def _step(prog: BpfProgram, insns: list[Insn], st: State) -> list[State]:
-    ins = insns[st.pc]
-    fr = st.frames[-1]
-    cls = ins.cls
-    if ins.is_ld_imm64():
-        return [
-            _top(st, _set(fr, ins.dst, _const(ins.imm64) if ins.src == 0 else UNKNOWN), st.pc + 2)
-        ]
-    if cls in (isa.BPF_ALU, isa.BPF_ALU64):
-        return [_alu(st, fr, ins)]
-    if cls == isa.BPF_LDX:
-        base = fr.regs[ins.src]
-        _check_access(prog, ins.src, base, ins.off, ins.size, False)
-        if base.kind == "ctx":
-            val = {0: Reg("pkt", 0, 0, 0), 4: Reg("pkt_end")}.get(ins.off, SCALAR)
-        elif base.kind == "stack":
-            val = dict(fr.spills).get(base.off + ins.off, UNKNOWN) if ins.size == 8 else SCALAR
-        else:
-            val = SCALAR if base.kind == "pkt" else UNKNOWN
-        return [_top(st, _set(fr, ins.dst, val), st.pc + 1)]
-    if cls in (isa.BPF_ST, isa.BPF_STX):
-        base = fr.regs[ins.dst]
-        _check_access(prog, ins.dst, base, ins.off, ins.size, True)
-        if base.kind == "stack":
-            slot = base.off + ins.off
-            spills = {o: r for o, r in fr.spills if not (slot - 8 < o < slot + ins.size)}
-            if cls == isa.BPF_STX and ins.size == 8 and ins.mode == isa.BPF_MEM:
-                spills[slot] = fr.regs[ins.src]
-            fr = replace(fr, spills=tuple(sorted(spills.items())))
-        if ins.mode == isa.BPF_ATOMIC and ins.imm & isa.BPF_FETCH:
-            fr = _set(fr, 0 if ins.imm == isa.BPF_CMPXCHG else ins.src, UNKNOWN)
-        return [_top(st, fr, st.pc + 1)]
-    if cls not in (isa.BPF_JMP, isa.BPF_JMP32):
-        return []
-    op = ins.op
-    if op == isa.BPF_EXIT:
-        if len(st.frames) == 1:
-            return []
-        caller = st.frames[-2]
-        regs = list(caller.regs)
-        regs[0] = fr.regs[0]
-        for r in range(1, 6):
-            regs[r] = UNKNOWN
-        return [State(fr.ret, (*st.frames[:-2], replace(caller, regs=tuple(regs))), st.next_id)]
-    if op == isa.BPF_CALL:
-        if ins.src == isa.BPF_PSEUDO_CALL:
-            if len(st.frames) >= isa.MAX_CALL_FRAMES:
-                return []
-            regs = list(fr.regs[:6]) + [UNKNOWN] * 4 + [Reg("stack")]
-            callee = Frame(tuple(regs), (), st.pc + 1)
-            return [State(st.pc + ins.imm + 1, (*st.frames, callee), st.next_id)]
-        regs = list(fr.regs)
-        regs[0] = SCALAR
-        for r in range(1, 6):
-            regs[r] = UNKNOWN
-        frames = list(st.frames)
-        frames[-1] = replace(fr, regs=tuple(regs))
-        if ins.imm in PKT_CHANGING:
-            frames = [_forget_pkt(f) for f in frames]
-        return [State(st.pc + 1, tuple(frames), st.next_id)]
-    if op == isa.BPF_JA:
-        off = ins.imm if cls == isa.BPF_JMP32 else ins.off
-        return [_top(st, fr, st.pc + off + 1)]
-    return _branch(st, fr, ins, st.pc + ins.off + 1)
-
-
-def _forget_pkt(fr: Frame) -> Frame:
-    def f(r: Reg) -> Reg:
-        return UNKNOWN if r.kind in ("pkt", "pkt_end") else r
-
-    return Frame(tuple(f(r) for r in fr.regs), tuple((o, f(r)) for o, r in fr.spills), fr.ret)
+def check(prog: BpfProgram) -> Stats:
+    """Verify ``prog`` as ``BPF_PROG_LOAD`` would; raise ``KernelError`` with the kernel's
+    errno and message when it refuses."""
+    for m in prog.maps:  # bpf_object__load: libbpf freezes .rodata before loading programs
+        if m.freeze_on_load:
+            m.frozen = True
+    v = Verifier(prog)
+    try:
+        return v.run()
+    except VerifierError as err:
+        where = f" (insn {err.insn})" if err.insn >= 0 else ""
+        raise KernelError(err.errno, "; ".join(err.lines) + where) from None

@@ -495,6 +495,7 @@ def run_batch(
     max_insns: int = MAX_INSNS,
     sequential: bool = True,
     record: bool = False,
+    devices: dict[int, tuple[int, int]] | None = None,
 ) -> BatchResult:
     """Run ``prog`` over ``packets`` as if one by one in order, on CPU ``cpu``.
 
@@ -502,6 +503,9 @@ def run_batch(
     Map changes stay in the program's maps. Refusals raise ``KernelError``: EINVAL for what
     the loader or verifier refuses, EACCES for a bad memory access, E2BIG for a run over the
     instruction cap; the maps are then as before the batch.
+
+    ``devices`` are the host's (ifindex -> (mtu, hard_header_len)) that ``bpf_check_mtu``
+    looks up; without them, lo alone, as ``BPF_PROG_TEST_RUN`` has it.
 
     ``sequential=False`` runs the batch in one vectorised pass even where packets share
     map words (each packet sees the state the pass left, not its predecessors'): for
@@ -532,6 +536,8 @@ def run_batch(
             max_insns,
             record=record,
         )
+        if devices is not None:
+            b.devices = devices
         passes += 1
         try:
             _execute(b, blocks)
@@ -555,6 +561,36 @@ def run_batch(
         result.log = AccessLog.join([b.access_log() for b in parts]) if parts else None
         result.adds = [a for b in parts for a in _shifted(b)]
     return result
+
+
+def test_run(prog: BpfProgram, packet: bytes, repeat: int = 1) -> BatchResult:
+    """``bpf_prog_test_run_xdp``: the program run ``repeat`` times on one buffer -- each run
+    sees what the previous one left (bytes, ``adjust_head``/``_meta``/``_tail``), as
+    ``bpf_test_run`` loops over the same ``xdp_buff`` -- and the last run's result. A devmap
+    or cpumap program is EINVAL, as the kernel refuses to test-run those."""
+    if prog.expected_attach_type in ("xdp/devmap", "xdp/cpumap"):
+        raise KernelError(
+            Errno.EINVAL,
+            f"BPF_PROG_TEST_RUN: {prog.name} is a BPF_XDP_{prog.expected_attach_type[4:].upper()}"
+            " program, which the kernel does not test-run",
+        )
+    blocks = compile_program(prog)
+    one = np.ones(1, dtype=np.uint64)
+    b = Batch(prog, [packet], 0, one, one * 0, one * 0, 0, 0, 0, MAX_INSNS)
+    insns = 0
+    for _ in range(repeat):
+        b.done[:] = False
+        b.depth[:] = 0
+        b.icount[:] = 0
+        try:
+            _execute(b, blocks)
+        except KernelError:
+            b.rollback()
+            raise
+        insns += b.insns
+        b.insns = 0
+    b.insns = insns
+    return _result(prog, [b], 1, repeat)
 
 
 def _shifted(b: Batch) -> list[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64], int, U64]]:

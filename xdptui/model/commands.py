@@ -85,19 +85,38 @@ class Help:
 
 @dataclass(frozen=True)
 class MapUpdate:
-    """``bpftool map update name MAP key K value DEV [egress PROG] [any|noexist|exist]``."""
+    """``bpftool map update name MAP key K value DEV [egress PROG] [any|noexist|exist]`` (a
+    devmap, xdptui's form), or ``{name MAP | id N} key [hex] BYTES value [hex] BYTES``
+    (bpftool's, any map: ``key_bytes`` / ``value_bytes`` set)."""
 
     map: str
     key: int
     dev: str
     egress: str | None = None
     flags: int = 0  # BPF_ANY 0, BPF_NOEXIST 1, BPF_EXIST 2
+    map_id: int | None = None
+    key_bytes: bytes | None = None
+    value_bytes: bytes | None = None
 
 
 @dataclass(frozen=True)
 class MapDelete:
+    """``bpftool map delete {name MAP | id N} key K`` (``key_bytes``: bpftool's byte form)."""
+
     map: str
     key: int
+    map_id: int | None = None
+    key_bytes: bytes | None = None
+
+
+@dataclass(frozen=True)
+class MapLookup:
+    """``bpftool [-j] map lookup {name MAP | id N} key [hex] BYTES``."""
+
+    map: str | None
+    map_id: int | None
+    key_bytes: bytes
+    json: bool = False
 
 
 @dataclass(frozen=True)
@@ -165,6 +184,7 @@ Command = (
     | LinkShow
     | MapUpdate
     | MapDelete
+    | MapLookup
     | MapShow
     | SetChannels
     | SetRings

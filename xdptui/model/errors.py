@@ -15,7 +15,9 @@ class Errno(enum.IntEnum):
     ENOENT = 2
     ENXIO = 6
     E2BIG = 7
+    EBADF = 9
     ENOMEM = 12
+    EFAULT = 14
     EBUSY = 16
     EEXIST = 17
     ENODEV = 19
@@ -42,7 +44,9 @@ _STRERROR: dict[Errno, str] = {
     Errno.ENOENT: "No such file or directory",
     Errno.ENXIO: "No such device or address",
     Errno.E2BIG: "Argument list too long",
+    Errno.EBADF: "Bad file descriptor",
     Errno.ENOMEM: "Cannot allocate memory",
+    Errno.EFAULT: "Bad address",
     Errno.EBUSY: "Device or resource busy",
     Errno.EEXIST: "File exists",
     Errno.ENODEV: "No such device",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from xdptui.model.catalog import (
     program_info,
 )
 from xdptui.model.errors import Errno, KernelError
-from xdptui.sim import show
+from xdptui.sim import objmaps, show
 from xdptui.sim.bond.bond_main import Bond
 from xdptui.sim.bond.bond_options import BondControl
 from xdptui.sim.core.bpf_eval import verify_on_traffic
@@ -375,40 +376,58 @@ class Control(BondControl):
 
     def _MapUpdate(self, c: cmd.MapUpdate) -> str:
         """``bpftool map update``: the device name becomes its ifindex, an egress program must
-        be a BPF_XDP_DEVMAP program (``__dev_map_alloc_node``: EINVAL otherwise)."""
+        be a BPF_XDP_DEVMAP program (``__dev_map_alloc_node``: EINVAL otherwise); bytes for
+        an object's own map (``objmaps``)."""
+        if c.value_bytes is not None:
+            return self._objmap(objmaps.update, c)
         m = self.devmap(c.map)
         dev = self.world.devices.get(c.dev)
         if dev is None:
             hint = did_you_mean(c.dev, self.world.devices)
             raise ToolError(Errno.ENODEV, f'Error: invalid value: no device "{c.dev}"{hint}')
         egress = None
-        bad_egress: KernelError | None = None
-        if c.egress is not None:
-            ok = c.egress in DEVMAP_EGRESS_OK or is_user_program(c.egress)
-            if not ok and not is_object_program(c.egress):
-                valid = ", ".join(sorted(DEVMAP_EGRESS_OK))
-                bad_egress = KernelError(
-                    Errno.EINVAL,
-                    f"Error: update failed: Invalid argument ({c.egress} is not a "
-                    f"BPF_XDP_DEVMAP program; egress programs: {valid}, or a BPF object's "
-                    'SEC("xdp/devmap") program)',
-                )
-            else:
-                egress, create = self.load(c.egress, (), ATTACH_DEVMAP, dev)
-                self._loaded(egress, create)  # bpftool loaded it: the id stays taken
         try:
+            # Every refusal is decided before the egress program is loaded: a Python program
+            # is imported (runs) only for an update that then happens.
             m.check_update(c.key, c.flags)  # key range and flags before __dev_map_alloc_node
-            if bad_egress is not None:
-                raise bad_egress
+            if c.egress is not None:
+                ok = c.egress in DEVMAP_EGRESS_OK or is_user_program(c.egress)
+                if not ok and not is_object_program(c.egress):
+                    valid = ", ".join(sorted(DEVMAP_EGRESS_OK))
+                    raise ToolError(
+                        Errno.EINVAL,
+                        f"Error: update failed: Invalid argument ({c.egress} is not a "
+                        f"BPF_XDP_DEVMAP program; egress programs: {valid}, or a BPF object's "
+                        'SEC("xdp/devmap") program)',
+                    )
+            if m.type != "devmap" and c.key not in m.entries and len(m.entries) >= m.max_entries:
+                raise KernelError(Errno.E2BIG, "")  # __dev_map_hash_update_elem: the map is full
+        except ToolError:
+            raise
+        except KernelError as exc:
+            raise ToolError(exc.errno, f"Error: update failed: {exc.errno.strerror}") from None
+        if c.egress is not None:
+            egress, create = self.load(c.egress, (), ATTACH_DEVMAP, dev)
+            self._loaded(egress, create)  # bpftool loaded it: the id stays taken
+        try:
             m.update(c.key, DevmapEntry(dev.name, egress), c.flags)
         except KernelError as exc:
-            if exc is bad_egress:
-                raise
             raise ToolError(exc.errno, f"Error: update failed: {exc.errno.strerror}") from None
         self.world.touch()
         return ""
 
+    def _objmap(self, op: Callable[[World, Any], str], c: Any) -> str:
+        try:
+            return op(self.world, c)
+        except objmaps.MapToolError as exc:
+            raise ToolError(exc.errno, exc.extack) from None
+
+    def _MapLookup(self, c: cmd.MapLookup) -> str:
+        return self._objmap(objmaps.lookup, c)
+
     def _MapDelete(self, c: cmd.MapDelete) -> str:
+        if c.key_bytes is not None:
+            return self._objmap(objmaps.delete, c)
         m = self.devmap(c.map)
         try:
             m.delete(c.key)

@@ -92,9 +92,7 @@ def _objects(frame: Frame, world: World) -> list[ObjectEntry]:
                 continue  # a devmap: the report's "maps"
             elems: list[BpfMapElem] = []
             step = (m.map.value_size + 7) & ~7
-            for key, value in m.map.items():
-                if not any(value):
-                    continue
+            for key, value in m.map.nonzero_items():
                 if m.map.is_percpu:
                     vals = [
                         value[c * step : c * step + m.map.value_size].hex()

@@ -188,6 +188,7 @@ def run_probe(
                     egress_ifindex=egress,
                     sequential=False,
                     record=True,
+                    devices=obj.devices or None,
                 )
             except KernelError as exc:
                 # A fault the kernel's verifier would have refused at load: find the frames

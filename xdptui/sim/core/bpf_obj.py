@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from xdptui.bpf import isa
-from xdptui.bpf.elf import load_object
+from xdptui.bpf.elf import MAX_OBJECT_BYTES, load_object
 from xdptui.bpf.maps import DEVMAP_TYPES, BpfMap, MapType
 from xdptui.bpf.objfile import BpfProgram
 from xdptui.bpf.vm import compile_program
 from xdptui.model.errors import Errno, KernelError
 
 BPF_OBJ_NAME_LEN = 16
-MAX_OBJECT_BYTES = 16 << 20  # a larger "object" is refused before it is parsed
 ATTACH_XDP = "xdp"
 ATTACH_DEVMAP = "xdp/devmap"
 # Helpers whose result is not a function of the frame: the program's verdict may change from
@@ -54,18 +53,14 @@ def prog_tag(insns: list[isa.Insn]) -> str:
     project's kernel oracle shows (``tests/test_bpf_datapath_kernel.py``)."""
     out: list[isa.Insn] = []
     was_map = False
+    # libbpf hands the kernel map references as fds (BPF_PSEUDO_MAP_FD / _VALUE): the tag
+    # digests those, whatever index form this package keeps them in.
+    as_fd = {isa.BPF_PSEUDO_MAP_IDX: isa.BPF_PSEUDO_MAP_FD}
+    as_fd[isa.BPF_PSEUDO_MAP_IDX_VALUE] = isa.BPF_PSEUDO_MAP_VALUE
     for ins in insns:
-        if (
-            not was_map
-            and ins.is_ld_imm64()
-            and ins.src
-            in (
-                isa.BPF_PSEUDO_MAP_FD,
-                isa.BPF_PSEUDO_MAP_VALUE,
-            )
-        ):
+        if not was_map and ins.is_ld_imm64() and ins.src in as_fd:
             was_map = True
-            ins = dataclasses.replace(ins, imm=0)
+            ins = dataclasses.replace(ins, src=as_fd[ins.src], imm=0)
         elif was_map and ins.code == 0 and ins.dst == 0 and ins.src == 0 and ins.off == 0:
             was_map = False
             ins = dataclasses.replace(ins, imm=0)
@@ -126,6 +121,9 @@ class ObjProgram:
     frames_run: int = 0  # frames run one by one (exact mode, stateful programs)
     depends: str | None = None  # why its verdict can vary frame to frame, once seen
     fault: str | None = None  # a run-time refusal its frames met (those are XDP_ABORTED)
+    # The host's devices as bpf_check_mtu finds them: ifindex -> (mtu, L2 header length).
+    devices: dict[int, tuple[int, int]] = field(default_factory=dict)
+    user_gen: int = 0  # how many times bpftool changed its maps (probes depend on it)
 
     def __post_init__(self) -> None:
         self.prog = dataclasses.replace(self.code.template, maps=self.maps)
@@ -141,6 +139,8 @@ class ObjProgram:
             self.frames_run,
             self.depends,
             self.fault,
+            dict(self.devices),
+            self.user_gen,
         )
         memo[id(self)] = other
         return other
@@ -245,13 +245,16 @@ def load_program(
 
 def sync_devmaps(obj: ObjProgram, world: Any) -> None:
     """Copy the host devmaps an object is bound to into its map memory, as the program's
-    lookups see them (``struct bpf_devmap_val``: ifindex, then the egress program's id)."""
+    lookups see them (``struct bpf_devmap_val``: ifindex, then the egress program's id);
+    and the host's devices, as ``bpf_check_mtu`` finds them (an L3 tun has no L2 header)."""
+    obj.devices = {
+        d.ifindex: (d.mtu, 0 if getattr(d, "mode", "tap") == "tun" else 14)
+        for d in world.devices.values()
+    }
     for i, name in obj.bound.items():
         host = world.maps.get(name)
         m = obj.maps[i]
-        m.arena[:] = 0
-        m.slots.clear()
-        m.free = list(range(m.max_entries - 1, -1, -1))
+        m.clear()
         if host is None:
             continue
         for key, entry in host.walk():
@@ -266,7 +269,7 @@ def sync_devmaps(obj: ObjProgram, world: Any) -> None:
 
 def devmap_fingerprint(obj: ObjProgram) -> str:
     """What the bound devmaps hold (the only map contents a command can change)."""
-    h = hashlib.sha1()
+    h = hashlib.sha1(str(obj.user_gen).encode())
     for i in sorted(obj.bound):
         h.update(obj.maps[i].arena.tobytes())
         h.update(b"".join(obj.maps[i].slots))

@@ -47,10 +47,13 @@ SAMPLE_FRAMES = 64  # frames of a fast-mode poll batch a stateful program is run
 def add_words(obj: ObjProgram, wmap: IntArray, woff: IntArray, wsize: IntArray, val: U64) -> None:
     """Add ``val`` to each (map, arena offset, size) word, modulo the word's width."""
     for mi in np.unique(wmap):
-        arena = obj.maps[int(mi)].arena
+        m = obj.maps[int(mi)]
+        arena = m.arena
         for size in np.unique(wsize[wmap == mi]):
             sel = (wmap == mi) & (wsize == size)
             s = int(size)
+            if sel.any():
+                m.touch(int(woff[sel].max()) + s)
             idx = woff[sel][:, None] + np.arange(s)
             cur = np.ascontiguousarray(arena[idx]).view(f"<u{s}").reshape(-1).astype(np.uint64)
             mask = np.uint64((1 << (8 * s)) - 1) if s < 8 else np.uint64(2**64 - 1)
@@ -130,6 +133,7 @@ def _run(
         cpu=cpu,
         time_ns=t,
         record=record,
+        devices=ev.obj.devices or None,
     )
     sigs = [
         outcome(
@@ -336,8 +340,9 @@ def explain(dp: Datapath, ev: ObjEval, entry: int, cpu: int, t: int) -> ProgramR
             cpu=cpu,
             time_ns=t,
             record=True,
+            devices=obj.devices or None,
         )
-        after = [m.arena.copy() for m in obj.maps]
+        after = [m.arena[: m.used].copy() for m in obj.maps]  # what was ever written
     finally:
         for m, snap in zip(obj.maps, snaps, strict=True):
             m.restore(snap)
@@ -391,8 +396,8 @@ def _accesses(
     for (mi, slot, cpu), kind in sorted(touched.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         m = obj.maps[mi]
         base = slot * m.stride + (cpu or 0) * m.value_size
-        old = before[mi][base : base + m.value_size].tobytes()
-        new = after[mi][base : base + m.value_size].tobytes()
+        old = before[mi][base : base + m.value_size].tobytes().ljust(m.value_size, b"\0")
+        new = after[mi][base : base + m.value_size].tobytes().ljust(m.value_size, b"\0")
         if old != new:
             kind = "write"
         out.append(

@@ -1,0 +1,112 @@
+"""``bpftool map update|delete|lookup`` on a loaded object's own maps, in bpftool's words.
+
+Keys and values are bytes as bpftool parses them (``key 0x01 0 0 0``, ``key hex 01 00 00 00``);
+the map is found by name or id (``show.find_maps``), its length rules are bpftool's (``key
+expected 4 bytes got 1``), and the map commands are ``BPF_MAP_UPDATE_ELEM`` /
+``DELETE_ELEM`` / ``LOOKUP_ELEM`` with the kernel's errno (``maps.BpfMap``). A per-CPU
+map's value is given for one CPU and set on every possible CPU, or given whole (rounded to 8
+bytes per CPU), as ``bpf_map_update_elem`` copies it. A change makes the programs that read
+the map be evaluated again (the owning load's ``user_gen`` is part of what their probes
+depend on).
+"""
+
+from __future__ import annotations
+
+from xdptui.bpf.maps import BpfMap
+from xdptui.model import commands as cmd
+from xdptui.model.errors import Errno, KernelError
+from xdptui.sim import show
+from xdptui.sim.world import World
+
+
+class MapToolError(KernelError):
+    """A failure bpftool prints in its own words (an ``Error: ...`` line)."""
+
+
+def _find(world: World, name: str | None, map_id: int | None) -> show.ObjMap:
+    found = show.find_maps(world, name or None, map_id)
+    objs = [m for m in found if isinstance(m, show.ObjMap)]
+    if not objs:
+        what = f"id {map_id}" if map_id is not None else f"name {name}"
+        if found:  # a host devmap: its value is a device (value DEV)
+            raise MapToolError(
+                Errno.EINVAL,
+                f"Error: {what} is a devmap of the host: update it with 'key K value DEV'",
+            )
+        raise MapToolError(
+            Errno.ENOENT, f"Error: get map by {what} failed: No such file or directory"
+        )
+    if len(objs) > 1 and map_id is None:
+        raise MapToolError(
+            Errno.EINVAL,
+            f"Error: several maps named {name} (ids {', '.join(str(m.map_id) for m in objs)}): "
+            "use id N",
+        )
+    return objs[0]
+
+
+def _key(m: BpfMap, key: bytes) -> bytes:
+    if len(key) != m.key_size:
+        raise MapToolError(Errno.EINVAL, f"Error: key expected {m.key_size} bytes got {len(key)}")
+    return key
+
+
+def _value(m: BpfMap, value: bytes) -> bytes:
+    if m.is_percpu and len(value) == m.value_size:
+        step = (m.value_size + 7) & ~7
+        return (value + bytes(step - m.value_size)) * m.ncpus
+    if len(value) != m.user_value_size:
+        raise MapToolError(
+            Errno.EINVAL, f"Error: value expected {m.user_value_size} bytes got {len(value)}"
+        )
+    return value
+
+
+def _changed(world: World, m: BpfMap) -> None:
+    for p in show.loaded_programs(world):
+        obj = p.prog.obj
+        if obj is not None and any(x is m for x in obj.maps):
+            obj.user_gen += 1
+    world.touch()
+
+
+def update(world: World, c: cmd.MapUpdate) -> str:
+    om = _find(world, c.map, c.map_id)
+    assert c.key_bytes is not None and c.value_bytes is not None
+    m = om.map
+    key, value = _key(m, c.key_bytes), _value(m, c.value_bytes)
+    try:
+        m.update(key, value, c.flags)
+    except KernelError as exc:
+        raise MapToolError(exc.errno, f"Error: update failed: {exc.errno.strerror}") from None
+    _changed(world, m)
+    return ""
+
+
+def delete(world: World, c: cmd.MapDelete) -> str:
+    om = _find(world, c.map, c.map_id)
+    assert c.key_bytes is not None
+    m = om.map
+    try:
+        m.delete(_key(m, c.key_bytes))
+    except KernelError as exc:
+        raise MapToolError(exc.errno, f"Error: delete failed: {exc.errno.strerror}") from None
+    _changed(world, m)
+    return ""
+
+
+def lookup(world: World, c: cmd.MapLookup) -> str:
+    """``bpftool map lookup``: the element as ``map dump`` prints it, or "Not found"."""
+    m = _find(world, c.map, c.map_id).map
+    key = _key(m, c.key_bytes)
+    try:
+        value = m.lookup(key)
+    except KernelError as exc:
+        if exc.errno != Errno.ENOENT:
+            raise MapToolError(exc.errno, f"Error: lookup failed: {exc.errno.strerror}") from None
+        if c.json:
+            return "null"
+        raise MapToolError(
+            Errno.ENOENT, f"key:\n{' '.join(f'{b:02x}' for b in key)}\n\nNot found"
+        ) from None
+    return m.entry_text(key, value, c.json)
