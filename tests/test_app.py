@@ -198,7 +198,7 @@ async def test_rings_panel_draws_a_gauge_per_rx_queue_and_xdp_tx_ring() -> None:
     app, sim = make()
     async with app.run_test(size=SIZE) as pilot:
         sim.advance(2_000_000)
-        app.refresh_frame()
+        app.stage.refresh()
         await open_tab(pilot, "rings")
         rings = app.screen.query_one(RingsPanel)
         text = rendered(rings)
@@ -252,9 +252,9 @@ async def test_devices_table_shows_xdp_inheritance_and_rates() -> None:
     app, sim = make()
     async with app.run_test(size=SIZE) as pilot:
         sim.advance(1_000_000)
-        app.refresh_frame()
+        app.stage.refresh()
         sim.advance(1_000_000)
-        app.refresh_frame()
+        app.stage.refresh()
         await open_tab(pilot, "devices")
         lines = rendered(app.screen.query_one(DevicesTable)).splitlines()
         assert lines[0].split()[:4] == ["DEV", "TYPE", "LINK", "XDP"]
@@ -269,7 +269,7 @@ async def test_drops_panel_lists_tracepoint_buckets() -> None:
     app, sim = make()
     async with app.run_test(size=SIZE) as pilot:
         sim.advance(3_200_000)
-        app.refresh_frame()
+        app.stage.refresh()
         await open_tab(pilot, "drops")
         text = rendered(app.screen.query_one(DropsPanel))
         assert "eth0 q3 cpu3" in text  # ring full
@@ -282,11 +282,11 @@ async def test_event_log_appends_only_new_events() -> None:
     async with app.run_test(size=SIZE) as pilot:
         log = app.screen.query_one(EventLog)
         sim.submit("ip link set dev eth1 down", origin="timeline")
-        app.refresh_frame()
+        app.stage.refresh()
         await pilot.pause()
         first = log.render_line(0)
         sim.submit("bogus")
-        app.refresh_frame()
+        app.stage.refresh()
         await pilot.pause()
         text = rendered(log)
         assert log.render_line(0) is first or log.render_line(0) == first

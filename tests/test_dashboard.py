@@ -234,8 +234,8 @@ async def test_a_followed_packet_is_traced_again_after_a_command() -> None:
     sim = FakeSim()
     app = XdpApp(sim, paused=True, clock=FakeClock())
     async with app.run_test(size=SIZE) as pilot:
-        app.follow(sim.flows()[0])
-        app.submit_command("ip link set dev eth1 down")
+        app.actions.follow(sim.flows()[0])
+        app.commands.submit("ip link set dev eth1 down")
         await pilot.pause()
         assert sim.traced == [("gen0", 0), ("gen0", 0)]
 
@@ -295,10 +295,10 @@ async def test_bond_mode_change_shows_the_refusal_then_runs_the_plan_one_step_pe
         await pilot.click("#run")
         await pilot.pause()
         assert app.main_screen.active_tab == "bond"
-        assert app.plan is not None and app.plan.position == 0
+        assert app.guide.plan is not None and app.guide.plan.position == 0
         await pilot.press(".", ".", ".")
         await pilot.pause()
-        assert app.plan.position == 3
+        assert app.guide.plan.position == 3
         assert app.frame is not None
         done = [(e.origin, e.cmd, e.ok) for e in app.frame.events]  # what the log lists
         assert ("plan", "ip link set dev bond0 down", True) in done
@@ -308,7 +308,7 @@ async def test_bond_mode_change_shows_the_refusal_then_runs_the_plan_one_step_pe
         assert "▶ ip link set dev bond0 type bond mode balance-rr" in bond
         await pilot.press(*["."] * 4)
         await pilot.pause()
-        assert app.plan.done and not app.plan.stopped
+        assert app.guide.plan.done and not app.guide.plan.stopped
         bond = rendered(app.screen.query_one(BondPanel))
         assert "mode balance-rr" in bond
         assert "legal sequence: done, 7 commands" in bond
@@ -425,7 +425,7 @@ async def test_selecting_a_drop_row_explains_its_cause_and_fix() -> None:
     app = XdpApp(sim, paused=True, clock=FakeClock())
     async with app.run_test(size=SIZE) as pilot:
         sim.advance(3_200_000)
-        app.refresh_frame()
+        app.stage.refresh()
         await open_tab(pilot, "drops")
         drops = app.screen.query_one(DropsPanel)
         text = rendered(drops)
@@ -442,7 +442,7 @@ async def test_a_user_program_once_loaded_is_offered_by_the_picker(bench: str) -
     program = f"{ROOT / 'examples' / 'drop_dns.py'}:drop_dns"
     app = make_app(bench, paused=True)
     async with app.run_test(size=SIZE) as pilot:
-        app.submit_command(f"ip link set dev eth0 xdp obj {program}")
+        app.commands.submit(f"ip link set dev eth0 xdp obj {program}")
         await pilot.pause()
         assert f"✓ $ ip link set dev eth0 xdp obj {program}" in log(app)
         await pilot.press("s")

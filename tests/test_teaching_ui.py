@@ -104,7 +104,7 @@ async def test_the_event_list_filters_by_kind_and_marks_the_selected_events_queu
         assert lines and all("polled" in ln for ln in lines)
         await pilot.press("up")  # the newest poll
         await pilot.pause()
-        mark = app.highlight
+        mark = app.stage.highlight
         assert mark is not None and mark.dev in ("eth0", "eth1") and mark.cpu is not None
         await pilot.press("3")
         await pilot.pause()

@@ -124,7 +124,7 @@ async def test_comma_after_running_goes_back_one_poll() -> None:
     app = make_app(DUAL_PORT, paused=True, speed_ns_per_s=1_000_000)
     async with app.run_test(size=SIZE) as pilot:
         engine(app).advance(200_000)
-        app.refresh_frame()
+        app.stage.refresh()
         times = [p["t_ns"] for p in polls(app)]
         await pilot.press(",")
         await pilot.pause()
@@ -177,7 +177,7 @@ async def test_stepping_back_over_a_step_start_shows_the_step_before_it() -> Non
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(".", "n", ".")
         await pilot.pause()
-        assert app.lesson_position() == (0, 1)
+        assert app.guide.position() == (0, 1)
         await pilot.press(",", ",")
         await pilot.pause()
-        assert app.lesson_position() == (0, 0)
+        assert app.guide.position() == (0, 0)
