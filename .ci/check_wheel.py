@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sys
 import zipfile
-from pathlib import Path
 
 from tree import ROOT, layout
 
