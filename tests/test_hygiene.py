@@ -38,7 +38,7 @@ def run(*argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_lint_and_format_are_clean():
-    res = run(tool("ruff"), "check", "xdptui", "widgets", "tests", ".ci")
+    res = run(tool("ruff"), "check", "--no-cache", "xdptui", "widgets", "tests", ".ci")
     assert res.returncode == 0, res.stdout + res.stderr
     res = run(tool("ruff"), "format", "--check", "xdptui", "widgets", "tests", ".ci")
     assert res.returncode == 0, res.stdout + res.stderr
