@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdptui.model.views import DeviceView, Frame, PacketView, TraceHop
-from xdptui.widgets.format import format_pps, program_name
+from xdptui.widgets.format import format_count, format_pps, program_name
 from xdptui.widgets.rates import RatesView, sum_rates
 
 
@@ -221,6 +221,39 @@ class _Counters:
         )
         return (Loss("lost: link down", per_s, total),)
 
+    def writes(self, frame: Frame, label: str, target: str) -> Arrow:
+        """What the tap's writers wrote (their sources' frames, but those offered while it
+        was down, which are the arrow's loss)."""
+        name = self.dev.name
+        srcs = [s for s in frame.sources if s.device == name and not s.local]
+        total = sum(s.emitted - s.lost for s in srcs)
+        per_s = sum_rates(
+            None if e is None or lost is None else e - lost
+            for s in srcs
+            for e, lost in [
+                (
+                    self.deltas.tracepoint(("source", s.name, "emitted"), s.emitted),
+                    self.deltas.tracepoint(("source", s.name, "lost"), s.lost),
+                )
+            ]
+        )
+        losses = self.link_down(frame, local=False)
+        return Arrow(label, target, None, per_s, total, weight_of(per_s), losses=losses)
+
+    def bond_arrow(self, label: str, key: str, total: int, target: str) -> Arrow:
+        """One of a bond's own paths: ``rx_up``, ``stack_down`` or ``xdp_down`` (what
+        ``bond_xdp_xmit`` handed down: ``tx_down`` less ``stack_down``)."""
+        name = self.dev.name
+        info = self.dev.bond
+        assert info is not None
+        if key == "xdp_down":
+            down = self.deltas.tracepoint(("bond", name, "tx_down"), info.tx_down)
+            stack = self.deltas.tracepoint(("bond", name, "stack_down"), info.stack_down)
+            r = None if down is None or stack is None else max(0.0, down - stack)
+        else:
+            r = self.deltas.tracepoint(("bond", name, key), total)
+        return Arrow(label, target, None, r, total, weight_of(r), terminal=key == "rx_up")
+
     def xmit_note(self) -> str:
         """Frames other devices handed to this one's ``ndo_xdp_xmit``, part of its TX."""
         if not self.get("xdp_xmit"):
@@ -248,6 +281,7 @@ def _box(
 
     inbound: Arrow | None = None
     outbound: Arrow | None = None
+    bond_verdicts: tuple[Arrow, ...] = ()
     notes: list[str] = []
     children: tuple[DeviceBox, ...] = ()
     ring_full = c.link_down(frame, local=False) + c.loss("ring full (rx_dropped)", "rx_dropped")
@@ -276,9 +310,20 @@ def _box(
             losses=xmit_losses + c.loss("tx_dropped", "tx_dropped"),
         )
     elif dev.type == "tun":
-        dropped = c.link_down(frame, local=False) + c.loss("dropped (rx_dropped)", "rx_dropped")
-        inbound = c.arrow("userspace write", "rx_packets", "tun_get_user", losses=dropped)
-        if "xdp_fast_path" in c.values or "xdp_generic_path" in c.values:
+        # A write is the writer's own syscall (tun_get_user), not a NAPI poll: what the
+        # writer wrote, whatever the program then did (tun_xdp_act leaves rx_packets at 0
+        # for XDP_DROP).
+        writer = "vhost write" if dev.tap is not None and dev.tap.writer == "vhost" else None
+        if any(s.device == dev.name and not s.local for s in frame.sources):
+            inbound = c.writes(frame, writer or "userspace write", "tun_get_user")
+        if c.get("rx_dropped"):
+            # tun_xdp_act counts its drops here: XDP_DROP, XDP_ABORTED and an XDP_TX or
+            # redirect that failed -- the verdict arrows below, not a second loss.
+            notes.append(
+                f"rx_dropped {format_count(c.get('rx_dropped'))} (tun_xdp_act: the program's"
+                " drops and failed XDP_TX/REDIRECT, drawn below)"
+            )
+        if c.get("xdp_fast_path") or c.get("xdp_generic_path"):
             notes.append(
                 f"fast path (tun_build_skb) {format_pps(c.rate('xdp_fast_path'))} · "
                 f"generic path (do_xdp_generic) {format_pps(c.rate('xdp_generic_path'))}"
@@ -297,19 +342,32 @@ def _box(
         usable = " ".join(dev.bond.usable_slaves)
         notes.append(f"mode {mode}" + (f" · xmit_hash_policy {policy}" if policy else ""))
         notes.append(f"active {active or '-'} · usable {usable or 'none'}")
-        # The bond's own RX/TX only carry skbs (XDP_PASS up, the stack's TX down): drawn once
-        # they ever carried any.
-        if c.get("rx_packets"):
-            inbound = c.arrow("slaves", "rx_packets", "stack (delivered up)", terminal=True)
-        if c.get("tx_packets"):
-            outbound = c.arrow("stack", "tx_packets", "slaves (bond_start_xmit)")
+        # A bond's rx_packets/tx_packets are its slaves' sums (bond_get_stats), whatever the
+        # slaves' programs did: the bond's own paths are what went up through it (rx_up),
+        # the skbs it sent down (bond_start_xmit) and the frames redirected into it
+        # (bond_xdp_xmit), each drawn once it ever carried any.
+        info = dev.bond
+        if info.rx_up:
+            inbound = c.bond_arrow("slaves", "rx_up", info.rx_up, "stack (delivered up)")
+        if info.tx_down - info.stack_down:
+            xmit = c.bond_arrow(
+                "ndo_xdp_xmit",
+                "xdp_down",
+                info.tx_down - info.stack_down,
+                "slaves (bond_xdp_xmit)",
+            )
+            bond_verdicts = (xmit,)
+        if info.stack_down:
+            outbound = c.bond_arrow(
+                "stack", "stack_down", info.stack_down, "slaves (bond_start_xmit)"
+            )
         children = tuple(
             _box(devices[name], frame, deltas, devices, on_path, marked)
             for name in dev.bond.slaves
             if name in devices
         )
 
-    verdicts = _verdicts(c, frame, deltas, devices) if dev.queues else ()
+    verdicts = _verdicts(c, frame, deltas, devices) if dev.queues else bond_verdicts
     return DeviceBox(
         name=dev.name,
         kind=kind,
@@ -390,10 +448,12 @@ def _verdicts(
                 losses += (
                     Loss("ndo_xdp_xmit refused (devmap_xmit drops)", not_taken_r, not_taken),
                 )
+            to = devices.get(d.to_dev)
+            ndo = "bond_xdp_xmit" if to is not None and to.type == "bond" else "ndo_xdp_xmit"
             out.append(
                 Arrow(
                     "XDP_REDIRECT",
-                    f"{d.to_dev} bq → ndo_xdp_xmit",
+                    f"{d.to_dev} bq → {ndo}",
                     d.to_dev,
                     r,
                     d.sent + d.drops,

@@ -149,6 +149,11 @@ class RatesView:
         for s in base.sources:
             out[("source", s.name, "emitted")] = s.emitted
             out[("source", s.name, "lost")] = s.lost
+        for dev in base.devices:
+            if dev.bond is not None:
+                out[("bond", dev.name, "rx_up")] = dev.bond.rx_up
+                out[("bond", dev.name, "tx_down")] = dev.bond.tx_down
+                out[("bond", dev.name, "stack_down")] = dev.bond.stack_down
         return out
 
     def tracepoint(self, key: tuple[object, ...], now: int) -> float | None:
@@ -156,7 +161,8 @@ class RatesView:
         ``("redirect_err", dev, errno)``, ``("bulk_tx", dev, errno)`` (its drops),
         ``("devmap", from, to, field)``, ``("bq", cpu, from,
         to)`` (frames enqueued), ``("bq_egress", cpu, from, to)`` (its egress program's
-        drops) or ``("source", name, "emitted"|"lost")``."""
+        drops), ``("source", name, "emitted"|"lost")`` or ``("bond", name, "rx_up" |
+        "tx_down" | "stack_down")``."""
         return self._of(self._tracepoints, key, now)
 
     def devmap(self, from_dev: str, to_dev: str, field: str, now: int) -> float | None:

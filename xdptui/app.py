@@ -70,6 +70,7 @@ MIN_DELAY_S = 0.001
 NEXT_EVENT_POLLS = 5_000  # how far ] looks for the next event of a kind
 STREAM_KINDS: dict[str, tuple[str, ...]] = {
     "poll": ("napi_poll",),
+    "write": ("tun_write",),
     "flush": ("bq_flush",),
     "drop": ("drop",),
     "command": ("command", "lesson"),

@@ -38,7 +38,7 @@ from xdptui.sim.bond.bond_main import Bond
 from xdptui.sim.clock import Timers
 from xdptui.sim.control import Control, format_kernel_error
 from xdptui.sim.datapath import Datapath
-from xdptui.sim.events import EventStream
+from xdptui.sim.events import STEP_KINDS, EventStream
 from xdptui.sim.exact import Exact
 from xdptui.sim.exact_io import ExactIO
 from xdptui.sim.fast import Fast, FastIO
@@ -396,7 +396,7 @@ class Simulator:
         for record in reversed(self.state.stream.records):
             if record["t_ns"] < since or count >= enough:
                 break
-            if record["kind"] == "napi_poll" and record["t_ns"] <= now:
+            if record["kind"] in STEP_KINDS and record["t_ns"] <= now:
                 count += 1
         return count
 
@@ -631,7 +631,7 @@ class Simulator:
         instant)."""
         now, seen = self.state.now, 0
         for record in reversed(self.state.stream.records):
-            if record["kind"] == "napi_poll" and record["t_ns"] <= now:
+            if record["kind"] in STEP_KINDS and record["t_ns"] <= now:
                 seen += 1
                 if seen == 2:
                     return int(record["t_ns"])

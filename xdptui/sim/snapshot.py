@@ -104,6 +104,7 @@ def device_view(dev: NetDev, exact: bool, devices: dict[str, NetDev]) -> DeviceV
             dev.miimon_ms,
             dev.rx_up,
             dev.tx_down,
+            dev.stack_down,
         )
     counters = bond_get_stats(dev, devices) if isinstance(dev, Bond) else dev.counters
     return DeviceView(
@@ -240,12 +241,28 @@ def stream_views(records: list[dict[str, Any]]) -> list[StreamEventView]:
     for i, r in enumerate(records):
         kind = r["kind"]
         common = {"seq": int(r["seq"]), "t_ns": int(r["t_ns"]), "kind": kind}
-        if kind == "napi_poll":
+        if kind in ("napi_poll", "tun_write"):
             bulks: dict[str, int] = {}
             for f in records[i + 1 :]:
                 if f["kind"] != "bq_flush" or f["t_ns"] != r["t_ns"] or f["cpu"] != r["cpu"]:
                     break
                 bulks[f["to"]] = bulks.get(f["to"], 0) + int(f["frames"])
+            if kind == "tun_write":
+                out.append(
+                    StreamEventView(
+                        **common,
+                        cpu=r["cpu"],
+                        dev=r["dev"],
+                        queue=r["queue"],
+                        frames=r["frames"],
+                        verdicts=tuple(sorted(r["verdicts"].items())),
+                        bulks=tuple(bulks.items()),
+                        dur_ns=r["dur_ns"],
+                        reason=r["writer"],
+                        paths=(("fast", r["fast"]), ("generic", r["generic"])),
+                    )
+                )
+                continue
             out.append(
                 StreamEventView(
                     **common,
