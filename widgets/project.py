@@ -196,15 +196,23 @@ class Projection:
     the same value :func:`project` would give.
     """
 
-    def __init__(self, prev: Frame | None, frame: Frame, state: PanelState | None = None) -> None:
+    def __init__(
+        self,
+        prev: Frame | None,
+        frame: Frame,
+        state: PanelState | None = None,
+        last: Frame | None = None,
+    ) -> None:
         state = state or PanelState()
         if state.focus is not None and all(dev.name != state.focus for dev in frame.devices):
             state = replace(state, focus=None)
         self.prev = prev
         self.frame = frame
         self.state = state
-        self.rates = RatesView(prev, frame)
-        """The one source of every rate the panels show."""
+        if last is not None and last.t_ns > frame.t_ns:
+            last = None  # time went back: no "since the frame before"
+        self.rates = RatesView(prev, frame, last)
+        """The one source of every rate (and, stepping, every count) the panels show."""
 
     @cached_property
     def devices(self) -> DevicesView:

@@ -36,6 +36,7 @@ class Loss:
     what: str
     rate: float | None
     total: int
+    step: int | None = None  # since the frame before (one ``.``)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class Arrow:
     note: str = ""
     losses: tuple[Loss, ...] = ()
     terminal: bool = False  # the path ends here on purpose (XDP_DROP, stack)
+    step: int | None = None  # frames since the frame before (one ``.``: this poll's)
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class PathsView:
     boxes: tuple[DeviceBox, ...]
     focus: str | None = None
     follow: FollowView | None = None
+    counting: bool = False  # exact mode: each arrow's total and this step's frames too
 
 
 def weight_of(rate: float | None) -> int:
@@ -168,7 +171,7 @@ def project_paths(
                 notes=notes or ("empty",),
             )
         )
-    return PathsView(boxes=tuple(boxes), focus=focus, follow=follow)
+    return PathsView(boxes=tuple(boxes), focus=focus, follow=follow, counting=deltas.counting)
 
 
 class _Counters:
@@ -197,8 +200,10 @@ class _Counters:
         terminal: bool = False,
     ) -> Arrow:
         r = self.rate(counter)
+        total = self.get(counter)
+        step = self.deltas.step(self.dev.name, counter, total)
         return Arrow(
-            label, target, target_dev, r, self.get(counter), weight_of(r), note, losses, terminal
+            label, target, target_dev, r, total, weight_of(r), note, losses, terminal, step
         )
 
     def loss(self, what: str, counter: str) -> tuple[Loss, ...]:
@@ -206,7 +211,9 @@ class _Counters:
         total = self.get(counter)
         if not total:
             return ()
-        return (Loss(what, self.rate(counter), total),)
+        return (
+            Loss(what, self.rate(counter), total, self.deltas.step(self.dev.name, counter, total)),
+        )
 
     def link_down(self, frame: Frame, *, local: bool) -> tuple[Loss, ...]:
         """Frames a source offered while this device was down (``SourceView.lost``): they
@@ -238,7 +245,11 @@ class _Counters:
             ]
         )
         losses = self.link_down(frame, local=False)
-        return Arrow(label, target, None, per_s, total, weight_of(per_s), losses=losses)
+        steps = [
+            self.deltas.step_tracepoint(("source", s.name, "emitted"), s.emitted) for s in srcs
+        ] + [-(self.deltas.step_tracepoint(("source", s.name, "lost"), s.lost) or 0) for s in srcs]
+        step = None if self.deltas.last is None else max(0, sum(n or 0 for n in steps))
+        return Arrow(label, target, None, per_s, total, weight_of(per_s), losses=losses, step=step)
 
     def bond_arrow(self, label: str, key: str, total: int, target: str) -> Arrow:
         """One of a bond's own paths: ``rx_up``, ``stack_down`` or ``xdp_down`` (what
@@ -246,13 +257,20 @@ class _Counters:
         name = self.dev.name
         info = self.dev.bond
         assert info is not None
+        d = self.deltas
         if key == "xdp_down":
-            down = self.deltas.tracepoint(("bond", name, "tx_down"), info.tx_down)
-            stack = self.deltas.tracepoint(("bond", name, "stack_down"), info.stack_down)
+            down = d.tracepoint(("bond", name, "tx_down"), info.tx_down)
+            stack = d.tracepoint(("bond", name, "stack_down"), info.stack_down)
             r = None if down is None or stack is None else max(0.0, down - stack)
+            step_down = d.step_tracepoint(("bond", name, "tx_down"), info.tx_down)
+            step_stack = d.step_tracepoint(("bond", name, "stack_down"), info.stack_down)
+            step = None if step_down is None else max(0, step_down - (step_stack or 0))
         else:
-            r = self.deltas.tracepoint(("bond", name, key), total)
-        return Arrow(label, target, None, r, total, weight_of(r), terminal=key == "rx_up")
+            r = d.tracepoint(("bond", name, key), total)
+            step = d.step_tracepoint(("bond", name, key), total)
+        return Arrow(
+            label, target, None, r, total, weight_of(r), terminal=key == "rx_up", step=step
+        )
 
     def xmit_note(self) -> str:
         """Frames other devices handed to this one's ``ndo_xdp_xmit``, part of its TX."""
@@ -419,7 +437,11 @@ def _verdicts(
             r = None if sent_r is None or drop_r is None else sent_r + drop_r
             bond = _shared_master(dev, devices.get(d.to_dev))
             via = f"via {bond} xdp_master_redirect · " if bond else ""
-            bulk = (d.sent + d.drops) / d.flushes if d.flushes else None
+            bulk = deltas.bulk_avg(d.from_dev, d.to_dev, d.sent, d.drops, d.flushes)
+            key = ("devmap", d.from_dev, d.to_dev)
+            sent_step = deltas.step_tracepoint((*key, "sent"), d.sent)
+            drop_step = deltas.step_tracepoint((*key, "drops"), d.drops)
+            step = None if sent_step is None else sent_step + (drop_step or 0)
             egress = sorted(
                 {
                     bq.program
@@ -460,6 +482,7 @@ def _verdicts(
                     weight_of(r),
                     note,
                     losses,
+                    step=step,
                 )
             )
         if errors or not targets:

@@ -103,7 +103,8 @@ class Stage:
         self.speed_ns_per_s = REAL_TIME
         self.paused = False
         self._frame: Frame | None = None
-        self._prev: Frame | None = None
+        self._prev: Frame | None = None  # the rates' window base
+        self._last: Frame | None = None  # the frame shown before the newest
         self.history = RateHistory()
         self._samples = RateSamples()
         self.follow: FlowInfo | None = None
@@ -166,6 +167,7 @@ class Stage:
             self.history = push_history(
                 self.history, RatesView(self._prev, frame), frame, window // 2
             )
+            self._last = self._frame
             self._frame = frame
             self.show_views()
             self.frames_drawn += 1
@@ -182,7 +184,7 @@ class Stage:
         """The views of the newest frame under the app's state."""
         if self._frame is None:
             return None
-        return Projection(self._prev, self._frame, self._panel_state(self))
+        return Projection(self._prev, self._frame, self._panel_state(self), self._last)
 
     def show_views(self) -> None:
         views = self.projection()
