@@ -130,7 +130,10 @@ async def test_swap_replaces_the_program_in_place(bench: str) -> None:
 async def test_detach_removes_the_program(bench: str) -> None:
     app = make_app(bench, paused=True)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("d")
+        await pilot.press("d")  # a list even of one device: enter runs the command shown
+        await pilot.pause()
+        assert "xdp off" not in log(app)
+        await pilot.press("enter")
         await pilot.pause()
         assert "✓ $ ip link set dev eth1 xdp off" in log(app)
         assert "xdp_pass" not in paths(app)
@@ -151,12 +154,12 @@ async def test_clicking_a_box_focuses_the_device_and_l_takes_it_down(bench: str)
     async with app.run_test(size=SIZE) as pilot:
         await click_box(pilot, app, "eth1")
         assert app.focus_device == "eth1"
-        await pilot.press("l")
+        await pilot.press("l", "enter")  # the focused device comes first in the list
         await pilot.pause()
         assert "✓ $ ip link set dev eth1 down" in log(app)
         eth1 = next(line for line in paths(app).splitlines() if "─ eth1 ·" in line)
         assert "· down" in eth1 and "· up" not in eth1
-        await pilot.press("l")
+        await pilot.press("l", "enter")
         await pilot.pause()
         assert "✓ $ ip link set dev eth1 up" in log(app)
 

@@ -76,6 +76,8 @@ STREAM_KINDS: dict[str, tuple[str, ...]] = {
     "command": ("command", "lesson"),
 }
 """The event list's kind filters as event-stream kinds ("all": every kind)."""
+KEY_ACTIONS = frozenset(command.action.split("(")[0] for command in APP_COMMANDS)
+"""The app's own actions (key, palette): none runs while a dialog is open."""
 LESSON_SPEED = 10_000
 """The slow motion a topology with lessons opens in (10 µs of simulated time per second: on
 a 10 Mpps port, a few NAPI polls a second)."""
@@ -314,6 +316,10 @@ class XdpApp(App[None]):
         self.speed_index = max(self.speed_index - 1, 0)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in KEY_ACTIONS and self.screen_stack and self.screen_stack[-1] is not self._main:
+            # A dialog is open: the app's keys stay with it (Textual would still run them
+            # under a modal, so a word typed into the wrong place took a link down).
+            return False
         if action == "faster" and self.speed_index == len(SPEEDS) - 1:
             return None  # shown, greyed out
         if action == "slower" and self.speed_index == 0:
@@ -398,6 +404,31 @@ class XdpApp(App[None]):
         self._main.show_tab(tab)
 
     # --- the event list ----------------------------------------------------------------------
+
+    def _event_list(self) -> EventListPanel | None:
+        """The event list on screen, or None (then a note says where it is)."""
+        panel = self._main.shown_event_list()
+        if panel is None:
+            self.notify("the event list shows at slow speeds (-) and while stepping (.)", timeout=4)
+        return panel
+
+    def action_event_kind(self) -> None:
+        """``k`` from anywhere: the event list's next kind filter."""
+        panel = self._event_list()
+        if panel is not None:
+            panel.action_cycle_kind()
+
+    def action_event_device(self) -> None:
+        """``i`` from anywhere: the event list's next device filter."""
+        panel = self._event_list()
+        if panel is not None:
+            panel.action_cycle_device()
+
+    def action_event_next(self) -> None:
+        """``]`` from anywhere: run to the next event the event list's filters let through."""
+        panel = self._event_list()
+        if panel is not None:
+            panel.action_next_event()
 
     @on(EventSelected)
     def _event_selected(self, message: EventSelected) -> None:

@@ -120,10 +120,10 @@ class DeviceActions:
         frame = self.stage.frame
         if frame is None:
             return
-        self._with_device(
+        self._confirm(
             actions.with_program(frame),
             "Detach the program of which device?",
-            lambda dev: self.console.submit(actions.detach_command(dev)),
+            actions.detach_command,
             "no device has a program of its own",
         )
 
@@ -131,11 +131,40 @@ class DeviceActions:
         frame = self.stage.frame
         if frame is None:
             return
-        self._with_device(
+        self._confirm(
             frame.devices,
             "Take which device up or down?",
-            lambda dev: self.console.submit(actions.link_command(dev)),
+            actions.link_command,
             "no devices",
+        )
+
+    def _confirm(
+        self,
+        candidates: Sequence[DeviceView],
+        title: str,
+        command_of: Callable[[DeviceView], str],
+        empty: str,
+    ) -> None:
+        """A key that takes something away from a running lecture (a link, a program) acts
+        only after a pick: always a list, even of one device, each line the exact command it
+        runs; the focused device first. Enter runs it, escape does nothing."""
+        if not candidates:
+            self.app.notify(empty, severity="warning")
+            return
+        focus = self._focus()
+        ordered = sorted(candidates, key=lambda dev: dev.name != focus)
+        commands = {dev.name: command_of(dev) for dev in ordered}
+        items = [
+            (dev.name, f"{dev.name:<10} {_state(dev):<10} → {commands[dev.name]}")
+            for dev in ordered
+        ]
+
+        def picked(name: object) -> None:
+            if isinstance(name, str) and name in commands:
+                self.console.submit(commands[name])
+
+        self.app.push_screen(
+            PickScreen(title, items, "enter runs the command shown · escape: nothing"), picked
         )
 
     # --- traffic -----------------------------------------------------------------------------
@@ -325,12 +354,15 @@ class DeviceActions:
         self.app.push_screen(PickScreen(title, items), picked)
 
 
+def _state(dev: DeviceView) -> str:
+    return "down" if not dev.up else "up" if dev.carrier else "no-carrier"
+
+
 def device_label(dev: DeviceView) -> str:
     """A device in a picker: name, kind, state and program."""
     kind = f"{dev.type}/{dev.driver}" if dev.driver else dev.type
     xdp = f"  xdp {dev.xdp.program} {dev.xdp.mode}" if dev.xdp else ""
-    state = "down" if not dev.up else "up" if dev.carrier else "no-carrier"
-    return f"{dev.name:<10} {kind:<10} {state}{xdp}"
+    return f"{dev.name:<10} {kind:<10} {_state(dev)}{xdp}"
 
 
 def reader_rate_text(pps: float | None) -> str:

@@ -24,6 +24,7 @@ from textual.widgets.option_list import Option
 from xdptui.model.catalog import PROGRAMS, program_info
 from xdptui.model.topology import BOND_MODES, XMIT_HASH_POLICIES
 from xdptui.plans import bond_supports_xdp
+from xdptui.widgets.command_line import ESCAPE_KEYS
 
 DIALOG_CSS = """
 Dialog {
@@ -54,7 +55,7 @@ class Dialog(ModalScreen[object]):
 
     DEFAULT_CSS = DIALOG_CSS
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="dialog-cancel", tooltip="Close, do nothing")
+        Binding(ESCAPE_KEYS, "cancel", "Cancel", id="dialog-cancel", tooltip="Close, do nothing")
     ]
 
     def action_cancel(self) -> None:
@@ -422,7 +423,9 @@ class HelpScreen(Dialog):
     """
     )
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,question_mark,q", "cancel", "Close", id="help-close", tooltip="Close")
+        Binding(
+            f"{ESCAPE_KEYS},question_mark,q", "cancel", "Close", id="help-close", tooltip="Close"
+        )
     ]
 
     def __init__(self, markdown: str) -> None:

@@ -271,6 +271,13 @@ class MainScreen(Screen[None]):
         if not views.frame.exact or self.has_class("-wide") or not self.has_class("-short"):
             hand(self.event_log, lambda: views.events)
 
+    def shown_event_list(self) -> EventListPanel | None:
+        """The event list on screen (slow speeds: beside the tabs when wide, under them when
+        narrow), None when it is not shown."""
+        if not self.has_class("-slow"):
+            return None
+        return self.event_list if self.has_class("-wide") else self.event_strip
+
     def _taps_view(self, views: Projection) -> TapsView:
         taps = views.taps
         self.taps_panel.display = bool(taps.rows)

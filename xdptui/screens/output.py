@@ -11,6 +11,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from xdptui.screens.dialogs import DIALOG_CSS, Dialog
+from xdptui.widgets.command_line import ESCAPE_KEYS
 
 LONG_REPLY_LINES = 4
 """A reply longer than this opens in the output pane (the log keeps it too)."""
@@ -28,7 +29,7 @@ class OutputScreen(Dialog):
     """
     )
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,enter", "cancel", "Close", id="output-close", tooltip="Close")
+        Binding(f"{ESCAPE_KEYS},q,enter", "cancel", "Close", id="output-close", tooltip="Close")
     ]
 
     def __init__(self, command: str, reply: str, ok: bool = True) -> None:
