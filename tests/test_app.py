@@ -28,6 +28,7 @@ from xdptui.widgets.format import (
     format_speed,
 )
 from xdptui.widgets.header import SimHeader
+from xdptui.widgets.key_bar import KeyBar
 from xdptui.widgets.project import DEVICE_COUNTERS, project, rate
 from xdptui.widgets.rings import RingsPanel, gauge_cells
 
@@ -322,22 +323,35 @@ async def test_make_app_drives_the_real_engine() -> None:
 # --- bindings and the palette ------------------------------------------------------------
 
 
-async def test_every_binding_has_an_id_and_shows_in_the_footer() -> None:
+async def test_every_binding_has_an_id_and_shows_in_the_key_bar_when_it_fits() -> None:
     app, _ = make()
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(240, 40)) as pilot:
         await pilot.pause()
-        footer = " ".join(rendered(key) for key in app.screen.query("FooterKey"))
+        bar = rendered(app.screen.query_one(KeyBar))
         for command in APP_COMMANDS:
             assert command.id
             if command.show and not command.action.startswith("lesson"):
-                assert command.description in footer
+                assert command.description in bar
+        assert "all keys" not in bar
+
+
+async def test_the_key_bar_is_never_clipped_what_does_not_fit_is_left_to_help() -> None:
+    app, _ = make()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        bar = rendered(app.screen.query_one(KeyBar)).rstrip()
+        assert bar.endswith("? all keys") and len(bar) <= 80
+        assert "space Run" in bar and ". Step" in bar and ", Back" in bar
+        await pilot.press("space")
+        await pilot.pause()
+        assert "space Pause" in rendered(app.screen.query_one(KeyBar))
 
 
 async def test_the_lesson_keys_show_in_the_footer_of_a_lesson() -> None:
     app = make_app(str(DUAL_PORT), paused=True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        footer = " ".join(rendered(key) for key in app.screen.query("FooterKey"))
+        footer = rendered(app.screen.query_one(KeyBar))
         for command in APP_COMMANDS:
             if command.show and command.action.startswith("lesson"):
                 assert command.description in footer

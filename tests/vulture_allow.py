@@ -24,7 +24,6 @@ project  # the pure projection (frame -> views) the projection tests drive
 XdpContext.ingress_ifindex  # the user-program API (ctx.ingress_ifindex)
 XdpContext.egress_ifindex
 _.ALLOW_IN_MAXIMIZED_VIEW  # Textual reads it: what stays on screen beside a maximized panel
-_.show_command_palette  # Footer's reactive: the compact layout hides ctrl+p's key
 _.writeable  # numpy's flags.writeable = False freezes shared arrays
 QueueEntry.ring_peak  # report keys (TypedDict fields): report.py writes them as string keys
 DeviceEntry.active_slave
@@ -42,3 +41,4 @@ encode  # xdptui.bpf.isa: instructions back to bytes, for tools that build progr
 
 FAST_PATH_MAX  # tests/test_tun.py: the Taps help states it
 BATCH_MAX  # tests/test_tun.py: the Taps help states it
+_.animation_level  # App: set to "none" (Textual reads it)

@@ -45,6 +45,7 @@ from xdptui.screens.palette import SafeCommandPalette
 from xdptui.screens.trust import TrustScreen
 from xdptui.widgets.command_line import CommandLine
 from xdptui.widgets.event_list import EventListPanel, EventSelected, NextEvent, matches
+from xdptui.widgets.key_bar import KeyBar, KeyBarView, KeyHint
 from xdptui.widgets.messages import DeviceClicked
 from xdptui.widgets.project import PanelState, highlight_of
 
@@ -128,6 +129,8 @@ class XdpApp(App[None]):
         if speed_ns_per_s not in SPEEDS:
             raise ValueError(f"speed must be one of {SPEEDS}")
         super().__init__()
+        # A room wants the new state at once: no sliding tab underline (0.3 s per tab key).
+        self.animation_level = "none"
         self.fps = fps
         self.topology = topology
         self._title = title
@@ -211,6 +214,7 @@ class XdpApp(App[None]):
         self.stage.choose_mode()
         self._arm()
         self.stage.refresh()
+        self._show_keys()
         if self._title is not None:
             self.title = self._title
         elif self.stage.frame is not None:
@@ -243,7 +247,7 @@ class XdpApp(App[None]):
 
     def tick(self) -> None:
         """One frame: advance the simulation for the real time elapsed, then redraw."""
-        if self.paused:
+        if self.paused or self.stage.busy:
             return
         try:
             done = self.stage.tick()
@@ -262,8 +266,30 @@ class XdpApp(App[None]):
             self.guide.run_plan_step()
         self.stage.refresh()
 
+    def _show_keys(self) -> None:
+        """The key bar: the keys the footer would show, Run or Pause as the clock is."""
+        hints: list[KeyHint] = []
+        for command in APP_COMMANDS:
+            if not command.show:
+                continue
+            name = command.action.split("(")[0]
+            state = self._key_state(name)
+            if state is False:
+                continue
+            label = command.description
+            if name == "toggle_pause" and not self.paused:
+                label = "Pause"
+            key = command.key_display or command.key.split(",")[0]
+            hints.append(KeyHint(key, label, command.action, state is not None))
+        self._main.show_keys(KeyBarView(tuple(hints)))
+
+    @on(KeyBar.Pressed)
+    async def _key_clicked(self, message: KeyBar.Pressed) -> None:
+        await self.run_action(message.action)
+
     def watch_paused(self, paused: bool) -> None:
         self.stage.paused = paused
+        self._show_keys()
         if paused:
             if self._timer is not None:
                 self._timer.stop()
@@ -278,6 +304,7 @@ class XdpApp(App[None]):
     def watch_speed_index(self) -> None:
         self.stage.speed_ns_per_s = self.speed_ns_per_s
         self.stage.clock_changed()
+        self._show_keys()
 
     def watch_focus_device(self) -> None:
         self.stage.show_views()
@@ -287,27 +314,38 @@ class XdpApp(App[None]):
     def action_toggle_pause(self) -> None:
         self.paused = not self.paused
 
-    def action_step(self) -> None:
+    # The engine's part of a clock key runs in a thread: the screen keeps drawing while it
+    # works, and the app takes its next key (or frame tick) only when the action is done, so
+    # nothing else touches the simulator meanwhile.
+
+    async def action_step(self) -> None:
         """``.``: exactly one NAPI poll forward (the next on any CPU, in time order)."""
         self.paused = True
-        if not self.sim.step_poll():
+        if not await self.stage.off_loop(self.sim.step_poll):
             self.notify("no NAPI poll within a second of simulated time", timeout=4)
         self.guide.run_plan_step()
         self.stage.refresh()
 
-    def action_step_back(self) -> None:
-        """``,``: one NAPI poll back (exactly the state before the last ``.``)."""
+    async def action_step_back(self) -> None:
+        """``,``: one NAPI poll back (exactly the state after the poll before the last one)."""
         self.paused = True
-        if not self.sim.step_back():
+        if not await self.stage.off_loop(self.sim.step_back):
             self.notify("no earlier NAPI poll to go back to", timeout=4)
-        self.stage.time_moved()
+        await self._retrace()
+        self.stage.refresh()
 
-    def action_restart(self) -> None:
+    async def action_restart(self) -> None:
         """``home``: t = 0 again, same seed and timeline; a lesson starts its first step."""
-        self.sim.restart()
+        await self.stage.off_loop(self.sim.restart)
         self.guide.restart()
         self.stage.choose_mode()  # the restarted engine runs the mode it was built with
-        self.stage.time_moved()
+        await self._retrace()
+        self.stage.refresh()
+
+    async def _retrace(self) -> None:
+        """A followed packet's hops from the new state (a trace runs a fork of the engine)."""
+        if self.stage.follow is not None:
+            await self.stage.off_loop(self.stage.retrace)
 
     def action_faster(self) -> None:
         self.speed_index = min(self.speed_index + 1, len(SPEEDS) - 1)
@@ -320,6 +358,10 @@ class XdpApp(App[None]):
             # A dialog is open: the app's keys stay with it (Textual would still run them
             # under a modal, so a word typed into the wrong place took a link down).
             return False
+        return self._key_state(action)
+
+    def _key_state(self, action: str) -> bool | None:
+        """True: the key acts; None: shown greyed out; False: not offered here."""
         if action == "faster" and self.speed_index == len(SPEEDS) - 1:
             return None  # shown, greyed out
         if action == "slower" and self.speed_index == 0:
@@ -374,13 +416,13 @@ class XdpApp(App[None]):
         self._main.open_command_line()
 
     @on(Input.Submitted, "#command-line")
-    def _command_submitted(self, event: Input.Submitted) -> None:
+    async def _command_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         text = event.value.strip()
         self._main.close_command_line()
         if text:
             self._main.command_line.remember(text)
-            self.commands.submit(text)
+            await self.commands.submit_off_loop(text)
 
     @on(CommandLine.Cancelled)
     def _command_cancelled(self) -> None:
@@ -436,7 +478,7 @@ class XdpApp(App[None]):
         self.stage.show_views()
 
     @on(NextEvent)
-    def _next_event(self, message: NextEvent) -> None:
+    async def _next_event(self, message: NextEvent) -> None:
         """``]``: poll by poll to the next event the list's filters let through."""
         self.paused = True
         kinds = STREAM_KINDS.get(message.kind)
@@ -448,7 +490,7 @@ class XdpApp(App[None]):
             names = (record.get("dev"), record.get("from"), record.get("to"))
             return device is None or device in names
 
-        found = self.sim.step_until(wanted, NEXT_EVENT_POLLS)
+        found = await self.stage.off_loop(self.sim.step_until, wanted, NEXT_EVENT_POLLS)
         self.guide.run_plan_step()
         self.stage.refresh()
         frame = self.frame

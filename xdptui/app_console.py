@@ -62,18 +62,47 @@ class Console:
 
     def submit(self, text: str, origin: str = "user") -> CommandResultLike:
         """Send ``text`` to the simulator and redraw (its reply lands in the event log)."""
-        app = self.app
+        refused = self._refused(text)
+        if refused is not None:
+            return refused
+        return self._answered(text, origin, *self._apply(text, origin))
+
+    async def submit_off_loop(self, text: str, origin: str = "user") -> CommandResultLike:
+        """:meth:`submit` with the engine's part in a thread: the screen keeps drawing, and
+        the app, awaiting this, takes its next key only when the command is done."""
+        refused = self._refused(text)
+        if refused is not None:
+            return refused
+        return self._answered(text, origin, *await self.stage.off_loop(self._apply, text, origin))
+
+    def _refused(self, text: str) -> CommandResultLike | None:
         if not self.allow_user_programs and any(map(is_user_program, programs_named(text))):
-            app.notify(NO_USER_PROGRAMS, title=text, severity="error", timeout=10)
+            self.app.notify(NO_USER_PROGRAMS, title=text, severity="error", timeout=10)
             return CommandResult(False, "EPERM", NO_USER_PROGRAMS)
-        stage = self.stage
+        return None
+
+    def _apply(self, text: str, origin: str) -> tuple[CommandResultLike, bool]:
+        """The engine's part: the command, then the followed packet's new hops; and whether
+        the engine failed (a bug, not a refusal)."""
         try:
-            result = stage.sim.submit(text, origin=origin)
+            result = self.stage.sim.submit(text, origin=origin)
         except Exception as exc:  # a bug in the engine, not a refusal: keep the app up
             LOG.error("the simulator failed on %r", text, exc_info=exc)
             reply = f"xdptui: the simulator failed on this command: {type(exc).__name__}: {exc}"
-            app.notify(reply, title=text, severity="error", timeout=15)
-            return CommandResult(False, None, reply)
+            return CommandResult(False, None, reply), True
+        if self.stage.follow is not None:
+            self.stage.retrace()
+        return result, False
+
+    def _answered(
+        self, text: str, origin: str, result: CommandResultLike, failed: bool
+    ) -> CommandResultLike:
+        """What the app does with an answer: remember, rechoose the mode, redraw, and open a
+        long reply in its pane."""
+        app, stage = self.app, self.stage
+        if failed:
+            app.notify(result.reply, title=text, severity="error", timeout=15)
+            return result
         command = result.command
         program = command.prog if result.ok and isinstance(command, XdpSet) else None
         if program is not None and is_user_program(program) and program not in self.user_programs:
@@ -82,8 +111,6 @@ class Console:
             self._remember_pktgen(command)
         if result.ok and isinstance(command, Pktgen):
             stage.choose_mode()  # the load changed: can exact mode still keep up?
-        if stage.follow is not None:
-            stage.retrace()
         stage.refresh()
         if origin == "user" and result.reply.count("\n") + 1 > LONG_REPLY_LINES:
             app.push_screen(OutputScreen(text, result.reply, result.ok))

@@ -14,9 +14,10 @@ so the app never freezes input; the header then shows the achieved real-time fac
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from xdptui.model.commands import Command
 from xdptui.model.views import FlowInfo, Frame, PacketView, QueueRef, TraceHop
@@ -26,6 +27,7 @@ from xdptui.widgets.project import HeaderView, Highlight, PanelState, Projection
 from xdptui.widgets.project_paths import FollowView
 from xdptui.widgets.rates import RateSamples, RatesView, push_sample, window_base, window_for
 
+T = TypeVar("T")
 EXACT_MAX_SPEED = 1_000_000  # ns of simulated time per second at and below which exact mode runs
 EXACT_FRAMES_PER_S = 50_000  # above that speed, exact mode still runs if this covers the load
 
@@ -115,6 +117,8 @@ class Stage:
         self.zoom_label = ""
         self.highlight: Highlight | None = None
         """What the event selected in the event list concerns (marked in the panels)."""
+        self.busy = False
+        """Work on the simulator runs in a thread (:meth:`off_loop`)."""
         self.frames_drawn = 0
         """New frames handed to the screen so far (``xdptui bench ui`` reads it)."""
         self.last_frame_at = 0.0
@@ -125,12 +129,21 @@ class Stage:
         """The newest frame on screen."""
         return self._frame
 
+    async def off_loop(self, work: Callable[..., T], *args: Any) -> T:
+        """``work(*args)`` on the simulator in a thread, the event loop free to draw; the frame
+        timer's ticks skip meanwhile (nothing else may touch the simulator)."""
+        self.busy = True
+        try:
+            return await asyncio.to_thread(work, *args)
+        finally:
+            self.busy = False
+
     # --- time ----------------------------------------------------------------------------------
 
     def tick(self) -> int:
         """Advance the simulation for the real time elapsed (nothing while paused); the
         simulated ns done. An engine failure propagates: the app stops the clock."""
-        if self.paused:
+        if self.paused or self.busy:
             return 0
         return self.pacer.tick(self.sim, self.speed_ns_per_s)
 

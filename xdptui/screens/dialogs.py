@@ -12,13 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Markdown, OptionList, Static
+from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from xdptui.model.catalog import PROGRAMS, program_info
@@ -435,7 +436,9 @@ class HelpScreen(Dialog):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             with VerticalScroll(id="help-scroll"):
-                yield Markdown(self.markdown, id="help-text")
+                # Rich draws the Markdown into one widget: Textual's Markdown widget mounts one
+                # per block, a third of a second for this page on a loaded machine.
+                yield Static(RichMarkdown(self.markdown), id="help-text")
             yield Static(
                 "↑↓ pgup pgdn scroll · esc or ? closes", classes="dialog-help", markup=False
             )

@@ -51,7 +51,8 @@ __all__ = ["CommandResult", "Simulator"]
 
 CHECKPOINT_EXACT_NS = 250_000  # a checkpoint at least this often in exact mode (``,`` replays
 # at most this much to go one poll back)
-CHECKPOINT_FAST_NS = 20_000_000  # ... and in fast mode
+CHECKPOINT_FAST_NS = 100_000_000  # ... and in fast mode (a step under way included: a
+# checkpoint only ever waiting for a step to end on ``now`` hardly came at all)
 CHECKPOINTS_MAX = 64
 STREAM_VIEWS = 400  # newest event-stream records a frame carries (the app's event list)
 UNDO_MAX = 256  # polls ``step_back`` can undo exactly, one state copy each
@@ -597,7 +598,7 @@ class Simulator:
     def _maybe_checkpoint(self) -> None:
         every = CHECKPOINT_EXACT_NS if self.exact else CHECKPOINT_FAST_NS
         due = not self.checkpoints or self.state.now - self.checkpoints[-1].t >= every
-        if due and (self.exact or self.state.committed == self.state.now):
+        if due:
             self._checkpoint()
 
     def rewind(self, t_ns: int) -> None:
