@@ -145,3 +145,32 @@ async def test_event_list_keys_work_wherever_the_focus_is() -> None:
         await pilot.press("right_square_bracket")
         await pilot.pause()
         assert app.frame is not None and app.frame.stream[-1].seq > seq[-1]
+
+
+async def test_a_reply_with_tabs_leaves_no_stale_characters_in_the_commands_panel() -> None:
+    """bpftool prints its second lines with a tab: the log draws spaces, so every cell of
+    the line is written (a raw tab made the terminal skip cells the line API had counted)."""
+    from xdptui.widgets.events import EventLog
+
+    app = make_app(str(TOPOLOGIES / "bpf_reflector.yaml"), paused=True)
+    async with app.run_test(size=SIZE) as pilot:
+        result = app.commands.submit("bpftool prog")
+        assert "\tloaded_at" in result.reply  # as bpftool prints it
+        await pilot.pause()
+        log = app.screen.query_one(EventLog)
+        lines = [log.render_line(y) for y in range(log.size.height)]
+        assert all("\t" not in seg.text for line in lines for seg in line)
+        text = "\n".join(line.text for line in lines)
+        assert "        loaded_at" in text
+
+
+async def test_a_one_line_reply_wider_than_the_log_opens_in_the_pane() -> None:
+    app = make_app(str(TOPOLOGIES / "dual_port.yaml"), paused=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("colon", *"ip -j link show", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, OutputScreen)
+        assert app.screen.reply.startswith("[{") and "\n" not in app.screen.reply
+        await pilot.press("escape", "colon", *"ip link set dev eth1 mtu 1500", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)  # a short reply stays in the log

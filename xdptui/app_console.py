@@ -19,7 +19,7 @@ from xdptui.completion import CompletionContext, complete
 from xdptui.model.catalog import PROGRAMS, is_user_program
 from xdptui.model.commands import CommandResult, Pktgen, XdpSet
 from xdptui.model.topology import Topology
-from xdptui.screens.output import LONG_REPLY_LINES, OutputScreen
+from xdptui.screens.output import OutputScreen, opens_pane
 
 LOG = logging.getLogger("xdptui")
 NO_USER_PROGRAMS = (
@@ -112,7 +112,7 @@ class Console:
         if result.ok and isinstance(command, Pktgen):
             stage.choose_mode()  # the load changed: can exact mode still keep up?
         stage.refresh()
-        if origin == "user" and result.reply.count("\n") + 1 > LONG_REPLY_LINES:
+        if origin == "user" and opens_pane(result.reply, app.size.width):
             app.push_screen(OutputScreen(text, result.reply, result.ok))
         return result
 
