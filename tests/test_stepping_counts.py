@@ -142,3 +142,53 @@ def test_bulk_avg_is_over_the_window_and_absent_when_nothing_flushed() -> None:
     d = sim.frame()  # nothing redirected between c and d
     (idle,) = [v for v in project_paths(c, d).boxes[0].verdicts if v.label == "XDP_REDIRECT"]
     assert idle.rate == 0 and "bulk-avg" not in idle.note
+
+
+# --- ixgbe with more than 64 CPUs: rings shared, the lock's cost -----------------------------
+
+
+async def test_j_lists_the_cpus_sharing_each_locked_ring_as_the_report_does() -> None:
+    from xdptui.widgets.cpus import CpuMap
+
+    app = make_app(str(TOPOLOGIES / "ixgbe_many_cpus.yaml"))
+    async with app.run_test(size=SIZE) as pilot:
+        engine(app).advance(300_000)
+        app.stage.refresh()
+        rings = engine(app).report()["devices"]["eth0"]["xdp_tx_rings"]
+        panel = app.main_screen.query_one(CpuMap)
+        for ring in rings[:3]:
+            await pilot.press("j")
+            await pilot.pause()
+            assert app.main_screen.active_tab == "rings"
+            assert panel.ring == f"eth0:tx{ring['ring']}"
+            text = rendered(panel)
+            listed = sorted(
+                int(line.split()[0].lstrip("▶").removeprefix("cpu"))
+                for line in text.splitlines()
+                if line.strip().lstrip("▶").startswith("cpu")
+            )
+            assert listed == ring["cpus"] and ring["locked"]
+            assert any(c >= 64 for c in listed)  # CPU 64 and up, beside their partner
+
+
+def test_the_lock_share_of_the_cpus_adds_up_to_every_xdp_tx_frame_times_the_lock() -> None:
+    """ixgbe_many_cpus XDP_TXes every frame into rings shared by two CPUs: the CPUs' lock
+    shares add up to the port's XDP_TX rate times the cost of one lock (uncontended plus one
+    more sharer, sim/costs.py)."""
+    from xdptui.sim import costs
+    from xdptui.widgets.project import lock_shares
+
+    sim = Simulator.from_file(str(TOPOLOGIES / "ixgbe_many_cpus.yaml"))
+    sim.run_until(2_000_000)
+    before = sim.frame()
+    sim.run_until(4_000_000)
+    after = sim.frame()
+    rates = RatesView(before, after)
+    shares = lock_shares(after, rates)
+    assert len(shares) == 96
+    tx = dict(after.device("eth0").counters)["xdp_tx"] - dict(before.device("eth0").counters)[
+        "xdp_tx"
+    ]
+    lock_ns = costs.LOCK_UNCONTENDED + costs.LOCK_PER_SHARER * (2 - 1)
+    want = tx / 0.002 * lock_ns / 1e9
+    assert abs(sum(shares.values()) - want) < 0.02 * want

@@ -439,6 +439,14 @@ class XdpApp(App[None]):
         self.stage.stop_following()
         self.stage.show_views()
 
+    def action_jump_ring(self) -> None:
+        """``j``: the Rings & CPUs tab, the CPUs sharing the next locked XDP TX ring marked."""
+        if self._main.active_tab != "rings":
+            self._main.show_tab("rings")
+            self.call_after_refresh(self._main.cpu_map.action_jump_ring)
+        else:
+            self._main.cpu_map.action_jump_ring()
+
     def action_presenter(self) -> None:
         self._main.toggle_presenter()
 

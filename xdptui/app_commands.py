@@ -169,6 +169,16 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
         show=False,
     ),
     AppCommand(
+        "jump-ring",
+        "j",
+        "jump_ring",
+        "Shared ring",
+        "CPUs: jump to the next shared XDP TX ring",
+        "Mark the CPUs sharing the next locked XDP TX ring (ixgbe with more than 64 CPUs) and"
+        " scroll the CPUs panel to them (Rings & CPUs tab)",
+        show=False,
+    ),
+    AppCommand(
         "zoom",
         "z",
         "zoom",

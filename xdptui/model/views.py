@@ -68,6 +68,7 @@ class TxRingView:
     sent: int
     dropped: int
     rx_queues: tuple[int, ...] = ()
+    lock_ns: float = 0.0  # a locked ring: what taking its tx_lock costs a CPU per frame
 
 
 @dataclass(frozen=True)

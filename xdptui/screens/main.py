@@ -45,7 +45,7 @@ from xdptui.widgets.zoom import QueueZoomPanel
 
 HINT = "tab completes · ↑↓ history · enter runs · esc closes"
 WIDE = 140  # columns from which the event list sits beside the tabs
-STACK_BELOW = 120  # tab columns under which Rings and CPUs stack
+STACK_BELOW = 150  # tab columns under which Rings and CPUs stack (side by side, both clip)
 COMPACT_BELOW = 100  # columns under which panels lose their side borders
 
 V = TypeVar("V")

@@ -47,10 +47,18 @@ if TYPE_CHECKING:
     from xdptui.sim.world import World
 
 
-def _rings(rings: list[TxRing], exact: bool) -> tuple[TxRingView, ...]:
+def _rings(rings: list[TxRing], exact: bool, lock_ns: float = 0.0) -> tuple[TxRingView, ...]:
     return tuple(
         TxRingView(
-            r.index, r.cpus, r.locked, r.size, r.occupancy(exact), r.sent, r.dropped, r.rx_queues
+            r.index,
+            r.cpus,
+            r.locked,
+            r.size,
+            r.occupancy(exact),
+            r.sent,
+            r.dropped,
+            r.rx_queues,
+            lock_ns if r.locked else 0.0,
         )
         for r in rings
     )
@@ -79,7 +87,7 @@ def device_view(dev: NetDev, exact: bool, devices: dict[str, NetDev]) -> DeviceV
     driver = None
     if isinstance(dev, Nic):
         driver = dev.drv.name
-        rings = _rings(dev.tx[: dev.xdp_rings], exact)
+        rings = _rings(dev.tx[: dev.xdp_rings], exact, dev.lock_cost(len(dev.ring_of_cpu)))
         extra["nic"] = NicView(dev.queues, dev.xdp_rings, dev.xdp_locking, dev.card)
     elif isinstance(dev, Veth):
         extra["veth"] = VethView(dev.peer)
