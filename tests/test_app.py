@@ -28,6 +28,7 @@ from xdptui.widgets.format import (
     format_speed,
 )
 from xdptui.widgets.header import SimHeader
+from xdptui.widgets.key_bar import KeyBar
 from xdptui.widgets.project import DEVICE_COUNTERS, project, rate
 from xdptui.widgets.rings import RingsPanel, gauge_cells
 
@@ -198,7 +199,7 @@ async def test_rings_panel_draws_a_gauge_per_rx_queue_and_xdp_tx_ring() -> None:
     app, sim = make()
     async with app.run_test(size=SIZE) as pilot:
         sim.advance(2_000_000)
-        app.refresh_frame()
+        app.stage.refresh()
         await open_tab(pilot, "rings")
         rings = app.screen.query_one(RingsPanel)
         text = rendered(rings)
@@ -252,9 +253,9 @@ async def test_devices_table_shows_xdp_inheritance_and_rates() -> None:
     app, sim = make()
     async with app.run_test(size=SIZE) as pilot:
         sim.advance(1_000_000)
-        app.refresh_frame()
+        app.stage.refresh()
         sim.advance(1_000_000)
-        app.refresh_frame()
+        app.stage.refresh()
         await open_tab(pilot, "devices")
         lines = rendered(app.screen.query_one(DevicesTable)).splitlines()
         assert lines[0].split()[:4] == ["DEV", "TYPE", "LINK", "XDP"]
@@ -269,7 +270,7 @@ async def test_drops_panel_lists_tracepoint_buckets() -> None:
     app, sim = make()
     async with app.run_test(size=SIZE) as pilot:
         sim.advance(3_200_000)
-        app.refresh_frame()
+        app.stage.refresh()
         await open_tab(pilot, "drops")
         text = rendered(app.screen.query_one(DropsPanel))
         assert "eth0 q3 cpu3" in text  # ring full
@@ -282,11 +283,11 @@ async def test_event_log_appends_only_new_events() -> None:
     async with app.run_test(size=SIZE) as pilot:
         log = app.screen.query_one(EventLog)
         sim.submit("ip link set dev eth1 down", origin="timeline")
-        app.refresh_frame()
+        app.stage.refresh()
         await pilot.pause()
         first = log.render_line(0)
         sim.submit("bogus")
-        app.refresh_frame()
+        app.stage.refresh()
         await pilot.pause()
         text = rendered(log)
         assert log.render_line(0) is first or log.render_line(0) == first
@@ -322,22 +323,35 @@ async def test_make_app_drives_the_real_engine() -> None:
 # --- bindings and the palette ------------------------------------------------------------
 
 
-async def test_every_binding_has_an_id_and_shows_in_the_footer() -> None:
+async def test_every_binding_has_an_id_and_shows_in_the_key_bar_when_it_fits() -> None:
     app, _ = make()
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(240, 40)) as pilot:
         await pilot.pause()
-        footer = " ".join(rendered(key) for key in app.screen.query("FooterKey"))
+        bar = rendered(app.screen.query_one(KeyBar))
         for command in APP_COMMANDS:
             assert command.id
             if command.show and not command.action.startswith("lesson"):
-                assert command.description in footer
+                assert command.description in bar
+        assert "all keys" not in bar
+
+
+async def test_the_key_bar_is_never_clipped_what_does_not_fit_is_left_to_help() -> None:
+    app, _ = make()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        bar = rendered(app.screen.query_one(KeyBar)).rstrip()
+        assert bar.endswith("? all keys") and len(bar) <= 80
+        assert "space Run" in bar and ". Step" in bar and ", Back" in bar
+        await pilot.press("space")
+        await pilot.pause()
+        assert "space Pause" in rendered(app.screen.query_one(KeyBar))
 
 
 async def test_the_lesson_keys_show_in_the_footer_of_a_lesson() -> None:
     app = make_app(str(DUAL_PORT), paused=True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        footer = " ".join(rendered(key) for key in app.screen.query("FooterKey"))
+        footer = rendered(app.screen.query_one(KeyBar))
         for command in APP_COMMANDS:
             if command.show and command.action.startswith("lesson"):
                 assert command.description in footer

@@ -188,7 +188,7 @@ async def test_the_event_log_keeps_the_newest_events_only() -> None:
     async with app.run_test(size=SIZE) as pilot:
         log = app.screen.query_one(EventLog)
         sim.events.extend(event(i) for i in range(3 * MAX_EVENTS))
-        app.refresh_frame()
+        app.stage.refresh()
         await pilot.pause()
         assert log.virtual_size.height == MAX_EVENTS + 1  # one line each, and the marker
         log.scroll_home(animate=False)
@@ -196,7 +196,7 @@ async def test_the_event_log_keeps_the_newest_events_only() -> None:
         assert first_line(log) == f"… {2 * MAX_EVENTS} earlier events not shown"
         for batch in range(3):  # appended as they arrive, still bounded
             sim.events.extend(event(3 * MAX_EVENTS + batch * 10 + i) for i in range(10))
-            app.refresh_frame()
+            app.stage.refresh()
             await pilot.pause()
         assert log.virtual_size.height == MAX_EVENTS + 1
         log.scroll_home(animate=False)
@@ -214,10 +214,10 @@ async def test_a_history_that_is_replaced_is_drawn_again() -> None:
     async with app.run_test(size=SIZE) as pilot:
         log = app.screen.query_one(EventLog)
         sim.events.extend(event(i) for i in range(5))
-        app.refresh_frame()
+        app.stage.refresh()
         await pilot.pause()
         sim.events[:] = [event(i) for i in range(100, 105)]
-        app.refresh_frame()
+        app.stage.refresh()
         await pilot.pause()
         assert "100.000µs" in rendered(log) and log.virtual_size.height == 5
 

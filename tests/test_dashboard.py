@@ -13,7 +13,7 @@ import pytest
 from fake_sim import FakeClock, FakeSim
 from test_app import TAB_KEYS, open_tab, rendered
 from textual.pilot import Pilot
-from textual.widgets import Button, Input, Markdown, OptionList, Static
+from textual.widgets import Button, Input, OptionList, Static
 
 from xdptui.app import APP_COMMANDS, XdpApp, make_app
 from xdptui.screens.dialogs import (
@@ -130,7 +130,10 @@ async def test_swap_replaces_the_program_in_place(bench: str) -> None:
 async def test_detach_removes_the_program(bench: str) -> None:
     app = make_app(bench, paused=True)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("d")
+        await pilot.press("d")  # a list even of one device: enter runs the command shown
+        await pilot.pause()
+        assert "xdp off" not in log(app)
+        await pilot.press("enter")
         await pilot.pause()
         assert "✓ $ ip link set dev eth1 xdp off" in log(app)
         assert "xdp_pass" not in paths(app)
@@ -151,12 +154,12 @@ async def test_clicking_a_box_focuses_the_device_and_l_takes_it_down(bench: str)
     async with app.run_test(size=SIZE) as pilot:
         await click_box(pilot, app, "eth1")
         assert app.focus_device == "eth1"
-        await pilot.press("l")
+        await pilot.press("l", "enter")  # the focused device comes first in the list
         await pilot.pause()
         assert "✓ $ ip link set dev eth1 down" in log(app)
         eth1 = next(line for line in paths(app).splitlines() if "─ eth1 ·" in line)
         assert "· down" in eth1 and "· up" not in eth1
-        await pilot.press("l")
+        await pilot.press("l", "enter")
         await pilot.pause()
         assert "✓ $ ip link set dev eth1 up" in log(app)
 
@@ -234,8 +237,8 @@ async def test_a_followed_packet_is_traced_again_after_a_command() -> None:
     sim = FakeSim()
     app = XdpApp(sim, paused=True, clock=FakeClock())
     async with app.run_test(size=SIZE) as pilot:
-        app.follow(sim.flows()[0])
-        app.submit_command("ip link set dev eth1 down")
+        app.actions.follow(sim.flows()[0])
+        app.commands.submit("ip link set dev eth1 down")
         await pilot.pause()
         assert sim.traced == [("gen0", 0), ("gen0", 0)]
 
@@ -266,7 +269,8 @@ async def test_question_mark_explains_the_tab_and_names_the_kernel_code(
         for word in kernel_words:
             assert word in text, word
         assert "| `a` | Attach a program…" in text
-        assert app.screen.query_one(Markdown) is not None
+        shown = rendered(app.screen.query_one("#help-text", Static))
+        assert "Attach a program" in shown and "| `a` |" not in shown  # drawn, not raw
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, HelpScreen)
@@ -295,10 +299,10 @@ async def test_bond_mode_change_shows_the_refusal_then_runs_the_plan_one_step_pe
         await pilot.click("#run")
         await pilot.pause()
         assert app.main_screen.active_tab == "bond"
-        assert app.plan is not None and app.plan.position == 0
+        assert app.guide.plan is not None and app.guide.plan.position == 0
         await pilot.press(".", ".", ".")
         await pilot.pause()
-        assert app.plan.position == 3
+        assert app.guide.plan.position == 3
         assert app.frame is not None
         done = [(e.origin, e.cmd, e.ok) for e in app.frame.events]  # what the log lists
         assert ("plan", "ip link set dev bond0 down", True) in done
@@ -308,7 +312,7 @@ async def test_bond_mode_change_shows_the_refusal_then_runs_the_plan_one_step_pe
         assert "▶ ip link set dev bond0 type bond mode balance-rr" in bond
         await pilot.press(*["."] * 4)
         await pilot.pause()
-        assert app.plan.done and not app.plan.stopped
+        assert app.guide.plan.done and not app.guide.plan.stopped
         bond = rendered(app.screen.query_one(BondPanel))
         assert "mode balance-rr" in bond
         assert "legal sequence: done, 7 commands" in bond
@@ -425,7 +429,7 @@ async def test_selecting_a_drop_row_explains_its_cause_and_fix() -> None:
     app = XdpApp(sim, paused=True, clock=FakeClock())
     async with app.run_test(size=SIZE) as pilot:
         sim.advance(3_200_000)
-        app.refresh_frame()
+        app.stage.refresh()
         await open_tab(pilot, "drops")
         drops = app.screen.query_one(DropsPanel)
         text = rendered(drops)
@@ -442,7 +446,7 @@ async def test_a_user_program_once_loaded_is_offered_by_the_picker(bench: str) -
     program = f"{ROOT / 'examples' / 'drop_dns.py'}:drop_dns"
     app = make_app(bench, paused=True)
     async with app.run_test(size=SIZE) as pilot:
-        app.submit_command(f"ip link set dev eth0 xdp obj {program}")
+        app.commands.submit(f"ip link set dev eth0 xdp obj {program}")
         await pilot.pause()
         assert f"✓ $ ip link set dev eth0 xdp obj {program}" in log(app)
         await pilot.press("s")

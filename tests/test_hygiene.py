@@ -4,6 +4,7 @@ enforces them. Under CI (``CI`` set) a missing tool fails; elsewhere it skips.""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,15 +38,25 @@ def run(*argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_lint_and_format_are_clean():
-    res = run(tool("ruff"), "check", "xdptui", "widgets", "tests")
+    res = run(tool("ruff"), "check", "--no-cache", "xdptui", "widgets", "tests", ".ci")
     assert res.returncode == 0, res.stdout + res.stderr
-    res = run(tool("ruff"), "format", "--check", "xdptui", "widgets", "tests")
+    res = run(tool("ruff"), "format", "--check", "xdptui", "widgets", "tests", ".ci")
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def in_installed_tree(name: str) -> subprocess.CompletedProcess[str]:
+    """Run mypy or lint-imports on the package as the wheel lays it out (``.ci/tree.py``):
+    ``widgets/`` is ``xdptui.widgets`` only through the build's ``package-dir``."""
+    tool(name)
+    return run(sys.executable, str(ROOT / ".ci" / "tree.py"), name)
 
 
 def test_mypy_strict_is_clean():
-    res = run(tool("mypy"))
+    res = in_installed_tree("mypy")
     assert res.returncode == 0, res.stdout + res.stderr
+    checked = re.search(r"in (\d+) source files", res.stdout)
+    widgets = len(list((ROOT / "widgets").glob("*.py")))
+    assert checked is not None and int(checked[1]) > widgets  # the widgets were checked too
 
 
 def test_no_dead_code():

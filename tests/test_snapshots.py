@@ -45,7 +45,7 @@ def test_drops_tab_after_the_peer_loses_its_program(snap_compare: Any) -> None:
         assert isinstance(app, XdpApp)
         for dt in (4_000_000, 1_000_000):  # fixed chunks: the same frames every run
             app.sim.advance(dt)
-            app.refresh_frame()
+            app.stage.refresh()
         await pilot.press("4")
         await pilot.pause()
 

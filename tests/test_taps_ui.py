@@ -23,7 +23,7 @@ def run_for(app: XdpApp, ns: int, steps: int = 2) -> None:
     """Advance the paused simulation in ``steps`` slices, taking a frame after each."""
     for _ in range(steps):
         app.sim.advance(ns // steps)
-        app.refresh_frame()
+        app.stage.refresh()
 
 
 async def test_the_taps_panel_shows_the_path_split_reasons_verdicts_and_rings() -> None:
@@ -53,7 +53,7 @@ async def test_pktgen_gso_moves_the_split() -> None:
     app = make_app(TUN_VM, paused=True)
     async with app.run_test(size=SIZE) as pilot:
         run_for(app, 2_000_000)
-        app.submit_command("pktgen tap0 gso 0.5")
+        app.commands.submit("pktgen tap0 gso 0.5")
         run_for(app, 2_000_000)
         await open_tab(pilot, "rings")
         taps = rendered(app.main_screen.taps_panel)
@@ -71,7 +71,7 @@ async def test_the_taps_panel_is_hidden_without_taps() -> None:
 async def test_the_traffic_editor_takes_the_live_source_and_sets_gso() -> None:
     app = make_app(TUN_VM, paused=True)
     async with app.run_test(size=SIZE) as pilot:
-        app.submit_command("pktgen tap0 rate 3Mpps")
+        app.commands.submit("pktgen tap0 rate 3Mpps")
         await pilot.press("t")
         await pilot.pause()
         screen = app.screen
@@ -117,7 +117,7 @@ async def test_the_paths_view_counts_frames_lost_while_the_link_was_down() -> No
     app = make_app(str(TOPOLOGIES / "bond_failover.yaml"), paused=True)
     async with app.run_test(size=SIZE) as pilot:
         run_for(app, 1_000_000)
-        app.submit_command("ip link set dev eth1 down")
+        app.commands.submit("ip link set dev eth1 down")
         run_for(app, 2_000_000)
         await open_tab(pilot, "paths")
         text = rendered(app.main_screen.paths_panel)

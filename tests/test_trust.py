@@ -297,7 +297,7 @@ def test_opening_the_app_with_trust_does_not_ask(
     monkeypatch.setattr("xdptui.app.ask_trust", ask)
     monkeypatch.setattr(XdpApp, "run", lambda self: started.append(self))
     assert cli.main([str(shared), "--trust"]) == 0
-    assert len(started) == 1 and started[0].allow_user_programs
+    assert len(started) == 1 and started[0].commands.allow_user_programs
     assert ran(tmp_path) == {"mine", "near"}  # the simulator attached them
 
 
@@ -316,7 +316,7 @@ async def test_without_user_programs_a_typed_python_program_is_refused() -> None
             await pilot.pause()
         toasts = [str(t.render()) for t in app.screen.query("Toast")]
         assert any("Python programs are disabled in this session" in t for t in toasts)
-        result = app.submit_command("bpftool map update name m key 0 value eth1 egress x.py:f")
+        result = app.commands.submit("bpftool map update name m key 0 value eth1 egress x.py:f")
         assert (result.ok, result.errno) == (False, "EPERM")
         assert "--allow-user-programs" in result.reply
     assert [cmd for cmd, _ in sim.submitted] == ["ip link show"]

@@ -25,7 +25,6 @@ project  # the pure projection (frame -> views) the projection tests drive
 XdpContext.ingress_ifindex  # the user-program API (ctx.ingress_ifindex)
 XdpContext.egress_ifindex
 _.ALLOW_IN_MAXIMIZED_VIEW  # Textual reads it: what stays on screen beside a maximized panel
-_.show_command_palette  # Footer's reactive: the compact layout hides ctrl+p's key
 _.writeable  # numpy's flags.writeable = False freezes shared arrays
 QueueEntry.ring_peak  # report keys (TypedDict fields): report.py writes them as string keys
 DeviceEntry.active_slave
@@ -61,3 +60,4 @@ MapType.TASK_STORAGE
 MapType.USER_RINGBUF
 MapType.CGRP_STORAGE
 MapType.ARENA
+_.animation_level  # App: set to "none" (Textual reads it)

@@ -14,9 +14,9 @@ from typing import ClassVar
 
 from textual.strip import Strip
 
-from xdptui.widgets.format import format_pps
+from xdptui.widgets.format import format_count, format_pps
 from xdptui.widgets.lines import LinePanel, Part, strip
-from xdptui.widgets.project_bond import BondInfo, BondView, split_share
+from xdptui.widgets.project_bond import BondInfo, BondView, SlaveRow, split_share
 
 NARROW_BELOW = 110  # columns under which each slave takes two lines
 SPLIT_W = 16
@@ -80,7 +80,7 @@ legal sequence, run one command per tick so the traffic lost on the way shows.
         "bond-panel--next",
     }
 
-    def _narrow_slaves(self, bond: BondInfo, name_w: int) -> list[Strip]:
+    def _narrow_slaves(self, bond: BondInfo, name_w: int, counting: bool) -> list[Strip]:
         """A narrow panel: each slave on two lines (its role, then its rates and split)."""
         s = self.style_of
         out: list[Strip] = []
@@ -116,6 +116,51 @@ legal sequence, run one command per tick so the traffic lost on the way shows.
                         ("] REDIR ", s("bond-panel--dim")),
                         (format_pps(row.redirect_rate), s("bond-panel--redirect")),
                         (f" · XMIT in {format_pps(row.xmit_rate)}", s("bond-panel--dim")),
+                    ]
+                )
+            )
+            if counting:
+                tx, xdp_tx, redirect, xmit = (format_count(v) for v in row.totals)
+                step = (
+                    " (+" + " +".join(format_count(v) for v in row.steps) + ")"
+                    if row.steps is not None
+                    else ""
+                )
+                out.append(
+                    strip(
+                        [
+                            (f"    so far TX {tx} · XDP_TX ", s("bond-panel--dim")),
+                            (xdp_tx, s("bond-panel--tx")),
+                            (" · REDIR ", s("bond-panel--dim")),
+                            (redirect, s("bond-panel--redirect")),
+                            (f" · XMIT in {xmit}{step}", s("bond-panel--dim")),
+                        ]
+                    )
+                )
+        return out
+
+    def _counts(self, row: SlaveRow, name_w: int) -> list[Strip]:
+        """Stepping: under a slave's rates, its frames so far and what the last step added,
+        column by column (the split bar by the counts so far)."""
+        s = self.style_of
+        share = split_share(float(row.totals[1]), float(row.totals[2]))
+        pct = f"{round(share * 100):>3}% " if share is not None else "   - "
+        out: list[Strip] = []
+        for label, values in (("so far", row.totals), ("+ step", row.steps)):
+            if values is None:
+                continue
+            tx, xdp_tx, redirect, xmit = (format_count(v) for v in values)
+            mark = "+" if label == "+ step" else ""
+            gap = " " * (SPLIT_W + 3) + (pct if label == "so far" else "     ")
+            out.append(
+                strip(
+                    [
+                        ("  " + " " * name_w + "  " + label.ljust(27), s("bond-panel--dim")),
+                        ((mark + tx).rjust(10), s("bond-panel--value")),
+                        ("  " + (mark + xdp_tx).rjust(10), s("bond-panel--tx")),
+                        (gap, s("bond-panel--tx")),
+                        ((mark + redirect).rjust(10), s("bond-panel--redirect")),
+                        ("  " + (mark + xmit).rjust(10), s("bond-panel--dim")),
                     ]
                 )
             )
@@ -161,7 +206,7 @@ legal sequence, run one command per tick so the traffic lost on the way shows.
             name_w = max([len("SLAVE"), *(len(r.name) for r in bond.slaves)])
             heading = s("bond-panel--heading")
             if narrow:
-                body += self._narrow_slaves(bond, name_w)
+                body += self._narrow_slaves(bond, name_w, view.counting)
                 body.append(strip([("", s("bond-panel--dim"))]))
                 continue
             body.append(
@@ -210,6 +255,8 @@ legal sequence, run one command per tick so the traffic lost on the way shows.
                     ("  " + format_pps(row.xmit_rate).rjust(10), s("bond-panel--dim")),
                 ]
                 body.append(strip(parts))
+                if view.counting:
+                    body += self._counts(row, name_w)
             body.append(strip([("", s("bond-panel--dim"))]))
         if view.plan:
             body.append(strip([(view.plan_title or "plan", s("bond-panel--heading"))]))

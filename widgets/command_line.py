@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from textual import on
+from textual import events, on
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.suggester import Suggester
@@ -26,6 +26,15 @@ PLACEHOLDER = (
 
 HISTORY = 500
 """Commands the line remembers for ↑↓."""
+
+MERGED_ESCAPE = "circumflex_accent"
+"""What Escape becomes when the next key follows it too closely: tmux (its ``escape-time``,
+500 ms by default) or a busy input thread hands the app ESC and that key as one sequence,
+which Textual's parser turns into ``^`` and the key. No command and no key of the app uses
+``^``, so the app takes it for Escape; otherwise the Escape is lost and the key after it
+(``:``) lands in the dialog Escape was meant to close."""
+ESCAPE_KEYS = f"escape,{MERGED_ESCAPE}"
+"""The bindings' keys for Escape."""
 
 Completer = Callable[[str], tuple[int, tuple[str, ...]]]
 """line -> (where the word being completed starts, candidates for it)."""
@@ -157,6 +166,14 @@ class CommandLine(Input):
 
     def action_cancel(self) -> None:
         self.post_message(self.Cancelled())
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == MERGED_ESCAPE:  # an Escape, not a ^ to type (see MERGED_ESCAPE)
+            event.stop()
+            event.prevent_default()
+            self.action_cancel()
+            return
+        await super()._on_key(event)
 
     def action_history(self, delta: int) -> None:
         if not self._history:

@@ -19,7 +19,7 @@ from rich.cells import cell_len
 from textual.strip import Strip
 
 from xdptui.widgets.lines import LinePanel, Part, strip
-from xdptui.widgets.project import CpuMapView
+from xdptui.widgets.project import CpuMapView, CpuRow
 
 LOCK = "🔒"
 BUSY_BAR = 6
@@ -37,6 +37,13 @@ the polls, budget 64), the XDP TX ring it uses on each device — chosen for the
 (`ixgbe_determine_xdp_ring`, `ice_xdp_locking_key`), not paired with the RX queue; 🔒 marks a
 ring shared with other CPUs, which every transmit must lock (`tx_lock`) — and its devmap bulk
 queues (`bq→eth1`: `this_cpu_ptr(dev->xdp_bulkq)`, one per CPU and target).
+
+`LOCK` (where a ring is shared: ixgbe with more than 64 CPUs, `ixgbe_xdp_locking_key`) is the
+share of the CPU's time spent taking those locks: the frames it put into its locked rings per
+second (XDP_TX of what it polled, and its bulk queues' flushes) times the lock's cost in the
+cost model (an estimate, marked UNVERIFIED in `sim/costs.py`). `j` jumps
+to the CPUs sharing the next locked ring, as the report's `xdp_tx_rings` lists them (only
+those are listed; after the last ring every CPU again); ↑↓ pgup pgdn scroll.
 """
 
     DEFAULT_CSS = """
@@ -69,36 +76,94 @@ queues (`bq→eth1`: `this_cpu_ptr(dev->xdp_bulkq)`, one per CPU and target).
         "cpu-map--marked",
     }
 
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.ring: str | None = None
+        """The locked ring whose CPUs are marked (``eth0:tx3``), None: none."""
+
+    def locked_rings(self) -> list[str]:
+        """The locked rings of the view, in device and ring order."""
+        view = self.view
+        names = {
+            r for row in (view.rows if view else ()) for r, locked in row.xdp_tx_rings if locked
+        }
+
+        def order(name: str) -> tuple[str, int]:
+            dev, _, ring = name.rpartition(":tx")
+            return dev, int(ring) if ring.isdigit() else 0
+
+        return sorted(names, key=order)
+
+    def action_jump_ring(self) -> None:
+        """The next locked ring: only the CPUs sharing it are listed (CPU 64 beside CPU 0);
+        after the last ring, every CPU again."""
+        rings = self.locked_rings()
+        if not rings:
+            self.notify("no XDP TX ring is shared here", timeout=3)
+            return
+        index = rings.index(self.ring) + 1 if self.ring in rings else 0
+        self.ring = rings[index] if index < len(rings) else None
+        self._rebuild()
+        self.scroll_to(y=0, animate=False)
+
+    def _shares(self, row: CpuRow) -> bool:
+        return self.ring is not None and any(r == self.ring for r, _ in row.xdp_tx_rings)
+
     def build(self, view: CpuMapView, width: int) -> tuple[list[Strip], list[Strip]]:
         s = self.style_of
         if not view.rows:
             return [], [strip([("no CPUs", s("cpu-map--dim"))])]
+        locks = any(row.lock is not None for row in view.rows)
         cpu_w = max(len(f"▶cpu{row.cpu}") for row in view.rows)
         rx_texts = [" ".join(row.rx_queues) or "-" for row in view.rows]
         rx_w = max(len("RX"), *(cell_len(t) for t in rx_texts))
         heading = s("cpu-map--heading")
-        head = strip(
-            [
-                (" CPU".ljust(cpu_w), heading),
-                (" " + "BUSY".ljust(BUSY_BAR + 2 + 5), heading),
-                ("  " + "RX".ljust(rx_w), heading),
-                ("  XDP TX · bulk queues", heading),
-            ]
-        )
+        head = [
+            strip(
+                [
+                    (" CPU".ljust(cpu_w), heading),
+                    (" " + "BUSY".ljust(BUSY_BAR + 2 + 5), heading),
+                    ("   LOCK" if locks else "", heading),
+                    ("  " + "RX".ljust(rx_w), heading),
+                    ("  XDP TX · bulk queues", heading),
+                ]
+            )
+        ]
+        if self.ring is not None:
+            sharers = [f"cpu{row.cpu}" for row in view.rows if self._shares(row)]
+            head.append(
+                strip(
+                    [
+                        (f" ▶ {self.ring}{LOCK} shared by ", s("cpu-map--lock")),
+                        (", ".join(sharers), s("cpu-map--marked")),
+                        ("  (j: the next ring; after the last, every CPU)", s("cpu-map--dim")),
+                    ]
+                )
+            )
         body: list[Strip] = []
         for row, rx_text in zip(view.rows, rx_texts, strict=True):
+            if self.ring is not None and not self._shares(row):
+                continue
             filled = min(BUSY_BAR, math.ceil(row.busy * BUSY_BAR)) if row.busy > 0 else 0
             busy_style = s("cpu-map--busy-high" if row.busy >= 0.9 else "cpu-map--busy")
+            marked = row.marked or self._shares(row)
             parts: list[Part] = [
                 (
-                    f"{'▶' if row.marked else ' '}cpu{row.cpu}".ljust(cpu_w),
-                    s("cpu-map--marked" if row.marked else "cpu-map--cpu"),
+                    f"{'▶' if marked else ' '}cpu{row.cpu}".ljust(cpu_w),
+                    s("cpu-map--marked" if marked else "cpu-map--cpu"),
                 ),
                 (" [", s("cpu-map--dim")),
                 ("#" * filled, busy_style),
                 ("." * (BUSY_BAR - filled), s("cpu-map--idle")),
                 ("]", s("cpu-map--dim")),
                 (f"{round(row.busy * 100):>4}%", busy_style),
+            ]
+            if locks:
+                share = "" if row.lock is None else f"{row.lock * 100:.1f}%"
+                parts.append((share.rjust(7), s("cpu-map--lock")))
+            parts += [
                 ("  " + rx_text + " " * (rx_w - cell_len(rx_text)), s("cpu-map--rx")),
                 (" ", s("cpu-map--dim")),
             ]
@@ -111,4 +176,4 @@ queues (`bq→eth1`: `this_cpu_ptr(dev->xdp_bulkq)`, one per CPU and target).
             for bq in row.bulk_queues:
                 parts.append((" " + bq, s("cpu-map--bq")))
             body.append(strip(parts))
-        return [head], body
+        return head, body

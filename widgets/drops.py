@@ -204,15 +204,30 @@ Up/down or a click selects a row: its cause and fix are shown under the summary.
         if summary is None:
             return strip([("Summary", s("drops-panel--summary"))])
         err = summary.err_drop_per_s
+
+        def so_far(n: int) -> str:  # stepping: the total beside the rate
+            return f" ({format_count(n)})" if summary.counting else ""
+
         return strip(
             [
                 ("Summary ", s("drops-panel--summary")),
-                (f" {format_per_s(summary.redirect_per_s)} redir", s("drops-panel--ok")),
                 (
-                    f"  {format_per_s(err)} err,drop",
-                    s("drops-panel--count" if err else "drops-panel--dim"),
+                    f" {format_per_s(summary.redirect_per_s)} redir"
+                    + so_far(summary.redirect_total),
+                    s("drops-panel--ok"),
                 ),
-                (f"  {format_per_s(summary.xmit_per_s)} xmit", s("drops-panel--ok")),
+                (
+                    f"  {format_per_s(err)} err,drop{so_far(summary.err_drop_total)}",
+                    s(
+                        "drops-panel--count"
+                        if err or summary.err_drop_total
+                        else "drops-panel--dim"
+                    ),
+                ),
+                (
+                    f"  {format_per_s(summary.xmit_per_s)} xmit{so_far(summary.xmit_total)}",
+                    s("drops-panel--ok"),
+                ),
             ]
         )
 

@@ -27,11 +27,18 @@ from xdptui.model.views import StreamEventView
 from xdptui.widgets.format import format_sim_time
 from xdptui.widgets.lines import LinePanel, Part, strip
 
-KINDS: tuple[str, ...] = ("all", "poll", "flush", "drop", "command")
+KINDS: tuple[str, ...] = ("all", "poll", "write", "flush", "drop", "command")
 """The kind filter's values, in the order ``k`` cycles them."""
-PLURALS = {"poll": "polls", "flush": "flushes", "drop": "drops", "command": "commands"}
+PLURALS = {
+    "poll": "polls",
+    "write": "tap writes",
+    "flush": "flushes",
+    "drop": "drops",
+    "command": "commands",
+}
 _KIND_OF = {
     "napi_poll": "poll",
+    "tun_write": "write",
     "bq_flush": "flush",
     "drop": "drop",
     "command": "command",
@@ -79,6 +86,8 @@ def describe(event: StreamEventView) -> tuple[str, str]:
     """(what, detail): an event in words, as the list shows it."""
     if event.kind == "napi_poll":
         return _poll(event)
+    if event.kind == "tun_write":
+        return _write(event)
     if event.kind == "bq_flush":
         how = "full (16)" if event.reason == "full" else "poll end"
         egress = f", egress {event.egress}" if event.egress else ""
@@ -132,6 +141,22 @@ def _poll(event: StreamEventView) -> tuple[str, str]:
     return what, f" · ring {event.ring_before}→{event.ring_after} · {took} of cpu{event.cpu}"
 
 
+def _write(event: StreamEventView) -> tuple[str, str]:
+    """``cpu1 wrote 3 frames into tap0 q1 → 3 XDP_DROP``: a tap's writes, each through
+    ``tun_get_user`` on the writer's CPU (not a NAPI poll), and which path each took."""
+    writer = "vhost (handle_tx)" if event.reason == "vhost" else "userspace"
+    what = f"cpu{event.cpu} {writer} wrote {_frames(event.frames)} into {event.dev} q{event.queue}"
+    parts = [f"{n} {name}" for name, n in sorted(event.verdicts)]
+    parts += [f"{n} bq→{to}" for to, n in event.bulks]
+    if parts:
+        what += " → " + ", ".join(parts)
+    paths = dict(event.paths)
+    taken = [f"{n} {p}" for p, n in (("fast", paths.get("fast", 0)),) if n]
+    taken += [f"{n} generic" for n in (paths.get("generic", 0),) if n]
+    how = f" · tun_get_user: {', '.join(taken)} path" if taken else " · tun_get_user"
+    return what, f"{how} · {format_sim_time(event.dur_ns)} of cpu{event.cpu}"
+
+
 class EventSelected(Message):
     """An event was selected (None: the selection was cleared); the app marks its device,
     queue and CPU in the other panels."""
@@ -158,7 +183,9 @@ class EventListPanel(LinePanel[EventListView]):
 
 One line per event of the engine's event stream, newest at the bottom, the way Packet Tracer's
 simulation mode lists them: every NAPI poll (which CPU polled which queue, how many frames,
-their verdicts, where redirected frames went: `bq→eth1`, the ring before and after), every
+their verdicts, where redirected frames went: `bq→eth1`, the ring before and after), a tap's
+writes (`tun_get_user` on the writer's CPU, the fast path through `tun_build_skb` or an skb
+and generic XDP: not a NAPI poll), every
 flush of a devmap bulk queue (`bq_xmit_all`: full at 16 or at the poll's end, the egress
 program, what the target's `ndo_xdp_xmit` took), every drop and refusal where the kernel
 counts it (ring full, missed, `xdp_redirect_err` with its errno, `xdp_exception`), every
@@ -166,8 +193,8 @@ command and lesson step. Exact mode (slow speeds, stepping) records polls, flush
 at real time only commands are listed.
 
 `↑`/`↓` select an event: its device, queue and CPU are marked (▶) in the Rings & CPUs and Paths
-tabs. `k` filters by kind (poll, flush, drop, command), `i` by device, `]` runs poll by poll
-to the next event the filters let through (`,` goes back to where it started).
+tabs. `k` filters by kind (poll, tap write, flush, drop, command), `i` by device, `]` runs
+poll by poll to the next event the filters let through (`,` then goes back one poll).
 """
 
     DEFAULT_CSS = """
@@ -250,7 +277,11 @@ to the next event the filters let through (`,` goes back to where it started).
         self.select_seq(seqs[max(0, min(len(seqs) - 1, index + delta))])
 
     def action_cycle_kind(self) -> None:
-        self.kind = KINDS[(KINDS.index(self.kind) + 1) % len(KINDS)]
+        """The next kind filter; ``write`` only where the list has a tap's writes."""
+        view = self._view
+        writes = view is not None and any(e.kind == "tun_write" for e in view.events)
+        kinds = [k for k in KINDS if k != "write" or writes or self.kind == "write"]
+        self.kind = kinds[(kinds.index(self.kind) + 1) % len(kinds)]
         self._filters_changed()
 
     def action_cycle_device(self) -> None:

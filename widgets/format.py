@@ -77,8 +77,8 @@ def format_speed(ns_per_s: int) -> str:
 
 
 def format_window(ns: int) -> str:
-    """A rate window's length, short: ``1ms``, ``120ms``, ``12.5us``, ``1.03s``."""
-    for unit, scale in (("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)):
+    """A rate window's length, short: ``1ms``, ``120ms``, ``12.5µs``, ``1.03s``."""
+    for unit, scale in (("s", 1_000_000_000), ("ms", 1_000_000), ("µs", 1_000)):
         if ns >= scale:
             return f"{ns / scale:.3g}{unit}"
     return f"{ns}ns"

@@ -4,21 +4,24 @@
 the frame over their window, from :class:`~widgets.rates.RatesView`) and keeps the newest
 ``capacity`` samples; the history is
 an immutable value, so the app replaces it each frame and tests build one by hand. A device's
-drops are the losses the kernel counts on it: ``rx_dropped`` (RX ring full),
-``rx_missed_errors`` (the NIC's own limit), ``xdp_aborted``,
-``xdp_tx_errors``, ``xdp_xmit_errors`` (its ``ndo_xdp_xmit`` refused frames) and ``tx_dropped``;
-the host's add the redirects ``xdp:xdp_redirect_err`` refused.
+drops are every frame dropped on it: its program's ``XDP_DROP`` and ``XDP_ABORTED`` and the losses
+the kernel counts on it, ``rx_dropped`` (RX ring full), ``rx_missed_errors`` (the NIC's own
+limit), ``xdp_tx_errors``, ``xdp_xmit_errors`` (its ``ndo_xdp_xmit`` refused frames) and
+``tx_dropped`` (a tun/tap's ``rx_dropped`` is left out: ``tun_xdp_act`` counts its program's drops
+and failed transmits there, which are already the verdicts and errors); the host's add the
+redirects ``xdp:xdp_redirect_err`` refused and the frames devmap egress programs dropped.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdptui.model.views import Frame
+from xdptui.model.views import DeviceView, Frame
 from xdptui.widgets.rates import RatesView, sum_rates
 
 CAPACITY = 120
-LOSS_COUNTERS: tuple[str, ...] = (
+DROP_COUNTERS: tuple[str, ...] = (
+    "xdp_drop",
     "rx_dropped",
     "rx_missed_errors",
     "xdp_aborted",
@@ -26,6 +29,13 @@ LOSS_COUNTERS: tuple[str, ...] = (
     "xdp_xmit_errors",
     "tx_dropped",
 )
+
+
+def drop_counters(dev: DeviceView) -> tuple[str, ...]:
+    """The counters whose sum is every frame dropped on ``dev`` (see the module's doc)."""
+    if dev.type == "tun":
+        return tuple(c for c in DROP_COUNTERS if c != "rx_dropped")
+    return DROP_COUNTERS
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,10 @@ def push_history(
     return RateHistory(tuple(series), _keep(history.all_drops, all_drops, capacity), frame.t_ns)
 
 
+Counts = tuple[int, int, int]
+"""RX, TX and drops as frame counts."""
+
+
 @dataclass(frozen=True)
 class SparkRow:
     """One line of the sparklines panel: a device's three series or the host's drops."""
@@ -98,6 +112,8 @@ class SparkRow:
     focused: bool = False
     now: tuple[float | None, float | None, float | None] = (None, None, None)
     """RX, TX and drops over the window now (``-`` before there is one)."""
+    totals: Counts = (0, 0, 0)
+    steps: Counts | None = None  # what the last step added (None: no frame before)
 
 
 @dataclass(frozen=True)
@@ -105,17 +121,33 @@ class SparklinesView:
     rows: tuple[SparkRow, ...]
     all_drops: tuple[float, ...] = ()
     all_drops_now: float | None = None
+    counting: bool = False  # stepping: totals and this step's frames instead of the lines
+    all_drops_total: int = 0
+    all_drops_step: int | None = None
 
 
 def device_rates(
     rates: RatesView, frame: Frame, name: str
 ) -> tuple[float | None, float | None, float | None]:
     """A device's RX, TX and drop rates over the window (None: no window yet)."""
-    now = dict(frame.device(name).counters)
+    dev = frame.device(name)
+    now = dict(dev.counters)
     rx = rates.counter(name, "rx_packets", now.get("rx_packets", 0))
     tx = rates.counter(name, "tx_packets", now.get("tx_packets", 0))
-    drops = sum_rates(rates.counter(name, c, now.get(c, 0)) for c in LOSS_COUNTERS)
+    drops = sum_rates(rates.counter(name, c, now.get(c, 0)) for c in drop_counters(dev))
     return rx, tx, drops
+
+
+def device_counts(rates: RatesView, dev: DeviceView) -> tuple[Counts, Counts | None]:
+    """A device's RX, TX and drops so far, and what the last step added to each."""
+    now = dict(dev.counters)
+    names = (("rx_packets",), ("tx_packets",), drop_counters(dev))
+    totals = tuple(sum(now.get(c, 0) for c in group) for group in names)
+    steps = [[rates.step(dev.name, c, now.get(c, 0)) for c in group] for group in names]
+    step = None if rates.last is None else tuple(sum(n or 0 for n in g) for g in steps)
+    return (totals[0], totals[1], totals[2]), (
+        None if step is None else (step[0], step[1], step[2])
+    )
 
 
 def host_drops(rates: RatesView, frame: Frame) -> float | None:
@@ -133,9 +165,28 @@ def host_drops(rates: RatesView, frame: Frame) -> float | None:
     device_drops = sum_rates(
         rates.counter(dev.name, c, dict(dev.counters).get(c, 0))
         for dev in frame.devices
-        for c in LOSS_COUNTERS
+        for c in drop_counters(dev)
     )
     return sum_rates((redirect_errors, egress, device_drops))
+
+
+def host_drop_counts(rates: RatesView, frame: Frame) -> tuple[int, int | None]:
+    """:func:`host_drops` as a count so far, and what the last step added."""
+    tp = frame.tracepoints
+    keys: list[tuple[tuple[object, ...], int]] = [
+        (("redirect_err", e.dev, e.err), e.count) for e in tp.xdp_redirect_err
+    ]
+    keys += [
+        (("devmap", d.from_dev, d.to_dev, "egress_drops"), d.egress_drops)
+        for d in tp.xdp_devmap_xmit
+    ]
+    total = sum(n for _, n in keys)
+    step = sum(rates.step_tracepoint(k, n) or 0 for k, n in keys)
+    for dev in frame.devices:
+        counts, steps = device_counts(rates, dev)
+        total += counts[2]
+        step += steps[2] if steps is not None else 0
+    return total, None if rates.last is None else step
 
 
 def project_sparklines(
@@ -148,10 +199,30 @@ def project_sparklines(
     """One row per device of ``frame`` (empty until samples arrive); the focused one marked.
     The numbers are ``rates`` now (what every other tab shows); the lines, the history."""
     series = {s.name: s for s in history.series}
+    rates = rates if rates is not None else RatesView(None, frame)
     rows = []
     for dev in frame.devices:
         s = series.get(dev.name, Series(dev.name))
-        now = device_rates(rates, frame, dev.name) if rates is not None else (None,) * 3
-        rows.append(SparkRow(dev.name, s.rx, s.tx, s.drops, focused=dev.name == focus, now=now))
-    total = host_drops(rates, frame) if rates is not None else None
-    return SparklinesView(rows=tuple(rows), all_drops=history.all_drops, all_drops_now=total)
+        now = device_rates(rates, frame, dev.name)
+        totals, steps = device_counts(rates, dev)
+        rows.append(
+            SparkRow(
+                dev.name,
+                s.rx,
+                s.tx,
+                s.drops,
+                focused=dev.name == focus,
+                now=now,
+                totals=totals,
+                steps=steps,
+            )
+        )
+    drops_total, drops_step = host_drop_counts(rates, frame)
+    return SparklinesView(
+        rows=tuple(rows),
+        all_drops=history.all_drops,
+        all_drops_now=host_drops(rates, frame),
+        counting=rates.counting,
+        all_drops_total=drops_total,
+        all_drops_step=drops_step,
+    )

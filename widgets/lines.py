@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -29,8 +30,19 @@ FAILURE_STYLE = Style(color="red", bold=True)
 
 
 def strip(parts: list[Part]) -> Strip:
-    """One line from its parts."""
-    return Strip([Segment(text, style) for text, style in parts if text])
+    """One line from its parts. A tab becomes spaces (to the next multiple of 8 from the
+    line's start): written raw, the terminal jumps over cells the line API counted, and what
+    was there before stays on screen (``bpftool prog``'s replies have tabs)."""
+    out: list[Segment] = []
+    column = 0
+    for text, style in parts:
+        if not text:
+            continue
+        if "\t" in text:
+            text = (" " * column + text).expandtabs(8)[column:]
+        out.append(Segment(text, style))
+        column += cell_len(text)
+    return Strip(out)
 
 
 class LinePanel(ScrollView, Generic[ViewT]):

@@ -49,8 +49,10 @@ Each box is a device; its lines are the paths frames take through it, in order:
 * **out**: `tx_packets` onto the wire, to the veth peer, or up to a tap's reader.
 
 The shaft is thicker the higher the rate; a red ✗ marks frames lost at that hop, named as the
-kernel counts them. `f` follows one packet: its hops appear on top, its devices marked ◆.
-Click a box to focus that device in every panel.
+kernel counts them. While stepping (exact mode) each arrow also shows its frames so far and,
+after `+`, what the last step added (one `.`: that poll's frames); a rate is then over the
+simulated time so far when that is shorter than the window. `f` follows one packet: its hops
+appear on top, its devices marked ◆. Click a box to focus that device in every panel.
 """
 
     DEFAULT_CSS = """
@@ -101,6 +103,7 @@ Click a box to focus that device in every panel.
         super().__init__(name=name, id=id, classes=classes)
         self._line_device: list[str | None] = []
         self._compact = False  # notes and programs on lines of their own (a narrow panel)
+        self._counts: tuple[int, int] | None = None  # stepping: widths of total and +step
 
     def build(self, view: PathsView, width: int) -> tuple[list[Strip], list[Strip]]:
         s = self.style_of
@@ -112,6 +115,12 @@ Click a box to focus that device in every panel.
         arrows = _arrows(view.boxes)
         label_w = max((cell_len(a.label) for a in arrows), default=0)
         rate_w = max((len(format_pps(a.rate)) for a in arrows), default=1)
+        self._counts = None
+        if view.counting:
+            self._counts = (
+                max((len(format_count(a.total)) for a in arrows), default=1),
+                max((len(_plus(a.step)) for a in arrows), default=0),
+            )
         bodies: dict[int, list[Line]] = {}
         self._compact = False
         needed = max(
@@ -306,6 +315,15 @@ Click a box to focus that device in every panel.
             (arrow.label.ljust(label_w), s("paths-panel--label")),
             (f" {shaft} ", style),
             (format_pps(arrow.rate).rjust(rate_w), style),
+        ]
+        if self._counts is not None:
+            # Stepping: the frames so far, and what this step (one .) added.
+            total_w, step_w = self._counts
+            parts += [
+                (" " + format_count(arrow.total).rjust(total_w), s("paths-panel--note")),
+                (" " + _plus(arrow.step).ljust(step_w), style),
+            ]
+        parts += [
             (f" {shaft}{HEADS[arrow.weight]} ", style),
             (arrow.target, s("paths-panel--target")),
         ]
@@ -321,6 +339,10 @@ Click a box to focus that device in every panel.
                     (indent, s("paths-panel--dim")),
                     (f"✗ {loss.what} {format_pps(loss.rate)}", s("paths-panel--loss")),
                     (f"  total {format_count(loss.total)}", s("paths-panel--dim")),
+                    (
+                        f" {_plus(loss.step)}" if self._counts is not None and loss.step else "",
+                        s("paths-panel--loss"),
+                    ),
                 ],
                 device,
             )
@@ -336,6 +358,11 @@ Click a box to focus that device in every panel.
             device = self._line_device[index]
             if device is not None:
                 self.post_message(DeviceClicked(device))
+
+
+def _plus(step: int | None) -> str:
+    """What a step added: ``+64``, or nothing before the first step."""
+    return "" if step is None else f"+{format_count(step)}"
 
 
 def _arrows(boxes: tuple[DeviceBox, ...]) -> list[Arrow]:

@@ -125,6 +125,7 @@ class CpuRow:
     xdp_tx_rings: tuple[tuple[str, bool], ...]  # ("eth0:tx3", locked)
     bulk_queues: tuple[str, ...] = ()  # "bq→eth1": this CPU's devmap bulk queue per target
     marked: bool = False  # the CPU of the selected event
+    lock: float | None = None  # share of its time in shared rings' tx_lock (None: no lock)
 
 
 @dataclass(frozen=True)
@@ -196,15 +197,23 @@ class Projection:
     the same value :func:`project` would give.
     """
 
-    def __init__(self, prev: Frame | None, frame: Frame, state: PanelState | None = None) -> None:
+    def __init__(
+        self,
+        prev: Frame | None,
+        frame: Frame,
+        state: PanelState | None = None,
+        last: Frame | None = None,
+    ) -> None:
         state = state or PanelState()
         if state.focus is not None and all(dev.name != state.focus for dev in frame.devices):
             state = replace(state, focus=None)
         self.prev = prev
         self.frame = frame
         self.state = state
-        self.rates = RatesView(prev, frame)
-        """The one source of every rate the panels show."""
+        if last is not None and last.t_ns > frame.t_ns:
+            last = None  # time went back: no "since the frame before"
+        self.rates = RatesView(prev, frame, last)
+        """The one source of every rate (and, stepping, every count) the panels show."""
 
     @cached_property
     def devices(self) -> DevicesView:
@@ -216,7 +225,7 @@ class Projection:
 
     @cached_property
     def cpus(self) -> CpuMapView:
-        return _cpus(self.frame, self.state.highlight)
+        return _cpus(self.frame, self.state.highlight, self.rates)
 
     @cached_property
     def event_list(self) -> EventListView:
@@ -480,10 +489,56 @@ def _tap_rings(dev: DeviceView) -> list[GaugeRow]:
     ]
 
 
-def _cpus(frame: Frame, mark: Highlight | None = None) -> CpuMapView:
+def lock_shares(frame: Frame, rates: RatesView) -> dict[int, float]:
+    """Per CPU, the share of its time spent taking shared XDP TX rings' ``tx_lock`` over the
+    window, by the cost model's rule (``sim/core/filter.py`` adds a ring's lock cost to every
+    frame an XDP_TX or ``ndo_xdp_xmit`` puts in it): the frames it sent into each locked ring
+    per second -- the XDP_TX share of what it polled on that device, and what its bulk queues
+    flushed to it -- times that ring's lock cost. Only CPUs that use a locked ring appear."""
+    lock_of = {
+        (dev.name, r.ring): r.lock_ns
+        for dev in frame.devices
+        for r in dev.xdp_tx_rings
+        if r.lock_ns > 0
+    }
+    if not lock_of or rates.base is None:
+        return {}
+    devices = {dev.name: dev for dev in frame.devices}
+    tx_share: dict[str, float] = {}
+    for name in {name for name, _ in lock_of}:
+        counters = dict(devices[name].counters)
+        rx = rates.counter(name, "rx_packets", counters.get("rx_packets", 0)) or 0.0
+        tx = rates.counter(name, "xdp_tx", counters.get("xdp_tx", 0)) or 0.0
+        tx_share[name] = tx / rx if rx > 0 else 0.0
+    queues = {(dev.name, q.queue): q for dev in frame.devices for q in dev.queues}
+    out: dict[int, float] = {}
+    for cpu in frame.cpus:
+        ring_of = {dev: ring for dev, ring, locked in cpu.xdp_tx_rings if locked}
+        if not any((dev, ring) in lock_of for dev, ring in ring_of.items()):
+            continue
+        ns = 0.0
+        for dev, queue in cpu.rx_queues:
+            cost = lock_of.get((dev, ring_of.get(dev, -1)), 0.0)
+            q = queues.get((dev, queue))
+            if cost and q is not None:
+                polled = rates.queue(dev, queue, "rx_packets", q.rx_packets) or 0.0
+                ns += polled * tx_share.get(dev, 0.0) * cost
+        for bq in frame.bulk_queues:
+            cost = lock_of.get((bq.to_dev, ring_of.get(bq.to_dev, -1)), 0.0)
+            if bq.cpu == cpu.cpu and cost:
+                key = ("bq", bq.cpu, bq.from_dev, bq.to_dev)
+                ns += (rates.tracepoint(key, bq.frames) or 0.0) * cost
+        out[cpu.cpu] = ns / NS_PER_S
+    return out
+
+
+def _cpus(
+    frame: Frame, mark: Highlight | None = None, rates: RatesView | None = None
+) -> CpuMapView:
     bulk: dict[int, list[str]] = {}
     for bq in frame.bulk_queues:
         bulk.setdefault(bq.cpu, []).append(f"bq→{bq.to_dev}")
+    locks = lock_shares(frame, rates) if rates is not None else {}
     rows = tuple(
         CpuRow(
             cpu=cpu.cpu,
@@ -495,6 +550,7 @@ def _cpus(frame: Frame, mark: Highlight | None = None) -> CpuMapView:
             # bq_enqueue uses this_cpu_ptr(dev->xdp_bulkq): one bulk queue per CPU and target.
             bulk_queues=tuple(dict.fromkeys(bulk.get(cpu.cpu, ()))),
             marked=mark is not None and mark.cpu == cpu.cpu,
+            lock=locks.get(cpu.cpu),
         )
         for cpu in frame.cpus
     )

@@ -28,6 +28,8 @@ class SlaveRow:
     xdp_tx_rate: float | None
     redirect_rate: float | None
     xmit_rate: float | None  # frames other devices handed to this slave's ndo_xdp_xmit
+    totals: tuple[int, int, int, int] = (0, 0, 0, 0)  # TX, XDP_TX, redirect, XMIT in so far
+    steps: tuple[int, int, int, int] | None = None  # ... what the last step added
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,10 @@ class BondView:
     focus: str | None = None
     plan_title: str = ""
     plan: tuple[PlanRow, ...] = ()
+    counting: bool = False  # stepping: the frames so far and this step's under each slave
+
+
+SLAVE_COUNTERS = ("tx_packets", "xdp_tx", "xdp_redirect", "xdp_xmit")
 
 
 def _state(dev: DeviceView) -> str:
@@ -74,7 +80,8 @@ def project_bond(
 ) -> BondView:
     """Every bond of ``frame`` (the focused one, if a bond or a slave of one, first); rates
     from ``rates`` (default: against ``prev``)."""
-    rate = (rates if rates is not None else RatesView(prev, frame)).counter
+    deltas = rates if rates is not None else RatesView(prev, frame)
+    rate = deltas.counter
     devices = {dev.name: dev for dev in frame.devices}
 
     bonds: list[BondInfo] = []
@@ -90,6 +97,8 @@ def project_bond(
             if slave is None:
                 continue
             c = dict(slave.counters)
+            totals = tuple(c.get(k, 0) for k in SLAVE_COUNTERS)
+            steps = tuple(deltas.step(name, k, c.get(k, 0)) or 0 for k in SLAVE_COUNTERS)
             rows.append(
                 SlaveRow(
                     name=name,
@@ -100,6 +109,8 @@ def project_bond(
                     xdp_tx_rate=rate(name, "xdp_tx", c.get("xdp_tx", 0)),
                     redirect_rate=rate(name, "xdp_redirect", c.get("xdp_redirect", 0)),
                     xmit_rate=rate(name, "xdp_xmit", c.get("xdp_xmit", 0)),
+                    totals=(totals[0], totals[1], totals[2], totals[3]),
+                    steps=None if deltas.last is None else (steps[0], steps[1], steps[2], steps[3]),
                 )
             )
         bonds.append(
@@ -125,6 +136,7 @@ def project_bond(
         focus=target if any(b.name == target for b in bonds) else None,
         plan_title=plan_title,
         plan=plan,
+        counting=deltas.counting,
     )
 
 

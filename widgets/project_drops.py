@@ -56,6 +56,10 @@ class DropsSummary:
     redirect_per_s: float | None
     err_drop_per_s: float | None
     xmit_per_s: float | None
+    counting: bool = False  # stepping: the totals below are shown too
+    redirect_total: int = 0
+    err_drop_total: int = 0
+    xmit_total: int = 0
 
 
 @dataclass(frozen=True)
@@ -144,7 +148,7 @@ def project_drops(rates: RatesView, frame: Frame) -> DropsView:
     )
     devmap: list[DevmapRow] = []
     for d in tp.xdp_devmap_xmit:
-        bulk = (d.sent + d.drops) / d.flushes if d.flushes else None
+        bulk = rates.bulk_avg(d.from_dev, d.to_dev, d.sent, d.drops, d.flushes)
         devmap.append(
             DevmapRow(
                 from_dev=d.from_dev,
@@ -197,11 +201,16 @@ def _summary(rates: RatesView, frame: Frame) -> DropsSummary:
     panel lists, and frames ``bq_xmit_all`` sent (``xdp:xdp_devmap_xmit``), per second."""
     tp = frame.tracepoints
     losses: list[float | None] = []
+    total = 0
     for dev in frame.devices:
         losses += [rates.queue(dev.name, q.queue, "rx_dropped", q.rx_dropped) for q in dev.queues]
+        total += sum(q.rx_dropped for q in dev.queues)
         missed = counter_of(dev, "rx_missed_errors")
         if missed:
             losses.append(rates.counter(dev.name, "rx_missed_errors", missed))
+            total += missed
+    total += sum(e.count for e in tp.xdp_exception) + sum(e.count for e in tp.xdp_redirect_err)
+    total += sum(d.drops for d in tp.xdp_devmap_xmit) + sum(b.drops for b in tp.xdp_bulk_tx)
     losses += [rates.tracepoint(("exception", e.dev, e.action), e.count) for e in tp.xdp_exception]
     losses += [
         rates.tracepoint(("redirect_err", e.dev, e.err), e.count) for e in tp.xdp_redirect_err
@@ -216,4 +225,8 @@ def _summary(rates: RatesView, frame: Frame) -> DropsSummary:
         )
         if rates.base is not None
         else None,
+        counting=rates.counting,
+        redirect_total=tp.xdp_redirect,
+        err_drop_total=total,
+        xmit_total=sum(d.sent for d in tp.xdp_devmap_xmit),
     )

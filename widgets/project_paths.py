@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdptui.model.views import DeviceView, Frame, PacketView, TraceHop
-from xdptui.widgets.format import format_pps, program_name
+from xdptui.widgets.format import format_count, format_pps, program_name
 from xdptui.widgets.rates import RatesView, sum_rates
 
 
@@ -36,6 +36,7 @@ class Loss:
     what: str
     rate: float | None
     total: int
+    step: int | None = None  # since the frame before (one ``.``)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class Arrow:
     note: str = ""
     losses: tuple[Loss, ...] = ()
     terminal: bool = False  # the path ends here on purpose (XDP_DROP, stack)
+    step: int | None = None  # frames since the frame before (one ``.``: this poll's)
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class PathsView:
     boxes: tuple[DeviceBox, ...]
     focus: str | None = None
     follow: FollowView | None = None
+    counting: bool = False  # exact mode: each arrow's total and this step's frames too
 
 
 def weight_of(rate: float | None) -> int:
@@ -168,7 +171,7 @@ def project_paths(
                 notes=notes or ("empty",),
             )
         )
-    return PathsView(boxes=tuple(boxes), focus=focus, follow=follow)
+    return PathsView(boxes=tuple(boxes), focus=focus, follow=follow, counting=deltas.counting)
 
 
 class _Counters:
@@ -197,8 +200,10 @@ class _Counters:
         terminal: bool = False,
     ) -> Arrow:
         r = self.rate(counter)
+        total = self.get(counter)
+        step = self.deltas.step(self.dev.name, counter, total)
         return Arrow(
-            label, target, target_dev, r, self.get(counter), weight_of(r), note, losses, terminal
+            label, target, target_dev, r, total, weight_of(r), note, losses, terminal, step
         )
 
     def loss(self, what: str, counter: str) -> tuple[Loss, ...]:
@@ -206,7 +211,9 @@ class _Counters:
         total = self.get(counter)
         if not total:
             return ()
-        return (Loss(what, self.rate(counter), total),)
+        return (
+            Loss(what, self.rate(counter), total, self.deltas.step(self.dev.name, counter, total)),
+        )
 
     def link_down(self, frame: Frame, *, local: bool) -> tuple[Loss, ...]:
         """Frames a source offered while this device was down (``SourceView.lost``): they
@@ -220,6 +227,50 @@ class _Counters:
             if src.device == self.dev.name and src.local == local
         )
         return (Loss("lost: link down", per_s, total),)
+
+    def writes(self, frame: Frame, label: str, target: str) -> Arrow:
+        """What the tap's writers wrote (their sources' frames, but those offered while it
+        was down, which are the arrow's loss)."""
+        name = self.dev.name
+        srcs = [s for s in frame.sources if s.device == name and not s.local]
+        total = sum(s.emitted - s.lost for s in srcs)
+        per_s = sum_rates(
+            None if e is None or lost is None else e - lost
+            for s in srcs
+            for e, lost in [
+                (
+                    self.deltas.tracepoint(("source", s.name, "emitted"), s.emitted),
+                    self.deltas.tracepoint(("source", s.name, "lost"), s.lost),
+                )
+            ]
+        )
+        losses = self.link_down(frame, local=False)
+        steps = [
+            self.deltas.step_tracepoint(("source", s.name, "emitted"), s.emitted) for s in srcs
+        ] + [-(self.deltas.step_tracepoint(("source", s.name, "lost"), s.lost) or 0) for s in srcs]
+        step = None if self.deltas.last is None else max(0, sum(n or 0 for n in steps))
+        return Arrow(label, target, None, per_s, total, weight_of(per_s), losses=losses, step=step)
+
+    def bond_arrow(self, label: str, key: str, total: int, target: str) -> Arrow:
+        """One of a bond's own paths: ``rx_up``, ``stack_down`` or ``xdp_down`` (what
+        ``bond_xdp_xmit`` handed down: ``tx_down`` less ``stack_down``)."""
+        name = self.dev.name
+        info = self.dev.bond
+        assert info is not None
+        d = self.deltas
+        if key == "xdp_down":
+            down = d.tracepoint(("bond", name, "tx_down"), info.tx_down)
+            stack = d.tracepoint(("bond", name, "stack_down"), info.stack_down)
+            r = None if down is None or stack is None else max(0.0, down - stack)
+            step_down = d.step_tracepoint(("bond", name, "tx_down"), info.tx_down)
+            step_stack = d.step_tracepoint(("bond", name, "stack_down"), info.stack_down)
+            step = None if step_down is None else max(0, step_down - (step_stack or 0))
+        else:
+            r = d.tracepoint(("bond", name, key), total)
+            step = d.step_tracepoint(("bond", name, key), total)
+        return Arrow(
+            label, target, None, r, total, weight_of(r), terminal=key == "rx_up", step=step
+        )
 
     def xmit_note(self) -> str:
         """Frames other devices handed to this one's ``ndo_xdp_xmit``, part of its TX."""
@@ -248,6 +299,7 @@ def _box(
 
     inbound: Arrow | None = None
     outbound: Arrow | None = None
+    bond_verdicts: tuple[Arrow, ...] = ()
     notes: list[str] = []
     children: tuple[DeviceBox, ...] = ()
     ring_full = c.link_down(frame, local=False) + c.loss("ring full (rx_dropped)", "rx_dropped")
@@ -276,9 +328,20 @@ def _box(
             losses=xmit_losses + c.loss("tx_dropped", "tx_dropped"),
         )
     elif dev.type == "tun":
-        dropped = c.link_down(frame, local=False) + c.loss("dropped (rx_dropped)", "rx_dropped")
-        inbound = c.arrow("userspace write", "rx_packets", "tun_get_user", losses=dropped)
-        if "xdp_fast_path" in c.values or "xdp_generic_path" in c.values:
+        # A write is the writer's own syscall (tun_get_user), not a NAPI poll: what the
+        # writer wrote, whatever the program then did (tun_xdp_act leaves rx_packets at 0
+        # for XDP_DROP).
+        writer = "vhost write" if dev.tap is not None and dev.tap.writer == "vhost" else None
+        if any(s.device == dev.name and not s.local for s in frame.sources):
+            inbound = c.writes(frame, writer or "userspace write", "tun_get_user")
+        if c.get("rx_dropped"):
+            # tun_xdp_act counts its drops here: XDP_DROP, XDP_ABORTED and an XDP_TX or
+            # redirect that failed -- the verdict arrows below, not a second loss.
+            notes.append(
+                f"rx_dropped {format_count(c.get('rx_dropped'))} (tun_xdp_act: the program's"
+                " drops and failed XDP_TX/REDIRECT, drawn below)"
+            )
+        if c.get("xdp_fast_path") or c.get("xdp_generic_path"):
             notes.append(
                 f"fast path (tun_build_skb) {format_pps(c.rate('xdp_fast_path'))} · "
                 f"generic path (do_xdp_generic) {format_pps(c.rate('xdp_generic_path'))}"
@@ -297,19 +360,32 @@ def _box(
         usable = " ".join(dev.bond.usable_slaves)
         notes.append(f"mode {mode}" + (f" · xmit_hash_policy {policy}" if policy else ""))
         notes.append(f"active {active or '-'} · usable {usable or 'none'}")
-        # The bond's own RX/TX only carry skbs (XDP_PASS up, the stack's TX down): drawn once
-        # they ever carried any.
-        if c.get("rx_packets"):
-            inbound = c.arrow("slaves", "rx_packets", "stack (delivered up)", terminal=True)
-        if c.get("tx_packets"):
-            outbound = c.arrow("stack", "tx_packets", "slaves (bond_start_xmit)")
+        # A bond's rx_packets/tx_packets are its slaves' sums (bond_get_stats), whatever the
+        # slaves' programs did: the bond's own paths are what went up through it (rx_up),
+        # the skbs it sent down (bond_start_xmit) and the frames redirected into it
+        # (bond_xdp_xmit), each drawn once it ever carried any.
+        info = dev.bond
+        if info.rx_up:
+            inbound = c.bond_arrow("slaves", "rx_up", info.rx_up, "stack (delivered up)")
+        if info.tx_down - info.stack_down:
+            xmit = c.bond_arrow(
+                "ndo_xdp_xmit",
+                "xdp_down",
+                info.tx_down - info.stack_down,
+                "slaves (bond_xdp_xmit)",
+            )
+            bond_verdicts = (xmit,)
+        if info.stack_down:
+            outbound = c.bond_arrow(
+                "stack", "stack_down", info.stack_down, "slaves (bond_start_xmit)"
+            )
         children = tuple(
             _box(devices[name], frame, deltas, devices, on_path, marked)
             for name in dev.bond.slaves
             if name in devices
         )
 
-    verdicts = _verdicts(c, frame, deltas, devices) if dev.queues else ()
+    verdicts = _verdicts(c, frame, deltas, devices) if dev.queues else bond_verdicts
     return DeviceBox(
         name=dev.name,
         kind=kind,
@@ -361,7 +437,11 @@ def _verdicts(
             r = None if sent_r is None or drop_r is None else sent_r + drop_r
             bond = _shared_master(dev, devices.get(d.to_dev))
             via = f"via {bond} xdp_master_redirect · " if bond else ""
-            bulk = (d.sent + d.drops) / d.flushes if d.flushes else None
+            bulk = deltas.bulk_avg(d.from_dev, d.to_dev, d.sent, d.drops, d.flushes)
+            key = ("devmap", d.from_dev, d.to_dev)
+            sent_step = deltas.step_tracepoint((*key, "sent"), d.sent)
+            drop_step = deltas.step_tracepoint((*key, "drops"), d.drops)
+            step = None if sent_step is None else sent_step + (drop_step or 0)
             egress = sorted(
                 {
                     bq.program
@@ -390,16 +470,19 @@ def _verdicts(
                 losses += (
                     Loss("ndo_xdp_xmit refused (devmap_xmit drops)", not_taken_r, not_taken),
                 )
+            to = devices.get(d.to_dev)
+            ndo = "bond_xdp_xmit" if to is not None and to.type == "bond" else "ndo_xdp_xmit"
             out.append(
                 Arrow(
                     "XDP_REDIRECT",
-                    f"{d.to_dev} bq → ndo_xdp_xmit",
+                    f"{d.to_dev} bq → {ndo}",
                     d.to_dev,
                     r,
                     d.sent + d.drops,
                     weight_of(r),
                     note,
                     losses,
+                    step=step,
                 )
             )
         if errors or not targets:

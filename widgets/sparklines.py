@@ -15,7 +15,7 @@ from typing import ClassVar
 from rich.style import Style
 from textual.strip import Strip
 
-from xdptui.widgets.format import format_pps
+from xdptui.widgets.format import format_count, format_pps
 from xdptui.widgets.history import SparklinesView
 from xdptui.widgets.lines import LinePanel, Part, strip
 
@@ -44,10 +44,13 @@ class SparklinesPanel(LinePanel[SparklinesView]):
 ## Sparklines
 
 Per device, the rate of `rx_packets` (frames the driver took off the RX ring), `tx_packets`
-(frames that left: wire, veth peer, tap reader) and the device's losses (`rx_dropped` ring
-full, `xdp_aborted`, `xdp_tx_errors`, `xdp_xmit_errors` refused by its `ndo_xdp_xmit`,
-`tx_dropped`), one sample per frame; the last line adds the redirects `xdp:xdp_redirect_err`
-refused. Each line is scaled to its own peak; the number is the newest sample.
+(frames that left: wire, veth peer, tap reader) and every frame dropped on it (its program's
+`XDP_DROP` and `XDP_ABORTED`, `rx_dropped` ring full, `rx_missed_errors`, `xdp_tx_errors`,
+`xdp_xmit_errors` refused by its `ndo_xdp_xmit`, `tx_dropped`); the last line adds the
+redirects `xdp:xdp_redirect_err` refused and the devmap egress programs' drops. Each line is
+scaled to its own peak; the number is the rate now. A bond's RX and TX are its slaves' sums
+(`bond_get_stats`). While stepping (exact mode) the lines give way to counts: the rate, the
+frames so far and, after `+`, what the last step (one `.`) added.
 """
 
     DEFAULT_CSS = """
@@ -80,6 +83,8 @@ refused. Each line is scaled to its own peak; the number is the newest sample.
         s = self.style_of
         if not view.rows:
             return [], [strip([("no devices", s("sparklines-panel--label"))])]
+        if view.counting:
+            return [], self._counts(view)
         name_w = max(len("all drops"), *(len(row.name) for row in view.rows))
         per_series = 4 + 1 + 1 + VALUE_W + 2  # label, spaces, value, gap
         spark_w = max(MIN_SPARK, (width - name_w - 1 - 3 * per_series) // 3)
@@ -107,6 +112,48 @@ refused. Each line is scaled to its own peak; the number is the newest sample.
         body.append(strip(parts))
         return [], body
 
+    def _counts(self, view: SparklinesView) -> list[Strip]:
+        """Stepping: per device the rate, the frames so far and what the last step added,
+        for RX, TX and drops (a line of single polls says little)."""
+        s = self.style_of
+        name_w = max(len("all drops"), *(len(row.name) for row in view.rows))
+        total_w = max(
+            len(format_count(n)) for row in view.rows for n in (*row.totals, view.all_drops_total)
+        )
+        step_w = max(
+            len(_plus(n))
+            for row in view.rows
+            for n in (*(row.steps or (None,)), view.all_drops_step)
+        )
+        styles = ("sparklines-panel--rx", "sparklines-panel--tx", "sparklines-panel--drops")
+        body: list[Strip] = []
+
+        def column(
+            label: str, rate: float | None, total: int, step: int | None, style: str
+        ) -> list[Part]:
+            return [
+                (label.ljust(4) + " ", s("sparklines-panel--label")),
+                (format_pps(rate).rjust(VALUE_W), s("sparklines-panel--value")),
+                (" " + format_count(total).rjust(total_w), s(style)),
+                (" " + _plus(step).ljust(step_w) + "   ", s(style)),
+            ]
+
+        for row in view.rows:
+            name_style = s("sparklines-panel--focused" if row.focused else "sparklines-panel--name")
+            parts: list[Part] = [(row.name.ljust(name_w) + " ", name_style)]
+            steps = row.steps or (None, None, None)
+            for label, rate, total, step, style in zip(
+                ("RX", "TX", "drop"), row.now, row.totals, steps, styles, strict=True
+            ):
+                parts += column(label, rate, total, step, style)
+            body.append(strip(parts))
+        parts = [("all drops".ljust(name_w) + " ", s("sparklines-panel--name"))]
+        parts += column(
+            "", view.all_drops_now, view.all_drops_total, view.all_drops_step, styles[2]
+        )
+        body.append(strip(parts))
+        return body
+
     def _series(
         self,
         label: str,
@@ -127,3 +174,7 @@ refused. Each line is scaled to its own peak; the number is the newest sample.
             ("  ", s("sparklines-panel--label")),
         ]
         return parts
+
+
+def _plus(step: int | None) -> str:
+    return "" if step is None else f"+{format_count(step)}"

@@ -1,22 +1,23 @@
 """The Textual app: the only code that knows both the simulator and the widgets.
 
-``XdpApp`` owns a simulator (anything with the :class:`SimulatorLike` interface), paces it from a
-frame timer, projects each new frame into views (``widgets.project``) and hands them to the
-screen. Keys, footer entries, command-palette entries and the help page's key list all come from
-one table, :data:`~xdptui.app_commands.APP_COMMANDS`. Every action ends as a command line sent to
-the simulator (``xdptui.actions``, ``xdptui.plans``), so the event log shows it as if typed.
+``XdpApp`` is the keys, the clock and the frame timer; each job is an object of its own that it
+composes: the :class:`~xdptui.app_stage.Stage` (the simulation on screen: pacing, frames, views,
+the engine's mode), the :class:`~xdptui.app_console.Console` (command lines to the simulator),
+the :class:`~xdptui.app_actions.DeviceActions` (the keys that change the host, each a dialog) and
+the :class:`~xdptui.app_lessons.Guide` (lessons and plans). Keys, footer entries,
+command-palette entries and the help page's key list all come from one table,
+:data:`~xdptui.app_commands.APP_COMMANDS`. Every action ends as a command line sent to the
+simulator, so the event log shows it as if typed.
 
-Pacing: every ``1/fps`` s the frame timer asks the :class:`~xdptui.pacing.Pacer` to advance the
-simulation by ``speed * real elapsed`` simulated ns, stopping when the tick's wall-clock budget
-(half a frame period) is spent. What could not be done is dropped, not owed, so the app never
-freezes input; the header then shows the achieved real-time factor (``RTF 0.42``). The timer is
-re-armed after each frame for the next deadline, so a frame that runs a little late does not
-cost the next one (Textual's interval timers skip a tick that is late).
+The frame timer is re-armed after each frame for the next deadline, so a frame that runs a
+little late does not cost the next one (Textual's interval timers skip a tick that is late).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any, ClassVar
 
@@ -24,23 +25,29 @@ from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.command import CommandPalette
+from textual.reactive import reactive
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widget import Widget
+from textual.widgets import Input
 
-from xdptui.app_actions import ActionsApp, gso_supported, reader_rate_text
-from xdptui.app_base import EXACT_MAX_SPEED, SimulatorLike
+from xdptui.app_actions import DeviceActions, gso_supported, reader_rate_text
 from xdptui.app_commands import APP_COMMANDS, AppCommand
+from xdptui.app_console import Console
+from xdptui.app_lessons import Guide
+from xdptui.app_stage import EXACT_MAX_SPEED, SimulatorLike, Stage
 from xdptui.model.topology import Topology
+from xdptui.model.views import Frame
 from xdptui.pacing import BEHIND, REAL_TIME, SPEEDS, Pacer
-from xdptui.screens.dialogs import (
-    HelpScreen,
-    PickScreen,
-)
+from xdptui.screens.dialogs import HelpScreen
+from xdptui.screens.main import MainScreen
 from xdptui.screens.palette import SafeCommandPalette
 from xdptui.screens.trust import TrustScreen
+from xdptui.widgets.command_line import CommandLine
 from xdptui.widgets.event_list import EventListPanel, EventSelected, NextEvent, matches
-from xdptui.widgets.project import highlight_of
-from xdptui.widgets.project_lesson import Outcome
+from xdptui.widgets.key_bar import KeyBar, KeyBarView, KeyHint
+from xdptui.widgets.messages import DeviceClicked
+from xdptui.widgets.project import PanelState, highlight_of
 
 __all__ = [
     "APP_COMMANDS",
@@ -59,20 +66,25 @@ __all__ = [
     "reader_rate_text",
 ]
 
+LOG = logging.getLogger("xdptui")
+MIN_DELAY_S = 0.001
 NEXT_EVENT_POLLS = 5_000  # how far ] looks for the next event of a kind
 STREAM_KINDS: dict[str, tuple[str, ...]] = {
     "poll": ("napi_poll",),
+    "write": ("tun_write",),
     "flush": ("bq_flush",),
     "drop": ("drop",),
     "command": ("command", "lesson"),
 }
 """The event list's kind filters as event-stream kinds ("all": every kind)."""
+KEY_ACTIONS = frozenset(command.action.split("(")[0] for command in APP_COMMANDS)
+"""The app's own actions (key, palette): none runs while a dialog is open."""
 LESSON_SPEED = 10_000
 """The slow motion a topology with lessons opens in (10 µs of simulated time per second: on
 a 10 Mpps port, a few NAPI polls a second)."""
 
 
-class XdpApp(ActionsApp):
+class XdpApp(App[None]):
     """The live XDP data-path simulation, with its keys.
 
     Args:
@@ -93,42 +105,247 @@ class XdpApp(ActionsApp):
     TITLE = "xdptui"
     BINDINGS: ClassVar[list[BindingType]] = [command.binding() for command in APP_COMMANDS]
 
+    paused: reactive[bool] = reactive(False, init=False, bindings=True)
+    """The simulated clock is stopped; ``.`` still single-steps."""
+    speed_index: reactive[int] = reactive(len(SPEEDS) - 1, init=False, bindings=True)
+    """Index into :data:`SPEEDS`."""
+    focus_device: reactive[str | None] = reactive(None, init=False)
+    """The device the panels focus on (None: all)."""
+
+    def __init__(
+        self,
+        sim: SimulatorLike,
+        *,
+        title: str | None = None,
+        fps: float = 30.0,
+        paused: bool = False,
+        speed_ns_per_s: int = REAL_TIME,
+        clock: Callable[[], float] = time.perf_counter,
+        topology: Topology | None = None,
+        allow_user_programs: bool = True,
+    ) -> None:
+        if fps <= 0:
+            raise ValueError("fps must be positive")
+        if speed_ns_per_s not in SPEEDS:
+            raise ValueError(f"speed must be one of {SPEEDS}")
+        super().__init__()
+        # A room wants the new state at once: no sliding tab underline (0.3 s per tab key).
+        self.animation_level = "none"
+        self.fps = fps
+        self.topology = topology
+        self._title = title
+        self.set_reactive(XdpApp.paused, paused)
+        self.set_reactive(XdpApp.speed_index, SPEEDS.index(speed_ns_per_s))
+        self._timer: Timer | None = None
+        self._deadline: float | None = None
+        self.commands: Console
+        self._main = MainScreen(complete=lambda line: self.commands.complete(line))
+        self.stage = Stage(sim, self._main, self._panel_state, fps=fps, clock=clock)
+        self.stage.speed_ns_per_s = speed_ns_per_s
+        self.stage.paused = paused
+        self.commands = Console(self.stage, self, topology, allow_user_programs=allow_user_programs)
+        lessons = topology.lessons if topology is not None else ()
+        self.guide = Guide(self.stage, self.commands, self, self._main, lessons, self._set_clock)
+        self.actions = DeviceActions(
+            self.stage,
+            self.commands,
+            self,
+            self._main,
+            focus=lambda: self.focus_device,
+            set_focus=self._set_focus,
+            start_plan=self.guide.start_plan,
+        )
+
+    # --- state -------------------------------------------------------------------------------
+
+    @property
+    def sim(self) -> SimulatorLike:
+        return self.stage.sim
+
+    @property
+    def speed_ns_per_s(self) -> int:
+        return SPEEDS[self.speed_index]
+
+    @property
+    def frame(self) -> Frame | None:
+        """The newest frame on screen."""
+        return self.stage.frame
+
+    @property
+    def main_screen(self) -> MainScreen:
+        return self._main
+
+    def get_default_screen(self) -> Screen[None]:
+        return self._main
+
+    def _panel_state(self, stage: Stage) -> PanelState:
+        """What the app adds to a frame for the panels."""
+        guide = self.guide
+        lesson, step = guide.position()
+        return PanelState(
+            focus=self.focus_device,
+            follow=stage.follow_view,
+            plan_title=guide.plan_title(),
+            plan=guide.plan_rows(),
+            lessons=guide.lessons,
+            lesson=lesson,
+            step=step,
+            outcomes=guide.step_outcomes(),
+            history=stage.history,
+            highlight=stage.highlight,
+            zoom=stage.zoom_label,
+        )
+
+    def _set_clock(self, speed_ns_per_s: int | None, pause: bool) -> None:
+        if speed_ns_per_s is not None:
+            self.speed_index = SPEEDS.index(speed_ns_per_s)
+        if pause:
+            self.paused = True
+
+    def _set_focus(self, device: str | None) -> None:
+        self.focus_device = device
+
     def on_mount(self) -> None:
-        if self.lessons:
+        if self.guide.lessons:
             # The lesson owns its timeline from t = 0: its first step starts now (make_app
             # has already chosen the speed and the pause, which the command line overrides).
-            self._begin_step(self.lesson, 0, settings=False)
-        super().on_mount()
+            self.guide.begin(self.guide.lesson, 0, settings=False)
+        self.stage.pacer.reset()
+        self.stage.choose_mode()
+        self._arm()
+        self.stage.refresh()
+        self._show_keys()
+        if self._title is not None:
+            self.title = self._title
+        elif self.stage.frame is not None:
+            self.title = f"xdptui: {self.stage.frame.name}"
+
+    # --- the frame timer ---------------------------------------------------------------------
+
+    def _arm(self) -> None:
+        """Schedule the next frame at its deadline.
+
+        A frame that ran late is followed at once by the next (each still bounded by the
+        pacer's budget, and each a separate timer task, so input is handled in between); after
+        a stall longer than ``Pacer.MAX_STALL_S`` the deadlines start again from now.
+        """
+        if self.paused or self._timer is not None:
+            return
+        period = 1 / self.fps
+        now = time.perf_counter()
+        if self._deadline is None or now - self._deadline > Pacer.MAX_STALL_S:
+            self._deadline = now + period
+        # Never 0: Textual's timer divides by its interval.
+        self._timer = self.set_timer(max(MIN_DELAY_S, self._deadline - now), self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        if self._deadline is not None:
+            self._deadline += 1 / self.fps
+        self.tick()
+        self._arm()
+
+    def tick(self) -> None:
+        """One frame: advance the simulation for the real time elapsed, then redraw."""
+        if self.paused or self.stage.busy:
+            return
+        try:
+            done = self.stage.tick()
+        except Exception as exc:
+            # The engine failed: stop the clock, say so, keep the app (and the last frame) up.
+            LOG.error("the simulation failed", exc_info=exc)
+            self.paused = True
+            self.notify(
+                f"The simulation stopped: {type(exc).__name__}: {exc}",
+                title="Simulation error",
+                severity="error",
+                timeout=15,
+            )
+            return
+        if done > 0:
+            self.guide.run_plan_step()
+        self.stage.refresh()
+
+    def _show_keys(self) -> None:
+        """The key bar: the keys the footer would show, Run or Pause as the clock is."""
+        hints: list[KeyHint] = []
+        for command in APP_COMMANDS:
+            if not command.show:
+                continue
+            name = command.action.split("(")[0]
+            state = self._key_state(name)
+            if state is False:
+                continue
+            label = command.description
+            if name == "toggle_pause" and not self.paused:
+                label = "Pause"
+            key = command.key_display or command.key.split(",")[0]
+            hints.append(KeyHint(key, label, command.action, state is not None))
+        self._main.show_keys(KeyBarView(tuple(hints)))
+
+    @on(KeyBar.Pressed)
+    async def _key_clicked(self, message: KeyBar.Pressed) -> None:
+        await self.run_action(message.action)
+
+    def watch_paused(self, paused: bool) -> None:
+        self.stage.paused = paused
+        self._show_keys()
+        if paused:
+            if self._timer is not None:
+                self._timer.stop()
+                self._timer = None
+            self.stage.show_header()
+            return
+        self._deadline = None
+        self.stage.clock_changed()
+        if self.is_running:
+            self._arm()
+
+    def watch_speed_index(self) -> None:
+        self.stage.speed_ns_per_s = self.speed_ns_per_s
+        self.stage.clock_changed()
+        self._show_keys()
+
+    def watch_focus_device(self) -> None:
+        self.stage.show_views()
 
     # --- clock actions -----------------------------------------------------------------------
 
     def action_toggle_pause(self) -> None:
         self.paused = not self.paused
 
-    def action_step(self) -> None:
+    # The engine's part of a clock key runs in a thread: the screen keeps drawing while it
+    # works, and the app takes its next key (or frame tick) only when the action is done, so
+    # nothing else touches the simulator meanwhile.
+
+    async def action_step(self) -> None:
         """``.``: exactly one NAPI poll forward (the next on any CPU, in time order)."""
         self.paused = True
-        if not self.sim.step_poll():
+        if not await self.stage.off_loop(self.sim.step_poll):
             self.notify("no NAPI poll within a second of simulated time", timeout=4)
-        self._run_plan_step()
-        self.refresh_frame()
+        self.guide.run_plan_step()
+        self.stage.refresh()
 
-    def action_step_back(self) -> None:
-        """``,``: one NAPI poll back (exactly the state before the last ``.``)."""
+    async def action_step_back(self) -> None:
+        """``,``: one NAPI poll back (exactly the state after the poll before the last one)."""
         self.paused = True
-        if not self.sim.step_back():
+        if not await self.stage.off_loop(self.sim.step_back):
             self.notify("no earlier NAPI poll to go back to", timeout=4)
-        self.time_moved()
+        await self._retrace()
+        self.stage.refresh()
 
-    def action_restart(self) -> None:
+    async def action_restart(self) -> None:
         """``home``: t = 0 again, same seed and timeline; a lesson starts its first step."""
-        self.sim.restart()
-        self.plan = None
-        self._outcomes.clear()
-        if self.lessons:
-            self._begin_step(self.lesson, 0)
-        self._choose_mode()  # the restarted engine runs the mode it was built with
-        self.time_moved()
+        await self.stage.off_loop(self.sim.restart)
+        self.guide.restart()
+        self.stage.choose_mode()  # the restarted engine runs the mode it was built with
+        await self._retrace()
+        self.stage.refresh()
+
+    async def _retrace(self) -> None:
+        """A followed packet's hops from the new state (a trace runs a fork of the engine)."""
+        if self.stage.follow is not None:
+            await self.stage.off_loop(self.stage.retrace)
 
     def action_faster(self) -> None:
         self.speed_index = min(self.speed_index + 1, len(SPEEDS) - 1)
@@ -137,97 +354,142 @@ class XdpApp(ActionsApp):
         self.speed_index = max(self.speed_index - 1, 0)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in KEY_ACTIONS and self.screen_stack and self.screen_stack[-1] is not self._main:
+            # A dialog is open: the app's keys stay with it (Textual would still run them
+            # under a modal, so a word typed into the wrong place took a link down).
+            return False
+        return self._key_state(action)
+
+    def _key_state(self, action: str) -> bool | None:
+        """True: the key acts; None: shown greyed out; False: not offered here."""
         if action == "faster" and self.speed_index == len(SPEEDS) - 1:
             return None  # shown, greyed out
         if action == "slower" and self.speed_index == 0:
             return None
         # Not in the footer without lessons: a topology without them has no use for the keys.
         lesson_key = action in ("lesson_step", "lesson_run", "lessons", "lesson_expand")
-        return bool(self.lessons) or not lesson_key
+        return bool(self.guide.lessons) or not lesson_key
 
-    # --- lessons -----------------------------------------------------------------------------
+    # --- the keys that change the host (DeviceActions) ---------------------------------------
 
-    def _begin_step(self, lesson: int, step: int, *, settings: bool = True) -> None:
-        """Start ``step`` of ``lesson`` in the engine (its ``at: step`` timeline entries run)
-        and, with ``settings``, take the step's clock speed and pause."""
-        steps = self.lessons[lesson].steps
-        self.lesson, self.step = lesson, step
-        if not steps:
-            return
-        self.sim.start_step(lesson, step)
-        if settings:
-            self._step_settings(lesson, step)
-        if self.is_running:
-            self.refresh_frame()
+    def action_attach(self) -> None:
+        self.actions.attach()
 
-    def _step_settings(self, lesson: int, step: int) -> None:
-        shown = self.lessons[lesson].steps[step]
-        if shown.speed_ns_per_s is not None:
-            self.speed_index = SPEEDS.index(shown.speed_ns_per_s)
-        if shown.pause:
-            self.paused = True
+    def action_swap(self) -> None:
+        self.actions.swap()
+
+    def action_detach(self) -> None:
+        self.actions.detach()
+
+    def action_link(self) -> None:
+        self.actions.link()
+
+    def action_traffic(self) -> None:
+        self.actions.traffic()
+
+    def action_bond_mode(self) -> None:
+        self.actions.bond_mode()
+
+    def action_zoom(self) -> None:
+        self.actions.zoom()
+
+    def action_follow(self) -> None:
+        self.actions.pick_flow()
+
+    def action_write_pcap(self) -> None:
+        self.actions.write_pcap()
+
+    # --- lessons (Guide) ---------------------------------------------------------------------
 
     def action_lesson_step(self, delta: int) -> None:
-        """``n`` starts the next step now; ``p`` goes back to when the previous step started
-        (exactly that state, the later story forgotten), paused."""
-        if not self.lessons:
-            return
-        lesson, step = self.lesson_position()
-        steps = len(self.lessons[lesson].steps)
-        target = max(0, min(steps - 1, step + delta))
-        if target == step:
-            return
-        if delta < 0 and self.sim.back_to_step(lesson, target):
-            self.lesson, self.step = lesson, target
-            self._step_settings(lesson, target)
-            self.paused = True
-            self.time_moved()
-            return
-        self._begin_step(lesson, target)
+        self.guide.move(delta)
 
     def action_lesson_run(self) -> None:
-        """Submit the shown step's commands, in order, as if typed (origin ``lesson``)."""
-        if not self.lessons:
-            return
-        lesson, step = self.lesson_position()
-        if not self.lessons[lesson].steps:
-            return
-        shown = self.lessons[lesson].steps[step]
-        outcomes: list[Outcome] = []
-        for command in shown.commands:
-            result = self.submit_command(command, origin="lesson")
-            outcomes.append((command, result.ok, result.errno, result.reply))
-        self._outcomes[(lesson, step)] = tuple(outcomes)
-        self._show_views()
+        self.guide.run_step()
 
     def action_lesson_expand(self) -> None:
         self._main.lesson_bar.toggle()
 
     def action_lessons(self) -> None:
-        if not self.lessons:
-            return
+        self.guide.pick()
 
-        def picked(key: object) -> None:
-            if isinstance(key, str) and key.isdigit():
-                self._begin_step(int(key), 0)
-                self._main.show_tab("lesson")
-                self._show_views()
+    # --- the command line (Console) ----------------------------------------------------------
 
-        items = [
-            (str(i), f"{lesson.title}  ({len(lesson.steps)} steps)")
-            for i, lesson in enumerate(self.lessons)
-        ]
-        self.push_screen(PickScreen("Which lesson?", items), picked)
+    def action_command_line(self) -> None:
+        self._main.open_command_line()
+
+    @on(Input.Submitted, "#command-line")
+    async def _command_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        self._main.close_command_line()
+        if text:
+            self._main.command_line.remember(text)
+            await self.commands.submit_off_loop(text)
+
+    @on(CommandLine.Cancelled)
+    def _command_cancelled(self) -> None:
+        self._main.close_command_line()
+
+    # --- focus and mouse ---------------------------------------------------------------------
+
+    @on(DeviceClicked)
+    def _device_clicked(self, event: DeviceClicked) -> None:
+        self.focus_device = None if self.focus_device == event.device else event.device
+
+    def action_unfocus(self) -> None:
+        self.focus_device = None
+        self.stage.stop_following()
+        self.stage.show_views()
+
+    def action_jump_ring(self) -> None:
+        """``j``: the Rings & CPUs tab, the CPUs sharing the next locked XDP TX ring marked."""
+        if self._main.active_tab != "rings":
+            self._main.show_tab("rings")
+            self.call_after_refresh(self._main.cpu_map.action_jump_ring)
+        else:
+            self._main.cpu_map.action_jump_ring()
+
+    def action_presenter(self) -> None:
+        self._main.toggle_presenter()
+
+    def action_show_tab(self, tab: str) -> None:
+        self._main.show_tab(tab)
 
     # --- the event list ----------------------------------------------------------------------
 
+    def _event_list(self) -> EventListPanel | None:
+        """The event list on screen, or None (then a note says where it is)."""
+        panel = self._main.shown_event_list()
+        if panel is None:
+            self.notify("the event list shows at slow speeds (-) and while stepping (.)", timeout=4)
+        return panel
+
+    def action_event_kind(self) -> None:
+        """``k`` from anywhere: the event list's next kind filter."""
+        panel = self._event_list()
+        if panel is not None:
+            panel.action_cycle_kind()
+
+    def action_event_device(self) -> None:
+        """``i`` from anywhere: the event list's next device filter."""
+        panel = self._event_list()
+        if panel is not None:
+            panel.action_cycle_device()
+
+    def action_event_next(self) -> None:
+        """``]`` from anywhere: run to the next event the event list's filters let through."""
+        panel = self._event_list()
+        if panel is not None:
+            panel.action_next_event()
+
     @on(EventSelected)
     def _event_selected(self, message: EventSelected) -> None:
-        self.highlight = highlight_of(message.event)
-        self._show_views()
+        self.stage.highlight = highlight_of(message.event)
+        self.stage.show_views()
 
     @on(NextEvent)
-    def _next_event(self, message: NextEvent) -> None:
+    async def _next_event(self, message: NextEvent) -> None:
         """``]``: poll by poll to the next event the list's filters let through."""
         self.paused = True
         kinds = STREAM_KINDS.get(message.kind)
@@ -239,9 +501,9 @@ class XdpApp(ActionsApp):
             names = (record.get("dev"), record.get("from"), record.get("to"))
             return device is None or device in names
 
-        found = self.sim.step_until(wanted, NEXT_EVENT_POLLS)
-        self._run_plan_step()
-        self.refresh_frame()
+        found = await self.stage.off_loop(self.sim.step_until, wanted, NEXT_EVENT_POLLS)
+        self.guide.run_plan_step()
+        self.stage.refresh()
         frame = self.frame
         if not found or frame is None:
             self.notify(f"no such event in the next {NEXT_EVENT_POLLS} polls", timeout=4)

@@ -140,6 +140,45 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
         key_display=":",
     ),
     AppCommand(
+        "events-kind",
+        "k",
+        "event_kind",
+        "Kind",
+        "Event list: next kind filter",
+        "Show only polls, tap writes, flushes, drops or commands in the event list (again: the"
+        " next kind); works wherever the focus is, while the list is shown (slow speeds)",
+        show=False,
+    ),
+    AppCommand(
+        "events-device",
+        "i",
+        "event_device",
+        "Device",
+        "Event list: next device filter",
+        "Show only the events of one device in the event list (again: the next device)",
+        show=False,
+    ),
+    AppCommand(
+        "events-next",
+        "right_square_bracket",
+        "event_next",
+        "Next event",
+        "Event list: run to the next event",
+        "Run poll by poll to the next event the list's filters let through (, goes back one poll)",
+        key_display="]",
+        show=False,
+    ),
+    AppCommand(
+        "jump-ring",
+        "j",
+        "jump_ring",
+        "Shared ring",
+        "CPUs: jump to the next shared XDP TX ring",
+        "Mark the CPUs sharing the next locked XDP TX ring (ixgbe with more than 64 CPUs) and"
+        " scroll the CPUs panel to them (Rings & CPUs tab)",
+        show=False,
+    ),
+    AppCommand(
         "zoom",
         "z",
         "zoom",
@@ -255,7 +294,8 @@ APP_COMMANDS: tuple[AppCommand, ...] = (
     ),
     AppCommand(
         "unfocus",
-        "escape",
+        # ^: an Escape the terminal merged with the key after it (widgets.command_line)
+        "escape,circumflex_accent",
         "unfocus",
         "Clear",
         "Clear focus and stop following",

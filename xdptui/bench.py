@@ -141,19 +141,19 @@ def bench_ui(path: str, seconds: float, as_json: bool) -> int:
     result: dict[str, float] = {}
 
     async def first_frame_after(count: int) -> None:
-        while app.frames_drawn <= count:
+        while app.stage.frames_drawn <= count:
             await asyncio.sleep(0.001)
 
     async def drive() -> None:
         async with app.run_test(size=(160, 50)) as pilot:
             await pilot.pause(1.0)
-            await first_frame_after(app.frames_drawn)
-            frames0, wall0, sim0 = app.frames_drawn, app.last_frame_at, app.sim.now_ns
+            await first_frame_after(app.stage.frames_drawn)
+            frames0, wall0, sim0 = app.stage.frames_drawn, app.stage.last_frame_at, app.sim.now_ns
             c0 = os.times()
             t0 = time.perf_counter()
             await asyncio.sleep(seconds)
-            await first_frame_after(app.frames_drawn)
-            frames1, wall1, sim1 = app.frames_drawn, app.last_frame_at, app.sim.now_ns
+            await first_frame_after(app.stage.frames_drawn)
+            frames1, wall1, sim1 = app.stage.frames_drawn, app.stage.last_frame_at, app.sim.now_ns
             c1 = os.times()
             t1 = time.perf_counter()
             wall = wall1 - wall0

@@ -141,6 +141,14 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _size(text: str) -> tuple[int, int]:
+    """``120x40``: a terminal's columns and rows."""
+    m = re.fullmatch(r"(\d{2,3})x(\d{2,3})", text)
+    if m is None or not (40 <= int(m[1]) <= 400 and 12 <= int(m[2]) <= 200):
+        raise argparse.ArgumentTypeError(f"'{text[:24]}' is not a terminal size like 120x40")
+    return int(m[1]), int(m[2])
+
+
 def _public_url(text: str) -> str:
     if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s]*)?", text):
         raise argparse.ArgumentTypeError(
@@ -219,9 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument(
         "--pcap", default=None, metavar="OUT", help="the frame at each hop, as pcapng"
     )
-    bench = sub.add_parser(
-        "bench", help="benchmarks: bench sim FILE | bench ui FILE | bench prog FILE.o"
-    )
+    bench = sub.add_parser("bench", help="benchmarks: bench sim|ui|keys FILE | bench prog FILE.o")
     bench_sub = bench.add_subparsers(dest="what", parser_class=_Parser)
     bsim = bench_sub.add_parser("sim", help="headless simulation speed")
     bsim.add_argument("file", nargs="+", help="one topology, or several to compare side by side")
@@ -234,6 +240,11 @@ def build_parser() -> argparse.ArgumentParser:
     bui.add_argument("--seconds", type=_seconds, default=5.0)
     bui.add_argument("--json", action="store_true")
     bui.add_argument("--trust", action="store_true", help=TRUST_HELP)
+    bkeys = bench_sub.add_parser("keys", help="how long each key takes in the app")
+    bkeys.add_argument("file")
+    bkeys.add_argument("--size", type=_size, default=(120, 40), help="WxH (default 120x40)")
+    bkeys.add_argument("--json", action="store_true")
+    bkeys.add_argument("--trust", action="store_true", help=TRUST_HELP)
     bprog = bench_sub.add_parser("prog", help="interpreter speed on a BPF ELF object")
     bprog.add_argument("file")
     bprog.add_argument("--sec", default=None, help="program name or section")
@@ -340,9 +351,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.what == "ui":
             _trusted(load(args.file), args.trust, "bench ui")
             return bench.bench_ui(args.file, args.seconds, args.json)
+        if args.what == "keys":
+            from xdptui import bench_keys
+
+            _trusted(load(args.file), args.trust, "bench keys")
+            return bench_keys.bench_keys(args.file, args.size, args.json)
         if args.what == "prog":
             return _bpf(args)
-        fail("xdptui bench: say what to measure: sim FILE, ui FILE or prog FILE.o")
+        fail("xdptui bench: say what to measure: sim FILE, ui FILE, keys FILE or prog FILE.o")
     if args.cmd == "prog":
         if args.what != "run":
             fail("xdptui prog: say what to do: run FILE.o --data-in PKT")

@@ -68,6 +68,7 @@ class TxRingView:
     sent: int
     dropped: int
     rx_queues: tuple[int, ...] = ()
+    lock_ns: float = 0.0  # a locked ring: what taking its tx_lock costs a CPU per frame
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class BondView:
     miimon: int
     rx_up: int = 0  # frames delivered up through the bond
     tx_down: int = 0  # frames sent down through it to its slaves
+    stack_down: int = 0  # ... of which skbs (bond_start_xmit); the rest by bond_xdp_xmit
 
 
 @dataclass(frozen=True)
@@ -252,15 +254,16 @@ class SourceView:
 @dataclass(frozen=True)
 class StreamEventView:
     """One record of the event stream, typed for the event list (docs/design.md, "Event
-    stream"): a NAPI poll, a bulk queue flush, a drop or refusal, a command, a lesson step.
+    stream"): a NAPI poll, a tap's writes, a bulk queue flush, a drop or refusal, a command,
+    a lesson step.
 
-    Fields a kind does not use keep their defaults. ``bulks`` (a poll): the frames its flushes
-    sent per target, from the ``bq_flush`` records that follow it.
+    Fields a kind does not use keep their defaults. ``bulks`` (a poll, a write): the frames
+    its flushes sent per target, from the ``bq_flush`` records that follow it.
     """
 
     seq: int
     t_ns: int
-    kind: str  # napi_poll | bq_flush | drop | command | lesson
+    kind: str  # napi_poll | tun_write | bq_flush | drop | command | lesson
     cpu: int | None = None
     dev: str | None = None  # the device polled, flushed from, or counting the drop
     queue: int | None = None
@@ -282,6 +285,7 @@ class StreamEventView:
     ok: bool = True
     text: str = ""  # a command's line; a lesson step: "lesson.step"
     dur_ns: int = 0
+    paths: tuple[tuple[str, int], ...] = ()  # a tap's writes: ("fast", n), ("generic", m)
 
 
 @dataclass(frozen=True)

@@ -12,18 +12,20 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Markdown, OptionList, Static
+from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from xdptui.model.catalog import PROGRAMS, program_info
 from xdptui.model.topology import BOND_MODES, XMIT_HASH_POLICIES
 from xdptui.plans import bond_supports_xdp
+from xdptui.widgets.command_line import ESCAPE_KEYS
 
 DIALOG_CSS = """
 Dialog {
@@ -54,7 +56,7 @@ class Dialog(ModalScreen[object]):
 
     DEFAULT_CSS = DIALOG_CSS
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="dialog-cancel", tooltip="Close, do nothing")
+        Binding(ESCAPE_KEYS, "cancel", "Cancel", id="dialog-cancel", tooltip="Close, do nothing")
     ]
 
     def action_cancel(self) -> None:
@@ -428,7 +430,9 @@ class HelpScreen(Dialog):
     """
     )
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,question_mark,q", "cancel", "Close", id="help-close", tooltip="Close")
+        Binding(
+            f"{ESCAPE_KEYS},question_mark,q", "cancel", "Close", id="help-close", tooltip="Close"
+        )
     ]
 
     def __init__(self, markdown: str) -> None:
@@ -438,7 +442,9 @@ class HelpScreen(Dialog):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             with VerticalScroll(id="help-scroll"):
-                yield Markdown(self.markdown, id="help-text")
+                # Rich draws the Markdown into one widget: Textual's Markdown widget mounts one
+                # per block, a third of a second for this page on a loaded machine.
+                yield Static(RichMarkdown(self.markdown), id="help-text")
             yield Static(
                 "↑↓ pgup pgdn scroll · esc or ? closes", classes="dialog-help", markup=False
             )

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Static, TabbedContent, TabPane
 
 from xdptui.app_commands import TABS
 from xdptui.widgets.bond import BondPanel
@@ -30,6 +30,7 @@ from xdptui.widgets.event_list import EventListPanel
 from xdptui.widgets.events import EventLog
 from xdptui.widgets.guard import drawing_failed
 from xdptui.widgets.header import SimHeader
+from xdptui.widgets.key_bar import KeyBar, KeyBarView
 from xdptui.widgets.lesson import LessonBar, LessonPanel
 from xdptui.widgets.lines import LinePanel
 from xdptui.widgets.packet import PacketPanel
@@ -44,7 +45,7 @@ from xdptui.widgets.zoom import QueueZoomPanel
 
 HINT = "tab completes · ↑↓ history · enter runs · esc closes"
 WIDE = 140  # columns from which the event list sits beside the tabs
-STACK_BELOW = 120  # tab columns under which Rings and CPUs stack
+STACK_BELOW = 150  # tab columns under which Rings and CPUs stack (side by side, both clip)
 COMPACT_BELOW = 100  # columns under which panels lose their side borders
 
 V = TypeVar("V")
@@ -58,7 +59,7 @@ class _ShowsView(Protocol[V_contra]):
 class MainScreen(Screen[None]):
     """The live dashboard of one simulation."""
 
-    ALLOW_IN_MAXIMIZED_VIEW = "#header, #lesson-bar, Footer, #command-bar"
+    ALLOW_IN_MAXIMIZED_VIEW = "#header, #lesson-bar, #keys, #command-bar"
 
     def __init__(self, complete: Completer | None = None) -> None:
         super().__init__(id="main")
@@ -82,6 +83,8 @@ class MainScreen(Screen[None]):
         self.command_hint = Static(HINT, id="command-hint", markup=False)
         self.completions = Static("", id="completions", markup=False)
         self.command_line = CommandLine(id="command-line", complete=complete)
+        self.key_bar = KeyBar(id="keys")
+        self.command_bar = Vertical(id="command-bar")
         self._projection: Projection | None = None
         self._active = "paths"
         self._tabs: TabbedContent | None = None
@@ -117,8 +120,8 @@ class MainScreen(Screen[None]):
             yield self.event_list
         yield self.event_log
         yield self.event_strip
-        yield Footer()
-        with Vertical(id="command-bar"):
+        yield self.key_bar
+        with self.command_bar:
             yield self.completions
             yield self.command_hint
             yield self.command_line
@@ -159,9 +162,6 @@ class MainScreen(Screen[None]):
         self.set_class(self.size.width >= WIDE, "-wide")
         compact = self.size.width < COMPACT_BELOW or self.size.height < 30
         self.set_class(compact, "-compact")
-        for footer in self.query(Footer):
-            footer.compact = compact
-            footer.show_command_palette = not compact  # ctrl+p still opens it
         self._stack()
 
     def _stack(self) -> None:
@@ -271,6 +271,13 @@ class MainScreen(Screen[None]):
         if not views.frame.exact or self.has_class("-wide") or not self.has_class("-short"):
             hand(self.event_log, lambda: views.events)
 
+    def shown_event_list(self) -> EventListPanel | None:
+        """The event list on screen (slow speeds: beside the tabs when wide, under them when
+        narrow), None when it is not shown."""
+        if not self.has_class("-slow"):
+            return None
+        return self.event_list if self.has_class("-wide") else self.event_strip
+
     def _taps_view(self, views: Projection) -> TapsView:
         taps = views.taps
         self.taps_panel.display = bool(taps.rows)
@@ -295,10 +302,14 @@ class MainScreen(Screen[None]):
     def show_header(self, view: HeaderView) -> None:
         self.sim_header.update_view(view)
 
+    def show_keys(self, view: KeyBarView) -> None:
+        self.key_bar.update_view(view)
+
     # --- the command line --------------------------------------------------------------------
 
     def open_command_line(self, text: str = "") -> None:
-        self.add_class("-command")
+        # display, not a class on the screen: restyling every panel cost 0.1 s per ':'
+        self.command_bar.display = True
         self.command_line.display = True
         self.command_hint.update(HINT)
         self.command_line.value = text
@@ -309,7 +320,7 @@ class MainScreen(Screen[None]):
         self.completions.display = False
         self.command_line.value = ""
         self.command_line.display = False
-        self.remove_class("-command")
+        self.command_bar.display = False
         self.set_focus(None)
 
     @on(CommandLine.Candidates)

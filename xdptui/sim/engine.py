@@ -38,7 +38,7 @@ from xdptui.sim.bond.bond_main import Bond
 from xdptui.sim.clock import Timers
 from xdptui.sim.control import Control, format_kernel_error
 from xdptui.sim.datapath import Datapath
-from xdptui.sim.events import EventStream
+from xdptui.sim.events import STEP_KINDS, EventStream
 from xdptui.sim.exact import Exact
 from xdptui.sim.exact_io import ExactIO
 from xdptui.sim.fast import Fast, FastIO
@@ -49,12 +49,16 @@ from xdptui.sim.world import World, build_world
 
 __all__ = ["CommandResult", "Simulator"]
 
-CHECKPOINT_EXACT_NS = 1_000_000  # a checkpoint at least this often in exact mode
-CHECKPOINT_FAST_NS = 20_000_000  # ... and in fast mode
+CHECKPOINT_EXACT_NS = 250_000  # a checkpoint at least this often in exact mode (``,`` replays
+# at most this much to go one poll back)
+CHECKPOINT_FAST_NS = 100_000_000  # ... and in fast mode (a step under way included: a
+# checkpoint only ever waiting for a step to end on ``now`` hardly came at all)
 CHECKPOINTS_MAX = 64
 STREAM_VIEWS = 400  # newest event-stream records a frame carries (the app's event list)
 UNDO_MAX = 256  # polls ``step_back`` can undo exactly, one state copy each
 STEP_LIMIT_NS = 1_000_000_000  # ``step_poll`` looks this far ahead for the next poll
+BACK_LOOKBACK_NS = (200_000, 2_000_000, 20_000_000)  # replayed in exact mode to find polls to
+# step back over after fast mode, which has none of its own
 
 
 class Simulator:
@@ -339,37 +343,102 @@ class Simulator:
 
     def step_until(self, match: Callable[[dict[str, Any]], bool], max_polls: int) -> bool:
         """Poll by poll (exact mode) until the event stream gains a record ``match`` takes,
-        at most ``max_polls`` polls: True when one came. ``step_back`` then returns to the
-        state before the whole run, exactly."""
+        at most ``max_polls`` polls: True when one came. ``step_back`` then goes back one
+        poll, as after any run."""
         if not self.exact:
             self.exact = True
-        st = self.state
-        undo = Checkpoint(st.now, len(st.inputs), copy_state(st), st.stream.seq)
-        seen = st.stream.seq
+        self._undo.clear()
+        seen = self.state.stream.seq
         for _ in range(max_polls):
             if not self._run(self.state.now + STEP_LIMIT_NS, max_polls=self.state.exact.polls + 1):
                 break
+            self._maybe_checkpoint()  # so that stepping back replays little
             found = any(match(r) for r in self.state.stream.since(seen))
             seen = self.state.stream.seq
             if found:
-                self._undo = [*self._undo[-(UNDO_MAX - 1) :], undo]
                 return True
-        self._undo = [*self._undo[-(UNDO_MAX - 1) :], undo]
         return False
 
     def step_back(self) -> bool:
-        """One NAPI poll back: exactly the state before the last ``step_poll`` (if nothing
-        else moved the clock since), otherwise the state just after the poll before the last
-        one (a rewind). Inputs logged later stay logged and happen again as time passes
-        them. False when there is no earlier poll."""
+        """One NAPI poll back: exactly the state right after the poll before the last one,
+        which is the state before the last ``step_poll`` when nothing else moved the clock
+        since. After running, the checkpoint before that poll is replayed up to it, stopping
+        between two polls of one instant. Fast mode has no polls of its own: after it, the
+        last ``BACK_LOOKBACK_NS`` are replayed in exact mode first (the two modes agree within
+        1 %), so there are polls to step over. Inputs logged later stay logged and happen
+        again as time passes them. False when there is no earlier poll."""
         if self._undo:
             undo = self._undo.pop()
             self._restore(undo, undo.state)
             return True
-        back = self.previous_poll_ns()
-        if back is None:
+        if not self.exact:
+            self.exact = True
+        now = self.state.now
+        for lookback in BACK_LOOKBACK_NS:
+            if self._exact_polls_since_switch() >= 2 or not self._exact_since():
+                break
+            self._exact_from(max(0, now - lookback), now)
+        if self._back_to_poll(self.state.exact.polls - 1):
+            return True
+        self.run_until(now)
+        return False
+
+    def _exact_since(self) -> int | None:
+        """When exact mode last began (0: built in it), None while in fast mode."""
+        if not self.state.is_exact:
+            return None
+        modes = [i for i in self.state.inputs if i[2] == "mode" and i[0] <= self.state.now]
+        return modes[-1][0] if modes else 0
+
+    def _exact_polls_since_switch(self, enough: int = 2) -> int:
+        """Polls of the event stream since exact mode last began (counted up to ``enough``)."""
+        since = self._exact_since()
+        if since is None:
+            return 0
+        now, count = self.state.now, 0
+        for record in reversed(self.state.stream.records):
+            if record["t_ns"] < since or count >= enough:
+                break
+            if record["kind"] in STEP_KINDS and record["t_ns"] <= now:
+                count += 1
+        return count
+
+    def _exact_from(self, t0: int, now: int) -> None:
+        """The past again, in exact mode from ``t0`` on: the mode switches logged after ``t0``
+        give way to one into exact mode at ``t0``, and the checkpoint before it is replayed up
+        to, not into, the instant ``now`` (exact mode had not polled since it began, so
+        whatever polls the replay finds at ``now`` itself come after the present).
+        Checkpoints after ``t0`` held the fast-mode past and go."""
+        st = self.state
+        inputs = [i for i in st.inputs if not (i[2] == "mode" and i[0] > t0)]
+        modes = [i for i in inputs if i[2] == "mode"]
+        if not (modes[-1][3] == "exact" if modes else self._boot_ck.state.is_exact):
+            st.timers.seq += 1
+            inputs = sorted([*inputs, (t0, st.timers.seq, "mode", "exact")])
+        st.inputs = inputs
+        self.checkpoints = [c for c in self.checkpoints if c.t <= t0]
+        ck = max(self.checkpoints, key=lambda c: (c.t, c.inputs))
+        self._restore(ck, copy_state(ck.state, st.stream))
+        self.run_until(t0)
+        self._checkpoint()
+        self.run_until(max(t0, now - 1))
+
+    def _back_to_poll(self, target: int) -> bool:
+        """The state right after exact poll number ``target``: the latest checkpoint before
+        it, replayed until that poll (a checkpoint right after it, when none is before)."""
+        st = self.state
+        now = st.now
+        if target < 0:
             return False
-        self.rewind(back)
+        usable = [c for c in self.checkpoints if c.t <= now and c.state.exact.polls <= target]
+        before = [c for c in usable if c.state.exact.polls < target]
+        usable = before or [c for c in usable if c.state.is_exact]
+        if not usable:
+            return False
+        ck = max(usable, key=lambda c: (c.t, c.inputs))
+        self._restore(ck, copy_state(ck.state, st.stream))
+        if self.state.exact.polls < target:
+            self._run(now, max_polls=target)
         return True
 
     def restart(self) -> None:
@@ -531,7 +600,7 @@ class Simulator:
     def _maybe_checkpoint(self) -> None:
         every = CHECKPOINT_EXACT_NS if self.exact else CHECKPOINT_FAST_NS
         due = not self.checkpoints or self.state.now - self.checkpoints[-1].t >= every
-        if due and (self.exact or self.state.committed == self.state.now):
+        if due:
             self._checkpoint()
 
     def rewind(self, t_ns: int) -> None:
@@ -560,10 +629,16 @@ class Simulator:
         self._preview = None
 
     def previous_poll_ns(self) -> int | None:
-        """When the poll before the last one started (stepping back one poll)."""
-        polls = [e["t_ns"] for e in self.state.stream.records if e["kind"] == "napi_poll"]
-        before = [t for t in polls if t < self.state.now]
-        return before[-1] if before else None
+        """When the poll before the last one (at or before now) started: ``step_back`` ends
+        right after that poll (``rewind`` to this time also runs any other poll of that
+        instant)."""
+        now, seen = self.state.now, 0
+        for record in reversed(self.state.stream.records):
+            if record["kind"] in STEP_KINDS and record["t_ns"] <= now:
+                seen += 1
+                if seen == 2:
+                    return int(record["t_ns"])
+        return None
 
     # ------------------------------------------------------------ looking
 

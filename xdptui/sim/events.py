@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STREAM_MAX = 200_000
+STEP_KINDS = ("napi_poll", "tun_write")
+"""The records of one data-path step (``Simulator.step_poll``): a NAPI poll, or a tap's
+writes (``tun_get_user`` on the writer's CPU)."""
 
 Event = dict[str, Any]
 

@@ -191,8 +191,11 @@ class Exact:
             self.push(c.run_at, RUN, "", cpu)
 
     def poll(self, dev: NetDev, rxq: RxQueue, cpu: int, t: int) -> int:
-        """One ``napi_poll``: up to ``weight`` frames from the ring's head, in order."""
+        """One ``napi_poll``: up to ``weight`` frames from the ring's head, in order. On a
+        tun/tap it is the writer's writes instead (``tun_get_user``, on the writer's CPU):
+        a ``tun_write`` event, and no event (nor a step) when there was nothing to write."""
         self.admit(dev, t)
+        fast0 = dev.counters.get("xdp_fast_path", 0)
         before = len(rxq.fifo)
         head = rxq.fifo.column("t")
         ready = int(np.searchsorted(head, t, side="right"))
@@ -219,25 +222,30 @@ class Exact:
         dur = max(1, int(out.cost_ns + 0.5))
         rxq.rx_packets += k
         rxq.polls += 1
-        self.polls += 1
         if k == ready if vhost else k < rxq.weight:  # napi_complete_done: re-arm the interrupt
             rxq.state = ARMED
             self._arm(dev, rxq, t + dur)
-        self.stream.emit(
-            {
-                "t_ns": t,
-                "kind": "napi_poll",
-                "cpu": cpu,
-                "dev": dev.name,
-                "queue": rxq.index,
-                "frames": k,
-                "ring_before": before,
-                "ring_after": len(rxq.fifo),
-                "verdicts": out.verdicts,
-                "dur_ns": dur,
-                "first": self._frame_name(int(idents[0])) if k else None,
-            }
-        )
+        if isinstance(dev, Tun):
+            if k:
+                self.polls += 1
+                self.stream.emit(self._write_event(dev, rxq, cpu, t, k, dur, out.verdicts, fast0))
+        else:
+            self.polls += 1
+            self.stream.emit(
+                {
+                    "t_ns": t,
+                    "kind": "napi_poll",
+                    "cpu": cpu,
+                    "dev": dev.name,
+                    "queue": rxq.index,
+                    "frames": k,
+                    "ring_before": before,
+                    "ring_after": len(rxq.fifo),
+                    "verdicts": out.verdicts,
+                    "dur_ns": dur,
+                    "first": self._frame_name(int(idents[0])) if k else None,
+                }
+            )
         for f in out.flushes:
             self.stream.emit(
                 {
@@ -256,6 +264,35 @@ class Exact:
             )
         self._log_refusals(t, cpu, rxq.index, errs, excs)
         return dur
+
+    def _write_event(
+        self,
+        dev: Tun,
+        rxq: RxQueue,
+        cpu: int,
+        t: int,
+        k: int,
+        dur: int,
+        verdicts: dict[str, int],
+        fast0: int,
+    ) -> Event:
+        """``tun_write``: ``k`` frames the writer (userspace, or vhost's ``handle_tx``) wrote
+        into the tap's queue, each through ``tun_get_user``: ``fast`` of them on the fast path
+        (``tun_build_skb``), the rest as skbs (generic XDP)."""
+        fast = dev.counters["xdp_fast_path"] - fast0
+        return {
+            "t_ns": t,
+            "kind": "tun_write",
+            "cpu": cpu,
+            "dev": dev.name,
+            "queue": rxq.index,
+            "frames": k,
+            "writer": dev.writer,
+            "fast": fast,
+            "generic": k - fast if self.dp.compiled[dev.name].mode is not None else 0,
+            "verdicts": verdicts,
+            "dur_ns": dur,
+        }
 
     def _log_refusals(
         self,

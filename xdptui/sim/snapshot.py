@@ -47,10 +47,18 @@ if TYPE_CHECKING:
     from xdptui.sim.world import World
 
 
-def _rings(rings: list[TxRing], exact: bool) -> tuple[TxRingView, ...]:
+def _rings(rings: list[TxRing], exact: bool, lock_ns: float = 0.0) -> tuple[TxRingView, ...]:
     return tuple(
         TxRingView(
-            r.index, r.cpus, r.locked, r.size, r.occupancy(exact), r.sent, r.dropped, r.rx_queues
+            r.index,
+            r.cpus,
+            r.locked,
+            r.size,
+            r.occupancy(exact),
+            r.sent,
+            r.dropped,
+            r.rx_queues,
+            lock_ns if r.locked else 0.0,
         )
         for r in rings
     )
@@ -79,7 +87,7 @@ def device_view(dev: NetDev, exact: bool, devices: dict[str, NetDev]) -> DeviceV
     driver = None
     if isinstance(dev, Nic):
         driver = dev.drv.name
-        rings = _rings(dev.tx[: dev.xdp_rings], exact)
+        rings = _rings(dev.tx[: dev.xdp_rings], exact, dev.lock_cost(len(dev.ring_of_cpu)))
         extra["nic"] = NicView(dev.queues, dev.xdp_rings, dev.xdp_locking, dev.card)
     elif isinstance(dev, Veth):
         extra["veth"] = VethView(dev.peer)
@@ -104,6 +112,7 @@ def device_view(dev: NetDev, exact: bool, devices: dict[str, NetDev]) -> DeviceV
             dev.miimon_ms,
             dev.rx_up,
             dev.tx_down,
+            dev.stack_down,
         )
     counters = bond_get_stats(dev, devices) if isinstance(dev, Bond) else dev.counters
     return DeviceView(
@@ -241,12 +250,28 @@ def stream_views(records: list[dict[str, Any]]) -> list[StreamEventView]:
     for i, r in enumerate(records):
         kind = r["kind"]
         common = {"seq": int(r["seq"]), "t_ns": int(r["t_ns"]), "kind": kind}
-        if kind == "napi_poll":
+        if kind in ("napi_poll", "tun_write"):
             bulks: dict[str, int] = {}
             for f in records[i + 1 :]:
                 if f["kind"] != "bq_flush" or f["t_ns"] != r["t_ns"] or f["cpu"] != r["cpu"]:
                     break
                 bulks[f["to"]] = bulks.get(f["to"], 0) + int(f["frames"])
+            if kind == "tun_write":
+                out.append(
+                    StreamEventView(
+                        **common,
+                        cpu=r["cpu"],
+                        dev=r["dev"],
+                        queue=r["queue"],
+                        frames=r["frames"],
+                        verdicts=tuple(sorted(r["verdicts"].items())),
+                        bulks=tuple(bulks.items()),
+                        dur_ns=r["dur_ns"],
+                        reason=r["writer"],
+                        paths=(("fast", r["fast"]), ("generic", r["generic"])),
+                    )
+                )
+                continue
             out.append(
                 StreamEventView(
                     **common,

@@ -24,6 +24,7 @@ from xdptui.sim.core.filter import TX_ABORT, TX_HERE, TX_RR
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
+from xdptui.sim.events import STEP_KINDS as STEPS
 from xdptui.sim.kconst import DEV_MAP_BULK_SIZE, XDP_REDIRECT, XDP_TX, action_name
 from xdptui.sim.snapshot import stream_views
 
@@ -219,14 +220,10 @@ def _bulk(st: State, ref: QueueRef) -> QueueZoomView:
         while (
             start > 0
             and records[start - 1]["t_ns"] == t
-            and records[start - 1]["kind"] != "napi_poll"
+            and records[start - 1]["kind"] not in STEPS
         ):
             start -= 1
-        if (
-            start > 0
-            and records[start - 1]["kind"] == "napi_poll"
-            and records[start - 1]["cpu"] == cpu
-        ):
+        if start > 0 and records[start - 1]["kind"] in STEPS and records[start - 1]["cpu"] == cpu:
             poll = stream_views(records[start - 1 : last + 1])[0]
         for r in records[start : last + 1]:
             if r["kind"] == "bq_flush" and (r["cpu"], r["from"], r["to"]) == (cpu, src, dst):

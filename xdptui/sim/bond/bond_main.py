@@ -45,6 +45,7 @@ class Bond(NetDev):
     rr_counter: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     rx_up: int = 0  # frames delivered up through the bond (bond_handle_frame)
     tx_down: int = 0  # frames sent down through it to a slave
+    stack_down: int = 0  # ... of which skbs (bond_start_xmit); the rest came by bond_xdp_xmit
     folded: dict[str, int] = field(default_factory=dict)  # bond->bond_stats of released slaves
     hash_cache: SharedCache[tuple[object, ...], IntArray] = field(
         default_factory=SharedCache, repr=False, compare=False
@@ -193,6 +194,7 @@ class Bond(NetDev):
                 self.add("tx_dropped", part.total)  # bond_tx_drop: dev_core_stats_tx_dropped_inc
                 continue
             self.tx_down += part.total
+            self.stack_down += part.total
             dp.world.devices[name].stack_xmit(dp, cpu, t, part)
 
     def generic_xmit(self, dp: Datapath, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
