@@ -48,13 +48,13 @@ async def test_w_on_a_followed_packet_writes_its_hops(
     monkeypatch.chdir(tmp_path)
     app = make_app(DUAL_PORT, paused=True)
     async with app.run_test(size=BIG) as pilot:
-        app.follow(app.sim.flows()[0])
+        app.actions.follow(app.sim.flows()[0])
         await pilot.pause()
         await pilot.press("w")
         await pilot.pause()
         (out,) = tmp_path.glob("xdptui-clients-a-0-*.pcapng")
         got = blocks(out)
-        hops = app._follow_view.hops  # type: ignore[union-attr]
+        hops = app.stage.follow_view.hops  # type: ignore[union-attr]
         assert len(got) == len(hops) + 1  # one frame per hop, and the one after l4lb
         assert got[0][1].startswith("wire: ")
 
