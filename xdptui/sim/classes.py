@@ -18,18 +18,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-if TYPE_CHECKING:
-    from xdptui.sim.datapath import Datapath
+from xdptui.sim.devmap import DevmapCore
 
 IntArray = npt.NDArray[np.int64]
 
 _MUL = np.uint64(0x9E3779B97F4A7C15)
 _ADD = np.uint64(0x632BE59BD9B4E019)
+
+
+class ClassesCore(DevmapCore, Protocol):
+    """The data path as the flow-class compiler reads it: the epoch its paths were compiled at."""
+
+    @property
+    def compiled_epoch(self) -> int: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,7 +54,7 @@ class FlowClasses:
         return self
 
 
-def compile_classes(dp: Datapath) -> FlowClasses:
+def compile_classes(dp: ClassesCore) -> FlowClasses:
     """The classes of the data path's current configuration (``dp.compiled`` is up to date)."""
     n = len(dp.world.entries)
     cols = [col for col in _columns(dp) if n and col.min() != col.max()]  # constants: no split
@@ -75,7 +81,7 @@ def compile_classes(dp: Datapath) -> FlowClasses:
     return FlowClasses(dp.compiled_epoch, of_entry, rep)
 
 
-def _columns(dp: Datapath) -> Iterable[IntArray]:
+def _columns(dp: ClassesCore) -> Iterable[IntArray]:
     """Every per-entry array a stage reads, as int64 columns."""
     w = dp.world
     n = len(w.entries)
@@ -109,7 +115,7 @@ def _columns(dp: Datapath) -> Iterable[IntArray]:
     yield from _egress_columns(dp)
 
 
-def _egress_columns(dp: Datapath) -> Iterable[IntArray]:
+def _egress_columns(dp: ClassesCore) -> Iterable[IntArray]:
     """Devmap egress verdicts, for every device that redirects and every entry's program."""
     from xdptui.sim.devmap import egress_verdicts
 

@@ -14,8 +14,6 @@ refused frame counts is decided here, once, for both.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -36,12 +34,11 @@ from xdptui.sim.core.filter import (
     compile_device,
     enqueue_errors,
 )
-from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev
+from xdptui.sim.dev.netdev import IO, MODE_DRV, MODE_SKB, NetDev
 from xdptui.sim.dev.nic import Nic
-from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
-from xdptui.sim.devmap import Flush, Xmit
+from xdptui.sim.devmap import PollOutcome
 from xdptui.sim.frame_log import FrameLog
 from xdptui.sim.kconst import (
     XDP_ABORTED,
@@ -53,7 +50,7 @@ from xdptui.sim.kconst import (
 )
 from xdptui.sim.layout import Layouts
 from xdptui.sim.programs import ProgramFailed
-from xdptui.sim.refusals import Accounting, Refusal
+from xdptui.sim.refusals import Accounting
 from xdptui.sim.shared import SharedCache
 from xdptui.sim.tally import CpuStats, Tracepoints
 from xdptui.sim.world import World
@@ -64,30 +61,10 @@ COMPILE_ROUNDS = 6  # frames made by programs feed other programs: a few rounds,
 MAX_FAILED_PROGRAMS = 64  # programs detached in one compilation before giving up
 
 
-@dataclass
-class PollOutcome:
-    frames: int
-    cost_ns: float
-    verdicts: dict[str, int] = field(default_factory=dict)
-    flushes: list[Flush] = field(default_factory=list)
-
-
-class IO(Protocol):
-    """Where frames land, as each mode keeps rings."""
-
-    def tx(self, ring_dev: NetDev, ring: TxRing, rows: Rows, t: int, ref: Refusal) -> int: ...
-
-    def tx_many(
-        self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal
-    ) -> int: ...
-
-    def tx_bulks(self, ring_dev: NetDev, ring: TxRing, xs: Sequence[Xmit], t: int) -> None: ...
-
-    def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int: ...
-
-
 class Datapath(Accounting):
     """Compiled paths, tracepoint tallies and the rules every frame follows."""
+
+    world: World
 
     def __init__(self, world: World, io: IO) -> None:
         self.world = world

@@ -15,9 +15,9 @@ frames in order; fast mode counts ceil(k / 16) bulks for a poll of k frames.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -26,8 +26,9 @@ from xdptui.model.errors import Errno, KernelError
 from xdptui.sim import costs
 from xdptui.sim.batch import PollShape, Rows
 from xdptui.sim.core import bpf_run
-from xdptui.sim.core.filter import BROADCAST, Compiled, make_context
-from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev
+from xdptui.sim.core.bpf_run import RunCore
+from xdptui.sim.core.filter import BROADCAST, Compiled, FilterCore, make_context
+from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev, Xmit
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.kconst import (
@@ -42,13 +43,16 @@ from xdptui.sim.kconst import (
     max_fwd_len,
 )
 from xdptui.sim.programs import Program
-from xdptui.sim.tally import XmitTally
-
-if TYPE_CHECKING:
-    from xdptui.sim.datapath import Datapath, PollOutcome
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+
+
+class DevmapCore(RunCore, FilterCore, Protocol):
+    """The data path as ``devmap.c``'s flush calls back into it: egress verdicts it keeps."""
+
+    @property
+    def egress_cache(self) -> MutableMapping[tuple[int, str, str], IntArray]: ...
 
 
 @dataclass
@@ -132,25 +136,11 @@ class DevMap:
 
 
 @dataclass
-class Xmit:
-    """One ``ndo_xdp_xmit``'s worth of frames (fast mode: a step's bulks toward one target)."""
-
-    src: NetDev  # the ingress device (bq->dev_rx)
-    dst: NetDev
-    cpu: int
-    t: int
-    rows: Rows
-    calls: int  # ndo_xdp_xmit calls behind these frames
-    tally: XmitTally
-    sent: int = 0
-    bursts: int = 1  # the interrupts whose polls made those calls (fast mode: a step's)
-    parent: Xmit | None = None  # a bond's bond_xdp_xmit that handed these on to a slave
-
-    def add_sent(self, n: int) -> None:
-        x: Xmit | None = self
-        while x is not None:
-            x.sent += n
-            x = x.parent
+class PollOutcome:
+    frames: int
+    cost_ns: float
+    verdicts: dict[str, int] = field(default_factory=dict)
+    flushes: list[Flush] = field(default_factory=list)
 
 
 @dataclass
@@ -169,7 +159,7 @@ class Flush:
 
 
 def broadcast(
-    dp: Datapath,
+    dp: DevmapCore,
     dev: NetDev,
     c: Compiled,
     mode: str,
@@ -223,7 +213,7 @@ def broadcast(
 
 
 def enqueue(
-    dp: Datapath,
+    dp: DevmapCore,
     dev: NetDev,
     tgt: NetDev,
     mode: str,
@@ -262,7 +252,7 @@ def enqueue(
 
 
 def _flush_exact(
-    dp: Datapath,
+    dp: DevmapCore,
     dev: NetDev,
     tgt: NetDev,
     cpu: int,
@@ -322,7 +312,7 @@ def _flush_exact(
 
 
 def _flush_plain(
-    dp: Datapath, dev: NetDev, tgt: Nic, cpu: int, t: int, rows: Rows, out: PollOutcome
+    dp: DevmapCore, dev: NetDev, tgt: Nic, cpu: int, t: int, rows: Rows, out: PollOutcome
 ) -> None:
     """``_flush_exact`` toward a port without an egress program (and nobody followed): the
     poll's bulks go to ``ndo_xdp_xmit`` together, each counted as its own flush."""
@@ -348,7 +338,7 @@ def _flush_plain(
 
 
 def _flush_fast(
-    dp: Datapath,
+    dp: DevmapCore,
     dev: NetDev,
     tgt: NetDev,
     cpu: int,
@@ -400,7 +390,7 @@ def _flush_fast(
 
 
 def enqueue_many(
-    dp: Datapath,
+    dp: DevmapCore,
     dev: NetDev,
     tgt: Nic,
     t: int,
@@ -499,7 +489,7 @@ def _programs(dmap: object, keys: IntArray) -> dict[int, Program]:
 
 
 def _egress_bulk(
-    dp: Datapath, dev: NetDev, tgt: NetDev, rows: Rows, prog: Program | None, cpu: int
+    dp: DevmapCore, dev: NetDev, tgt: NetDev, rows: Rows, prog: Program | None, cpu: int
 ) -> Rows:
     """``dev_map_bpf_prog_run``: PASS keeps the frame (as the program left it), DROP frees
     it, other codes fire ``xdp_exception`` on the target and free it."""
@@ -513,7 +503,7 @@ def _egress_bulk(
 
 
 def _egress_run(
-    dp: Datapath, prog: Program, dev: NetDev, tgt: NetDev, rows: Rows, cpu: int
+    dp: DevmapCore, prog: Program, dev: NetDev, tgt: NetDev, rows: Rows, cpu: int
 ) -> tuple[IntArray, Rows]:
     """Each frame's return code and the frames the program leaves (a real object rewrites
     them and counts in its maps; a built-in or Python program leaves them as they are)."""
@@ -523,7 +513,7 @@ def _egress_run(
 
 
 def _egress_each(
-    dp: Datapath,
+    dp: DevmapCore,
     dev: NetDev,
     tgt: NetDev,
     rows: Rows,
@@ -551,7 +541,7 @@ def _egress_each(
     return Rows(entry, rows.count, rows.ordered, rows.ident, rows.time).where(keep)
 
 
-def egress_verdicts(dp: Datapath, prog: Program, rx_dev: NetDev, tgt: NetDev) -> IntArray:
+def egress_verdicts(dp: DevmapCore, prog: Program, rx_dev: NetDev, tgt: NetDev) -> IntArray:
     """``dev_map_bpf_prog_run``'s verdict per entry for frames from ``rx_dev`` leaving by
     ``tgt`` (cached per configuration)."""
     key = (prog.prog_id, rx_dev.name, tgt.name)

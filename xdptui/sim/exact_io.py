@@ -5,23 +5,22 @@ slots at that instant; transmit rings drain one frame after the other (``Exact.d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from xdptui.sim.batch import Rows
-from xdptui.sim.dev.netdev import NetDev
+from xdptui.sim.dev.netdev import NetDev, Refusal
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.frame_log import sent_by
-from xdptui.sim.refusals import Refusal
 
 if TYPE_CHECKING:
     from xdptui.sim.datapath import Datapath
-    from xdptui.sim.devmap import Xmit
-    from xdptui.sim.exact import Exact
+    from xdptui.sim.dev.netdev import Xmit
+    from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
 
@@ -30,11 +29,41 @@ TX = frozenset({"tx"})
 DROP = frozenset({"drop"})
 
 
+class ExactRings(Protocol):
+    """What exact mode's rings call back into its event calendar (``Exact``): the TX rings'
+    wire, NAPI scheduling and the drop events."""
+
+    @property
+    def dp(self) -> Datapath: ...
+
+    @property
+    def world(self) -> World: ...
+
+    @property
+    def tx_due(self) -> dict[str, list[IntArray]]: ...
+
+    def departures(
+        self,
+        dev: NetDev,
+        ring: TxRing,
+        wire: IntArray,
+        ready: IntArray | None,
+        t: int,
+        entries: IntArray | None = None,
+    ) -> IntArray: ...
+
+    def complete(self, dev: NetDev, ring: TxRing, t: int) -> None: ...
+
+    def schedule_napi(self, dev: NetDev, rxq: RxQueue, cpu: int) -> None: ...
+
+    def log_drop(self, t: int, dev: str, where: str, frames: int, **extra: int | str) -> None: ...
+
+
 class ExactIO:
     """Frames into rings as descriptors, checked against the ring's free slots at that
     instant; transmit rings drain one frame after the other."""
 
-    def __init__(self, exact: Exact) -> None:
+    def __init__(self, exact: ExactRings) -> None:
         self.exact = exact
 
     @property

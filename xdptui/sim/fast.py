@@ -26,11 +26,10 @@ import numpy.typing as npt
 
 from xdptui.sim.batch import Rows
 from xdptui.sim.datapath import Datapath
-from xdptui.sim.dev.netdev import NetDev
+from xdptui.sim.dev.netdev import NetDev, Refusal, Xmit
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
-from xdptui.sim.devmap import Xmit
 from xdptui.sim.fast_burst import Feed, steady_schedule
 from xdptui.sim.fast_card import card_admit
 from xdptui.sim.fast_napi import FastNapi
@@ -49,7 +48,6 @@ from xdptui.sim.fast_shapes import MAX_CHAIN, DevFacts, Facts, Pending, Plan, Wo
 from xdptui.sim.fast_tx import Claim, drain
 from xdptui.sim.fast_vhost import cut_sends, full_sends
 from xdptui.sim.layout import SourceLayout
-from xdptui.sim.refusals import Refusal
 from xdptui.sim.splitting import share, take_rows
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World

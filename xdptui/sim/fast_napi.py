@@ -627,6 +627,10 @@ def _class_counts(
     out = np.zeros(C, np.int64)
     if not len(a):
         return out
+    if len(a) > 1:  # runs that meet are one run: the counts telescope
+        cut = a[1:] != b[:-1]
+        a = a[np.concatenate(([True], cut))]
+        b = b[np.concatenate((cut, [True]))]
     m = int(lay.per_queue[q])
     present = np.flatnonzero(grp.size[q * C : (q + 1) * C])
     if not len(present):

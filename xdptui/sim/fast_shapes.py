@@ -17,7 +17,7 @@ import numpy.typing as npt
 from xdptui.sim.batch import PollShape, Rows
 from xdptui.sim.core.filter import RR_CLASS
 from xdptui.sim.datapath import Datapath
-from xdptui.sim.dev.netdev import MODE_DRV, NetDev
+from xdptui.sim.dev.netdev import MODE_DRV, NetDev, Refusal
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue
 from xdptui.sim.dev.veth import Veth
@@ -26,7 +26,6 @@ from xdptui.sim.fast_burst import Schedule
 from xdptui.sim.fast_polls import spread_over
 from xdptui.sim.kconst import DEV_MAP_BULK_SIZE, XDP_REDIRECT, XDP_TX
 from xdptui.sim.layout import Grouped, SourceLayout
-from xdptui.sim.refusals import Refusal
 from xdptui.sim.shared import SharedCache
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World

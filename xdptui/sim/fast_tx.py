@@ -13,13 +13,12 @@ import numpy.typing as npt
 
 from xdptui.sim.batch import Rows
 from xdptui.sim.datapath import Datapath
-from xdptui.sim.dev.netdev import NetDev
+from xdptui.sim.dev.netdev import NetDev, Refusal
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.fast_burst import Feed, fifo_wire, ring_offers
 from xdptui.sim.kconst import WIRE_OVERHEAD
-from xdptui.sim.refusals import Refusal
 from xdptui.sim.splitting import take_rows
 from xdptui.sim.world import World
 

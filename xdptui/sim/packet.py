@@ -23,8 +23,8 @@ from xdptui.sim.dev.veth import Veth
 from xdptui.sim.zoom import verdicts
 
 if TYPE_CHECKING:
+    from xdptui.sim.entries import Entries
     from xdptui.sim.state import State
-    from xdptui.sim.world import Entries
 
 MAC_SWAPPERS = frozenset({"xdp2", "redirect"})
 """Built-ins whose kernel sample swaps the MACs before sending the frame on."""

@@ -10,38 +10,25 @@ veth sender, ``xdp_xmit``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xdptui.model.errors import Errno
 from xdptui.sim.batch import Rows
-from xdptui.sim.dev.netdev import NetDev
+from xdptui.sim.dev.netdev import Host, NetDev, Refusal, Xmit
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
-from xdptui.sim.devmap import Xmit, calls_full
+from xdptui.sim.devmap import calls_full
 
 if TYPE_CHECKING:
     from xdptui.sim.tally import Tracepoints
-    from xdptui.sim.world import World
-
-
-@dataclass
-class Refusal:
-    """How frames a ring could not take are counted: ``tx`` (XDP_TX), ``xmit``
-    (``ndo_xdp_xmit``), ``gtx`` (generic XDP's ``generic_xdp_tx``), ``stack`` (local TX),
-    ``veth_skb`` (``veth_xmit``)."""
-
-    kind: str
-    src: NetDev
-    xmit: Xmit | None = None
 
 
 class Accounting:
     """The data path's counting of taken and refused frames (mixed into ``Datapath``)."""
 
     if TYPE_CHECKING:
-        world: World
+        world: Host
         tp: Tracepoints
         hops: list[tuple[int, str, str, str, object]]
 
@@ -73,7 +60,7 @@ class Accounting:
         dev.add("xdp_tx_errors", rows.total)
         self.tp.exception[(dev.name, "XDP_TX")] += rows.total
 
-    def veth_tx_refused(self, dev: Veth, peer: NetDev | None, n: int, err: Errno | None) -> None:
+    def veth_tx_refused(self, dev: NetDev, peer: NetDev | None, n: int, err: Errno | None) -> None:
         """``veth_xdp_flush_bq``: frames ``veth_xdp_xmit`` did not take (its error, or a full
         ``ptr_ring``) are freed and fire ``xdp:xdp_bulk_tx`` with the error -- no
         ``xdp_exception``; they are the rq's ``xdp_tx_err``, which ``veth_get_stats64`` shows

@@ -23,8 +23,7 @@ from xdptui.sim.hashing import FlowHeaders, bond_xmit_hash
 from xdptui.sim.shared import SharedCache
 
 if TYPE_CHECKING:
-    from xdptui.sim.datapath import Datapath
-    from xdptui.sim.devmap import Xmit
+    from xdptui.sim.dev.netdev import XdpCore, Xmit
 
 IntArray = npt.NDArray[np.int64]
 
@@ -58,14 +57,14 @@ class Bond(NetDev):
     def has_ndo_bpf(self) -> bool:
         return True
 
-    def ndo_xmit_ready(self, dp: Datapath) -> bool:
+    def ndo_xmit_ready(self, dp: XdpCore) -> bool:
         """``bond_xdp_set_features``: the AND of the slaves' features (none without slaves
         or in a mode that can't run XDP)."""
         if not self.slaves or not bond_xdp_check(self.mode, self.xmit_hash_policy):
             return False
         return all(dp.world.devices[s].ndo_xmit_ready(dp) for s in self.slaves)
 
-    def ndo_xdp_xmit(self, dp: Datapath, x: Xmit) -> None:
+    def ndo_xdp_xmit(self, dp: XdpCore, x: Xmit) -> None:
         """``bond_xdp_xmit`` (bond_main.c, v6.15): a slave per frame
         (``bond_xdp_get_xmit_slave``), each frame handed to that slave's ``ndo_xdp_xmit``
         alone; the loop stops at the first frame without a slave (-ENXIO) or that a slave
@@ -86,7 +85,7 @@ class Bond(NetDev):
 
     def _xmit_in_order(
         self,
-        dp: Datapath,
+        dp: XdpCore,
         x: Xmit,
         splits: list[tuple[str | None, Rows]],
         refusal: dict[str | None, Errno | None],
@@ -130,7 +129,7 @@ class Bond(NetDev):
 
     def _xmit_bulks(
         self,
-        dp: Datapath,
+        dp: XdpCore,
         x: Xmit,
         splits: list[tuple[str | None, Rows]],
         refusal: dict[str | None, Errno | None],
@@ -185,7 +184,7 @@ class Bond(NetDev):
             _bond_stop(dp, x, part.minus(taken), None, first=False)
         x.tally.err += first_bad
 
-    def stack_xmit(self, dp: Datapath, cpu: int, t: int, rows: Rows) -> None:
+    def stack_xmit(self, dp: XdpCore, cpu: int, t: int, rows: Rows) -> None:
         """``bond_start_xmit``: the mode's slave choice (round-robin shares the per-CPU
         counter with XDP), then the slave's own transmit path."""
         lg = BondLogic(self, dp.world.devices)
@@ -197,7 +196,7 @@ class Bond(NetDev):
             self.stack_down += part.total
             dp.world.devices[name].stack_xmit(dp, cpu, t, part)
 
-    def generic_xmit(self, dp: Datapath, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
+    def generic_xmit(self, dp: XdpCore, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
         self.stack_xmit(dp, cpu, t, rows)
 
 
@@ -250,7 +249,7 @@ def _iid_sent(b: float, q: float) -> float:
     return float((1 - q) * (1 - (1 - q) ** b) / q)
 
 
-def _bond_stop(dp: Datapath, x: Xmit, tail: Rows, err: Errno | None, first: bool) -> None:
+def _bond_stop(dp: XdpCore, x: Xmit, tail: Rows, err: Errno | None, first: bool) -> None:
     """``bond_xdp_xmit`` broke out of its loop: ``bq_xmit_all`` frees ``tail`` (the devmap's
     drops); when the very first frame failed the bond returned ``err`` (a flush error)."""
     if not tail.total:
@@ -284,7 +283,7 @@ class BondLogic:
             return False
         return not (self.bond.mode == "active-backup" and name != self.bond.curr_active)
 
-    def xmit_refusal(self, dp: Datapath, name: str | None, cpu: int) -> Errno | None:
+    def xmit_refusal(self, dp: XdpCore, name: str | None, cpu: int) -> Errno | None:
         """What the slave's ``ndo_xdp_xmit`` answers before queueing anything: no slave ->
         -ENXIO (``bond_xdp_xmit``); a slave that is down -> -ENETDOWN (``ixgbe_xdp_xmit``'s
         ``__IXGBE_DOWN``, ``i40e_xdp_xmit``'s ``__I40E_VSI_DOWN``, ``mlx5e_xdp_xmit``'s

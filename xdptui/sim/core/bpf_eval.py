@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -36,19 +36,25 @@ from xdptui.model.errors import Errno, KernelError
 from xdptui.sim.core import derived
 from xdptui.sim.core.bpf_obj import ObjProgram, Outcome, devmap_fingerprint, sync_devmaps
 from xdptui.sim.core.derived import FrameKey
+from xdptui.sim.dev.netdev import Host, XdpCore
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.kconst import BPF_F_BROADCAST, XDP_REDIRECT
 
 if TYPE_CHECKING:
-    from xdptui.sim.datapath import Datapath
     from xdptui.sim.dev.netdev import NetDev
+    from xdptui.sim.entries import Entries
     from xdptui.sim.programs import Program
-    from xdptui.sim.world import Entries, World
 
 IntArray = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
 PROBE_CHUNK = 2048  # frames per probe batch (bounds the interpreter's memory)
 EVALS_KEPT = 64  # cached evaluations per object
+
+
+class EvalCore(XdpCore, Protocol):
+    """The data path as a real program's evaluation calls back into it: its BPF state."""
+
+    bpf: BpfState
 
 
 @dataclass
@@ -325,7 +331,7 @@ def _effects(p: Probe, n: int) -> Effects:
     )
 
 
-def evaluate(dp: Datapath, prog: Program, dev: NetDev | None, egress: NetDev | None) -> ObjEval:
+def evaluate(dp: EvalCore, prog: Program, dev: NetDev | None, egress: NetDev | None) -> ObjEval:
     """``prog`` (a real object) on every entry, received by ``dev`` -- or, for a devmap
     egress program, sent out of ``egress`` after ``dev`` received it."""
     obj = prog.obj
@@ -374,7 +380,7 @@ def evaluate(dp: Datapath, prog: Program, dev: NetDev | None, egress: NetDev | N
     )
 
 
-def _arrives(w: World, dev: NetDev, entry: int) -> bool:
+def _arrives(w: Host, dev: NetDev, entry: int) -> bool:
     """Is ``entry`` a frame of a source whose frames arrive on ``dev`` (from the wire, a
     tap's writer, or the local stack through ``dev``'s veth peer)?"""
     for src in w.sources:
@@ -407,7 +413,7 @@ def _resolve(e: Entries, outs: list[FrameKey | None]) -> tuple[IntArray, dict[in
 
 
 def _targets(
-    w: World,
+    w: Host,
     obj: ObjProgram,
     raw: IntArray,
     ifindex: IntArray,
@@ -434,7 +440,7 @@ def _targets(
     return target, map_name, bflags
 
 
-def grow_pending(dp: Datapath, final: bool) -> bool:
+def grow_pending(dp: EvalCore, final: bool) -> bool:
     """Add the frames and pinned outcomes asked for since the last compile; True if the
     table changed (the epoch moved: compile again). On the ``final`` round they are
     dropped: the frames keep their input's entry until the next change."""
@@ -493,7 +499,7 @@ def percpu_stride(obj: ObjProgram, maps: IntArray) -> IntArray:
     return out
 
 
-def verify_on_traffic(prog: Program, world: World, dev: NetDev | None, egress: bool) -> None:
+def verify_on_traffic(prog: Program, world: Host, dev: NetDev | None, egress: bool) -> None:
     """Run a freshly loaded object over the configured traffic (the probe the next compile
     reuses): a frame the interpreter refuses is an access the kernel's verifier would not
     have let through, so the load is refused with its errno, as ``BPF_PROG_LOAD`` would."""

@@ -15,7 +15,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -27,18 +28,26 @@ from xdptui.bpf.vm import BatchResult, action_name
 from xdptui.model.views import MapAccessView, ProgramRunView
 from xdptui.sim.batch import Rows
 from xdptui.sim.core import derived
-from xdptui.sim.core.bpf_eval import ObjEval, evaluate, outcome, percpu_stride
+from xdptui.sim.core.bpf_eval import EvalCore, ObjEval, evaluate, outcome, percpu_stride
 from xdptui.sim.core.bpf_obj import ObjProgram, Outcome
 
 if TYPE_CHECKING:
     from xdptui.sim.core.filter import Compiled
-    from xdptui.sim.datapath import Datapath
     from xdptui.sim.dev.netdev import NetDev
     from xdptui.sim.programs import Program
 
 IntArray = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
 SAMPLE_FRAMES = 64  # frames of a fast-mode poll batch a stateful program is run on, in order
+
+
+class RunCore(EvalCore, Protocol):
+    """The data path as a real program's run calls back into it: the compiled paths."""
+
+    @property
+    def compiled(self) -> Mapping[str, Compiled]: ...
+
+    def compile(self) -> None: ...
 
 
 # ------------------------------------------------------------ map side effects
@@ -91,7 +100,7 @@ def apply_effects(ev: ObjEval, rows: Rows, cpu: int) -> None:
 
 
 def run_xdp(
-    dp: Datapath, dev: NetDev, c: Compiled, rows: Rows, cpu: int, t: int
+    dp: RunCore, dev: NetDev, c: Compiled, rows: Rows, cpu: int, t: int
 ) -> tuple[Compiled, Rows]:
     """The program on a poll's frames: side effects applied, and for a stateful program each
     frame relabelled to the entry pinned to its outcome. Returns the (maybe recompiled)
@@ -119,7 +128,7 @@ def _pinned(ev: ObjEval, dev: str, entries: IntArray, sigs: list[Outcome]) -> In
 
 
 def _run(
-    dp: Datapath, ev: ObjEval, entries: IntArray, cpu: int, t: int, record: bool = False
+    dp: RunCore, ev: ObjEval, entries: IntArray, cpu: int, t: int, record: bool = False
 ) -> tuple[list[Outcome], BatchResult]:
     """Run the program on these entries' frames in order, on the real maps."""
     e = dp.world.entries
@@ -151,7 +160,7 @@ def _run(
 
 
 def _frame_by_frame(
-    dp: Datapath, dev: NetDev, c: Compiled, ev: ObjEval, rows: Rows, cpu: int, t: int
+    dp: RunCore, dev: NetDev, c: Compiled, ev: ObjEval, rows: Rows, cpu: int, t: int
 ) -> tuple[Compiled, Rows]:
     """Exact mode: the poll's frames in ring order; outcomes not met before are pinned now
     (the paths are compiled again at once)."""
@@ -181,7 +190,7 @@ def _frame_by_frame(
     return c, Rows(pinned, rows.count, True, rows.ident, rows.time)
 
 
-def _sampled(dp: Datapath, dev: NetDev, ev: ObjEval, rows: Rows, cpu: int, t: int) -> Rows:
+def _sampled(dp: RunCore, dev: NetDev, ev: ObjEval, rows: Rows, cpu: int, t: int) -> Rows:
     """Fast mode: a sample of the step's frames, interleaved as the queue would hold them,
     run in order; each entry's frames shared out over the outcomes its sampled frames had."""
     obj = ev.obj
@@ -247,7 +256,7 @@ def _extrapolate(
 # ------------------------------------------------------------ devmap egress
 
 
-def egress(dp: Datapath, prog: Program, rx_dev: NetDev, tgt: NetDev) -> ObjEval:
+def egress(dp: RunCore, prog: Program, rx_dev: NetDev, tgt: NetDev) -> ObjEval:
     """``dev_map_bpf_prog_run``'s program evaluated per entry for frames ``rx_dev`` received
     and ``tgt`` sends (cached per configuration)."""
     key = (prog.prog_id, rx_dev.name, tgt.name)
@@ -258,7 +267,7 @@ def egress(dp: Datapath, prog: Program, rx_dev: NetDev, tgt: NetDev) -> ObjEval:
 
 
 def run_egress(
-    dp: Datapath, prog: Program, rx_dev: NetDev, tgt: NetDev, rows: Rows, cpu: int
+    dp: RunCore, prog: Program, rx_dev: NetDev, tgt: NetDev, rows: Rows, cpu: int
 ) -> tuple[IntArray, Rows]:
     """The egress program on a bulk: each frame's return code, and the frames it leaves."""
     ev = egress(dp, prog, rx_dev, tgt)
@@ -272,7 +281,7 @@ def run_egress(
     return raw, _relabel(rows, out)
 
 
-def leaving(dp: Datapath, dev: NetDev, c: Compiled, rows: Rows) -> Rows:
+def leaving(dp: RunCore, dev: NetDev, c: Compiled, rows: Rows) -> Rows:
     """The frames ``dev``'s program left, handed to the next stage: each row relabelled to
     its output entry. An output the table lacks is added now in exact mode (the paths are
     compiled again at once); fast mode keeps the input's entry until the next step."""
@@ -290,7 +299,7 @@ def leaving(dp: Datapath, dev: NetDev, c: Compiled, rows: Rows) -> Rows:
     return _relabel(rows, out)
 
 
-def _add_frames(dp: Datapath, ev: ObjEval, entries: IntArray, now: bool) -> bool:
+def _add_frames(dp: RunCore, ev: ObjEval, entries: IntArray, now: bool) -> bool:
     """Ask for the output frames of ``entries``; True if they were added now."""
     keys = [ev.missing[int(e)] for e in np.unique(entries) if int(e) in ev.missing]
     if not keys:
@@ -310,7 +319,7 @@ def _relabel(rows: Rows, out: IntArray) -> Rows:
 # ------------------------------------------------------------ following one frame
 
 
-def _explain_hop(dp: Datapath, dev: NetDev, ev: ObjEval, rows: Rows, cpu: int, t: int) -> None:
+def _explain_hop(dp: RunCore, dev: NetDev, ev: ObjEval, rows: Rows, cpu: int, t: int) -> None:
     """Record the followed frame's run, made on a copy of the maps (the real run is the
     effects table's, or the frame-by-frame batch's)."""
     assert rows.ident is not None
@@ -325,7 +334,7 @@ def _explain_hop(dp: Datapath, dev: NetDev, ev: ObjEval, rows: Rows, cpu: int, t
     dp.hop(t, dev.name, "xdp", what, program=view)
 
 
-def explain(dp: Datapath, ev: ObjEval, entry: int, cpu: int, t: int) -> ProgramRunView:
+def explain(dp: RunCore, ev: ObjEval, entry: int, cpu: int, t: int) -> ProgramRunView:
     """One frame's run, recorded: bytes before and after, map words read and written."""
     obj = ev.obj
     e = dp.world.entries

@@ -25,10 +25,11 @@ import numpy.typing as npt
 from xdptui.bpf.memory import MAX_LINEAR
 from xdptui.sim.core.xdp_buff import Headers, build_frames, parse_frames
 from xdptui.sim.dev.nic import Nic
+from xdptui.sim.entries import Entries
 from xdptui.sim.hashing import FlowHeaders, rss_queue
 
 if TYPE_CHECKING:
-    from xdptui.sim.world import Entries, World
+    from xdptui.sim.dev.netdev import Host
 
 IntArray = npt.NDArray[np.int64]
 FrameKey = tuple[bytes, int, bool]  # (bytes a program sees, frame size, GSO)
@@ -93,7 +94,7 @@ def room(e: Entries) -> int:
     return MAX_DERIVED - (len(e) - e.sources_end)
 
 
-def grow(world: World, frames: list[FrameKey], distinct: bool = True) -> list[int]:
+def grow(world: Host, frames: list[FrameKey], distinct: bool = True) -> list[int]:
     """Append ``frames`` (those not already present, when ``distinct``) as entries; returns
     each frame's entry (-1 for one refused because the table is full). Pads every queue's
     per-entry counts, re-lays the NICs' RSS lookup and bumps the epoch."""
@@ -126,8 +127,6 @@ def grow(world: World, frames: list[FrameKey], distinct: bool = True) -> list[in
 
 def extend(old: Entries, frames: list[FrameKey], index: dict[FrameKey, int] | None) -> Entries:
     """``old`` with ``frames`` appended; their header fields parsed from their bytes."""
-    from xdptui.sim.world import Entries
-
     p = parse_frames([f[0] for f in frames])
     sizes = np.array([f[1] for f in frames], dtype=np.int64)
     gso = np.array([f[2] for f in frames], dtype=bool)

@@ -15,7 +15,7 @@ configuration changes (the world's epoch) and both modes read them. Compiled her
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -23,16 +23,12 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno
 from xdptui.sim import costs
 from xdptui.sim.bond.bond_main import Bond, BondLogic
-from xdptui.sim.core.bpf_eval import ObjEval, evaluate
-from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev
+from xdptui.sim.core.bpf_eval import EvalCore, ObjEval, evaluate
+from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, Host, NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.kconst import XDP_ABORTED, XDP_PASS, XDP_REDIRECT, XDP_TX, max_fwd_len
 from xdptui.sim.programs import Program, XdpContext
-
-if TYPE_CHECKING:
-    from xdptui.sim.datapath import Datapath
-    from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -43,6 +39,13 @@ TX_ABORT = -2  # master redirect: the bond is down (XDP_ABORTED)
 TX_RR = -3  # master redirect: round-robin, decided per frame
 RR_CLASS = -7  # the bulk class of round-robin master redirects
 BROADCAST = -9  # the bulk class of broadcast redirects (every target takes every frame)
+
+
+class FilterCore(EvalCore, Protocol):
+    """The data path as ``filter.c``'s rules read it: whether redirects key on a master."""
+
+    @property
+    def master_key(self) -> bool: ...
 
 
 @dataclass
@@ -68,7 +71,7 @@ class Compiled:
 
 
 def make_context(
-    world: World, dev: NetDev | None, prog: Program, egress: NetDev | None = None
+    world: Host, dev: NetDev | None, prog: Program, egress: NetDev | None = None
 ) -> XdpContext:
     """The rows ``prog`` runs on when attached to ``dev`` (or, for a devmap egress program,
     run on frames leaving ``egress``): every entry of every source."""
@@ -99,7 +102,7 @@ def make_context(
     )
 
 
-def master_of(dp: Datapath, dev: NetDev) -> Bond | None:
+def master_of(dp: FilterCore, dev: NetDev) -> Bond | None:
     """The bond whose ``xdp_master_redirect`` takes this slave's XDP_TX: the static key
     ``bpf_master_redirect_enabled_key`` is on while any bond has a program, and then every
     bond slave's XDP_TX is rewritten (``bpf_prog_run_xdp``)."""
@@ -110,7 +113,7 @@ def master_of(dp: Datapath, dev: NetDev) -> Bond | None:
 
 
 def enqueue_errors(
-    dp: Datapath, tgt_ifindex: IntArray, mode: str, size: IntArray | None = None
+    dp: FilterCore, tgt_ifindex: IntArray, mode: str, size: IntArray | None = None
 ) -> IntArray:
     """``__xdp_do_redirect_frame`` / ``__xdp_enqueue`` checks in the kernel's order: no such
     ifindex -> EINVAL; target lacks NDO_XMIT -> EOPNOTSUPP (native only); not IFF_UP ->
@@ -133,7 +136,7 @@ def enqueue_errors(
     return err
 
 
-def compile_device(dp: Datapath, dev: NetDev) -> Compiled:
+def compile_device(dp: FilterCore, dev: NetDev) -> Compiled:
     """Run ``dev``'s program over every entry and resolve what follows from each verdict."""
     w = dp.world
     e = w.entries
@@ -197,7 +200,7 @@ def compile_device(dp: Datapath, dev: NetDev) -> Compiled:
 
 
 def _master_redirect(
-    dp: Datapath, dev: NetDev, bond: Bond, mode: str, out: IntArray | None = None
+    dp: FilterCore, dev: NetDev, bond: Bond, mode: str, out: IntArray | None = None
 ) -> tuple[IntArray, IntArray]:
     """``xdp_master_redirect`` per entry: bond not up -> XDP_ABORTED; the bond's slave is the
     receiving one, or none -> XDP_TX here; another slave -> a redirect to its ifindex, as
@@ -231,7 +234,7 @@ def _bq_class(c: Compiled) -> IntArray:
     return out
 
 
-def _cost(dp: Datapath, dev: NetDev, c: Compiled, prog: Program) -> FloatArray:
+def _cost(dp: FilterCore, dev: NetDev, c: Compiled, prog: Program) -> FloatArray:
     """CPU ns per frame for the CPU that polls ``dev``: running the program and acting on
     its verdict. Poll and bulk-flush costs are charged per poll and per flush."""
     native = _cost_mode(dp, dev, c, prog, generic=c.mode == MODE_SKB)
@@ -241,7 +244,9 @@ def _cost(dp: Datapath, dev: NetDev, c: Compiled, prog: Program) -> FloatArray:
     return native
 
 
-def _cost_mode(dp: Datapath, dev: NetDev, c: Compiled, prog: Program, generic: bool) -> FloatArray:
+def _cost_mode(
+    dp: FilterCore, dev: NetDev, c: Compiled, prog: Program, generic: bool
+) -> FloatArray:
     d = dev.costs()
     n = len(c.act)
     cost = np.full(n, d.rx_frame + prog.cost_ns + (d.generic_rx if generic else 0.0))
@@ -280,7 +285,7 @@ def _cost_mode(dp: Datapath, dev: NetDev, c: Compiled, prog: Program, generic: b
 
 
 def xmit_cost(
-    dp: Datapath, src: NetDev, tgt: NetDev, generic: bool, egress: Program | None
+    dp: FilterCore, src: NetDev, tgt: NetDev, generic: bool, egress: Program | None
 ) -> float:
     """One redirected frame from enqueue to the target's ring: the bulk queue,
     ``ndo_xdp_xmit`` and the devmap egress program where there is one (on the bulk at flush

@@ -12,12 +12,18 @@ Counters are the report's (docs/design.md, "JSON report (v1)"). The protocol:
 * ``costs`` -- its row of the cost model.
 
 The data-path core calls these; each driver room implements them with its kernel's rules.
+What the rooms call back into the core is written down here too, as Protocols: ``XdpCore``
+(the data path: where frames land, how refusals are counted, the followed frame) and ``Host``
+(the devices, maps, sources and entries the rooms read), with ``Xmit`` (one
+``ndo_xdp_xmit``'s frames) and ``Refusal`` (how frames a ring did not take are counted). The
+rooms name these, never the core's classes, so no room imports the core that imports it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from xdptui.model.errors import Errno
 from xdptui.model.views import COUNTERS
@@ -26,9 +32,14 @@ from xdptui.sim.dev.rings import RxQueue
 from xdptui.sim.programs import Program
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from xdptui.sim.batch import Rows
-    from xdptui.sim.datapath import Datapath
-    from xdptui.sim.devmap import Xmit
+    from xdptui.sim.dev.rings import TxRing
+    from xdptui.sim.entries import Entries
+    from xdptui.sim.tally import Tracepoints, XmitTally
+    from xdptui.sim.traffic import Source
 
 # IFLA_XDP_ATTACHED modes (include/uapi/linux/if_link.h); the keys of NetDev.xdp.
 MODE_DRV = "native"
@@ -86,26 +97,152 @@ class NetDev:
     def has_ndo_bpf(self) -> bool:
         return False
 
-    def ndo_xmit_ready(self, dp: Datapath) -> bool:
+    def ndo_xmit_ready(self, dp: XdpCore) -> bool:
         """NETDEV_XDP_ACT_NDO_XMIT: may a redirect target this device."""
         return False
 
     def costs(self) -> costs.DriverCosts:
         return costs.COSTS["generic"]
 
-    def xdp_tx(self, dp: Datapath, cpu: int, queue: int, t: int, rows: Rows) -> None:
+    def xdp_tx(self, dp: XdpCore, cpu: int, queue: int, t: int, rows: Rows) -> None:
         """XDP_TX from this device's own RX path. Devices without a rule fail it."""
         dp.xdp_tx_failed(self, rows)
 
-    def ndo_xdp_xmit(self, dp: Datapath, x: Xmit) -> None:
+    def ndo_xdp_xmit(self, dp: XdpCore, x: Xmit) -> None:
         """A bulk from a devmap flush; devices without ``ndo_xdp_xmit`` never get here
         (``__xdp_enqueue`` refuses them with EOPNOTSUPP)."""
         dp.xmit_error(x, Errno.EOPNOTSUPP)
 
-    def generic_xmit(self, dp: Datapath, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
+    def generic_xmit(self, dp: XdpCore, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
         """``generic_xdp_tx``: the skb goes out through the device's transmit path."""
         self.add("tx_dropped", rows.total)
 
-    def stack_xmit(self, dp: Datapath, cpu: int, t: int, rows: Rows) -> None:
+    def stack_xmit(self, dp: XdpCore, cpu: int, t: int, rows: Rows) -> None:
         """The local stack sends ``rows`` out of this device."""
         self.add("tx_dropped", rows.total)
+
+
+# ------------------------------------------------------------ what the rooms call back
+
+
+@dataclass
+class Xmit:
+    """One ``ndo_xdp_xmit``'s worth of frames (fast mode: a step's bulks toward one target)."""
+
+    src: NetDev  # the ingress device (bq->dev_rx)
+    dst: NetDev
+    cpu: int
+    t: int
+    rows: Rows
+    calls: int  # ndo_xdp_xmit calls behind these frames
+    tally: XmitTally
+    sent: int = 0
+    bursts: int = 1  # the interrupts whose polls made those calls (fast mode: a step's)
+    parent: Xmit | None = None  # a bond's bond_xdp_xmit that handed these on to a slave
+
+    def add_sent(self, n: int) -> None:
+        x: Xmit | None = self
+        while x is not None:
+            x.sent += n
+            x = x.parent
+
+
+@dataclass
+class Refusal:
+    """How frames a ring could not take are counted: ``tx`` (XDP_TX), ``xmit``
+    (``ndo_xdp_xmit``), ``gtx`` (generic XDP's ``generic_xdp_tx``), ``stack`` (local TX),
+    ``veth_skb`` (``veth_xmit``)."""
+
+    kind: str
+    src: NetDev
+    xmit: Xmit | None = None
+
+
+class IO(Protocol):
+    """Where frames land, as each mode keeps rings."""
+
+    def tx(self, ring_dev: NetDev, ring: TxRing, rows: Rows, t: int, ref: Refusal) -> int: ...
+
+    def tx_many(
+        self, ring_dev: NetDev, rings: npt.NDArray[np.int64], rows: Rows, t: int, ref: Refusal
+    ) -> int: ...
+
+    def tx_bulks(self, ring_dev: NetDev, ring: TxRing, xs: Sequence[Xmit], t: int) -> None: ...
+
+    def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int: ...
+
+
+class MapEntryView(Protocol):
+    """A devmap entry as the rooms read it: its target and egress program."""
+
+    @property
+    def dev(self) -> str: ...
+
+    @property
+    def egress(self) -> Program | None: ...
+
+
+class DevMapView(Protocol):
+    """A devmap as the rooms read it: ``__dev_map_lookup_elem`` and the broadcast walk."""
+
+    def lookup(self, key: int) -> MapEntryView | None: ...
+
+    def walk(self) -> Sequence[tuple[int, MapEntryView]]: ...
+
+
+class Host(Protocol):
+    """The simulated host as the rooms read it (``xdptui.sim.world.World``)."""
+
+    devices: dict[str, NetDev]
+    by_ifindex: dict[int, NetDev]
+    entries: Entries
+    sources: list[Source]
+    nr_cpus: int
+    devmap_egress: str
+
+    @property
+    def maps(self) -> Mapping[str, DevMapView]: ...
+
+    def touch(self) -> None: ...
+
+
+class XdpCore(Protocol):
+    """What devices, bonds and devmaps call back into the data path (``Datapath``)."""
+
+    @property
+    def world(self) -> Host: ...
+
+    @property
+    def io(self) -> IO: ...
+
+    @property
+    def tp(self) -> Tracepoints: ...
+
+    @property
+    def watch(self) -> int | None: ...
+
+    def watched(self, rows: Rows) -> bool: ...
+
+    def hop(
+        self,
+        t: int,
+        dev: str,
+        stage: str,
+        detail: str,
+        end: bool = False,
+        program: object = None,
+    ) -> None: ...
+
+    def refusal(self, kind: str, src: NetDev, xmit: Xmit | None = None) -> Refusal: ...
+
+    def xdp_tx_failed(self, dev: NetDev, rows: Rows) -> None: ...
+
+    def xmit_error(self, x: Xmit, errno: Errno, count_dev: bool = True) -> None: ...
+
+    def xmit_part(self, x: Xmit, slave: NetDev, rows: Rows, calls: int) -> Xmit: ...
+
+    def veth_tx_refused(
+        self, dev: NetDev, peer: NetDev | None, n: int, err: Errno | None
+    ) -> None: ...
+
+    def by_rx_queue(self, dev: NetDev, rows: Rows) -> list[tuple[int, Rows]]: ...

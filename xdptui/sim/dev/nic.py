@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from xdptui.model.errors import Errno
 from xdptui.sim import costs
-from xdptui.sim.dev.netdev import MODE_DRV, NetDev
+from xdptui.sim.dev.netdev import MODE_DRV, NetDev, XdpCore, Xmit
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.drivers import DriverProfile
 from xdptui.sim.hashing import default_reta, rss_queue
@@ -25,8 +25,6 @@ from xdptui.sim.kconst import NAPI_POLL_WEIGHT, WIRE_OVERHEAD
 
 if TYPE_CHECKING:
     from xdptui.sim.batch import Rows
-    from xdptui.sim.datapath import Datapath
-    from xdptui.sim.devmap import Xmit
 
 IntArray = npt.NDArray[np.int64]
 
@@ -73,7 +71,7 @@ class Nic(NetDev):
     def has_ndo_bpf(self) -> bool:
         return self.drv.native_xdp
 
-    def ndo_xmit_ready(self, dp: Datapath) -> bool:
+    def ndo_xmit_ready(self, dp: XdpCore) -> bool:
         """ixgbe (and, UNVERIFIED, i40e/ice) advertise NDO_XMIT only while a program is
         attached (``xdp_features_set_redirect_target``)."""
         if not self.drv.ndo_xdp_xmit:
@@ -175,7 +173,7 @@ class Nic(NetDev):
         self.sw_stats[f"{pre}_xmit"] += xmit
         self.sw_stats[f"{pre}_full"] += full
 
-    def xdp_tx(self, dp: Datapath, cpu: int, queue: int, t: int, rows: Rows) -> None:
+    def xdp_tx(self, dp: XdpCore, cpu: int, queue: int, t: int, rows: Rows) -> None:
         ring = self.xdp_tx_ring(cpu, queue)
         if ring < 0:
             self.xdp_handle(dropped=rows.total)
@@ -184,7 +182,7 @@ class Nic(NetDev):
         dp.io.tx(self, self.tx[ring], rows, t, dp.refusal("tx", self))
 
     def xdp_tx_many(
-        self, dp: Datapath, cpus: IntArray, queues: IntArray, t: int, rows: Rows
+        self, dp: XdpCore, cpus: IntArray, queues: IntArray, t: int, rows: Rows
     ) -> None:
         """``xdp_tx`` for frames polled by many (cpu, queue) instances (``cpus``/``queues``
         per row, fast mode): each onto its own ring, every ring in one claim."""
@@ -196,11 +194,10 @@ class Nic(NetDev):
         if not bad.all():
             dp.io.tx_many(self, ring[~bad], rows.where(~bad), t, dp.refusal("tx", self))
 
-    def ndo_xdp_xmit_many(self, dp: Datapath, x: Xmit, cpus: IntArray, calls: IntArray) -> None:
+    def ndo_xdp_xmit_many(self, dp: XdpCore, x: Xmit, cpus: IntArray, calls: IntArray) -> None:
         """``ndo_xdp_xmit`` for the bulks of many CPUs (``cpus`` per row; ``calls`` the
         flushes behind each row's frames): each CPU's onto its XDP ring, -ENXIO where it has
         none."""
-        from xdptui.sim.devmap import Xmit
 
         ring = self.ring_of_cpu[cpus] if self.xdp_rings else np.full(len(cpus), -1, np.int64)
         bad = ring < 0
@@ -214,7 +211,7 @@ class Nic(NetDev):
             else:
                 dp.io.tx_many(self, ring[mask], part.rows, x.t, dp.refusal("xmit", x.src, part))
 
-    def ndo_xdp_xmit(self, dp: Datapath, x: Xmit) -> None:
+    def ndo_xdp_xmit(self, dp: XdpCore, x: Xmit) -> None:
         """``ixgbe_xdp_xmit`` / ``i40e_xdp_xmit`` / ``ice_xdp_xmit`` / ``mlx5e_xdp_xmit``: onto
         the sending CPU's XDP ring (``ring_for_cpu``); no ring for that CPU (no program, or
         i40e/mlx5 at or past the queue-pair / channel count) is -ENXIO for the whole bulk; a
@@ -225,7 +222,7 @@ class Nic(NetDev):
             return
         dp.io.tx(self, self.tx[ring], x.rows, x.t, dp.refusal("xmit", x.src, x))
 
-    def ndo_xdp_xmit_bulks(self, dp: Datapath, xs: list[Xmit]) -> None:
+    def ndo_xdp_xmit_bulks(self, dp: XdpCore, xs: list[Xmit]) -> None:
         """``ndo_xdp_xmit`` for each of one poll's bulks toward this port, in order (one CPU's:
         one ring, or -ENXIO for each)."""
         ring = int(self.ring_of_cpu[xs[0].cpu]) if self.xdp_rings else -1
@@ -235,10 +232,10 @@ class Nic(NetDev):
             return
         dp.io.tx_bulks(self, self.tx[ring], xs, xs[0].t)
 
-    def generic_xmit(self, dp: Datapath, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
+    def generic_xmit(self, dp: XdpCore, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
         dp.io.tx(self, self.stack_ring, rows, t, dp.refusal("gtx", src))
 
-    def stack_xmit(self, dp: Datapath, cpu: int, t: int, rows: Rows) -> None:
+    def stack_xmit(self, dp: XdpCore, cpu: int, t: int, rows: Rows) -> None:
         dp.io.tx(self, self.stack_ring, rows, t, dp.refusal("stack", self))
 
 

@@ -30,8 +30,7 @@ from xdptui.sim.kconst import (
 
 if TYPE_CHECKING:
     from xdptui.sim.batch import Rows
-    from xdptui.sim.datapath import Datapath
-    from xdptui.sim.devmap import Xmit
+    from xdptui.sim.dev.netdev import XdpCore, Xmit
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -86,7 +85,7 @@ class Tun(NetDev):
         """Only TAP devices have ``ndo_bpf = tun_xdp`` (``tap_netdev_ops``)."""
         return self.mode == "tap"
 
-    def ndo_xmit_ready(self, dp: Datapath) -> bool:
+    def ndo_xmit_ready(self, dp: XdpCore) -> bool:
         return self.mode == "tap"  # tap_netdev_ops has ndo_xdp_xmit (tun_xdp_xmit)
 
     def costs(self) -> costs.DriverCosts:
@@ -143,12 +142,12 @@ class Tun(NetDev):
 
     # ------------------------------------------------------------ data path
 
-    def xdp_tx(self, dp: Datapath, cpu: int, queue: int, t: int, rows: Rows) -> None:
+    def xdp_tx(self, dp: XdpCore, cpu: int, queue: int, t: int, rows: Rows) -> None:
         """``tun_xdp_tx`` -> ``tun_xdp_xmit`` on this tap, one frame per call: back toward
         userspace on queue ``smp_processor_id() % numqueues``."""
         dp.io.tx(self, self.tx[cpu % self.queues], rows, t, dp.refusal("tx", self))
 
-    def ndo_xdp_xmit(self, dp: Datapath, x: Xmit) -> None:
+    def ndo_xdp_xmit(self, dp: XdpCore, x: Xmit) -> None:
         """``tun_xdp_xmit``: no attached queue -> -ENXIO for the whole bulk; else queue
         ``smp_processor_id() % numqueues``, pushed until its ring is full."""
         if not self.attached:
@@ -156,9 +155,9 @@ class Tun(NetDev):
             return
         dp.io.tx(self, self.tx[x.cpu % self.queues], x.rows, x.t, dp.refusal("xmit", x.src, x))
 
-    def generic_xmit(self, dp: Datapath, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
+    def generic_xmit(self, dp: XdpCore, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
         """``tun_net_xmit``: the skb joins the queue's ring toward userspace."""
         dp.io.tx(self, self.tx[cpu % self.queues], rows, t, dp.refusal("gtx", src))
 
-    def stack_xmit(self, dp: Datapath, cpu: int, t: int, rows: Rows) -> None:
+    def stack_xmit(self, dp: XdpCore, cpu: int, t: int, rows: Rows) -> None:
         self.generic_xmit(dp, self, cpu, t, rows)

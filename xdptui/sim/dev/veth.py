@@ -18,8 +18,7 @@ from xdptui.sim.dev.netdev import MODE_DRV, NetDev
 
 if TYPE_CHECKING:
     from xdptui.sim.batch import Rows
-    from xdptui.sim.datapath import Datapath
-    from xdptui.sim.devmap import Xmit
+    from xdptui.sim.dev.netdev import XdpCore, Xmit
 
 
 @dataclass(eq=False)
@@ -40,21 +39,21 @@ class Veth(NetDev):
     def costs(self) -> costs.DriverCosts:
         return costs.COSTS["veth"]
 
-    def peer_dev(self, dp: Datapath) -> NetDev | None:
+    def peer_dev(self, dp: XdpCore) -> NetDev | None:
         return dp.world.devices.get(self.peer)
 
-    def xdp_napi(self, dp: Datapath) -> NetDev | None:
+    def xdp_napi(self, dp: XdpCore) -> NetDev | None:
         """The peer whose ``rq->napi`` takes XDP frames: up, with an XDP program."""
         peer = self.peer_dev(dp)
         if peer is None or not peer.running or peer.xdp.get(MODE_DRV) is None:
             return None
         return peer
 
-    def ndo_xmit_ready(self, dp: Datapath) -> bool:
+    def ndo_xmit_ready(self, dp: XdpCore) -> bool:
         peer = self.peer_dev(dp)
         return peer is not None and peer.xdp.get(MODE_DRV) is not None
 
-    def xdp_tx(self, dp: Datapath, cpu: int, queue: int, t: int, rows: Rows) -> None:
+    def xdp_tx(self, dp: XdpCore, cpu: int, queue: int, t: int, rows: Rows) -> None:
         """``veth_xdp_tx`` -> ``veth_xdp_flush_bq`` -> ``veth_xdp_xmit`` toward the peer's
         ``rq[veth_select_rxq]`` (``smp_processor_id() % real_num_rx_queues``)."""
         peer = self.xdp_napi(dp)
@@ -72,7 +71,7 @@ class Veth(NetDev):
         rq = peer.rxq[cpu % len(peer.rxq)]
         dp.io.rx(peer, rq, rows, t, cpu, dp.refusal("tx", self))
 
-    def ndo_xdp_xmit(self, dp: Datapath, x: Xmit) -> None:
+    def ndo_xdp_xmit(self, dp: XdpCore, x: Xmit) -> None:
         """``veth_ndo_xdp_xmit``: no peer NAPI (no program, or the peer is down) -> -ENXIO
         and the whole bulk is this end's ``tx_dropped`` (``priv->dropped``), not the rq's
         xmit stats; a full ``ptr_ring`` takes a prefix."""
@@ -84,10 +83,10 @@ class Veth(NetDev):
         rq = peer.rxq[x.cpu % len(peer.rxq)]
         dp.io.rx(peer, rq, x.rows, x.t, x.cpu, dp.refusal("xmit", x.src, x))
 
-    def generic_xmit(self, dp: Datapath, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
+    def generic_xmit(self, dp: XdpCore, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
         self.stack_xmit(dp, cpu, t, rows)
 
-    def stack_xmit(self, dp: Datapath, cpu: int, t: int, rows: Rows) -> None:
+    def stack_xmit(self, dp: XdpCore, cpu: int, t: int, rows: Rows) -> None:
         """``veth_xmit``: into the peer's receive queue; a full ring is the sender's
         ``tx_dropped`` (``priv->dropped``)."""
         peer = self.peer_dev(dp)
