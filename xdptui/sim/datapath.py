@@ -61,7 +61,7 @@ COMPILE_ROUNDS = 6  # frames made by programs feed other programs: a few rounds,
 MAX_FAILED_PROGRAMS = 64  # programs detached in one compilation before giving up
 
 
-class Datapath(Accounting):
+class Datapath:
     """Compiled paths, tracepoint tallies and the rules every frame follows."""
 
     world: World
@@ -70,6 +70,7 @@ class Datapath(Accounting):
         self.world = world
         self.io = io
         self.tp = Tracepoints()
+        self.accounts = Accounting(world, self.tp, self)
         self.cpu = CpuStats.make(world.nr_cpus)
         self.compiled: dict[str, Compiled] = SharedCache()
         self.failures: list[tuple[ProgramFailed, list[str]]] = []  # detached since last asked

@@ -82,7 +82,7 @@ class ExactIO:
             ready = None if ok.time is None else np.maximum(ok.time, t)
             dep = ex.departures(ring_dev, ring, wire, ready, t, ok.entry)
             fifo.push({"entry": ok.entry, "wire": wire, "t": dep})
-            dp.accepted(ref, ok, into_rx=False)
+            dp.accounts.accepted(ref, ok, into_rx=False)
             if dp.frame_log is not None:
                 what = sent_by(ref.kind, ref.src.name, ring.index)
                 dp.frame_log.add(ring_dev.name, TX, dep, ok.entry, what)
@@ -91,7 +91,7 @@ class ExactIO:
         refused = rows.total - n_ok
         if refused:
             ring.dropped += refused
-            dp.refused(ref, ring_dev, refused)
+            dp.accounts.refused(ref, ring_dev, refused)
             where = "xdp_tx_ring_full" if ref.kind == "tx" else f"{ref.kind}_ring_full"
             ex.log_drop(t, ring_dev.name, where, refused, ring=ring.index)
             if dp.frame_log is not None:
@@ -125,7 +125,7 @@ class ExactIO:
             or any(x.rows.time is not None for x in xs)
         ):
             for x in xs:
-                self.tx(ring_dev, ring, x.rows, t, dp.refusal("xmit", x.src, x))
+                self.tx(ring_dev, ring, x.rows, t, dp.accounts.refusal("xmit", x.src, x))
             return
         ex = self.exact
         ex.complete(ring_dev, ring, t)
@@ -140,15 +140,15 @@ class ExactIO:
             if isinstance(ring_dev, Nic) and ring_dev.card in ex.world.cards:
                 ex.tx_due.setdefault(ring_dev.card, []).append(dep)
         for x in xs:
-            ref = dp.refusal("xmit", x.src, x)
+            ref = dp.accounts.refusal("xmit", x.src, x)
             n = x.rows.total
             took = min(n, left)
             left -= took
             if took:
-                dp.accepted(ref, x.rows.head(took), into_rx=False)
+                dp.accounts.accepted(ref, x.rows.head(took), into_rx=False)
             if n > took:
                 ring.dropped += n - took
-                dp.refused(ref, ring_dev, n - took)
+                dp.accounts.refused(ref, ring_dev, n - took)
                 ex.log_drop(t, ring_dev.name, "xmit_ring_full", n - took, ring=ring.index)
 
     def tx_many(self, ring_dev: NetDev, rings: IntArray, rows: Rows, t: int, ref: Refusal) -> int:
@@ -166,7 +166,7 @@ class ExactIO:
             idents = ok.ident if ok.ident is not None else zeros - 1
             rxq.fifo.push({"entry": ok.entry, "ident": idents, "t": zeros + t})
             rxq.peak = max(rxq.peak, len(rxq.fifo))
-            self.dp.accepted(ref, ok, into_rx=True)
+            self.dp.accounts.accepted(ref, ok, into_rx=True)
             self.exact.schedule_napi(dev, rxq, cpu)
             if self.dp.frame_log is not None:
                 x = ref.xmit
@@ -175,7 +175,7 @@ class ExactIO:
                 self.dp.frame_log.add(sender.name, TX, np.int64(t), ok.entry, what)
         refused = rows.total - n_ok
         if refused:
-            self.dp.refused(ref, dev, refused)
+            self.dp.accounts.refused(ref, dev, refused)
             self.exact.log_drop(t, dev.name, "veth_ring_full", refused, queue=rxq.index)
             if self.dp.frame_log is not None:
                 lost = rows.entry[n_ok:] if rows.ordered else rows.entry

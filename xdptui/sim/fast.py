@@ -173,7 +173,7 @@ class Fast:
             fed, io.pending = io.pending, []
             self._serve(self._fed(fed), budget, t0, t1)
         for p in io.pending:  # a loop of veth hops: what is left is dropped
-            dp.refused(p.ref, p.dev, p.rows.total)
+            dp.accounts.refused(p.ref, p.dev, p.rows.total)
         io.pending = []
         drain(self.world, self.dp, io.claims, dt, io.feeds, t0)
 
@@ -199,7 +199,9 @@ class Fast:
                     return
                 # veth_xmit: into the peer's queues, the sender counting what they take
                 for q, part in self.dp.by_rx_queue(peer, rows):
-                    self.dp.io.rx(peer, peer.rxq[q], part, t0, 0, self.dp.refusal("veth_skb", dev))
+                    self.dp.io.rx(
+                        peer, peer.rxq[q], part, t0, 0, self.dp.accounts.refusal("veth_skb", dev)
+                    )
                 return
             dev.stack_xmit(self.dp, 0, t0, rows)
             return
@@ -670,8 +672,8 @@ class Fast:
         lost = share(refused, offered)
         for p, n_lost in zip(feeds, lost, strict=True):
             ok = p.rows.head(p.rows.total - int(n_lost))
-            self.dp.accepted(p.ref, ok, into_rx=True)
-            self.dp.refused(p.ref, p.dev, int(n_lost))
+            self.dp.accounts.accepted(p.ref, ok, into_rx=True)
+            self.dp.accounts.refused(p.ref, p.dev, int(n_lost))
 
 
 def _rows(counts: IntArray, rep: IntArray) -> Rows:

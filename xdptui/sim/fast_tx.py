@@ -109,8 +109,8 @@ def drain(
             lost = take_rows(offered.T.copy(), refused).T.sum(axis=1)
             for cl, n_lost in zip(mine, lost.tolist(), strict=True):
                 ok = cl.rows.head(cl.rows.total - n_lost)
-                dp.accepted(cl.ref, ok, into_rx=False)
-                dp.refused(cl.ref, dev, n_lost, ok.total)
+                dp.accounts.accepted(cl.ref, ok, into_rx=False)
+                dp.accounts.refused(cl.ref, dev, n_lost, ok.total)
         sent = int(out.sum())
         dev.add("tx_packets", sent)
         dev.add("tx_bytes", round(float(out_b.sum())) - WIRE_OVERHEAD * sent)

@@ -10,7 +10,7 @@ veth sender, ``xdp_xmit``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from xdptui.model.errors import Errno
 from xdptui.sim.batch import Rows
@@ -24,34 +24,42 @@ if TYPE_CHECKING:
     from xdptui.sim.tally import Tracepoints
 
 
+class FollowedFrame(Protocol):
+    """The followed frame's journey, as the counting of refusals adds to it."""
+
+    @property
+    def hops(self) -> list[tuple[int, str, str, str, object]]: ...
+
+    def watched(self, rows: Rows) -> bool: ...
+
+    def hop(
+        self,
+        t: int,
+        dev: str,
+        stage: str,
+        detail: str,
+        end: bool = False,
+        program: object = None,
+    ) -> None: ...
+
+
 class Accounting:
-    """The data path's counting of taken and refused frames (mixed into ``Datapath``)."""
+    """The data path's counting of taken and refused frames: ``Datapath.accounts``, the
+    rooms' ``dp.accounts``."""
 
-    if TYPE_CHECKING:
-        world: Host
-        tp: Tracepoints
-        hops: list[tuple[int, str, str, str, object]]
-
-        def watched(self, rows: Rows) -> bool: ...
-
-        def hop(
-            self,
-            t: int,
-            dev: str,
-            stage: str,
-            detail: str,
-            end: bool = False,
-            program: object = None,
-        ) -> None: ...
+    def __init__(self, world: Host, tp: Tracepoints, follow: FollowedFrame) -> None:
+        self.world = world
+        self.tp = tp
+        self.follow = follow
 
     def refusal(self, kind: str, src: NetDev, xmit: Xmit | None = None) -> Refusal:
         return Refusal(kind, src, xmit)
 
     def xdp_tx_failed(self, dev: NetDev, rows: Rows) -> None:
         """XDP_TX the driver could not queue at all: ``xdp_exception`` and a drop."""
-        if self.watched(rows):
-            self.hop(
-                self.hops[-1][0],
+        if self.follow.watched(rows):
+            self.follow.hop(
+                self.follow.hops[-1][0],
                 dev.name,
                 "drop",
                 "XDP_TX failed: no XDP TX ring (or no peer program)",
@@ -75,8 +83,8 @@ class Accounting:
         """``ndo_xdp_xmit`` returned an error: nothing sent, devmap frees the bulk and the
         flush counts as a driver error."""
         n = x.rows.total
-        if self.watched(x.rows):
-            self.hop(
+        if self.follow.watched(x.rows):
+            self.follow.hop(
                 x.t,
                 x.dst.name,
                 "drop",

@@ -115,7 +115,7 @@ class Bond(NetDev):
             assert name is not None
             slave = dp.world.devices[name]
             run = rows.slice(pos, end)
-            part_x = dp.xmit_part(x, slave, run, run.total)
+            part_x = dp.accounts.xmit_part(x, slave, run, run.total)
             err_flushes = x.tally.err
             slave.ndo_xdp_xmit(dp, part_x)
             x.tally.err = err_flushes  # the bond's return value decides the flush's error
@@ -147,7 +147,7 @@ class Bond(NetDev):
                 assert name is not None
                 slave = dp.world.devices[name]
                 self.tx_down += part.total
-                slave.ndo_xdp_xmit(dp, dp.xmit_part(x, slave, part, part.total))
+                slave.ndo_xdp_xmit(dp, dp.accounts.xmit_part(x, slave, part, part.total))
             return
         calls = max(1, x.calls)
         b = max(1.0, total / calls)
@@ -180,7 +180,7 @@ class Bond(NetDev):
             taken = part.head(round(keep * part.total))
             if taken.total:
                 self.tx_down += taken.total
-                slave.ndo_xdp_xmit(dp, dp.xmit_part(x, slave, taken, taken.total))
+                slave.ndo_xdp_xmit(dp, dp.accounts.xmit_part(x, slave, taken, taken.total))
             _bond_stop(dp, x, part.minus(taken), None, first=False)
         x.tally.err += first_bad
 

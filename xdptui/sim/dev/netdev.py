@@ -13,7 +13,8 @@ Counters are the report's (docs/design.md, "JSON report (v1)"). The protocol:
 
 The data-path core calls these; each driver room implements them with its kernel's rules.
 What the rooms call back into the core is written down here too, as Protocols: ``XdpCore``
-(the data path: where frames land, how refusals are counted, the followed frame) and ``Host``
+(the data path: where frames land, the followed frame), ``Accounts`` (how frames a ring
+or a driver took or refused are counted) and ``Host``
 (the devices, maps, sources and entries the rooms read), with ``Xmit`` (one
 ``ndo_xdp_xmit``'s frames) and ``Refusal`` (how frames a ring did not take are counted). The
 rooms name these, never the core's classes, so no room imports the core that imports it.
@@ -106,12 +107,12 @@ class NetDev:
 
     def xdp_tx(self, dp: XdpCore, cpu: int, queue: int, t: int, rows: Rows) -> None:
         """XDP_TX from this device's own RX path. Devices without a rule fail it."""
-        dp.xdp_tx_failed(self, rows)
+        dp.accounts.xdp_tx_failed(self, rows)
 
     def ndo_xdp_xmit(self, dp: XdpCore, x: Xmit) -> None:
         """A bulk from a devmap flush; devices without ``ndo_xdp_xmit`` never get here
         (``__xdp_enqueue`` refuses them with EOPNOTSUPP)."""
-        dp.xmit_error(x, Errno.EOPNOTSUPP)
+        dp.accounts.xmit_error(x, Errno.EOPNOTSUPP)
 
     def generic_xmit(self, dp: XdpCore, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
         """``generic_xdp_tx``: the skb goes out through the device's transmit path."""
@@ -206,6 +207,27 @@ class Host(Protocol):
     def touch(self) -> None: ...
 
 
+class Accounts(Protocol):
+    """How the data path counts frames a ring or a driver took or refused
+    (``xdptui.sim.refusals.Accounting``)."""
+
+    def refusal(self, kind: str, src: NetDev, xmit: Xmit | None = None) -> Refusal: ...
+
+    def xdp_tx_failed(self, dev: NetDev, rows: Rows) -> None: ...
+
+    def xmit_error(self, x: Xmit, errno: Errno, count_dev: bool = True) -> None: ...
+
+    def xmit_part(self, x: Xmit, slave: NetDev, rows: Rows, calls: int) -> Xmit: ...
+
+    def veth_tx_refused(
+        self, dev: NetDev, peer: NetDev | None, n: int, err: Errno | None
+    ) -> None: ...
+
+    def accepted(self, ref: Refusal, rows: Rows, into_rx: bool) -> None: ...
+
+    def refused(self, ref: Refusal, ring_dev: NetDev, n: int, taken: int = 0) -> None: ...
+
+
 class XdpCore(Protocol):
     """What devices, bonds and devmaps call back into the data path (``Datapath``)."""
 
@@ -233,16 +255,7 @@ class XdpCore(Protocol):
         program: object = None,
     ) -> None: ...
 
-    def refusal(self, kind: str, src: NetDev, xmit: Xmit | None = None) -> Refusal: ...
-
-    def xdp_tx_failed(self, dev: NetDev, rows: Rows) -> None: ...
-
-    def xmit_error(self, x: Xmit, errno: Errno, count_dev: bool = True) -> None: ...
-
-    def xmit_part(self, x: Xmit, slave: NetDev, rows: Rows, calls: int) -> Xmit: ...
-
-    def veth_tx_refused(
-        self, dev: NetDev, peer: NetDev | None, n: int, err: Errno | None
-    ) -> None: ...
+    @property
+    def accounts(self) -> Accounts: ...
 
     def by_rx_queue(self, dev: NetDev, rows: Rows) -> list[tuple[int, Rows]]: ...

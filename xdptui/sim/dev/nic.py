@@ -177,9 +177,9 @@ class Nic(NetDev):
         ring = self.xdp_tx_ring(cpu, queue)
         if ring < 0:
             self.xdp_handle(dropped=rows.total)
-            dp.xdp_tx_failed(self, rows)
+            dp.accounts.xdp_tx_failed(self, rows)
             return
-        dp.io.tx(self, self.tx[ring], rows, t, dp.refusal("tx", self))
+        dp.io.tx(self, self.tx[ring], rows, t, dp.accounts.refusal("tx", self))
 
     def xdp_tx_many(
         self, dp: XdpCore, cpus: IntArray, queues: IntArray, t: int, rows: Rows
@@ -190,9 +190,9 @@ class Nic(NetDev):
         bad = ring < 0
         if bad.any():
             self.xdp_handle(dropped=int(rows.count[bad].sum()))
-            dp.xdp_tx_failed(self, rows.where(bad))
+            dp.accounts.xdp_tx_failed(self, rows.where(bad))
         if not bad.all():
-            dp.io.tx_many(self, ring[~bad], rows.where(~bad), t, dp.refusal("tx", self))
+            dp.io.tx_many(self, ring[~bad], rows.where(~bad), t, dp.accounts.refusal("tx", self))
 
     def ndo_xdp_xmit_many(self, dp: XdpCore, x: Xmit, cpus: IntArray, calls: IntArray) -> None:
         """``ndo_xdp_xmit`` for the bulks of many CPUs (``cpus`` per row; ``calls`` the
@@ -207,9 +207,11 @@ class Nic(NetDev):
             part = Xmit(x.src, self, -1, x.t, x.rows.where(mask), int(calls[mask].sum()),
                         x.tally, bursts=x.bursts)  # fmt: skip
             if mask is bad:
-                dp.xmit_error(part, Errno.ENXIO)
+                dp.accounts.xmit_error(part, Errno.ENXIO)
             else:
-                dp.io.tx_many(self, ring[mask], part.rows, x.t, dp.refusal("xmit", x.src, part))
+                dp.io.tx_many(
+                    self, ring[mask], part.rows, x.t, dp.accounts.refusal("xmit", x.src, part)
+                )
 
     def ndo_xdp_xmit(self, dp: XdpCore, x: Xmit) -> None:
         """``ixgbe_xdp_xmit`` / ``i40e_xdp_xmit`` / ``ice_xdp_xmit`` / ``mlx5e_xdp_xmit``: onto
@@ -218,9 +220,9 @@ class Nic(NetDev):
         full ring takes a prefix, devmap frees the rest."""
         ring = int(self.ring_of_cpu[x.cpu]) if self.xdp_rings else -1
         if ring < 0:
-            dp.xmit_error(x, Errno.ENXIO)
+            dp.accounts.xmit_error(x, Errno.ENXIO)
             return
-        dp.io.tx(self, self.tx[ring], x.rows, x.t, dp.refusal("xmit", x.src, x))
+        dp.io.tx(self, self.tx[ring], x.rows, x.t, dp.accounts.refusal("xmit", x.src, x))
 
     def ndo_xdp_xmit_bulks(self, dp: XdpCore, xs: list[Xmit]) -> None:
         """``ndo_xdp_xmit`` for each of one poll's bulks toward this port, in order (one CPU's:
@@ -228,15 +230,15 @@ class Nic(NetDev):
         ring = int(self.ring_of_cpu[xs[0].cpu]) if self.xdp_rings else -1
         if ring < 0:
             for x in xs:
-                dp.xmit_error(x, Errno.ENXIO)
+                dp.accounts.xmit_error(x, Errno.ENXIO)
             return
         dp.io.tx_bulks(self, self.tx[ring], xs, xs[0].t)
 
     def generic_xmit(self, dp: XdpCore, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
-        dp.io.tx(self, self.stack_ring, rows, t, dp.refusal("gtx", src))
+        dp.io.tx(self, self.stack_ring, rows, t, dp.accounts.refusal("gtx", src))
 
     def stack_xmit(self, dp: XdpCore, cpu: int, t: int, rows: Rows) -> None:
-        dp.io.tx(self, self.stack_ring, rows, t, dp.refusal("stack", self))
+        dp.io.tx(self, self.stack_ring, rows, t, dp.accounts.refusal("stack", self))
 
 
 def configure_queues(

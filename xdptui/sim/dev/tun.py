@@ -145,19 +145,21 @@ class Tun(NetDev):
     def xdp_tx(self, dp: XdpCore, cpu: int, queue: int, t: int, rows: Rows) -> None:
         """``tun_xdp_tx`` -> ``tun_xdp_xmit`` on this tap, one frame per call: back toward
         userspace on queue ``smp_processor_id() % numqueues``."""
-        dp.io.tx(self, self.tx[cpu % self.queues], rows, t, dp.refusal("tx", self))
+        dp.io.tx(self, self.tx[cpu % self.queues], rows, t, dp.accounts.refusal("tx", self))
 
     def ndo_xdp_xmit(self, dp: XdpCore, x: Xmit) -> None:
         """``tun_xdp_xmit``: no attached queue -> -ENXIO for the whole bulk; else queue
         ``smp_processor_id() % numqueues``, pushed until its ring is full."""
         if not self.attached:
-            dp.xmit_error(x, Errno.ENXIO)
+            dp.accounts.xmit_error(x, Errno.ENXIO)
             return
-        dp.io.tx(self, self.tx[x.cpu % self.queues], x.rows, x.t, dp.refusal("xmit", x.src, x))
+        dp.io.tx(
+            self, self.tx[x.cpu % self.queues], x.rows, x.t, dp.accounts.refusal("xmit", x.src, x)
+        )
 
     def generic_xmit(self, dp: XdpCore, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
         """``tun_net_xmit``: the skb joins the queue's ring toward userspace."""
-        dp.io.tx(self, self.tx[cpu % self.queues], rows, t, dp.refusal("gtx", src))
+        dp.io.tx(self, self.tx[cpu % self.queues], rows, t, dp.accounts.refusal("gtx", src))
 
     def stack_xmit(self, dp: XdpCore, cpu: int, t: int, rows: Rows) -> None:
         self.generic_xmit(dp, self, cpu, t, rows)

@@ -66,10 +66,10 @@ class Veth(NetDev):
                     "veth_xdp_flush_bq: peer has no NAPI, -ENXIO (xdp_bulk_tx)",
                     end=True,
                 )
-            dp.veth_tx_refused(self, self.peer_dev(dp), rows.total, Errno.ENXIO)
+            dp.accounts.veth_tx_refused(self, self.peer_dev(dp), rows.total, Errno.ENXIO)
             return
         rq = peer.rxq[cpu % len(peer.rxq)]
-        dp.io.rx(peer, rq, rows, t, cpu, dp.refusal("tx", self))
+        dp.io.rx(peer, rq, rows, t, cpu, dp.accounts.refusal("tx", self))
 
     def ndo_xdp_xmit(self, dp: XdpCore, x: Xmit) -> None:
         """``veth_ndo_xdp_xmit``: no peer NAPI (no program, or the peer is down) -> -ENXIO
@@ -77,11 +77,11 @@ class Veth(NetDev):
         xmit stats; a full ``ptr_ring`` takes a prefix."""
         peer = self.xdp_napi(dp)
         if peer is None:
-            dp.xmit_error(x, Errno.ENXIO, count_dev=False)
+            dp.accounts.xmit_error(x, Errno.ENXIO, count_dev=False)
             self.add("tx_dropped", x.rows.total)
             return
         rq = peer.rxq[x.cpu % len(peer.rxq)]
-        dp.io.rx(peer, rq, x.rows, x.t, x.cpu, dp.refusal("xmit", x.src, x))
+        dp.io.rx(peer, rq, x.rows, x.t, x.cpu, dp.accounts.refusal("xmit", x.src, x))
 
     def generic_xmit(self, dp: XdpCore, src: NetDev, cpu: int, t: int, rows: Rows) -> None:
         self.stack_xmit(dp, cpu, t, rows)
@@ -94,4 +94,4 @@ class Veth(NetDev):
             self.add("tx_dropped", rows.total)
             return
         for q, part in dp.by_rx_queue(peer, rows):
-            dp.io.rx(peer, peer.rxq[q], part, t, cpu, dp.refusal("veth_skb", self))
+            dp.io.rx(peer, peer.rxq[q], part, t, cpu, dp.accounts.refusal("veth_skb", self))
