@@ -115,3 +115,19 @@ def test_run_summary_names_an_object_by_its_file_name() -> None:
     res = xdptui("run", str(topo), "--duration", "1ms")
     row = next(line for line in res.stdout.splitlines() if line.startswith("eth0 "))
     assert "router_sta…/native" in row and "/work" not in row and str(topo.parent) not in row
+
+
+def test_bench_modes_compares_every_tally_of_both_modes_at_each_instant():
+    """``xdptui bench modes``: dual_port sampled at 1 and 2 ms in both modes -- every device
+    counter, queue, ring and tracepoint tally of the report at each instant -- and none apart
+    by more than 1 % or 2 frames."""
+    res = xdptui("bench", "modes", str(TOPOLOGIES / "dual_port.yaml"), "--sim-time", "2ms",
+                 "--json")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    (row,) = json.loads(res.stdout)
+    assert row["instants_ns"] == [1_000_000, 2_000_000]
+    report = json.loads(xdptui("run", str(TOPOLOGIES / "dual_port.yaml"), "--duration", "2ms",
+                               "--json", "-").stdout)  # fmt: skip
+    per_instant = sum(len(q) for d in report["devices"].values() for q in d.get("queues", []))
+    assert row["tallies_compared"] > 2 * per_instant  # at both instants, queues and more
+    assert row["tallies_differing"] == 0 and row["differing"] == []

@@ -8,12 +8,11 @@ Where they differ, exact mode is right, and the test fails."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from conftest import ROOT, TOPOLOGIES, topo
 
 from xdptui.model.topology import Topology
+from xdptui.modes_check import compare
 from xdptui.sim.engine import Simulator
 from xdptui.topology_io import load_topology
 
@@ -32,82 +31,17 @@ HORIZON_MS = {
     "tun_vm": 12,
     "veth_pair": 6,
 }
-# Identity and configuration fields of the report: not tallies.
-NOT_TALLIES = {"report", "seed", "sim_ns", "queue", "cpu", "ring", "cpus", "ring_peak", "id",
-               "insns", "max_entries", "t_ns"}  # fmt: skip
-
-
-def _flatten(x: Any, path: str, out: dict[str, int]) -> None:
-    if isinstance(x, dict):
-        for k, v in x.items():
-            if k not in NOT_TALLIES:
-                _flatten(v, f"{path}.{k}", out)
-    elif isinstance(x, list):
-        for i, v in enumerate(x):
-            _flatten(v, f"{path}[{_label(v, i)}]", out)
-    elif isinstance(x, int) and not isinstance(x, bool):
-        out[path] = x
-
-
-def _label(v: Any, i: int) -> str:
-    """A list item's name in a tally's path: what it is about, not where it stands."""
-    if not isinstance(v, dict):
-        return str(i)
-    for keys in (("queue",), ("ring",), ("from", "to"), ("dev", "err"), ("dev", "action"),
-                 ("dev", "cpu"), ("dev",), ("name",), ("key",)):  # fmt: skip
-        if all(k in v and isinstance(v[k], str | int) for k in keys):
-            return "|".join(str(v[k]) for k in keys)
-    return str(i)
-
-
-def _map_words(report: dict[str, Any], out: dict[str, int]) -> None:
-    """A real program's map values as the 64-bit counters they hold (little-endian words)."""
-    for obj in report.get("objects", []):
-        for name, m in obj["maps"].items():
-            for el in m.get("elements", []):
-                values = el.get("values") or [el.get("value", "")]
-                for cpu, hexval in enumerate(values):
-                    raw = bytes.fromhex(hexval)
-                    for w in range(len(raw) // 8):
-                        word = int.from_bytes(raw[8 * w : 8 * w + 8], "little")
-                        out[f"objects.{obj['name']}.{name}[{el['key']}].cpu{cpu}.w{w}"] = word
-
-
-def tallies(sim: Simulator) -> dict[str, int]:
-    """Every tally of the report (what ``xdptui run --json`` prints), by a stable name."""
-    report = sim.report()
-    out: dict[str, int] = {}
-    for part in ("devices", "tracepoints", "traffic"):
-        _flatten(report.get(part, {}), part, out)
-    _map_words(report, out)
-    return out
-
-
-def differences(fast: dict[str, int], exact: dict[str, int]) -> list[tuple[str, int, int]]:
-    """Tallies further apart than 1 % of the larger, or 2 frames near zero."""
-    out = []
-    for key in sorted(set(fast) | set(exact)):
-        a, b = fast.get(key, 0), exact.get(key, 0)
-        if abs(a - b) > max(0.01 * max(abs(a), abs(b)), 2):
-            out.append((key, a, b))
-    return out
-
-
-def sampled(t: Topology, instants_ns: list[int], exact: bool) -> list[dict[str, int]]:
-    sim = Simulator(t, exact=exact)
-    out = []
-    for at in instants_ns:
-        sim.run_until(at)
-        out.append(tallies(sim))
-    return out
 
 
 def assert_fast_equals_exact(t: Topology, instants_ns: list[int]) -> None:
-    fast, exact = sampled(t, instants_ns, False), sampled(t, instants_ns, True)
-    assert sum(exact[-1].values()) > 1000  # something happened
-    bad = [(at, *d) for at, f, e in zip(instants_ns, fast, exact, strict=True)
-           for d in differences(f, e)]  # fmt: skip
-    assert not bad, "\n".join(f"{at / 1e6:g} ms {k}: fast {a} exact {b}" for at, k, a, b in bad)
+    c = compare(t, instants_ns)
+    assert c.compared >= 10 * len(instants_ns)  # the report has tallies at every instant
+    assert c.differing == (), "\n".join(
+        f"{at / 1e6:g} ms {k}: fast {a} exact {b}" for at, k, a, b in c.differing
+    )
+    sim = Simulator(t, exact=True)
+    sim.run_until(instants_ns[-1])
+    assert sum(src.emitted for src in sim.world.sources) > 1000  # something happened
 
 
 def instants(horizon_ms: float) -> list[int]:

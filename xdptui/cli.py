@@ -227,7 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument(
         "--pcap", default=None, metavar="OUT", help="the frame at each hop, as pcapng"
     )
-    bench = sub.add_parser("bench", help="benchmarks: bench sim|ui|keys FILE | bench prog FILE.o")
+    bench = sub.add_parser(
+        "bench", help="benchmarks: bench sim|modes|ui|keys FILE | bench prog FILE.o"
+    )
     bench_sub = bench.add_subparsers(dest="what", parser_class=_Parser)
     bsim = bench_sub.add_parser("sim", help="headless simulation speed")
     bsim.add_argument("file", nargs="+", help="one topology, or several to compare side by side")
@@ -235,6 +237,14 @@ def build_parser() -> argparse.ArgumentParser:
     bsim.add_argument("--exact", action="store_true", help="exact mode (every poll an event)")
     bsim.add_argument("--json", action="store_true")
     bsim.add_argument("--trust", action="store_true", help=TRUST_HELP)
+    bmodes = bench_sub.add_parser(
+        "modes", help="fast mode against exact mode: every report tally, sampled"
+    )
+    bmodes.add_argument("file", nargs="+", help="topologies to compare, each in both modes")
+    bmodes.add_argument("--sim-time", type=_duration, default=6_000_000, help="default 6ms")
+    bmodes.add_argument("--every", type=_duration, default=1_000_000, help="default 1ms")
+    bmodes.add_argument("--json", action="store_true")
+    bmodes.add_argument("--trust", action="store_true", help=TRUST_HELP)
     bui = bench_sub.add_parser("ui", help="the app's frame rate with the simulation in real time")
     bui.add_argument("file")
     bui.add_argument("--seconds", type=_seconds, default=5.0)
@@ -348,6 +358,16 @@ def _dispatch(args: argparse.Namespace) -> int:
                     args.file, args.sim_time, args.exact, args.trust, args.json
                 )
             return bench.bench_sim(topos[0], args.sim_time, args.json, args.exact)
+        if args.what == "modes":
+            from xdptui import modes_check
+
+            rows = []
+            for f in args.file:
+                t = _trusted(load(f), args.trust, "bench modes")
+                every = max(1, min(args.every, args.sim_time))
+                rows.append((f, modes_check.compare(t, modes_check.instants(args.sim_time, every))))
+            modes_check.print_comparisons(rows, args.json)
+            return 0
         if args.what == "ui":
             _trusted(load(args.file), args.trust, "bench ui")
             return bench.bench_ui(args.file, args.seconds, args.json)
@@ -358,7 +378,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             return bench_keys.bench_keys(args.file, args.size, args.json)
         if args.what == "prog":
             return _bpf(args)
-        fail("xdptui bench: say what to measure: sim FILE, ui FILE, keys FILE or prog FILE.o")
+        fail(
+            "xdptui bench: say what to measure: sim FILE, modes FILE, ui FILE, keys FILE or "
+            "prog FILE.o"
+        )
     if args.cmd == "prog":
         if args.what != "run":
             fail("xdptui prog: say what to do: run FILE.o --data-in PKT")
