@@ -19,6 +19,7 @@ from xdptui.bpf.frames import checksum
 from xdptui.bpf.isa import decode
 from xdptui.bpf.maps import BPF_EXIST, BPF_NOEXIST, BpfMap, MapDef
 from xdptui.bpf.objfile import BpfProgram
+from xdptui.bpf.vm import run_batch
 from xdptui.model.errors import Errno, KernelError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +35,7 @@ def raw(code: bytes, section: str = "xdp") -> BpfProgram:
 def result_of(body: bytes, a: int, b: int) -> int:
     """Run ``body`` (r7 = a, r8 = b from the packet; result in r7) and read r7 back."""
     prog = raw(with_packet(24, body + stx(isa.BPF_DW, 2, 7, 16)))
-    res = prog.run_batch([struct.pack("<QQ", a, b) + bytes(16)])
+    res = run_batch(prog, [struct.pack("<QQ", a, b) + bytes(16)])
     return int(struct.unpack_from("<Q", res.data[0], 16)[0])
 
 
@@ -83,7 +84,7 @@ def test_sign_extending_load() -> None:
 def test_unchecked_packet_read_is_refused_at_load() -> None:
     code = mov(6, 1) + ldx(isa.BPF_W, 2, 6, 0) + ldx(isa.BPF_B, 0, 2, 20) + exit_()
     with pytest.raises(KernelError) as exc:
-        raw(code).run_batch([bytes(64)])
+        run_batch(raw(code), [bytes(64)])
     assert exc.value.errno == Errno.EACCES
     assert exc.value.extack == (
         "invalid access to packet, off=20 size=1, R2(id=0,off=20,r=0); "
@@ -105,21 +106,21 @@ def test_a_check_one_byte_short_is_refused_too() -> None:
         + exit_()
     )
     with pytest.raises(KernelError, match=r"off=20 size=1, R2\(id=0,off=20,r=20\)"):
-        raw(code).run_batch([bytes(64)])
+        run_batch(raw(code), [bytes(64)])
 
 
 def test_context_rules() -> None:
     write = mov(0, imm=2) + stx(isa.BPF_W, 1, 0, 12) + exit_()
     with pytest.raises(KernelError, match="invalid bpf_context access off=12 size=4"):
-        raw(write).run_batch([bytes(64)])
+        run_batch(raw(write), [bytes(64)])
     egress = ldx(isa.BPF_W, 0, 1, 20) + exit_()
     with pytest.raises(KernelError, match="invalid bpf_context access off=20"):
-        raw(egress).run_batch([bytes(64)])
-    res = raw(egress, "xdp/devmap").run_batch([bytes(64)] * 2, egress_ifindex=[7, 9])
+        run_batch(raw(egress), [bytes(64)])
+    res = run_batch(raw(egress, "xdp/devmap"), [bytes(64)] * 2, egress_ifindex=[7, 9])
     assert res.retval.tolist() == [7, 9]
     fields = ldx(isa.BPF_W, 0, 1, 12) + ldx(isa.BPF_W, 2, 1, 16) + alu(isa.BPF_LSH, 2, imm=8)
     fields += alu(isa.BPF_OR, 0, 2) + exit_()
-    res = raw(fields).run_batch([bytes(64)] * 2, ingress_ifindex=5, rx_queue_index=[1, 2])
+    res = run_batch(raw(fields), [bytes(64)] * 2, ingress_ifindex=5, rx_queue_index=[1, 2])
     assert res.retval.tolist() == [5 | 1 << 8, 5 | 2 << 8]
 
 
@@ -133,12 +134,12 @@ def test_out_of_bounds_at_run_time_is_refused_and_rolls_back(
     monkeypatch.setattr(verifier, "check", lambda prog: None)
     bad = raw(mov(6, 1) + ldx(isa.BPF_W, 2, 6, 0) + ldx(isa.BPF_B, 0, 2, 100) + exit_())
     with pytest.raises(KernelError) as exc:
-        bad.run_batch([bytes(200), bytes(64)])
+        run_batch(bad, [bytes(200), bytes(64)])
     assert (
         exc.value.errno == Errno.EACCES and "packet 1: invalid access to packet" in exc.value.extack
     )
     before = obj.maps["proto_stats"].items()
-    prog.run_batch([build_frame_bytes(proto=17)])
+    run_batch(prog, [build_frame_bytes(proto=17)])
     assert obj.maps["proto_stats"].items() != before
 
 
@@ -169,8 +170,8 @@ def test_a_batch_equals_running_the_packets_one_by_one(stem: str) -> None:
     for o in (batch_obj, single_obj):
         if "tx_port" in o.maps:
             o.maps["tx_port"].update(1, 3)
-    batch = batch_obj.program().run_batch(packets, cpu=1)
-    singles = [single_obj.program().run_batch([p], cpu=1) for p in packets]
+    batch = run_batch(batch_obj.program(), packets, cpu=1)
+    singles = [run_batch(single_obj.program(), [p], cpu=1) for p in packets]
     assert batch.retval.tolist() == [int(s.retval[0]) for s in singles]
     assert batch.data == [s.data[0] for s in singles]
     assert batch.redirects == [s.redirects[0] for s in singles]
@@ -181,7 +182,7 @@ def test_a_batch_equals_running_the_packets_one_by_one(stem: str) -> None:
 def test_counters_stay_vectorised_and_exact() -> None:
     obj = load_object(EXAMPLES / "count_proto.o", ncpus=2)
     packets = frames(3000)
-    res = obj.program().run_batch(packets, cpu=1)
+    res = run_batch(obj.program(), packets, cpu=1)
     assert res.passes == 1
     udp = [f for f in packets if f[12:14] == b"\x08\x00" and f[23] == 17]
     count, nbytes = struct.unpack_from("<QQ", obj.maps["proto_stats"].lookup(17), 16)  # CPU 1
@@ -192,7 +193,7 @@ def test_redirects_are_recorded() -> None:
     obj = load_object(EXAMPLES / "fwd_devmap.o")
     obj.maps["tx_port"].update(1, 7)
     pk = [build_frame_bytes(dst_ip="10.1.0.1"), build_frame_bytes(dst_ip="10.1.0.2")]
-    res = obj.program().run_batch(pk)
+    res = run_batch(obj.program(), pk)
     assert res.retval.tolist() == [4, 2]
     assert res.redirects == [Redirect(map="tx_port", key=1, flags=0), None]
     out = res.data[0]
@@ -202,17 +203,17 @@ def test_redirects_are_recorded() -> None:
 
 def test_helpers_time_cpu_random_and_printk() -> None:
     code = call(5) + mov(6, 0) + call(8) + alu(isa.BPF_ADD, 0, 6) + exit_()
-    assert raw(code).run_batch([bytes(20)], time_ns=1000, cpu=3).retval.tolist() == [1003]
+    assert run_batch(raw(code), [bytes(20)], time_ns=1000, cpu=3).retval.tolist() == [1003]
     rnd = raw(call(7) + mov(6, 0) + call(7) + alu(isa.BPF_XOR, 0, 6) + exit_())
-    a = rnd.run_batch([bytes(20)] * 4, seed=1).retval.tolist()
-    assert a == rnd.run_batch([bytes(20)] * 4, seed=1).retval.tolist()
-    assert a != rnd.run_batch([bytes(20)] * 4, seed=2).retval.tolist() and len(set(a)) == 4
+    a = run_batch(rnd, [bytes(20)] * 4, seed=1).retval.tolist()
+    assert a == run_batch(rnd, [bytes(20)] * 4, seed=1).retval.tolist()
+    assert a != run_batch(rnd, [bytes(20)] * 4, seed=2).retval.tolist() and len(set(a)) == 4
     fmt = b"n=%d\0"
     code = insn(isa.BPF_ST | isa.BPF_MEM | isa.BPF_W, 10, 0, -8, struct.unpack("<i", fmt[:4])[0])
     code += insn(isa.BPF_ST | isa.BPF_MEM | isa.BPF_W, 10, 0, -4, fmt[4])
     code += mov(1, 10) + alu(isa.BPF_ADD, 1, imm=-8) + mov(2, imm=5) + mov(3, imm=-42)
     code += call(6) + mov(0, imm=2) + exit_()
-    res = raw(code).run_batch([bytes(20)] * 2)
+    res = run_batch(raw(code), [bytes(20)] * 2)
     assert [(r.packet, r.kind, r.text) for r in res.records] == [
         (0, "trace_printk", "n=-42"),
         (1, "trace_printk", "n=-42"),
@@ -310,10 +311,10 @@ def test_rodata_can_be_changed_before_the_load_and_is_frozen_after() -> None:
     load); the verifier reads its constants, so a change after the load would run paths it
     never checked: BPF_MAP_UPDATE_ELEM on a frozen map is EPERM."""
     pk = [build_frame_bytes(dst_port=53), build_frame_bytes(dst_port=80)]
-    assert load_object(EXAMPLES / "drop_port.o").program().run_batch(pk).retval.tolist() == [1, 2]
+    assert run_batch(load_object(EXAMPLES / "drop_port.o").program(), pk).retval.tolist() == [1, 2]
     obj = load_object(EXAMPLES / "drop_port.o")
     obj.maps[".rodata"].update(0, struct.pack("<H", 80))
-    assert obj.program().run_batch(pk).retval.tolist() == [2, 1]
+    assert run_batch(obj.program(), pk).retval.tolist() == [2, 1]
     with pytest.raises(KernelError) as exc:
         obj.maps[".rodata"].update(0, struct.pack("<H", 53))
     assert exc.value.errno == Errno.EPERM
@@ -333,10 +334,10 @@ def test_not_an_elf_object_is_einval(tmp_path: Path) -> None:
 def test_unsupported_constructs_are_named() -> None:
     tail = call(12) + exit_()
     with pytest.raises(KernelError, match="tail calls"):
-        raw(tail).run_batch([bytes(20)])
+        run_batch(raw(tail), [bytes(20)])
     fib = call(69) + exit_()
     with pytest.raises(KernelError, match="fib_lookup"):
-        raw(fib).run_batch([bytes(20)])
+        run_batch(raw(fib), [bytes(20)])
 
 
 @pytest.mark.skipif(shutil.which("clang") is None, reason="clang is not installed")
@@ -361,9 +362,9 @@ def test_a_prog_array_loads_and_a_tail_call_is_refused_naming_tail_calls(tmp_pat
         check=True,
     )
     obj = load_object(out)
-    assert obj.program("plain").run_batch([bytes(20)]).retval.tolist() == [1]
+    assert run_batch(obj.program("plain"), [bytes(20)]).retval.tolist() == [1]
     with pytest.raises(KernelError) as exc:
-        obj.program("t").run_batch([bytes(20)])
+        run_batch(obj.program("t"), [bytes(20)])
     assert exc.value.errno == Errno.EOPNOTSUPP and "tail calls" in exc.value.extack
 
 
@@ -457,7 +458,7 @@ def test_any_section_name_is_an_xdp_program_but_another_types_is_skipped(tmp_pat
     obj = load_object(path)
     assert sorted(obj.programs) == ["xdp_drop", "xdp_pass"]
     assert obj.program().section == "xdp_pass"  # the first, as iproute2 attaches it
-    assert obj.program("xdp_drop").run_batch([bytes(20)]).retval.tolist() == [1]
+    assert run_batch(obj.program("xdp_drop"), [bytes(20)]).retval.tolist() == [1]
     assert "tc program, not XDP" in obj.skipped["tc"]
     assert "kprobe program, not XDP" in obj.skipped["kprobe_x"]
 

@@ -21,6 +21,7 @@ from bpf_elf import MapSpec, Obj, elf_bytes
 from xdptui.bpf import isa, load_object
 from xdptui.bpf.maps import MAP_MEMORY_BUDGET
 from xdptui.bpf.verifier import check
+from xdptui.bpf.vm import run_batch
 from xdptui.model.errors import Errno, KernelError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -181,11 +182,11 @@ def test_a_large_array_costs_memory_only_where_it_is_written(tmp_path: Path) -> 
     path.write_bytes(elf_bytes(_with_map(code, MapSpec("big", 2, 4, 8, 32 << 20))))
     script = f"""
 import copy, resource
-from xdptui.bpf import load_object
+from xdptui.bpf import load_object, run_batch
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 obj = load_object({str(path)!r})
 prog = obj.program()
-assert prog.run_batch([bytes(64)] * 4).retval.tolist() == [2] * 4
+assert run_batch(prog, [bytes(64)] * 4).retval.tolist() == [2] * 4
 m = obj.maps["big"]
 assert m.lookup(0) == (7).to_bytes(8, "little")
 twin = copy.deepcopy(m)
@@ -243,7 +244,7 @@ def test_byte_mutated_objects_are_loaded_or_refused_never_a_traceback(tmp_path: 
                 outcomes["refused"] += 1
                 continue
             try:
-                prog.run_batch(FRAMES)
+                run_batch(prog, FRAMES)
             except KernelError as exc:  # pragma: no cover - the failure this test looks for
                 pytest.fail(f"{name}: check accepted {prog.name}, the run refused it: {exc}")
             outcomes["ran"] += 1

@@ -16,6 +16,7 @@ from bpf_asm import alu, exit_, insn, jmp, ldx, mov, stx, with_packet
 from xdptui.bpf import isa
 from xdptui.bpf.isa import decode
 from xdptui.bpf.objfile import BpfProgram
+from xdptui.bpf.vm import run_batch
 
 WHY_NOT = kern.available()
 pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=f"kernel oracle: {WHY_NOT}")
@@ -69,7 +70,7 @@ def compare(code: bytes) -> None:
         kernel = [kern.test_run(fd, p) for p in PACKETS]
     finally:
         os.close(fd)
-    result = prog.run_batch(PACKETS)
+    result = run_batch(prog, PACKETS)
     for i, k in enumerate(kernel):
         assert (int(result.retval[i]), result.data[i]) == (k.retval, k.data), (
             f"operands {PACKETS[i][:16].hex()}: model {result.retval[i]} "
@@ -236,7 +237,7 @@ def test_adjust_head_tail_and_meta_limits() -> None:
         kernel = [kern.test_run(fd, p) for p in packets]
     finally:
         os.close(fd)
-    result = prog.run_batch(packets)
+    result = run_batch(prog, packets)
     assert [(int(r), d) for r, d in zip(result.retval, result.data, strict=True)] == [
         (k.retval, k.data) for k in kernel
     ]

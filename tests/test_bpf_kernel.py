@@ -27,6 +27,7 @@ from bpf_corpus import corpus
 from xdptui.bpf import load_object
 from xdptui.bpf.maps import BpfMap, MapDef, MapType
 from xdptui.bpf.verifier import check
+from xdptui.bpf.vm import run_batch
 from xdptui.model.errors import KernelError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -176,7 +177,7 @@ def compare(obj_path: Path, prog_name: str, setup: Callable[[Setter], None] | No
             runs = [kern.test_run(fd, p) for p in PACKETS]
         finally:
             os.sched_setaffinity(0, old)
-        result = prog.run_batch(PACKETS, cpu=0)
+        result = run_batch(prog, PACKETS, cpu=0)
         for i, (k, p) in enumerate(zip(runs, PACKETS, strict=True)):
             assert (int(result.retval[i]), result.data[i]) == (k.retval, k.data), (
                 f"packet {i} ({len(p)} bytes {p[:40].hex()}): model retval {result.retval[i]} "
@@ -334,7 +335,7 @@ def test_the_kernel_refuses_an_unchecked_read_as_we_do() -> None:
     with pytest.raises(OSError) as kernel:
         kern.load_raw(code)
     with pytest.raises(KernelError) as ours:
-        BpfProgram("t", "xdp", decode(code), [], "GPL").run_batch([bytes(64)])
+        run_batch(BpfProgram("t", "xdp", decode(code), [], "GPL"), [bytes(64)])
     assert kernel.value.errno == ours.value.errno.value
     for line in ours.value.extack.rsplit(" (insn", 1)[0].split("; "):
         assert line in str(kernel.value)

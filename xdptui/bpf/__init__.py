@@ -6,7 +6,7 @@ The interface for the engine (stable):
     Parse and relocate an object (``elf``). ``obj.programs`` by function name,
     ``obj.program(name_or_section)``, ``obj.maps`` by name, ``obj.license``,
     ``obj.skipped`` (programs present but not runnable here, with the reason).
-``BpfProgram.run_batch(packets, *, ingress_ifindex=1, rx_queue_index=0, egress_ifindex=0,
+``run_batch(prog, packets, *, ingress_ifindex=1, rx_queue_index=0, egress_ifindex=0,
 cpu=0, time_ns=0, seed=0) -> BatchResult``
     Run over a list of frames as if one by one in order (``vm``): ``retval`` per packet,
     ``data`` (bytes from data_meta to data_end, as BPF_PROG_TEST_RUN returns), ``meta_len``,
@@ -26,7 +26,7 @@ from xdptui.bpf.elf import load_object
 from xdptui.bpf.frames import build_frame_bytes
 from xdptui.bpf.maps import BpfMap, MapType
 from xdptui.bpf.objfile import BpfObject, BpfProgram
-from xdptui.bpf.vm import BatchResult, Redirect, action_name
+from xdptui.bpf.vm import BatchResult, Redirect, action_name, run_batch
 
 __all__ = [
     "BatchResult",
@@ -38,4 +38,5 @@ __all__ = [
     "action_name",
     "build_frame_bytes",
     "load_object",
+    "run_batch",
 ]

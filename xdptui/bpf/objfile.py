@@ -6,20 +6,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from xdptui.bpf.isa import Insn
 from xdptui.bpf.maps import BpfMap
 from xdptui.model.errors import Errno, KernelError
 
-if TYPE_CHECKING:
-    from xdptui.bpf.vm import BatchResult
-
 
 @dataclass
 class BpfProgram:
     """One program, linked: its own instructions followed by the ``.text`` subprograms, every
-    map reference resolved to a map handle or value pointer (``ld_imm64.imm64``)."""
+    map reference resolved to a map handle or value pointer (``ld_imm64.imm64``). A program
+    is data: ``xdptui.bpf.vm.run_batch`` runs it."""
 
     name: str
     section: str
@@ -29,12 +27,6 @@ class BpfProgram:
     expected_attach_type: str = "xdp"  # "xdp", "xdp/devmap" (egress) or "xdp/cpumap"
     frags: bool = False
     _compiled: Any = field(default=None, repr=False)
-
-    def run_batch(self, packets: list[bytes], **kwargs: Any) -> BatchResult:
-        """Run the program over ``packets`` in order; see ``xdptui.bpf.vm.run_batch``."""
-        from xdptui.bpf.vm import run_batch
-
-        return run_batch(self, packets, **kwargs)
 
 
 @dataclass

@@ -14,8 +14,6 @@ for the other (``sync_linked_regs``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from xdptui.bpf import isa
 from xdptui.bpf import scalar as sc
 from xdptui.bpf import tnum as tn
@@ -31,6 +29,7 @@ from xdptui.bpf.vstate import (
     SCALAR,
     STACK,
     UNKNOWN,
+    Env,
     Reg,
     State,
     VerifierError,
@@ -38,9 +37,6 @@ from xdptui.bpf.vstate import (
     zext,
 )
 from xdptui.model.errors import Errno
-
-if TYPE_CHECKING:
-    from xdptui.bpf.verifier import Verifier
 
 BPF_MAX_VAR_OFF = 1 << 29
 MAX_PACKET_OFF = 0xFFFF
@@ -78,7 +74,7 @@ def _imm(ins: Insn, is64: bool) -> Reg:
     return reg
 
 
-def check_alu(env: Verifier, st: State, ins: Insn) -> None:
+def check_alu(env: Env, st: State, ins: Insn) -> None:
     """One ALU or ALU64 instruction: the new value of ``dst``."""
     op, is64, d = ins.op, ins.cls == isa.BPF_ALU64, ins.dst
     bits = 64 if is64 else 32
@@ -122,7 +118,7 @@ def check_alu(env: Verifier, st: State, ins: Insn) -> None:
     env.write(st, d, out)
 
 
-def _mov(env: Verifier, st: State, ins: Insn, src: Reg, is64: bool) -> Reg:
+def _mov(env: Env, st: State, ins: Insn, src: Reg, is64: bool) -> Reg:
     if is64 and ins.off == 0:
         if src.t == SCALAR and src.id == 0 and src.r[1]:
             src = src.with_(id=env.new_id())
@@ -173,7 +169,7 @@ def _sane(reg: Reg, what: str) -> None:
         raise VerifierError(Errno.EINVAL, f"value {smin} makes {what} pointer be out of bounds")
 
 
-def _ptr_arith(env: Verifier, ins: Insn, ptr: Reg, off: Reg, reversed_: bool) -> Reg:
+def _ptr_arith(env: Env, ins: Insn, ptr: Reg, off: Reg, reversed_: bool) -> Reg:
     """``adjust_ptr_min_max_vals``: ``ptr op= off`` (``reversed_``: ``scalar += ptr``)."""
     d, op = ins.dst, ins.op
     if ins.cls != isa.BPF_ALU64:
@@ -226,7 +222,7 @@ def _ptr_arith(env: Verifier, ins: Insn, ptr: Reg, off: Reg, reversed_: bool) ->
 # -- conditional jumps -------------------------------------------------------------------------
 
 
-def cond_jump(env: Verifier, st: State, ins: Insn, pc: int) -> tuple[State | None, State | None]:
+def cond_jump(env: Env, st: State, ins: Insn, pc: int) -> tuple[State | None, State | None]:
     """``check_cond_jmp_op``: the fall-through state and the taken state (None where that
     way cannot happen). The fall-through is ``st`` itself, refined."""
     op, is32 = ins.op, ins.cls == isa.BPF_JMP32

@@ -7,8 +7,6 @@ packet pointers forgotten after a helper that moves packet data) and bpf-to-bpf 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from xdptui.bpf import scalar as sc
 from xdptui.bpf import vhelpers as vh
 from xdptui.bpf import vmem
@@ -25,15 +23,13 @@ from xdptui.bpf.vstate import (
     SCALAR,
     STACK,
     UNKNOWN,
+    Env,
     Func,
     Reg,
     State,
     VerifierError,
 )
 from xdptui.model.errors import Errno
-
-if TYPE_CHECKING:
-    from xdptui.bpf.verifier import Verifier
 
 MEM_TYPES = "fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_"
 ARRAY_TYPES = (MapType.ARRAY, MapType.PERCPU_ARRAY)
@@ -51,7 +47,7 @@ def _map_type_name(t: int) -> str:
         return f"map type {t}"
 
 
-def helper_call(env: Verifier, st: State, ins: Insn) -> None:
+def helper_call(env: Env, st: State, ins: Insn) -> None:
     """One helper call, checked against its prototype; r0 gets its result."""
     fid = ins.imm
     name = vh.name(fid)
@@ -116,7 +112,7 @@ def helper_call(env: Verifier, st: State, ins: Insn) -> None:
         _forget_packet(st)
 
 
-def _compatible(env: Verifier, mi: int, fid: int, name: str) -> None:
+def _compatible(env: Env, mi: int, fid: int, name: str) -> None:
     """``check_map_func_compatibility`` (and this package's unmodelled map types)."""
     if not 0 <= mi < len(env.maps):
         raise VerifierError(Errno.EACCES, "map_ptr expected")
@@ -162,7 +158,7 @@ def _size_arg(regno: int, reg: Reg, zero_ok: bool) -> int:
     return reg.r[3]
 
 
-def _mem_arg(env: Verifier, st: State, regno: int, reg: Reg, size: int, write: bool) -> None:
+def _mem_arg(env: Env, st: State, regno: int, reg: Reg, size: int, write: bool) -> None:
     """``check_helper_mem_access``: ``size`` bytes at the pointer must be there."""
     if reg.null:
         raise VerifierError(Errno.EACCES, f"R{regno} type={reg.type_str()} expected={MEM_TYPES}")
@@ -176,7 +172,7 @@ def _mem_arg(env: Verifier, st: State, regno: int, reg: Reg, size: int, write: b
         raise VerifierError(Errno.EACCES, f"R{regno} type={reg.type_str()} expected={MEM_TYPES}")
 
 
-def _ret(env: Verifier, st: State, fid: int, kind: str, map_reg: Reg | None) -> Reg:
+def _ret(env: Env, st: State, fid: int, kind: str, map_reg: Reg | None) -> Reg:
     if kind != "map_value_or_null":
         return UNKNOWN
     assert map_reg is not None
@@ -200,7 +196,7 @@ def _forget_packet(st: State) -> None:
             st.replace_reg(f, i, UNKNOWN)
 
 
-def func_call(env: Verifier, st: State, ins: Insn, pc: int) -> int:
+def func_call(env: Env, st: State, ins: Insn, pc: int) -> int:
     """``check_func_call``: enter the subprogram at ``pc + imm + 1``; returns that index."""
     target = pc + ins.imm + 1
     if len(st.frames) >= MAX_CALL_FRAMES:
@@ -220,7 +216,7 @@ def func_call(env: Verifier, st: State, ins: Insn, pc: int) -> int:
     return target
 
 
-def func_exit(env: Verifier, st: State) -> int:
+def func_exit(env: Env, st: State) -> int:
     """``prepare_func_exit``: back to the caller with r0; returns where it resumes."""
     callee = st.frames.pop()
     r0 = callee.regs[0]

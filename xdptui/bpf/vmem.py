@@ -11,8 +11,6 @@ written is allowed (``allow_uninit_stack``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from xdptui.bpf import memory as mem
 from xdptui.bpf import scalar as sc
 from xdptui.bpf import tnum as tn
@@ -28,6 +26,7 @@ from xdptui.bpf.vstate import (
     SLOT,
     STACK,
     UNKNOWN,
+    Env,
     Func,
     Reg,
     Slot,
@@ -37,9 +36,6 @@ from xdptui.bpf.vstate import (
     scalar,
 )
 from xdptui.model.errors import Errno
-
-if TYPE_CHECKING:
-    from xdptui.bpf.verifier import Verifier
 
 BPF_MAX_VAR_OFF = 1 << 29
 XDP_MD_SIZE = 24
@@ -75,7 +71,7 @@ def coerce(reg: Reg, size: int) -> Reg:
 
 
 def check_access(
-    env: Verifier,
+    env: Env,
     st: State,
     regno: int,
     off: int,
@@ -141,7 +137,7 @@ def check_access(
     raise VerifierError(Errno.EACCES, f"R{regno} invalid mem access '{reg.type_str()}'")
 
 
-def _ctx_access(env: Verifier, reg: Reg, regno: int, off: int, size: int, write: bool) -> Reg:
+def _ctx_access(env: Env, reg: Reg, regno: int, off: int, size: int, write: bool) -> Reg:
     """``check_ctx_access`` with ``xdp_is_valid_access``."""
     if reg.off != 0 or not reg.var_const or reg.r[0] != 0:
         if not reg.var_const:

@@ -10,9 +10,14 @@ branch is pushed or a state is kept for pruning. Stack bytes are ``i`` (never wr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Protocol
+
 from xdptui.bpf import scalar as sc
 from xdptui.bpf import tnum as tn
 from xdptui.model.errors import Errno
+
+if TYPE_CHECKING:
+    from xdptui.bpf.maps import BpfMap
 
 # enum bpf_reg_type (the kinds an XDP program meets)
 NOT_INIT, SCALAR, CTX, MAP_PTR, MAP_VALUE, STACK, PKT, PKT_META, PKT_END = range(9)
@@ -377,3 +382,23 @@ def states_equal(old: State, cur: State, live: list[int], exact: bool) -> bool:
         if (fo.stack or fc.stack) and not stacksafe(fo, fc, ids, exact):
             return False
     return True
+
+
+class Env(Protocol):
+    """The verifier's environment (``struct bpf_verifier_env``) as the instruction checks
+    (``valu``, ``vmem``, ``vcalls``) call it; ``xdptui.bpf.verifier.Verifier`` is it."""
+
+    maps: list[BpfMap]
+    attach: str
+
+    def new_id(self) -> int: ...
+
+    def read(self, st: State, regno: int) -> Reg: ...
+
+    def write(self, st: State, regno: int, reg: Reg) -> None: ...
+
+    def branch(self, st: State, target: int) -> State: ...
+
+    def note_call(self, st: State, target: int) -> None: ...
+
+    def note_return(self, st: State, callee: Func) -> None: ...

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.bpf.maps import PERCPU_TYPES
+from xdptui.bpf.vm import run_batch
 from xdptui.model.errors import Errno, KernelError
 from xdptui.sim.core import derived
 from xdptui.sim.core.bpf_obj import ObjProgram, Outcome, devmap_fingerprint, sync_devmaps
@@ -187,7 +188,8 @@ def run_probe(
         while work:
             start, end = work.pop()
             try:
-                res = obj.prog.run_batch(
+                res = run_batch(
+                    obj.prog,
                     frames[start:end],
                     ingress_ifindex=ingress,
                     rx_queue_index=queue[start:end],

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from xdptui.bpf.batch import KEY_SPACE, READ, AccessLog
 from xdptui.bpf.maps import BpfMap
 from xdptui.bpf.memory import FIRST_MAP_REGION
-from xdptui.bpf.vm import BatchResult, action_name
+from xdptui.bpf.vm import BatchResult, action_name, run_batch
 from xdptui.model.views import MapAccessView, ProgramRunView
 from xdptui.sim.batch import Rows
 from xdptui.sim.core import derived
@@ -134,7 +134,8 @@ def _run(
     e = dp.world.entries
     data = derived.frame_bytes(e)
     frames = [data[i] for i in entries.tolist()]
-    res = ev.obj.prog.run_batch(
+    res = run_batch(
+        ev.obj.prog,
         frames,
         ingress_ifindex=ev.ingress,
         rx_queue_index=ev.queue[np.minimum(entries, len(ev.queue) - 1)],
@@ -341,7 +342,8 @@ def explain(dp: RunCore, ev: ObjEval, entry: int, cpu: int, t: int) -> ProgramRu
     frame = derived.frame_bytes(e)[entry]
     snaps = [m.snapshot() for m in obj.maps]
     try:
-        res = obj.prog.run_batch(
+        res = run_batch(
+            obj.prog,
             [frame],
             ingress_ifindex=ev.ingress,
             rx_queue_index=int(ev.queue[min(entry, len(ev.queue) - 1)]),
