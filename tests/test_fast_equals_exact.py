@@ -149,3 +149,29 @@ def test_fast_equals_exact_at_scale():
     """Four ports x 64 queues, 256 CPUs, three 40 Mpps sources of 65,536 flows."""
     t = load_topology(ROOT / "benchmarks" / "scale_4x64.yaml")
     assert_fast_equals_exact(t, [1_000_000, 2_000_000])
+
+
+def test_napis_loop_gives_the_same_report_compiled_and_as_plain_python():
+    """The loop is integer arithmetic: compiled (numba) or run as plain Python
+    (``XDPTUI_NO_JIT=1``, and every run's first polls), the report is the same."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from xdptui.sim import fast_napi
+
+    fast_napi._polls_run[0] = fast_napi.JIT_AFTER_POLLS + 1  # compiled from the first poll
+    sim = Simulator(load_topology(TOPOLOGIES / "dual_port.yaml"))
+    sim.run_until(20_000_000)
+    compiled = sim.report()
+    env = {**os.environ, "XDPTUI_NO_JIT": "1"}
+    res = subprocess.run(
+        [sys.executable, "-m", "xdptui", "run", str(TOPOLOGIES / "dual_port.yaml"),
+         "--duration", "20ms", "--json", "-"],
+        capture_output=True, text=True, env=env, check=True,
+    )  # fmt: skip
+    plain = json.loads(res.stdout)
+    assert plain["devices"] == compiled["devices"]
+    assert plain["tracepoints"] == compiled["tracepoints"]
+    assert sum(q["rx_packets"] for q in compiled["devices"]["eth0"]["queues"]) > 100_000

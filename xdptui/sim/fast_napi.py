@@ -35,6 +35,11 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 POLLS_CHUNK = 1 << 16
+# The loop runs as plain Python (~25 us a poll) until this many polls, then compiled: loading
+# the compiled code costs about a second a process, which a short run would not win back.
+# The results are the same either way (integer arithmetic).
+JIT_AFTER_POLLS = 20_000
+_polls_run = [0]  # polls this process ran through the loop
 
 
 @dataclass(frozen=True, eq=False)
@@ -271,7 +276,6 @@ class FastNapi:
             return set()
         src = _source_rows(w.sources)
         st.ins[:, napi.I_RUNNING] = [1 if d.running else 0 for d in devs]
-        napi.compile_rules()
         basis = [_basis(w, devs[i], cfg.static[i, napi.I_SRC]) for i in range(n)]
         for i in np.flatnonzero(run & st.known).tolist():
             if basis[i] != st.basis[i]:  # the source's table or the queues were rebuilt:
@@ -297,6 +301,9 @@ class FastNapi:
         before = st.ins.copy()
         busy_before = st.cpu[:, napi.C_BUSY_NS].copy()
         polls, segs = self._run(cfg, st, src, cpus.astype(np.int64), t1)
+        _polls_run[0] += len(polls)
+        if _polls_run[0] > JIT_AFTER_POLLS:
+            napi.compile_rules()
         self._apply(cfg, st, before, polls, segs, rxqs, devs, run, t0)
         self.dp.cpu.busy_ns += st.cpu[:, napi.C_BUSY_NS] - busy_before
         return {id(rxqs[i]) for i in np.flatnonzero(run).tolist()}

@@ -2,7 +2,8 @@
 as plain Python over NumPy arrays and integers, and compiled with numba the first time it runs.
 
 ``compile_functions(module, names)`` rebinds each named function of ``module`` to numba's
-``njit`` of it (compiled on its first call, cached on disk: next to the module, or in the
+``njit`` of it (the caller decides when: ``xdptui.sim.fast_napi`` after its first 20,000
+polls; compiled on its first call, cached on disk: next to the module, or in the
 user's cache directory where the package is read-only), so compiled callers call compiled
 callees and later runs load the machine code instead of compiling. numba is imported then, not
 when the module is: the app's start does not pay for it. With ``XDPTUI_NO_JIT=1`` the functions
