@@ -201,6 +201,7 @@ poll by poll to the next event the filters let through (`,` then goes back one p
     EventListPanel {
         & > .event-list--time { color: $foreground-muted; }
         & > .event-list--poll { }
+        & > .event-list--write { color: $text-secondary; }
         & > .event-list--flush { color: $accent; }
         & > .event-list--drop { color: $error; text-style: bold; }
         & > .event-list--command { text-style: bold; }
@@ -215,6 +216,7 @@ poll by poll to the next event the filters let through (`,` then goes back one p
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "event-list--time",
         "event-list--poll",
+        "event-list--write",
         "event-list--flush",
         "event-list--drop",
         "event-list--command",
@@ -264,8 +266,9 @@ poll by poll to the next event the filters let through (`,` then goes back one p
         event = next((e for e in self._visible() if e.seq == seq), None)
         self.post_message(EventSelected(event))
         self._rebuild()
-        if event is not None and event in self._shown:
-            line = self._rows.index(self._shown.index(event))
+        row = self._shown.index(event) if event is not None and event in self._shown else -1
+        if row in self._rows:  # drawn (a failed drawing has no rows)
+            line = self._rows.index(row)
             self.scroll_to(y=max(0, line - self.size.height // 2), animate=False)
 
     def action_select(self, delta: int) -> None:
@@ -300,7 +303,7 @@ poll by poll to the next event the filters let through (`,` then goes back one p
     def _filters_changed(self) -> None:
         self._title()
         self._rebuild()
-        self.scroll_end(animate=False)
+        self.scroll_end(animate=False, force=True)
 
     def _title(self) -> None:
         kind = "every kind" if self.kind == "all" else PLURALS.get(self.kind, self.kind)
@@ -323,7 +326,7 @@ poll by poll to the next event the filters let through (`,` then goes back one p
         follow = self.scroll_offset.y >= self.max_scroll_y - 1
         changed = super().update_view(view)
         if changed and follow:
-            self.scroll_end(animate=False)
+            self.scroll_end(animate=False, force=True)
         return changed
 
     # --- drawing -------------------------------------------------------------------------

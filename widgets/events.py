@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import deque
 from typing import ClassVar
 
+from textual import events
 from textual.geometry import Size
 from textual.strip import Strip
 
@@ -80,6 +81,7 @@ command shows ✗, the errno name and the reply the real tool prints (`RTNETLINK
         self._drawn: deque[int] = deque()  # lines of each event drawn, oldest first
         self._hidden = 0  # events older than the MAX_EVENTS drawn
         self._has_marker = False  # the first body line says how many are hidden
+        self._height = 1 << 30  # rows before the last resize (at first: following the end)
 
     def update_view(self, view: tuple[EventView, ...]) -> bool:
         """Append the events past the ones already drawn; a log that did not simply grow is
@@ -98,8 +100,18 @@ command shows ✗, the errno name and the reply the real tool prints (`RTNETLINK
         if not grew or self._built_width < 0 or not self._append(new):
             self._rebuild()
         if not grew or follow:
-            self.scroll_end(animate=False)
+            # force: the first line past the panel's height gives it a scrollbar only at the
+            # next layout, and until then Textual would refuse the scroll.
+            self.scroll_end(animate=False, force=True)
         return True
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A log that showed its newest line still does at its new height (the command line
+        or the event strip opening takes rows from it)."""
+        at_end = self.scroll_offset.y + self._height >= self.virtual_size.height - 1
+        self._height = self.size.height
+        if at_end:
+            self.scroll_end(animate=False, force=True)
 
     def _append(self, new: tuple[EventView, ...]) -> bool:
         """Draw ``new`` below the log and drop the oldest past :data:`MAX_EVENTS`; False if
