@@ -136,6 +136,31 @@ def test_fast_equals_exact_while_two_rings_overflow():
     assert_fast_equals_exact(topo(OVERFLOW), instants(3))
 
 
+IDLE_VETH = """
+name: a devmap redirect beside an idle veth pair
+cpus: 1
+devices:
+  eth0: {type: nic, driver: i40e, queues: 1,
+         xdp: {program: redirect_map, params: {map: tx_ports, key: 0}}}
+  eth1: {type: nic, driver: i40e, queues: 1, xdp: xdp_pass}
+  veth0: {type: veth, peer: veth1}
+  veth1: {type: veth, peer: veth0, xdp: xdp_drop}
+maps:
+  tx_ports:
+    type: devmap
+    max_entries: 4
+    entries: {0: {dev: eth1, egress: xdp_pass}, 1: veth0}
+traffic:
+  - {name: g, to: eth0, rate: 5Mpps}
+"""
+
+
+def test_fast_equals_exact_beside_a_veth_nothing_sends_to():
+    """The veth pair's NAPI instances share CPU 0 with eth0's but nothing reaches them
+    (key 1 is never used): they take no CPU time, and eth0's polls are NAPI's loop's."""
+    assert_fast_equals_exact(topo(IDLE_VETH), instants(3))
+
+
 @pytest.mark.xfail(strict=True, reason=NOT_YET["line_rate"])
 def test_fast_equals_exact_on_the_bond_seeds_saturated_two_port_rows():
     """Two ports of one card, one queue each, saturated, XDP_TX through a balance-rr bond:

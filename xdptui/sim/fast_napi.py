@@ -23,6 +23,7 @@ from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue
+from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import flush_cost
 from xdptui.sim.fast_burst import Feed
 from xdptui.sim.fast_shapes import Facts
@@ -231,6 +232,24 @@ class FastNapi:
                     return False, None
         return True, src
 
+    def _fed(self) -> set[str]:
+        """Devices frames may reach: a source's, a program's redirect or XDP_TX target, a
+        fed veth's peer (``veth_xmit``); every device when a program broadcasts or a bond
+        picks its slave per frame."""
+        w = self.world
+        fed = {s.device for s in w.sources}
+        fed |= {d.name for s in w.sources if (d := w.lands_on(s)) is not None}
+        for c in self.dp.compiled.values():
+            if c.broadcast or (c.bq_class < -1).any():
+                return set(w.devices)
+            out = np.concatenate((c.target[c.target >= 0], c.tx_slave[c.tx_slave >= 0]))
+            fed |= {w.by_ifindex[i].name for i in np.unique(out).tolist() if i in w.by_ifindex}
+        for name in list(fed):
+            dev = w.devices.get(name)
+            if isinstance(dev, Veth):
+                fed.add(dev.peer)
+        return fed
+
     # ------------------------------------------------------------ a step
 
     def mark_change(self, t: int) -> None:
@@ -259,8 +278,10 @@ class FastNapi:
             if ok[i] and (id(rxq) in cycling or kept.get(id(rxq), 1.0) < 1.0):
                 ok[i] = False
         cpu_of = cfg.static[:, napi.I_CPU]
+        fed = self._fed()
+        idle = np.array([not isinstance(d, Nic) and d.name not in fed for d in devs], bool)
         bad_cpu = np.zeros(w.nr_cpus + 1, bool)
-        bad_cpu[cpu_of[~ok]] = True
+        bad_cpu[cpu_of[~ok & ~idle]] = True  # an idle veth or tap takes no CPU time
         for dev in w.devices.values():  # a veth or tap served on a CPU: not this loop's
             if not isinstance(dev, Nic):
                 for rxq in dev.rxq:
