@@ -184,3 +184,22 @@ async def test_stepping_back_over_a_step_start_shows_the_step_before_it() -> Non
         await pilot.press(",", ",")
         await pilot.pause()
         assert app.guide.position() == (0, 0)
+
+
+def test_a_cpu_that_just_polled_is_not_shown_idle_at_the_same_instant() -> None:
+    """Stepping polls one by one, several fall on one nanosecond: a frame at the same instant
+    as the last has no interval of its own, so it shows the last interval's busy shares (a
+    CPU that polled in it is busy), never 0 % because no time passed."""
+    sim = Simulator.from_file(DUAL_PORT, seed=7)
+    sim.exact = True  # poll by poll
+    frames = [sim.frame()]
+    while len(frames) < 40:
+        sim.step_poll()
+        frames.append(sim.frame())
+        if frames[-1].t_ns == frames[-2].t_ns and frames[-2].t_ns > frames[-3].t_ns:
+            break
+    before, same = frames[-2], frames[-1]
+    assert same.t_ns == before.t_ns  # two frames at one instant
+    busy = {c.cpu: c.busy for c in before.cpus}
+    assert any(b > 0 for b in busy.values())  # someone polled in the interval
+    assert {c.cpu: c.busy for c in same.cpus} == busy

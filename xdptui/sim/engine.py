@@ -107,6 +107,7 @@ class Simulator:
         self._seq = 0
         self._last_frame_t = 0
         self._last_busy = np.zeros(world.nr_cpus)
+        self._last_share = np.zeros(world.nr_cpus)  # the last interval's busy shares
         self._last_polls = np.zeros(world.nr_cpus, dtype=np.int64)
         self._preview: tuple[int, int, State] | None = None
         self._views: dict[int, tuple[dict[str, Any], StreamEventView]] = {}
@@ -455,6 +456,7 @@ class Simulator:
         self._preview = None
         self._last_frame_t = 0
         self._last_busy = self.state.dp.cpu.busy_ns.copy()
+        self._last_share = np.zeros_like(self._last_busy)
         self._last_polls = self.state.dp.cpu.polls.copy()
 
     # ------------------------------------------------------------ lessons
@@ -673,6 +675,7 @@ class Simulator:
         other._seq = 0
         other._last_frame_t = other.state.now
         other._last_busy = other.state.dp.cpu.busy_ns.copy()
+        other._last_share = np.zeros_like(other._last_busy)
         other._last_polls = other.state.dp.cpu.polls.copy()
         other._preview = None
         return other
@@ -699,7 +702,8 @@ class Simulator:
         return trace_frame(self, source, flow)
 
     def frame(self, live: bool = False, zoom: QueueRef | None = None) -> Frame:
-        """An immutable snapshot; CPU busy shares cover the time since the previous frame.
+        """An immutable snapshot; CPU busy shares cover the time since the previous frame
+        (one at the same instant: the interval before it).
         ``live``: a running display's frame -- in fast mode the state at the end of the last
         whole step (its time is the frame's ``t_ns``), which spares running the step's
         remainder on a copy every frame. ``zoom``: a queue whose slots the frame carries."""
@@ -707,17 +711,24 @@ class Simulator:
         st = self.state if live and not self.state.is_exact else self.view()
         t = st.committed if st is self.state and not st.is_exact else st.now
         span = t - self._last_frame_t
-        busy = st.dp.cpu.busy_ns - self._last_busy
         polls = st.dp.cpu.polls - self._last_polls
-        share = busy / span if span > 0 else np.zeros_like(busy)
+        if span > 0:
+            self._last_share = (st.dp.cpu.busy_ns - self._last_busy) / span
+            self._last_frame_t = t
+            self._last_busy = st.dp.cpu.busy_ns.copy()
+        elif span < 0:  # time went back (a rewind): the next interval starts here
+            self._last_frame_t = t
+            self._last_busy = st.dp.cpu.busy_ns.copy()
+        # A frame at the same instant as the last (polls stepped one by one at one
+        # nanosecond) has no interval of its own: it shows the last one's shares, and the
+        # next interval covers its polls' time.
+        share = self._last_share
         stream = self._recent_events(st)
         frame = build_frame(st, self._seq, np.clip(share, 0.0, 1.0), polls, t, stream)
         if zoom is not None:
             from xdptui.sim.zoom import zoom_view
 
             frame = dataclasses.replace(frame, zoom=zoom_view(st, zoom))
-        self._last_frame_t = t
-        self._last_busy = st.dp.cpu.busy_ns.copy()
         self._last_polls = st.dp.cpu.polls.copy()
         return frame
 
