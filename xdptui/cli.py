@@ -744,6 +744,20 @@ def _serve(args: argparse.Namespace) -> int:
     except (OSError, UnicodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         fail(f"xdptui serve: cannot listen on {args.host}:{args.port}: {reason}")
+    from xdptui import serve_url
+
+    public_url = args.public_url
+    if public_url is None:
+        try:
+            public_url = serve_url.public_url(args.host, args.port)
+        except serve_url.NoPublicUrl as exc:
+            fail(f"xdptui serve: {exc}")
+        if public_url is not None:
+            print(
+                f"xdptui serve: browsers load the page from {public_url} (this machine's first "
+                f"address beyond loopback; --public-url sets another)",
+                file=sys.stderr,
+            )
     if args.host not in LOCAL_HOSTS:
         print(
             f"xdptui serve: warning: listening on {args.host}:{args.port}, beyond this machine: "
@@ -756,9 +770,7 @@ def _serve(args: argparse.Namespace) -> int:
     words += ["--trust"] if programs else []
     words += [] if args.allow_user_programs else ["--no-user-programs"]
     command = " ".join(shlex.quote(word) for word in words)
-    Server(
-        command, host=args.host, port=args.port, title="xdptui", public_url=args.public_url
-    ).serve()
+    Server(command, host=args.host, port=args.port, title="xdptui", public_url=public_url).serve()
     return 0
 
 
