@@ -9,7 +9,13 @@ import zipfile
 
 from tree import ROOT, layout
 
-REQUIRED = ("xdptui/py.typed", "xdptui/app.tcss", "xdptui/topologies/dual_port.yaml")
+REQUIRED = (
+    "xdptui/py.typed",
+    "xdptui/app.tcss",
+    "xdptui/topologies/dual_port.yaml",
+    "xdptui/examples/bpf/mac_swap.c",
+    "xdptui/examples/bpf/Makefile",
+)
 
 
 def main(path: str) -> int:

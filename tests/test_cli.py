@@ -131,3 +131,67 @@ def test_bench_modes_compares_every_tally_of_both_modes_at_each_instant():
     per_instant = sum(len(q) for d in report["devices"].values() for q in d.get("queues", []))
     assert row["tallies_compared"] > 2 * per_instant  # at both instants, queues and more
     assert row["tallies_differing"] == 0 and row["differing"] == []
+
+
+# --- shipped topologies by bare name (what a pipx user has) ---------------------------------
+
+
+def xdptui_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "xdptui", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
+
+
+def test_topologies_lists_every_shipped_topology_with_its_name_one_per_line(tmp_path: Path):
+    import yaml
+
+    res = xdptui_in(tmp_path, "topologies")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    shipped = sorted(TOPOLOGIES.glob("*.yaml"))
+    assert [line.split()[0] for line in lines] == [p.stem for p in shipped]
+    for line, path in zip(lines, shipped, strict=True):
+        doc = yaml.safe_load(path.read_text())
+        assert f" {doc['name']}: " in line
+        # the description's first words, on the same line
+        assert " ".join(doc["description"].split()[:4]) in line
+
+
+def test_a_bare_name_runs_the_shipped_topology_from_any_directory(tmp_path: Path):
+    res = xdptui_in(tmp_path, "run", "bond_redirect", "--duration", "1ms", "--json", "-")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["topology"] == "redirect into a bond"
+    for name in ("dual_port", "dual_port.yaml"):
+        res = xdptui_in(tmp_path, "check", name)
+        assert res.returncode == 0, res.stderr
+        assert res.stdout.startswith(str(TOPOLOGIES / "dual_port.yaml")), res.stdout
+
+
+def test_a_real_file_wins_over_a_shipped_name(tmp_path: Path):
+    (tmp_path / "dual_port").write_text("name: mine\ndevices:\n  eth0: {type: nic}\n")
+    res = xdptui_in(tmp_path, "check", "dual_port")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("dual_port: ok (mine:"), res.stdout
+
+
+def test_an_unknown_bare_name_lists_the_valid_ones(tmp_path: Path):
+    res = xdptui_in(tmp_path, "run", "dual_prot")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "no shipped topology" in res.stderr and "'dual_prot'" in res.stderr
+    for path in TOPOLOGIES.glob("*.yaml"):
+        assert path.stem in res.stderr
+    res = xdptui_in(tmp_path, "dual_prot")  # the app's form
+    assert res.returncode == 2 and "no shipped topology" in res.stderr
+
+
+def test_topologies_dir_names_the_folders_with_the_topologies_and_the_examples(tmp_path: Path):
+    res = xdptui_in(tmp_path, "topologies", "--dir")
+    assert res.returncode == 0, res.stderr
+    where = dict(line.split(None, 1) for line in res.stdout.splitlines())
+    assert (Path(where["topologies"]) / "dual_port.yaml").is_file()
+    assert (Path(where["examples"]) / "bpf" / "mac_swap.c").is_file()
+    assert (Path(where["examples"]) / "bpf" / "Makefile").is_file()

@@ -17,6 +17,7 @@ from xdptui.topology_io import load_topology
 DURATIONS_MS = {
     "bond_failover": 4,
     "bond_modes": 12,
+    "bond_redirect": 20,
     "bpf_reflector": 6,
     "bpf_router": 8,
     "devmap_egress": 45,

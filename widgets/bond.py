@@ -80,7 +80,9 @@ legal sequence, run one command per tick so the traffic lost on the way shows.
         "bond-panel--next",
     }
 
-    def _narrow_slaves(self, bond: BondInfo, name_w: int, counting: bool) -> list[Strip]:
+    def _narrow_slaves(
+        self, bond: BondInfo, name_w: int, counting: bool, width: int
+    ) -> list[Strip]:
         """A narrow panel: each slave on two lines (its role, then its rates and split)."""
         s = self.style_of
         out: list[Strip] = []
@@ -109,7 +111,7 @@ legal sequence, run one command per tick so the traffic lost on the way shows.
             out.append(
                 strip(
                     [
-                        (f"    TX {format_pps(row.tx_rate)} · XDP_TX ", s("bond-panel--dim")),
+                        (f"  TX {format_pps(row.tx_rate)} · XDP_TX ", s("bond-panel--dim")),
                         (format_pps(row.xdp_tx_rate), s("bond-panel--tx")),
                         (" [", s("bond-panel--dim")),
                         *bar,
@@ -126,17 +128,17 @@ legal sequence, run one command per tick so the traffic lost on the way shows.
                     if row.steps is not None
                     else ""
                 )
-                out.append(
-                    strip(
-                        [
-                            (f"    so far TX {tx} · XDP_TX ", s("bond-panel--dim")),
-                            (xdp_tx, s("bond-panel--tx")),
-                            (" · REDIR ", s("bond-panel--dim")),
-                            (redirect, s("bond-panel--redirect")),
-                            (f" · XMIT in {xmit}{step}", s("bond-panel--dim")),
-                        ]
-                    )
-                )
+                so_far: list[Part] = [
+                    (f"  so far TX {tx} · XDP_TX ", s("bond-panel--dim")),
+                    (xdp_tx, s("bond-panel--tx")),
+                    (" · REDIR ", s("bond-panel--dim")),
+                    (redirect, s("bond-panel--redirect")),
+                    (f" · XMIT in {xmit}", s("bond-panel--dim")),
+                ]
+                if sum(len(t) for t, _ in so_far) + len(step) <= width:
+                    out.append(strip([*so_far, (step, s("bond-panel--dim"))]))
+                else:  # the last step's counts on a line of their own, never cut
+                    out += [strip(so_far), strip([(f"  last step{step}", s("bond-panel--dim"))])]
         return out
 
     def _counts(self, row: SlaveRow, name_w: int) -> list[Strip]:
@@ -206,7 +208,7 @@ legal sequence, run one command per tick so the traffic lost on the way shows.
             name_w = max([len("SLAVE"), *(len(r.name) for r in bond.slaves)])
             heading = s("bond-panel--heading")
             if narrow:
-                body += self._narrow_slaves(bond, name_w, view.counting)
+                body += self._narrow_slaves(bond, name_w, view.counting, width)
                 body.append(strip([("", s("bond-panel--dim"))]))
                 continue
             body.append(

@@ -16,6 +16,7 @@ import math
 from typing import ClassVar
 
 from rich.cells import cell_len
+from rich.style import Style
 from textual.strip import Strip
 
 from xdptui.widgets.lines import LinePanel, Part, strip
@@ -167,13 +168,30 @@ those are listed; after the last ring every CPU again); ↑↓ pgup pgdn scroll.
                 ("  " + rx_text + " " * (rx_w - cell_len(rx_text)), s("cpu-map--rx")),
                 (" ", s("cpu-map--dim")),
             ]
+            tokens: list[list[Part]] = []
             if not row.xdp_tx_rings:
-                parts.append((" -", s("cpu-map--dim")))
+                tokens.append([(" -", s("cpu-map--dim"))])
             for ring, locked in row.xdp_tx_rings:
-                parts.append((" " + ring, s("cpu-map--tx")))
+                token: list[Part] = [(" " + ring, s("cpu-map--tx"))]
                 if locked:
-                    parts.append((LOCK, s("cpu-map--lock")))
-            for bq in row.bulk_queues:
-                parts.append((" " + bq, s("cpu-map--bq")))
-            body.append(strip(parts))
+                    token.append((LOCK, s("cpu-map--lock")))
+                tokens.append(token)
+            tokens += [[(" " + bq, s("cpu-map--bq"))] for bq in row.bulk_queues]
+            body += [strip(line) for line in _wrap_tokens(parts, tokens, width)]
         return head, body
+
+
+def _wrap_tokens(prefix: list[Part], tokens: list[list[Part]], width: int) -> list[list[Part]]:
+    """``prefix`` then the tokens, on as many lines as ``width`` needs: a token is never cut,
+    continuation lines start under the first token (the XDP TX column)."""
+    indent = sum(cell_len(text) for text, _ in prefix)
+    lines: list[list[Part]] = [list(prefix)]
+    used = indent
+    for token in tokens:
+        size = sum(cell_len(text) for text, _ in token)
+        if used + size > width and used > indent:
+            lines.append([(" " * indent, Style())])
+            used = indent
+        lines[-1] += token
+        used += size
+    return lines

@@ -107,6 +107,8 @@ to focus that device everywhere.
                 break
             needed -= ident_w[col] + len(_GAP)
             ident_w[col] = -len(_GAP)
+        if needed > width:  # then the XDP column is shortened, each program name with "…"
+            ident_w[3] = max(len(_IDENT_HEADINGS[3]), ident_w[3] - (needed - width), 8)
 
         head: list[Part] = []
         for h, w in zip(_IDENT_HEADINGS, ident_w, strict=True):
@@ -139,8 +141,8 @@ to focus that device everywhere.
             for i, w in enumerate(ident_w):
                 if w < 0:
                     continue
-                first.append((one[i].ljust(w) + _GAP, st(first_styles[i])))
-                second.append((two[i].ljust(w) + _GAP, st(second_styles[i])))
+                first.append((_fit(one[i], w) + _GAP, st(first_styles[i])))
+                second.append((_fit(two[i], w) + _GAP, st(second_styles[i])))
             for i, w in enumerate(counter_w):
                 hot = i in drop_cols and row.totals[i] > 0
                 first.append((" " + rate_cells[i].rjust(w), st("drop" if hot else "rate")))
@@ -160,6 +162,11 @@ to focus that device everywhere.
         index = self.body_index(offset.y)
         if index is not None and index < len(self._line_device):
             self.post_message(self.DeviceClicked(self._line_device[index]))
+
+
+def _fit(text: str, width: int) -> str:
+    """``text`` in exactly ``width`` cells: padded, or cut with "…"."""
+    return text.ljust(width) if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
 def _line_one(row: DeviceRow) -> tuple[str, str, str, str]:

@@ -174,7 +174,16 @@ Up/down or a click selects a row: its cause and fix are shown under the summary.
             widths = [
                 max([len(h), *(len(row.cells[i]) for row in rows)]) for i, h in enumerate(headings)
             ]
-            line: list[Part] = [(title.ljust(label_w), s("drops-panel--section"))]
+            cols = sum(1 + w for w in widths[1:])
+            row_w = label_w
+            if label_w + cols > width:
+                # Too wide beside its title (devmap_xmit at 80 columns): the title on a line of
+                # its own, the columns beside the row labels only.
+                row_w = max([0, *(2 + len(row.cells[0]) for row in rows)])
+                body.append(strip([(title, s("drops-panel--section"))]))
+                self._line_key.append(None)
+            label = title if row_w == label_w else ""
+            line: list[Part] = [(label.ljust(row_w), s("drops-panel--section"))]
             line += [
                 (" " + h.rjust(w), s("drops-panel--dim"))
                 for h, w in zip(headings[1:], widths[1:], strict=True)
@@ -185,7 +194,7 @@ Up/down or a click selects a row: its cause and fix are shown under the summary.
                 body.append(strip([("  none", s("drops-panel--dim"))]))
                 self._line_key.append(None)
             for row in rows:
-                parts: list[Part] = [(("  " + row.cells[0]).ljust(label_w), s("drops-panel--key"))]
+                parts: list[Part] = [(("  " + row.cells[0]).ljust(row_w), s("drops-panel--key"))]
                 for i, (cell, w) in enumerate(zip(row.cells[1:], widths[1:], strict=True)):
                     name = row.styles[i] if i < len(row.styles) else "count"
                     parts.append((" " + cell.rjust(w), s(f"drops-panel--{name}")))

@@ -19,6 +19,15 @@ class Explanation:
 NONE = Explanation("", "")
 
 
+@dataclass(frozen=True)
+class BondTarget:
+    """What a bond's ``bond_xdp_xmit`` depends on: its mode, active slave and MII period."""
+
+    mode: str
+    active_slave: str | None
+    miimon_ms: int
+
+
 def ring_full(dev: str, queue: int, cpu: int) -> Explanation:
     """``rx_dropped``: the NIC found no free descriptor in the RX ring."""
     return Explanation(
@@ -140,9 +149,10 @@ def devmap_xmit(
     bulk: float | None,
     egress_drops: int = 0,
     egress: str | None = None,
+    bond: BondTarget | None = None,
 ) -> Explanation:
     """``xdp:xdp_devmap_xmit``: one hit per bulk flush (``bq_xmit_all``) from one device to one
-    target."""
+    target (``bond``: the target is a bond, what its slave choice depends on)."""
     if egress_drops and egress_drops >= drops - egress_drops:
         prog = egress or "the devmap entry's egress program"
         return Explanation(
@@ -152,6 +162,8 @@ def devmap_xmit(
             "give the devmap entry another egress program (bpftool map update ... egress "
             "xdp_pass) or none",
         )
+    if bond is not None and (err or drops):
+        return bond_xmit(from_dev, to_dev, err, bond)
     if err:
         return Explanation(
             f"{to_dev}'s ndo_xdp_xmit returned an error for whole bulks (drv_err): it was "
@@ -171,3 +183,28 @@ def devmap_xmit(
         "flush",
         "nothing to fix: a low bulk-avg means light polls, 16 a saturated CPU",
     )
+
+
+def bond_xmit(from_dev: str, to_dev: str, err: int, bond: BondTarget) -> Explanation:
+    """Drops of bulks into a bond: ``bond_xdp_xmit`` hands each frame alone to the slave
+    ``bond_xdp_get_xmit_slave`` picks and stops at the first one refused; ``bq_xmit_all`` frees
+    the rest (all of it, and a flush error, when the first frame failed)."""
+    picked = (
+        f"the active slave ({bond.active_slave})"
+        if bond.mode == "active-backup" and bond.active_slave
+        else "the slave bond_xdp_get_xmit_slave picked"
+    )
+    where = "the first frame of whole bulks (drv_err)" if err else "a frame within the bulk"
+    cause = (
+        f"{to_dev}'s bond_xdp_xmit handed {where} to {picked}, whose ndo_xdp_xmit refused it "
+        "(a slave that is down answers ENETDOWN); the bond stops at that frame and "
+        f"bq_xmit_all frees the rest of the bulk from {from_dev}"
+    )
+    if bond.miimon_ms:
+        fix = (
+            f"{to_dev} moves to a working slave at its next MII tick (miimon "
+            f"{bond.miimon_ms}ms); a shorter miimon shortens the loss"
+        )
+    else:
+        fix = f"{to_dev} has no MII monitoring (miimon 0): it never fails over; set miimon"
+    return Explanation(cause, fix)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
@@ -100,6 +101,20 @@ class SimHeader(Widget):
         window = format_window(view.window_ns) if view.window_ns > 0 else "-"
         parts += [sep, (f"rates/{window}", self._style("dim"))]
         parts += [sep, (f"seed {view.seed}", self._style("dim"))]
+        parts[0] = (_fit_name(parts, self.size.width), parts[0][1])
         for chunk, style in parts:
             text.append(chunk, style)
         return text
+
+
+def _fit_name(parts: list[tuple[str, Style]], width: int) -> str:
+    """The topology's name (the first part), shortened with an ellipsis so that the parts after
+    it -- the time, the speed, the rates' window and the seed -- fit in ``width`` whole; a name
+    keeps at least 8 cells."""
+    name = parts[0][0]
+    rest = sum(cell_len(chunk) for chunk, _ in parts[1:])
+    room = width - rest
+    if width <= 0 or cell_len(name) <= room:
+        return name
+    keep = max(room - 1, 8)
+    return set_cell_size(name, keep).rstrip() + "…"

@@ -104,6 +104,7 @@ appear on top, its devices marked ◆. Click a box to focus that device in every
         self._line_device: list[str | None] = []
         self._compact = False  # notes and programs on lines of their own (a narrow panel)
         self._counts: tuple[int, int] | None = None  # stepping: widths of total and +step
+        self._note_room = 80  # a note's cells in a narrow panel (room for a box in a bond's)
 
     def build(self, view: PathsView, width: int) -> tuple[list[Strip], list[Strip]]:
         s = self.style_of
@@ -123,6 +124,7 @@ appear on top, its devices marked ◆. Click a box to focus that device in every
             )
         bodies: dict[int, list[Line]] = {}
         self._compact = False
+        self._note_room = width - 1 - 2 * 4
         needed = max(
             (self._needed(b, view, label_w, rate_w, bodies) for b in view.boxes), default=0
         )
@@ -150,11 +152,15 @@ appear on top, its devices marked ◆. Click a box to focus that device in every
                 [
                     ("◆ following ", s("paths-panel--follow")),
                     (follow.label, s("paths-panel--name")),
-                    ("  (f: another flow · escape: stop)", s("paths-panel--dim")),
                 ],
                 None,
             )
         ]
+        keys = ("  (f: another flow · escape: stop)", s("paths-panel--dim"))
+        if _width([*out[0][0], keys]) <= width - 1:
+            out[0][0].append(keys)
+        else:  # a narrow panel: the keys on a line of their own
+            out.append(([keys], None))
         if not follow.hops:
             out.append(([("  no hops: the flow sends nothing now", s("paths-panel--dim"))], None))
         t0 = follow.hops[0].t_ns if follow.hops else 0
@@ -223,7 +229,9 @@ appear on top, its devices marked ◆. Click a box to focus that device in every
                 ]
             body.append((line, device))
         for note in box.notes:
-            body.append(([(note, s("paths-panel--note"))], device))
+            # a narrow panel wraps a long note (a tap's rx_dropped) rather than widen the box
+            lines = _wrap(note, self._note_room, 0) if self._compact else [note]
+            body += [([(line, s("paths-panel--note"))], device) for line in lines]
         if box.inbound is not None:
             parts = self._arrow(box.inbound, label_w, rate_w)
             if box.program and box.verdicts:

@@ -169,6 +169,7 @@ def project_drops(rates: RatesView, frame: Frame) -> DropsView:
                     bulk,
                     d.egress_drops,
                     egress_program(frame, d.from_dev, d.to_dev),
+                    bond_target(frame, d.to_dev),
                 ),
                 egress_drops=d.egress_drops,
             )
@@ -182,6 +183,14 @@ def project_drops(rates: RatesView, frame: Frame) -> DropsView:
         summary=_summary(rates, frame),
         missed=tuple(missed),
     )
+
+
+def bond_target(frame: Frame, name: str) -> explain.BondTarget | None:
+    """The bond a devmap entry points at, as its drops' explanation needs it (None: no bond)."""
+    bond = next((d.bond for d in frame.devices if d.name == name), None)
+    if bond is None:
+        return None
+    return explain.BondTarget(bond.mode, bond.active_slave, bond.miimon)
 
 
 def egress_program(frame: Frame, from_dev: str, to_dev: str) -> str | None:

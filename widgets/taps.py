@@ -63,7 +63,7 @@ and watch the ring fill.
     DEFAULT_CSS = """
     TapsPanel {
         height: auto;
-        max-height: 50%;
+        max-height: 75%;
         & > .taps-panel--name { text-style: bold; }
         & > .taps-panel--dim { color: $foreground-muted; }
         & > .taps-panel--fast { color: $success; }

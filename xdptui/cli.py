@@ -34,8 +34,8 @@ SUBCOMMANDS = (
     "prog",
     "import",
     "export",
+    "topologies",
 )
-DEFAULT_TOPOLOGY = "dual_port.yaml"
 SCHEMA_FORMATS = ("topology", "report")
 TRUST_HELP = "run the Python programs the topology names (xdptui check lists them)"
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "ip6-localhost")
@@ -54,11 +54,9 @@ def version() -> str:
 
 def default_topology() -> str:
     """The shipped ``dual_port.yaml``, read from the installed package (``xdptui.topologies``)."""
-    from importlib.resources import as_file, files
+    from xdptui import shipped
 
-    # The topologies ship as plain files inside the package (never zipped), so the path stays valid.
-    with as_file(files("xdptui.topologies") / DEFAULT_TOPOLOGY) as path:
-        return str(path)
+    return shipped.default_path()
 
 
 def fail(message: str) -> NoReturn:
@@ -314,6 +312,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="let the served app run Python programs: typed ones, and the topology's with --trust",
     )
     serve.add_argument("--trust", action="store_true", help=TRUST_HELP)
+    tops = sub.add_parser(
+        "topologies",
+        help="list the shipped topologies; any command takes one by its bare name (dual_port)",
+    )
+    tops.add_argument(
+        "--dir",
+        action="store_true",
+        help="print where the shipped topologies and examples/ (C sources, objects) are",
+    )
     return p
 
 
@@ -332,7 +339,42 @@ def main(argv: list[str] | None = None) -> int:
         return 141
 
 
+def _resolve_files(args: argparse.Namespace) -> None:
+    """A bare name (``dual_port``) that is not a file here names a shipped topology."""
+    from xdptui import shipped
+
+    if args.cmd in ("prog", "topologies") or (args.cmd == "bench" and args.what == "prog"):
+        return
+    file = getattr(args, "file", None)
+    try:
+        if isinstance(file, str):
+            args.file = shipped.resolve(file)
+        elif isinstance(file, list):
+            args.file = [shipped.resolve(f) for f in file]
+    except shipped.UnknownTopology as exc:
+        fail(f"xdptui: {exc}")
+
+
+def _topologies(where: bool) -> int:
+    """``xdptui topologies``: one line per shipped topology, its bare name first; with
+    ``--dir`` the folders of the shipped topologies and examples instead."""
+    from xdptui import shipped
+
+    if where:
+        print(f"topologies  {shipped.folder()}")
+        print(f"examples    {shipped.examples_folder()}")
+        return 0
+    rows = shipped.catalog()
+    width = max(len(r.stem) for r in rows)
+    for r in rows:
+        print(f"{r.stem:<{width}}  {r.title}: {r.summary}")
+    return 0
+
+
 def _dispatch(args: argparse.Namespace) -> int:
+    _resolve_files(args)
+    if args.cmd == "topologies":
+        return _topologies(args.dir)
     if args.cmd == "check":
         args.file = args.file or default_topology()
         topo = load(args.file)
@@ -702,6 +744,20 @@ def _serve(args: argparse.Namespace) -> int:
     except (OSError, UnicodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         fail(f"xdptui serve: cannot listen on {args.host}:{args.port}: {reason}")
+    from xdptui import serve_url
+
+    public_url = args.public_url
+    if public_url is None:
+        try:
+            public_url = serve_url.public_url(args.host, args.port)
+        except serve_url.NoPublicUrl as exc:
+            fail(f"xdptui serve: {exc}")
+        if public_url is not None:
+            print(
+                f"xdptui serve: browsers load the page from {public_url} (this machine's first "
+                f"address beyond loopback; --public-url sets another)",
+                file=sys.stderr,
+            )
     if args.host not in LOCAL_HOSTS:
         print(
             f"xdptui serve: warning: listening on {args.host}:{args.port}, beyond this machine: "
@@ -714,9 +770,7 @@ def _serve(args: argparse.Namespace) -> int:
     words += ["--trust"] if programs else []
     words += [] if args.allow_user_programs else ["--no-user-programs"]
     command = " ".join(shlex.quote(word) for word in words)
-    Server(
-        command, host=args.host, port=args.port, title="xdptui", public_url=args.public_url
-    ).serve()
+    Server(command, host=args.host, port=args.port, title="xdptui", public_url=public_url).serve()
     return 0
 
 
