@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator
 from xdptui import cli
 from xdptui.commands import validate
 from xdptui.model.topology_spec import schema
+from xdptui.netns_export import lab_script
 from xdptui.sim.engine import Simulator
 from xdptui.topology_io import TopologyError, load_topology
 
@@ -176,3 +177,14 @@ def test_the_schema_takes_an_object_map_and_refuses_its_max_entries() -> None:
     assert not list(v.iter_errors(doc))
     doc["maps"] = {"drop_ports": {"type": "object", "max_entries": 4}}
     assert list(v.iter_errors(doc))
+
+
+def test_export_fills_the_pinned_map_after_loading_the_object(tmp_path: Path) -> None:
+    script = lab_script(load_topology(write(tmp_path, FILLED), validate_command=validate), 10**6)
+    lines = script.splitlines()
+    load = next(i for i, ln in enumerate(lines) if ln.startswith("bpftool prog loadall"))
+    assert lines[load].endswith("pinmaps $LAB/objmaps/obj0")
+    update = lines.index(
+        "bpftool map update pinned $LAB/objmaps/obj0/drop_ports key hex 35 00 value hex 01 00 00 00"
+    )
+    assert update > load
