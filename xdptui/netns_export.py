@@ -354,7 +354,7 @@ def _assemble(topo: Topology, s: _Script, traffic: list[_Send]) -> str:
         "# would be counted beside the sources'",
         "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
         "mount -t bpf bpf /sys/fs/bpf",
-        "LAB=/sys/fs/bpf/lab; mkdir -p $LAB/maps $LAB/progs",
+        "LAB=/sys/fs/bpf/lab; mkdir -p $LAB/maps $LAB/progs $LAB/objmaps",
         "WORK=$(mktemp -d); trap 'rm -rf \"$WORK\"' EXIT",
         "le32() { local v=$1; echo $((v & 255)) $((v >> 8 & 255)) $((v >> 16 & 255)) "
         "$((v >> 24 & 255)); }",
