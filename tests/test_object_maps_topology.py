@@ -188,3 +188,15 @@ def test_export_fills_the_pinned_map_after_loading_the_object(tmp_path: Path) ->
         "bpftool map update pinned $LAB/objmaps/obj0/drop_ports key hex 35 00 value hex 01 00 00 00"
     )
     assert update > load
+
+
+def test_check_says_which_object_maps_it_fills(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, FILLED)
+    assert cli.main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"{path}: fills map drop_ports of an attached object with 1 element at start "
+        "(bpftool map update)"
+    ) in out.splitlines()
