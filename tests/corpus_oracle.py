@@ -42,6 +42,7 @@ from bpf_corpus import corpus as crafted_frames  # noqa: E402
 
 from xdptui.bpf import load_object  # noqa: E402
 from xdptui.bpf.maps import EVENT_TYPES, MapType, kernel_map_name  # noqa: E402
+from xdptui.bpf.objfile import BpfProgram  # noqa: E402
 from xdptui.bpf.vm import compile_program, run_batch  # noqa: E402
 from xdptui.model.errors import KernelError  # noqa: E402
 
@@ -143,7 +144,7 @@ def possible_cpus() -> int:
     return max(int(part.split("-")[-1]) for part in text.split(",")) + 1
 
 
-def xdptui_load(path: Path, name: str, ncpus: int):  # type: ignore[no-untyped-def]
+def xdptui_load(path: Path, name: str, ncpus: int) -> tuple[BpfProgram | None, str]:
     """The program as xdptui loads it (the ELF loader, then the verifier, as
     ``compile_program`` runs it once for the interpreter too), or the refusal."""
     try:
@@ -154,7 +155,9 @@ def xdptui_load(path: Path, name: str, ncpus: int):  # type: ignore[no-untyped-d
     return prog, ""
 
 
-def compare_runs(out: Outcome, kp: kernel_libbpf.KernelProgram, prog, frames: list[bytes]) -> None:  # type: ignore[no-untyped-def]
+def compare_runs(
+    out: Outcome, kp: kernel_libbpf.KernelProgram, prog: BpfProgram, frames: list[bytes]
+) -> None:
     """The same frames both ways, pinned to CPU 0 (per-CPU maps: CPU 0's copy); then the maps."""
     if prog.expected_attach_type in ("xdp/devmap", "xdp/cpumap"):
         out.not_run = "a devmap/cpumap program: BPF_PROG_TEST_RUN refuses it (EINVAL)"

@@ -21,6 +21,7 @@ from conftest import ROOT
 
 from xdptui.bpf import vm
 from xdptui.bpf.frames import IPPROTO_TCP, IPPROTO_UDP, build_frame_bytes
+from xdptui.bpf.objfile import BpfProgram
 from xdptui.commands import validate
 from xdptui.sim import show
 from xdptui.sim.engine import Simulator
@@ -43,7 +44,7 @@ def frames() -> list[bytes]:
     return out
 
 
-def xdptui_program(tmp_path: Path):  # type: ignore[no-untyped-def]
+def xdptui_program(tmp_path: Path) -> BpfProgram:
     """The program as a topology attaches and fills it (a Simulator at t = 0)."""
     shutil.copy(OBJ, tmp_path / OBJ.name)
     entries = "".join(f"      - {{key: {k}, value: {v}}}\n" for k, v in ELEMENTS)
