@@ -491,6 +491,12 @@ def _list_programs(path: str, topology: Topology) -> None:
         )
         for obj in objects:
             print(f"  {obj}")
+    for om in topology.object_maps:
+        n = len(om.entries)
+        print(
+            f"{path}: fills map {om.name} of an attached object with {n} "
+            f"element{'s' if n != 1 else ''} at start (bpftool map update)"
+        )
     programs = user_programs(topology)
     if not programs:
         return

@@ -405,6 +405,15 @@ def _is_byte(word: str) -> bool:
         return False
 
 
+def parse_bytes(text: str, what: str) -> bytes:
+    """The bytes ``bpftool map update ... key TEXT`` makes of ``TEXT`` (``hex 35 00``,
+    ``0x35 0``, ``53 0``); a :class:`UsageError` in bpftool's words otherwise."""
+    words = text.split()
+    if not words:
+        raise UsageError("Error: no bytes given")
+    return _parse_bytes(words, what)
+
+
 def _parse_bytes(words: list[str], what: str) -> bytes:
     """bpftool's ``parse_bytes``: each word a byte (``0x0a``, ``10``, ``012``), or after
     ``hex`` hexadecimal digits (``0a``, or several bytes run together: ``0a000000``)."""

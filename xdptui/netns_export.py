@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xdptui.bpf import load_object
-from xdptui.bpf.maps import MapType
+from xdptui.bpf.maps import MapType, kernel_map_name
 from xdptui.model.catalog import is_object_program
 from xdptui.model.errors import KernelError
 from xdptui.model.topology import (
@@ -79,6 +79,7 @@ def lab_script(topo: Topology, duration_ns: int) -> str:
                   "dev", wire_name(spec.name))  # fmt: skip
             _need_builtin(s, "xdp_pass", "return XDP_PASS;")
     _entries(topo, s)
+    _object_entries(topo, s)
     traffic = _traffic(topo, duration_ns, s)
     return _assemble(topo, s, traffic)
 
@@ -204,6 +205,25 @@ def _entries(topo: Topology, s: _Script) -> None:
                 f"bpftool map update pinned $LAB/maps/{m.name} key $(le32 {e.key}) "
                 f"value $(le32 $(ifindex {e.dev})) $(pad {m.name})"
             )
+
+
+def _object_entries(topo: Topology, s: _Script) -> None:
+    """A topology's ``type: object`` elements, into the maps ``prog loadall ... pinmaps``
+    pinned for each object that declares the map (by the kernel's name for it)."""
+    for spec in topo.object_maps:
+        for path, n in s.objects.values():
+            stem = path.name.removesuffix(".o")
+            try:
+                names = {kernel_map_name(stem, m) for m in load_object(path).maps}
+            except (KernelError, OSError) as exc:
+                raise ExportError(f"{path}: {exc}") from None
+            if spec.name not in names:
+                continue
+            for e in spec.entries:
+                s.lines.append(
+                    f"bpftool map update pinned $LAB/objmaps/obj{n}/{spec.name} "
+                    f"key {e.key} value {e.value}"
+                )
 
 
 @dataclass(frozen=True)
@@ -334,7 +354,7 @@ def _assemble(topo: Topology, s: _Script, traffic: list[_Send]) -> str:
         "# would be counted beside the sources'",
         "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
         "mount -t bpf bpf /sys/fs/bpf",
-        "LAB=/sys/fs/bpf/lab; mkdir -p $LAB/maps $LAB/progs",
+        "LAB=/sys/fs/bpf/lab; mkdir -p $LAB/maps $LAB/progs $LAB/objmaps",
         "WORK=$(mktemp -d); trap 'rm -rf \"$WORK\"' EXIT",
         "le32() { local v=$1; echo $((v & 255)) $((v >> 8 & 255)) $((v >> 16 & 255)) "
         "$((v >> 24 & 255)); }",
@@ -357,7 +377,8 @@ def _assemble(topo: Topology, s: _Script, traffic: list[_Send]) -> str:
             for m in _object_maps(path)
             if m in {mm.name for mm in topo.maps}
         )
-        out.append(f"bpftool prog loadall $WORK/obj{n}.o $LAB/progs/obj{n} type xdp {reuse}")
+        pins = f" pinmaps $LAB/objmaps/obj{n}" if topo.object_maps else ""
+        out.append(f"bpftool prog loadall $WORK/obj{n}.o $LAB/progs/obj{n} type xdp {reuse}{pins}")
     if s.c_funcs:
         maps = "\n".join(_c_map(m) for m in topo.maps)
         funcs = "\n".join(

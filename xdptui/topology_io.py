@@ -42,6 +42,7 @@ from xdptui.model.topology import (
     Loc,
     MapEntrySpec,
     MapSpec,
+    ObjectMapSpec,
     Range,
     TimelineEntry,
     Topology,
@@ -51,7 +52,7 @@ from xdptui.model.topology_spec import (
     ENTRY_KEYS,
     LESSON_KEYS,
     MAP_KEYS,
-    MAP_TYPES,
+    MAP_KINDS,
     STEP_AT_PATTERN,
     STEP_KEYS,
     TIMELINE_KEYS,
@@ -65,6 +66,7 @@ from xdptui.model.units import (
 )
 from xdptui.topology_devices import DeviceLoader
 from xdptui.topology_nodes import NodeReader
+from xdptui.topology_objmaps import ObjectMapLoader
 from xdptui.topology_programs import ProgramResolver
 from xdptui.topology_yaml import (
     _DEFAULT_SOURCE,
@@ -151,6 +153,8 @@ class DocumentLoader:
         self.nodes = NodeReader(filename)
         self.programs = ProgramResolver(self.nodes, base_dir)
         self.validate = validate
+        self.object_maps = ObjectMapLoader(self.nodes)
+        self.object_map_specs: list[ObjectMapSpec] = []
 
     def topology(self, root: Node | None) -> Topology:
         filename = self.nodes.filename
@@ -186,13 +190,18 @@ class DocumentLoader:
         timeline = self.nodes.opt(fields, "timeline", "", self.timeline, no_timeline)
         lessons = self.nodes.opt(fields, "lessons", "", self.lessons, no_lessons)
         self.check_step_refs(timeline, lessons)
+        no_maps: tuple[MapSpec, ...] = ()
+        maps = self.nodes.opt(fields, "maps", "", self.maps, no_maps)
+        object_maps = tuple(self.object_map_specs)
+        self.object_maps.check(object_maps, devices, cpus)
         return Topology(
             name=name,
             description=description,
             seed=seed,
             cpus=cpus,
             devices=devices,
-            maps=self.nodes.opt(fields, "maps", "", self.maps, ()),
+            maps=maps,
+            object_maps=object_maps,
             traffic=self.nodes.opt(fields, "traffic", "", self.traffic, ()),
             timeline=timeline,
             lessons=lessons,
@@ -251,12 +260,17 @@ class DocumentLoader:
         )
         if fields is None:
             return None
-        type_node = self.nodes.require(fields, "type", pair.key_node, path, _choices(MAP_TYPES))
+        type_node = self.nodes.require(fields, "type", pair.key_node, path, _choices(MAP_KINDS))
         kind = (
             None
             if type_node is None
-            else self.nodes.choice(type_node, f"{path}.type", MAP_TYPES, "map type")
+            else self.nodes.choice(type_node, f"{path}.type", MAP_KINDS, "map type")
         )
+        if kind == "object":
+            spec = self.object_maps.spec(pair, fields, path)
+            if spec is not None:
+                self.object_map_specs.append(spec)
+            return None
         limit = 1 << 31 if kind == "devmap_hash" else U32_MAX
         size_node = self.nodes.require(fields, "max_entries", pair.key_node, path, "an integer > 0")
         size = (

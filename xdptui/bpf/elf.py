@@ -206,6 +206,7 @@ class _Loader:
         self._maps()
         programs: dict[str, BpfProgram] = {}
         skipped: dict[str, str] = {}
+        refused: dict[str, Errno] = {}  # why a program could not be linked, as its errno
         text_idx = next((i for i, s in enumerate(self.sections) if s.name == ".text"), None)
         for idx, sec in enumerate(self.sections):
             if not (sec["sh_flags"] & SHF_EXECINSTR) or sec.name == ".text" or sec["sh_size"] == 0:
@@ -226,11 +227,14 @@ class _Loader:
                     insns = self._link(idx, fn, text_idx)
                 except KernelError as exc:
                     skipped[fn.name] = exc.extack
+                    refused[fn.name] = exc.errno
                     continue
                 programs[fn.name] = BpfProgram(
                     fn.name, sec.name, insns, self.maps, license, attach[0], attach[1]
                 )
-        obj = BpfObject(self.path, programs, {m.name: m for m in self.maps}, license, skipped)
+        obj = BpfObject(
+            self.path, programs, {m.name: m for m in self.maps}, license, skipped, refused
+        )
         return obj
 
     # -- maps ------------------------------------------------------------------------------
@@ -412,6 +416,8 @@ class _Loader:
         if rel is None:
             return sec_idx, sec_i + ins.imm + 1
         sym = rel[1]
+        if sym.shndx == "SHN_UNDEF":  # an extern (__ksym): libbpf resolves it in vmlinux BTF
+            raise _kfunc(sym.name)
         if not isinstance(sym.shndx, int):
             raise KernelError(Errno.EINVAL, f"call to '{sym.name}', which is not defined here")
         return sym.shndx, sym.value // isa.INSN_SIZE + ins.imm + 1
@@ -422,10 +428,7 @@ class _Loader:
         rel = relocs.get(sec_i)
         if isa.is_call(ins):
             if ins.src == isa.BPF_PSEUDO_KFUNC_CALL or (rel and rel[1].shndx == "SHN_UNDEF"):
-                raise KernelError(
-                    Errno.EINVAL,
-                    f"call to kfunc '{rel[1].name if rel else ins.imm}' is not supported",
-                )
+                raise _kfunc(rel[1].name if rel else str(ins.imm))
             return ins  # a helper, by number
         if rel is None:
             if ins.is_ld_imm64() and ins.src == isa.BPF_PSEUDO_FUNC:
@@ -485,3 +488,11 @@ class _Loader:
             out[i] = Insn(ins.code, ins.dst, ins.src, ins.off, ins.imm, value)
             skip = i + 1
         return out
+
+
+def _kfunc(name: str) -> KernelError:
+    """A call to a kernel function through BTF (``BPF_PSEUDO_KFUNC_CALL``, an ``extern ...
+    __ksym`` libbpf finds in vmlinux BTF): the kernel's functions are not part of the model."""
+    return KernelError(
+        Errno.EOPNOTSUPP, f"call to kfunc '{name}': kernel functions (kfuncs) are not modelled"
+    )

@@ -268,6 +268,28 @@ class BpfMap:
     def user_value_size(self) -> int:
         return _round8(self.value_size) * self.ncpus if self.is_percpu else self.value_size
 
+    def tool_key(self, key: bytes) -> bytes:
+        """The key ``bpftool map update|delete|lookup`` passes on: exactly ``key_size`` bytes,
+        else bpftool's own refusal (``parse_elem``)."""
+        if len(key) != self.key_size:
+            raise KernelError(
+                Errno.EINVAL, f"Error: key expected {self.key_size} bytes got {len(key)}"
+            )
+        return key
+
+    def tool_value(self, value: bytes) -> bytes:
+        """The value bpftool passes on: ``user_value_size`` bytes, else its refusal. A per-CPU
+        map's value given for one CPU is set on every possible CPU (xdptui's shorthand)."""
+        if self.is_percpu and len(value) == self.value_size:
+            step = _round8(self.value_size)
+            return (value + bytes(step - self.value_size)) * self.ncpus
+        if len(value) != self.user_value_size:
+            raise KernelError(
+                Errno.EINVAL,
+                f"Error: value expected {self.user_value_size} bytes got {len(value)}",
+            )
+        return value
+
     def _modelled(self) -> None:
         if not self.modelled:
             raise KernelError(
@@ -585,3 +607,16 @@ def _devmap_present(
     safe = np.minimum(index, n - 1).astype(np.int64) * stride
     word = arena[safe[:, None] + np.arange(4)]
     return np.asarray(word.any(axis=1))
+
+
+BPF_OBJ_NAME_LEN = 16
+
+
+def kernel_map_name(obj_name: str, map_name: str) -> str:
+    """The map's name as the kernel keeps it: libbpf's ``internal_map_name`` for global data
+    (a prefix of the object's name, then ``.rodata`` / ``.data`` / ``.bss``), else the name
+    cut to 15 characters."""
+    if map_name.startswith("."):
+        pfx = min(BPF_OBJ_NAME_LEN - len(map_name) - 1, len(obj_name))
+        return (obj_name[: max(pfx, 0)] + map_name)[: BPF_OBJ_NAME_LEN - 1]
+    return map_name[: BPF_OBJ_NAME_LEN - 1]

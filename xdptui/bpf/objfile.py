@@ -37,8 +37,10 @@ class BpfObject:
     programs: dict[str, BpfProgram]
     maps: dict[str, BpfMap]
     license: str
-    # Programs present but not runnable here, with the reason (e.g. not XDP).
+    # Programs present but not runnable here, with the reason (e.g. not XDP), and the errno
+    # of those the loader refused (EINVAL when not given).
     skipped: dict[str, str] = field(default_factory=dict)
+    skipped_errno: dict[str, Errno] = field(default_factory=dict)
 
     def program(self, name: str | None = None) -> BpfProgram:
         """A program by function name or section name; the first XDP program without one."""
@@ -55,5 +57,6 @@ class BpfObject:
             if prog.section == name:
                 return prog
         if name in self.skipped:
-            raise KernelError(Errno.EINVAL, f"{name}: {self.skipped[name]}")
+            errno = self.skipped_errno.get(name, Errno.EINVAL)
+            raise KernelError(errno, f"{name}: {self.skipped[name]}")
         raise KernelError(Errno.ENOENT, f"{self.path}: no program or section '{name}'")

@@ -222,7 +222,17 @@ MAP_ARG = {1: 1, 2: 1, 3: 1, 51: 1, 130: 1, 25: 2, 121: 2}
 
 
 def _call_helper(ins: Insn) -> Op:
-    fn = helper(ins.imm)
+    try:
+        fn = helper(ins.imm)
+    except KernelError as exc:
+        # The verifier refuses a call it can reach; one it cannot is dead code, which the
+        # kernel keeps out of the program (``sanitize_dead_code``) and loads.
+        refusal = exc
+
+        def dead(b: Batch, g: Group) -> None:
+            raise refusal
+
+        return dead
     reg = MAP_ARG.get(ins.imm)
 
     def call(b: Batch, g: Group) -> None:

@@ -159,6 +159,29 @@ class MapSpec:
 
 
 @dataclass(frozen=True)
+class ObjectMapEntrySpec:
+    """One element for an object's map, in ``bpftool map update``'s words (``hex 35 00``) and
+    as the bytes bpftool's ``parse_bytes`` makes of them."""
+
+    key: str
+    value: str
+    key_bytes: bytes
+    value_bytes: bytes
+    loc: Loc = field(default_factory=Loc, compare=False)
+
+
+@dataclass(frozen=True)
+class ObjectMapSpec:
+    """``maps: {NAME: {type: object, entries: [...]}}``: a map an object attached at start
+    declares (its kernel name, as ``bpftool map show`` gives it), filled once the program is
+    attached and before traffic starts, as ``bpftool map update name NAME`` would."""
+
+    name: str
+    entries: tuple[ObjectMapEntrySpec, ...] = ()
+    loc: Loc = field(default_factory=Loc, compare=False)
+
+
+@dataclass(frozen=True)
 class Range:
     """``first-last`` of a header field (MAC, IPv4 address or port) as integers, inclusive."""
 
@@ -238,6 +261,7 @@ class Topology:
     cpus: int = 4
     devices: tuple[DeviceSpec, ...] = ()
     maps: tuple[MapSpec, ...] = ()
+    object_maps: tuple[ObjectMapSpec, ...] = ()
     traffic: tuple[TrafficSpec, ...] = ()
     timeline: tuple[TimelineEntry, ...] = ()
     lessons: tuple[Lesson, ...] = ()

@@ -219,9 +219,8 @@ MAP_ENTRY = Obj(
     ),
     description="a target device with a devmap egress program",
 )
-MAP = Obj(
+DEVMAP = Obj(
     (
-        Field("type", Enum(MAP_TYPES), "the BPF map type", True),
         Field("max_entries", Int(1, U32_MAX), "devmap: keys 0..max_entries-1", True),
         Field(
             "entries",
@@ -230,6 +229,30 @@ MAP = Obj(
         ),
     ),
     description="a devmap",
+)
+BPFTOOL_BYTES = Str(examples=("hex 35 00", "0x35 0", "53 0"))
+OBJECT_MAP_ENTRY = Obj(
+    (
+        Field("key", BPFTOOL_BYTES, "the key's bytes as bpftool takes them: hex 35 00", True),
+        Field("value", BPFTOOL_BYTES, "the value's bytes as bpftool takes them: hex 01", True),
+    ),
+    description="one element, as `bpftool map update name MAP key K value V` gives it",
+)
+OBJECT_MAP = Obj(
+    (
+        Field(
+            "entries",
+            ListOf(OBJECT_MAP_ENTRY),
+            "elements set once the program is attached, before traffic starts",
+        ),
+    ),
+    description="a map an object attached at start declares (its name as bpftool shows it)",
+)
+MAP = Tagged(
+    tag="type",
+    tag_description="the BPF map type; object: a map of an object attached at start",
+    common=(),
+    variants={"devmap": DEVMAP, "devmap_hash": DEVMAP, "object": OBJECT_MAP},
 )
 
 # --- traffic, timeline, lessons -----------------------------------------------------------
@@ -347,7 +370,9 @@ TOPOLOGY = Obj(
 TOP_KEYS = TOPOLOGY.keys
 DEVICE_TYPES = DEVICE.tags
 ALL_DEVICE_KEYS = DEVICE.all_keys
-MAP_KEYS = MAP.keys
+MAP_KEYS = MAP.all_keys
+MAP_KINDS = MAP.tags
+OBJECT_MAP_ENTRY_KEYS = OBJECT_MAP_ENTRY.keys
 ENTRY_KEYS = MAP_ENTRY.keys
 TRAFFIC_KEYS = TRAFFIC.keys
 TIMELINE_KEYS = TIMELINE_ENTRY.keys

@@ -34,6 +34,7 @@ from xdptui.model.views import (
     StreamEventView,
     TraceHop,
 )
+from xdptui.sim import show
 from xdptui.sim.bond.bond_main import Bond
 from xdptui.sim.clock import Timers
 from xdptui.sim.control import Control, format_kernel_error
@@ -187,6 +188,7 @@ class Simulator:
             line = f"ip link set dev {spec.name} {kw} obj {spec.xdp.program}"
             line += "".join(f" param {k}={v}" for k, v in spec.xdp.params)
             self._apply(line, XdpSet(spec.name, kw, spec.xdp.program, spec.xdp.params), "topology")
+        self._fill_object_maps()
         self.control.booting = False
         for i, entry in enumerate(topo.timeline):
             if entry.step is None:
@@ -204,6 +206,22 @@ class Simulator:
         st.fast.grid.restart(0)
         if st.is_exact:
             st.exact.rearm_all(0)
+
+    def _fill_object_maps(self) -> None:
+        """A topology's ``type: object`` maps, once the programs are attached: each element
+        as ``bpftool map update`` sets it (``name M`` when one loaded object has the map,
+        else ``id N`` for each copy), so a refusal is bpftool's and lands in the log."""
+        for mspec in self.topology.object_maps:
+            found = [m for m in show.object_maps(self.state.world) if m.name == mspec.name]
+            refs: list[tuple[str, int | None]] = []
+            refs += [(f"name {mspec.name}", None)] if len(found) == 1 else []
+            refs = refs or [(f"id {m.map_id}", m.map_id) for m in found]
+            refs = refs or [(f"name {mspec.name}", None)]  # not loaded: bpftool's ENOENT
+            for e in mspec.entries:
+                for ref, map_id in refs:
+                    line = f"bpftool map update {ref} key {e.key} value {e.value}"
+                    c = MapUpdate(mspec.name, 0, "", None, 0, map_id, e.key_bytes, e.value_bytes)
+                    self._apply(line, c, "topology")
 
     def _rates(self) -> None:
         """Each source's pacing at its current rate (frames per 1000 s, exact integers)."""

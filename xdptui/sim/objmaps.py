@@ -46,20 +46,17 @@ def _find(world: World, name: str | None, map_id: int | None) -> show.ObjMap:
 
 
 def _key(m: BpfMap, key: bytes) -> bytes:
-    if len(key) != m.key_size:
-        raise MapToolError(Errno.EINVAL, f"Error: key expected {m.key_size} bytes got {len(key)}")
-    return key
+    try:
+        return m.tool_key(key)
+    except KernelError as exc:
+        raise MapToolError(exc.errno, exc.extack) from None
 
 
 def _value(m: BpfMap, value: bytes) -> bytes:
-    if m.is_percpu and len(value) == m.value_size:
-        step = (m.value_size + 7) & ~7
-        return (value + bytes(step - m.value_size)) * m.ncpus
-    if len(value) != m.user_value_size:
-        raise MapToolError(
-            Errno.EINVAL, f"Error: value expected {m.user_value_size} bytes got {len(value)}"
-        )
-    return value
+    try:
+        return m.tool_value(value)
+    except KernelError as exc:
+        raise MapToolError(exc.errno, exc.extack) from None
 
 
 def _changed(world: World, m: BpfMap) -> None:

@@ -23,12 +23,11 @@ from typing import Any
 
 from xdptui.bpf import isa
 from xdptui.bpf.elf import MAX_OBJECT_BYTES, load_object
-from xdptui.bpf.maps import DEVMAP_TYPES, BpfMap, MapType
+from xdptui.bpf.maps import DEVMAP_TYPES, BpfMap, MapType, kernel_map_name
 from xdptui.bpf.objfile import BpfProgram
 from xdptui.bpf.vm import compile_program
 from xdptui.model.errors import Errno, KernelError
 
-BPF_OBJ_NAME_LEN = 16
 ATTACH_XDP = "xdp"
 ATTACH_DEVMAP = "xdp/devmap"
 # Helpers whose result is not a function of the frame: the program's verdict may change from
@@ -68,16 +67,6 @@ def prog_tag(insns: list[isa.Insn]) -> str:
             was_map = False
         out.append(ins)
     return hashlib.sha256(isa.encode(out)).hexdigest()[:16]
-
-
-def kernel_map_name(obj_name: str, map_name: str) -> str:
-    """The map's name as the kernel keeps it: libbpf's ``internal_map_name`` for global data
-    (a prefix of the object's name, then ``.rodata`` / ``.data`` / ``.bss``), else the name
-    cut to 15 characters."""
-    if map_name.startswith("."):
-        pfx = min(BPF_OBJ_NAME_LEN - len(map_name) - 1, len(obj_name))
-        return (obj_name[: max(pfx, 0)] + map_name)[: BPF_OBJ_NAME_LEN - 1]
-    return map_name[: BPF_OBJ_NAME_LEN - 1]
 
 
 @dataclass(eq=False)
