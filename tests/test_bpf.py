@@ -19,6 +19,7 @@ from xdptui.bpf.frames import checksum
 from xdptui.bpf.isa import decode
 from xdptui.bpf.maps import BPF_EXIST, BPF_NOEXIST, BpfMap, MapDef
 from xdptui.bpf.objfile import BpfProgram
+from xdptui.bpf.verifier import check
 from xdptui.bpf.vm import run_batch
 from xdptui.model.errors import Errno, KernelError
 
@@ -366,6 +367,69 @@ def test_a_prog_array_loads_and_a_tail_call_is_refused_naming_tail_calls(tmp_pat
     with pytest.raises(KernelError) as exc:
         run_batch(obj.program("t"), [bytes(20)])
     assert exc.value.errno == Errno.EOPNOTSUPP and "tail calls" in exc.value.extack
+
+
+MAP_IN_MAP = """#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+struct inner { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 4);
+  __type(key, __u32); __type(value, __u64); };
+struct { __uint(type, OUTER_TYPE); __uint(max_entries, 8); __type(key, __u32);
+  __array(values, struct inner); } outer SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_PROG_ARRAY); __uint(max_entries, 2); __type(key, __u32);
+  __array(values, int (void *)); } jumps SEC(".maps");
+SEC("xdp") int plain(struct xdp_md *ctx) { return XDP_PASS; }
+SEC("xdp") int nested(struct xdp_md *ctx) {
+  __u32 k = 0; void *m = bpf_map_lookup_elem(&outer, &k); if (!m) return XDP_PASS;
+  __u64 *v = bpf_map_lookup_elem(m, &k); if (v) *v += 1; return XDP_DROP; }
+char _l[] SEC("license") = "GPL";
+"""
+
+
+def _clang(tmp_path: Path, name: str, text: str) -> Path:
+    import os
+
+    src = tmp_path / f"{name}.c"
+    src.write_text(text)
+    out = tmp_path / f"{name}.o"
+    arch = f"/usr/include/{os.uname().machine}-linux-gnu"
+    subprocess.run(
+        ["clang", "-O2", "-g", "-target", "bpf", f"-I{arch}", "-c", str(src), "-o", str(out)],
+        check=True,
+    )
+    return out
+
+
+@pytest.mark.skipif(shutil.which("clang") is None, reason="clang is not installed")
+@pytest.mark.parametrize("outer", ["BPF_MAP_TYPE_ARRAY_OF_MAPS", "BPF_MAP_TYPE_HASH_OF_MAPS"])
+def test_a_map_in_map_declared_with_btf_loads_and_a_nested_lookup_is_refused(
+    tmp_path: Path, outer: str
+) -> None:
+    """``__array(values, struct inner)`` declares a map-in-map, ``__array(values, int (void
+    *))`` a prog array (libbpf's ``parse_btf_map_def``): their values are 4-byte ids. The
+    object loads as it does in the kernel; a program that looks into the outer map is
+    refused, naming what is not modelled."""
+    obj = load_object(_clang(tmp_path, "mim", MAP_IN_MAP.replace("OUTER_TYPE", outer)))
+    m = obj.maps["outer"]
+    assert (m.map_type, m.key_size, m.value_size, m.max_entries) == (
+        getattr(MapType, outer.removeprefix("BPF_MAP_TYPE_")),
+        4,
+        4,
+        8,
+    )
+    assert obj.maps["jumps"].value_size == 4
+    assert run_batch(obj.program("plain"), [bytes(20)]).retval.tolist() == [2]
+    with pytest.raises(KernelError) as exc:
+        check(obj.program("nested"))
+    assert exc.value.errno == Errno.EOPNOTSUPP and "map-in-map" in exc.value.extack
+
+
+@pytest.mark.skipif(shutil.which("clang") is None, reason="clang is not installed")
+def test_values_on_a_plain_array_is_refused_as_libbpf_refuses_it(tmp_path: Path) -> None:
+    text = MAP_IN_MAP.replace("OUTER_TYPE", "BPF_MAP_TYPE_ARRAY")
+    with pytest.raises(KernelError) as exc:
+        load_object(_clang(tmp_path, "bad", text))
+    assert exc.value.errno == Errno.EINVAL
+    assert "map 'outer': should be map-in-map or prog-array" in exc.value.extack
 
 
 # -- frames -------------------------------------------------------------------------------------

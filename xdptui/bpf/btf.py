@@ -17,6 +17,7 @@ KIND_INT, KIND_PTR, KIND_ARRAY, KIND_STRUCT, KIND_UNION, KIND_ENUM = 1, 2, 3, 4,
 KIND_TYPEDEF, KIND_VOLATILE, KIND_CONST, KIND_RESTRICT = 8, 9, 10, 11
 KIND_FUNC_PROTO, KIND_VAR, KIND_DATASEC, KIND_FLOAT = 13, 14, 15, 16
 KIND_DECL_TAG, KIND_TYPE_TAG, KIND_ENUM64 = 17, 18, 19
+_VALUES_TYPES = (3, 12, 13)  # BPF_MAP_TYPE_PROG_ARRAY, ARRAY_OF_MAPS, HASH_OF_MAPS
 _MODIFIERS = (KIND_TYPEDEF, KIND_VOLATILE, KIND_CONST, KIND_RESTRICT, KIND_TYPE_TAG)
 
 
@@ -105,30 +106,58 @@ class Btf:
         return None
 
     def map_def(self, name: str) -> dict[str, int]:
-        """The members of a BTF-defined map, as libbpf reads them: numbers for ``__uint`` and
-        sizes for ``__type``; ``values`` (map-in-map, prog arrays) is refused."""
+        """The members of a BTF-defined map, as libbpf's ``parse_btf_map_def()`` reads them:
+        numbers for ``__uint``, sizes for ``__type``; ``__array(values, ...)`` declares a
+        map-in-map (its inner map's definition, ``inner_*``) or a prog array, whose values
+        are 4-byte ids (libbpf sets ``value_size`` 4)."""
         tid = self.var_type(name)
         if tid is None:
             raise KernelError(Errno.EINVAL, f"map '{name}': no BTF for it in .maps")
+        return self._def_of(tid, name, inner=False)
+
+    def _def_of(self, tid: int, name: str, inner: bool) -> dict[str, int]:
         st = self.resolve(tid)
         if st.kind != KIND_STRUCT:
             raise KernelError(Errno.EINVAL, f"map '{name}': unexpected def kind {st.kind}")
         out: dict[str, int] = {}
         for m_name, m_type, _off in st.members:
+            if m_name == "values":
+                out.update(self._values(m_type, name, inner))
+                continue
             ptr = self.resolve(m_type)
             if ptr.kind != KIND_PTR:
                 raise KernelError(Errno.EINVAL, f"map '{name}': attr '{m_name}': expected PTR")
             target = self.resolve(ptr.size_or_type)
             if m_name in ("key", "value"):
                 out[f"{m_name}_size"] = self.size_of(ptr.size_or_type)
-            elif m_name == "values":
-                raise KernelError(
-                    Errno.EINVAL, f"map '{name}': map-in-map and prog-array 'values' not supported"
-                )
             elif target.kind == KIND_ARRAY:
                 out[m_name] = target.array[1]
             else:
                 raise KernelError(Errno.EINVAL, f"map '{name}': attr '{m_name}' not understood")
+        if "values" in out and out.get("type") not in _VALUES_TYPES:
+            raise KernelError(Errno.EINVAL, f"map '{name}': should be map-in-map or prog-array")
+        return out
+
+    def _values(self, m_type: int, name: str, inner: bool) -> dict[str, int]:
+        """``__array(values, struct inner)`` (map-in-map) or ``__array(values, int (void *))``
+        (prog array): a zero-sized array of pointers."""
+        if inner:
+            raise KernelError(Errno.EINVAL, f"map '{name}': multi-level inner maps not supported")
+        arr = self.resolve(m_type)
+        if arr.kind != KIND_ARRAY or arr.array[1] != 0:
+            raise KernelError(Errno.EINVAL, f"map '{name}': values spec is not a zero-sized array")
+        ptr = self.resolve(arr.array[0])
+        if ptr.kind != KIND_PTR:
+            raise KernelError(Errno.EINVAL, f"map '{name}': values type should be a pointer")
+        target = self.resolve(ptr.size_or_type)
+        out = {"values": 1, "value_size": 4}
+        if target.kind == KIND_STRUCT:
+            inner_def = self._def_of(ptr.size_or_type, f"{name}.inner", inner=True)
+            out.update({f"inner_{k}": v for k, v in inner_def.items()})
+        elif target.kind != KIND_FUNC_PROTO:
+            raise KernelError(
+                Errno.EINVAL, f"map '{name}': values should be a map definition or a program"
+            )
         return out
 
 
