@@ -6,8 +6,9 @@ timeline. Time advances with ``run_until(t)`` / ``advance(dt)``; ``exact`` choos
 any instant: exact mode (``xdptui.sim.exact``) processes every NAPI poll as an event, fast mode
 (``xdptui.sim.fast``) moves steps of many polls by arithmetic. ``submit(line)`` applies a
 command now. ``frame()`` is an immutable snapshot for the UI, ``report()`` the JSON report,
-``events()`` the event stream. The whole state is copied for checkpoints, so ``rewind(t)``
-restores the one before ``t`` and replays; runs never depend on how time is cut.
+``events()`` the event stream. The whole state is copied for checkpoints (its logs and inputs
+shared, so a copy costs the same at any point of history), so ``rewind(t)`` restores the one
+before ``t`` and replays; runs never depend on how time is cut.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from xdptui.model.views import (
     TraceHop,
 )
 from xdptui.sim.bond.bond_main import Bond
-from xdptui.sim.clock import Timers
+from xdptui.sim.clock import TimedEntry, Timers, next_timeline, schedule_timeline
 from xdptui.sim.control import Control, format_kernel_error
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.events import STEP_KINDS, EventStream
@@ -112,6 +113,7 @@ class Simulator:
         self._views: dict[int, tuple[dict[str, Any], StreamEventView]] = {}
         self._undo: list[Checkpoint] = []  # the state before each step_poll, newest last
         self._step_starts: list[Checkpoint] = []  # the state right after each start_step
+        self._timeline: tuple[TimedEntry, ...] = ()  # the timed timeline, in firing order
         self._boot()
         self._checkpoint()
         self._boot_ck = self.checkpoints[0]
@@ -187,9 +189,7 @@ class Simulator:
             line += "".join(f" param {k}={v}" for k, v in spec.xdp.params)
             self._apply(line, XdpSet(spec.name, kw, spec.xdp.program, spec.xdp.params), "topology")
         self.control.booting = False
-        for i, entry in enumerate(topo.timeline):
-            if entry.step is None:
-                st.timers.add(entry.at_ns, "timeline", i)
+        self._timeline = schedule_timeline(st.timers, topo.timeline)
         if self.timed_steps and topo.lessons:
             # Nobody drives the lesson: its steps start at their own ``at:`` times.
             for j, step in enumerate(topo.lessons[0].steps):
@@ -268,7 +268,7 @@ class Simulator:
         st = self.state
         kind = timer.kind
         if kind == "timeline":
-            entry = self.topology.timeline[int(timer.arg[0])]
+            entry = self.topology.timeline[next_timeline(st.timers, self._timeline, timer)]
             self.submit(entry.do, origin="timeline")
         elif kind == "miimon":
             bond = st.world.devices.get(str(timer.arg[0]))
@@ -468,7 +468,9 @@ class Simulator:
         self._start_step(lesson, step)
         self._after_change()
         st = self.state
-        self._step_starts.append(Checkpoint(st.now, len(st.inputs), copy_state(st), st.stream.seq))
+        ck = Checkpoint(st.now, len(st.inputs), copy_state(st), st.stream.seq)
+        ck.state.inputs = list(st.inputs)  # its own: back_to_step forgets what came later
+        self._step_starts.append(ck)
 
     def _start_step(self, lesson: int, step: int) -> None:
         st = self.state
@@ -489,6 +491,7 @@ class Simulator:
             stream = self.state.stream
             stream.truncate(ck.stream_seq)
             self.state = copy_state(ck.state, stream)
+            self.state.inputs = list(ck.state.inputs)
             self.control = self._control()
             self.checkpoints = [
                 c for c in self.checkpoints if c.t <= ck.t and c.inputs <= ck.inputs
@@ -533,9 +536,9 @@ class Simulator:
         """Log an input (a user command, a mode switch) for replay after a rewind. After a
         rewind the inputs logged later than now are a future this input replaces."""
         st = self.state
-        keep = [i for i in st.inputs if i[0] <= st.now]
-        if len(keep) < len(st.inputs):
-            st.inputs = keep
+        if st.inputs and st.inputs[-1][0] > st.now:  # in time order: only after a rewind
+            keep = [i for i in st.inputs if i[0] <= st.now]
+            del st.inputs[len(keep) :]  # in place: every copy of the state shares the list
             st.timers.heap = [
                 tm for tm in st.timers.heap if tm.kind != "input" or int(tm.arg[0]) < len(keep)
             ]
@@ -616,7 +619,7 @@ class Simulator:
         """``state`` (a copy of ``ck``'s) becomes the present; the inputs logged since the
         checkpoint are scheduled again, and the events after it are forgotten (they happen
         again)."""
-        inputs = list(self.state.inputs)
+        inputs = self.state.inputs
         stream = self.state.stream
         stream.truncate(ck.stream_seq)
         self.state = state
@@ -663,9 +666,11 @@ class Simulator:
         other.topology = self.topology
         other.trust = self.trust
         other.state = copy_state(self.view(), EventStream())
+        other.state.inputs = list(other.state.inputs)  # its own from now on
         other.control = other._control()
         other.checkpoints = []
         other.timed_steps = self.timed_steps
+        other._timeline = self._timeline
         other._undo = []
         other._views = {}
         other._step_starts = []

@@ -1,0 +1,102 @@
+"""What a state remembers of its past -- the command log, the screen's log -- as append-only
+sequences a copy shares, so a checkpoint (``copy.deepcopy`` of the state) costs the same after
+ten commands or a million.
+
+A :class:`Chain` keeps its items in sealed chunks of :data:`CHUNK` (immutable tuples, linked
+newest first) and one open tail. Copying it copies the tail and shares every sealed chunk;
+appending to one copy never changes what another holds, so a refused command or a rewind that
+goes back to an earlier copy finds exactly what that copy had. ``keep``: only the newest that
+many items (at least) are remembered; older chunks are let go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+CHUNK = 64  # items in a sealed chunk
+
+
+class _Sealed(Generic[T]):
+    """One sealed chunk and the chunk before it (None: the oldest kept)."""
+
+    __slots__ = ("depth", "items", "older")
+
+    def __init__(self, items: tuple[T, ...], older: _Sealed[T] | None) -> None:
+        self.items = items
+        self.older = older
+        self.depth: int = 1 if older is None else older.depth + 1  # chunks down to the oldest kept
+
+
+class Chain(Generic[T]):
+    """An append-only sequence whose copies share everything but the newest ``CHUNK`` items;
+    with ``keep``, only the newest ``keep`` (rounded up to a chunk) are kept."""
+
+    __slots__ = ("_keep", "_sealed", "_tail")
+
+    def __init__(self, keep: int | None = None) -> None:
+        self._sealed: _Sealed[T] | None = None
+        self._tail: list[T] = []
+        self._keep = keep
+
+    def append(self, item: T) -> None:
+        self._tail.append(item)
+        if len(self._tail) == CHUNK:
+            self._sealed = _Sealed(tuple(self._tail), self._sealed)
+            self._tail = []
+            if self._keep is not None and self._sealed.depth > self._keep // CHUNK + 1:
+                self._sealed = _relink(self._sealed, self._keep // CHUNK + 1)
+
+    def __len__(self) -> int:
+        """Items kept."""
+        return len(self._tail) + CHUNK * (self._sealed.depth if self._sealed else 0)
+
+    def __iter__(self) -> Iterator[T]:
+        """Oldest first."""
+        chunks: list[tuple[T, ...]] = []
+        node = self._sealed
+        while node is not None:
+            chunks.append(node.items)
+            node = node.older
+        for items in reversed(chunks):
+            yield from items
+        yield from list(self._tail)
+
+    def newest(self, n: int) -> tuple[T, ...]:
+        """The newest ``n`` items kept, oldest first (walks only the chunks they are in)."""
+        parts: list[tuple[T, ...]] = [tuple(self._tail)]
+        have = len(self._tail)
+        node = self._sealed
+        while node is not None and have < n:
+            parts.append(node.items)
+            have += CHUNK
+            node = node.older
+        out = tuple(item for part in reversed(parts) for item in part)
+        return out[max(0, len(out) - n) :]
+
+    def __copy__(self) -> Chain[T]:
+        other: Chain[T] = Chain(self._keep)
+        other._sealed = self._sealed
+        other._tail = list(self._tail)
+        return other
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Chain[T]:
+        """Items are immutable values: a deep copy is a shallow one."""
+        return self.__copy__()
+
+
+def _relink(node: _Sealed[T], depth: int) -> _Sealed[T]:
+    """The newest ``depth`` chunks of ``node``, linked anew (the older ones let go; the copies
+    that still hold them keep them alive)."""
+    newest: list[tuple[T, ...]] = []
+    cursor: _Sealed[T] | None = node
+    while cursor is not None and len(newest) < depth:
+        newest.append(cursor.items)
+        cursor = cursor.older
+    head: _Sealed[T] | None = None
+    for items in reversed(newest):
+        head = _Sealed(items, head)
+    assert head is not None
+    return head
