@@ -9,6 +9,9 @@ from __future__ import annotations
 import gc
 import tracemalloc
 
+import pytest
+
+from xdptui.sim import engine
 from xdptui.sim.engine import Simulator
 from xdptui.sim.history import CHUNK, Chain
 from xdptui.sim.state import LOG_MAX, copy_state
@@ -132,3 +135,40 @@ def test_a_bounded_chain_keeps_the_newest_and_lets_the_rest_go() -> None:
     assert keep <= len(log) <= keep + CHUNK
     assert list(log) == list(range(50 * CHUNK - len(log), 50 * CHUNK))
     assert log.newest(keep) == tuple(range(50 * CHUNK - keep, 50 * CHUNK))
+
+
+def user_flaps(sim: Simulator, n: int) -> None:
+    """``n`` user commands, one every 2 us."""
+    for i in range(n):
+        sim.advance(2_000)
+        assert sim.submit(flap(i)).ok
+
+
+def test_inputs_kept_for_replay_are_bounded_and_a_rewind_still_replays_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(engine, "INPUTS_MAX", 200)
+    straight = flapping(0)
+    user_flaps(straight, 1000)
+    straight.advance(10_000)
+    sim = flapping(0)
+    user_flaps(sim, 1000)
+    assert sim.state.inputs.kept <= 200 and sim.state.inputs.count == 1000
+    sim.rewind(sim.now_ns - 41_000)  # 21 commands back (one every 2 us, the last now)
+    assert len(sim.report()["events"]) == 1 + 979
+    sim.run_until(straight.now_ns)
+    assert sim.report() == straight.report()
+
+
+def test_a_rewind_before_the_oldest_checkpoint_kept_goes_to_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(engine, "INPUTS_MAX", 100)
+    sim = flapping(0)
+    user_flaps(sim, 500)
+    oldest = sim.checkpoints[0].t
+    assert oldest > 0
+    sim.rewind(0)
+    assert sim.now_ns == oldest
+    sim.restart()  # home still goes back to t = 0 as built
+    assert sim.now_ns == 0 and sim.report()["events"] == sim.report()["events"][:1]

@@ -43,6 +43,7 @@ from xdptui.sim.events import STEP_KINDS, EventStream
 from xdptui.sim.exact import Exact
 from xdptui.sim.exact_io import ExactIO
 from xdptui.sim.fast import Fast, FastIO
+from xdptui.sim.history import Inputs
 from xdptui.sim.modes import last_boundary, switch_mode
 from xdptui.sim.snapshot import build_frame, stream_views
 from xdptui.sim.state import Checkpoint, State, copy_state
@@ -56,6 +57,8 @@ CHECKPOINT_FAST_NS = 100_000_000  # ... and in fast mode (a step under way inclu
 # checkpoint only ever waiting for a step to end on ``now`` hardly came at all)
 CHECKPOINTS_MAX = 64
 STREAM_VIEWS = 400  # newest event-stream records a frame carries (the app's event list)
+INPUTS_MAX = 4_096  # inputs kept for replay; beyond, the oldest checkpoint goes with the
+# inputs only it needed (``Simulator._forget_oldest``)
 UNDO_MAX = 256  # polls ``step_back`` can undo exactly, one state copy each
 STEP_LIMIT_NS = 1_000_000_000  # ``step_poll`` looks this far ahead for the next poll
 BACK_LOOKBACK_NS = (200_000, 2_000_000, 20_000_000)  # replayed in exact mode to find polls to
@@ -334,7 +337,7 @@ class Simulator:
         if not self.exact:
             self.exact = True
         st = self.state
-        undo = Checkpoint(st.now, len(st.inputs), copy_state(st), st.stream.seq)
+        undo = Checkpoint(st.now, st.inputs.count, copy_state(st), st.stream.seq)
         if not self._run(st.now + STEP_LIMIT_NS, max_polls=st.exact.polls + 1):
             self._restore(undo, undo.state)
             return False
@@ -410,12 +413,13 @@ class Simulator:
         whatever polls the replay finds at ``now`` itself come after the present).
         Checkpoints after ``t0`` held the fast-mode past and go."""
         st = self.state
+        t0 = max(t0, self.checkpoints[0].t)
         inputs = [i for i in st.inputs if not (i[2] == "mode" and i[0] > t0)]
         modes = [i for i in inputs if i[2] == "mode"]
-        if not (modes[-1][3] == "exact" if modes else self._boot_ck.state.is_exact):
+        if not (modes[-1][3] == "exact" if modes else self.checkpoints[0].state.is_exact):
             st.timers.seq += 1
             inputs = sorted([*inputs, (t0, st.timers.seq, "mode", "exact")])
-        st.inputs = inputs
+        st.inputs = st.inputs.replaced(inputs)
         self.checkpoints = [c for c in self.checkpoints if c.t <= t0]
         ck = max(self.checkpoints, key=lambda c: (c.t, c.inputs))
         self._restore(ck, copy_state(ck.state, st.stream))
@@ -447,7 +451,7 @@ class Simulator:
         stream = self.state.stream
         stream.truncate(boot.stream_seq)
         self.state = copy_state(boot.state, stream)
-        self.state.inputs = []
+        self.state.inputs = Inputs()
         self.control = self._control()
         self.checkpoints = [boot]
         self._undo = []
@@ -468,8 +472,8 @@ class Simulator:
         self._start_step(lesson, step)
         self._after_change()
         st = self.state
-        ck = Checkpoint(st.now, len(st.inputs), copy_state(st), st.stream.seq)
-        ck.state.inputs = list(st.inputs)  # its own: back_to_step forgets what came later
+        ck = Checkpoint(st.now, st.inputs.count, copy_state(st), st.stream.seq)
+        ck.state.inputs = st.inputs.copy()  # its own: back_to_step forgets what came later
         self._step_starts.append(ck)
 
     def _start_step(self, lesson: int, step: int) -> None:
@@ -491,7 +495,7 @@ class Simulator:
             stream = self.state.stream
             stream.truncate(ck.stream_seq)
             self.state = copy_state(ck.state, stream)
-            self.state.inputs = list(ck.state.inputs)
+            self.state.inputs = ck.state.inputs.copy()
             self.control = self._control()
             self.checkpoints = [
                 c for c in self.checkpoints if c.t <= ck.t and c.inputs <= ck.inputs
@@ -536,11 +540,12 @@ class Simulator:
         """Log an input (a user command, a mode switch) for replay after a rewind. After a
         rewind the inputs logged later than now are a future this input replaces."""
         st = self.state
-        if st.inputs and st.inputs[-1][0] > st.now:  # in time order: only after a rewind
-            keep = [i for i in st.inputs if i[0] <= st.now]
-            del st.inputs[len(keep) :]  # in place: every copy of the state shares the list
+        last = st.inputs.last()
+        if last is not None and last[0] > st.now:  # in time order: only after a rewind
+            keep = st.inputs.first + sum(1 for i in st.inputs if i[0] <= st.now)
+            st.inputs.truncate(keep)  # in place: every copy of the state shares the log
             st.timers.heap = [
-                tm for tm in st.timers.heap if tm.kind != "input" or int(tm.arg[0]) < len(keep)
+                tm for tm in st.timers.heap if tm.kind != "input" or int(tm.arg[0]) < keep
             ]
             heapq.heapify(st.timers.heap)
             self.checkpoints = [c for c in self.checkpoints if c.t <= st.now]
@@ -593,12 +598,24 @@ class Simulator:
 
     def _checkpoint(self) -> None:
         st = self.state
-        ck = Checkpoint(st.now, len(st.inputs), copy_state(st), st.stream.seq)
+        ck = Checkpoint(st.now, st.inputs.count, copy_state(st), st.stream.seq)
         self.checkpoints = [c for c in self.checkpoints if c.t != st.now]
         self.checkpoints.append(ck)
         self.checkpoints.sort(key=lambda c: c.t)
-        if len(self.checkpoints) > CHECKPOINTS_MAX:  # thin out the middle, keep t = 0
+        if len(self.checkpoints) > CHECKPOINTS_MAX:  # thin out the middle, keep the oldest
             del self.checkpoints[1]
+        if st.inputs.kept > INPUTS_MAX and len(self.checkpoints) > 2:
+            self._forget_oldest()
+
+    def _forget_oldest(self) -> None:
+        """The oldest checkpoint goes (t = 0 at first; ``restart`` still has the boot's): the
+        next becomes the earliest a rewind restores, and the inputs before it, which only a
+        replay from the one gone would need, are let go. The history kept, and what it
+        costs, stays bounded however long the session runs."""
+        del self.checkpoints[0]
+        floor = self.checkpoints[0].inputs
+        self.state.inputs.forget_before(floor)
+        self._undo = [u for u in self._undo if u.inputs >= floor]
 
     def _maybe_checkpoint(self) -> None:
         every = CHECKPOINT_EXACT_NS if self.exact else CHECKPOINT_FAST_NS
@@ -609,8 +626,9 @@ class Simulator:
     def rewind(self, t_ns: int) -> None:
         """Go back to time ``t_ns``: restore the checkpoint before it and replay the inputs
         logged since. Later inputs stay logged and happen again as time passes them, unless
-        a new input replaces that future."""
-        t_ns = max(0, t_ns)
+        a new input replaces that future. Not before the oldest checkpoint kept: t = 0 until
+        ``INPUTS_MAX`` inputs were logged, later the time ``_forget_oldest`` left."""
+        t_ns = max(self.checkpoints[0].t, t_ns)
         ck = max((c for c in self.checkpoints if c.t <= t_ns), key=lambda c: c.t)
         self._restore(ck, copy_state(ck.state, self.state.stream))
         self.run_until(t_ns)
@@ -626,7 +644,7 @@ class Simulator:
         self.state.stream = stream
         self.state.inputs = inputs
         self.control = self._control()
-        for index in range(ck.inputs, len(inputs)):
+        for index in range(ck.inputs, inputs.count):
             t, seq, _, _ = inputs[index]
             self.state.timers.add(t, "input", index, seq=seq)
         self._preview = None
@@ -666,7 +684,7 @@ class Simulator:
         other.topology = self.topology
         other.trust = self.trust
         other.state = copy_state(self.view(), EventStream())
-        other.state.inputs = list(other.state.inputs)  # its own from now on
+        other.state.inputs = other.state.inputs.copy()  # its own from now on
         other.control = other._control()
         other.checkpoints = []
         other.timed_steps = self.timed_steps

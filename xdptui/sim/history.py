@@ -100,3 +100,59 @@ def _relink(node: _Sealed[T], depth: int) -> _Sealed[T]:
         head = _Sealed(items, head)
     assert head is not None
     return head
+
+
+Input = tuple[int, int, str, str]  # when, its timer sequence number, kind, data
+
+
+class Inputs:
+    """The inputs logged for replay (user commands, mode switches, lesson steps), numbered
+    from the first ever logged, in time order. Only those from :attr:`first` on are kept: the
+    older ones came before every checkpoint a rewind can still restore."""
+
+    __slots__ = ("_items", "first")
+
+    def __init__(self, items: list[Input] | None = None, first: int = 0) -> None:
+        self._items: list[Input] = items if items is not None else []
+        self.first = first
+
+    @property
+    def count(self) -> int:
+        """Inputs ever logged: the number the next one gets."""
+        return self.first + len(self._items)
+
+    @property
+    def kept(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, number: int) -> Input:
+        if number < self.first:
+            raise IndexError(f"input {number} was forgotten (the oldest kept is {self.first})")
+        return self._items[number - self.first]
+
+    def __iter__(self) -> Iterator[Input]:
+        """The kept ones, oldest first."""
+        return iter(list(self._items))
+
+    def last(self) -> Input | None:
+        return self._items[-1] if self._items else None
+
+    def append(self, item: Input) -> None:
+        self._items.append(item)
+
+    def truncate(self, count: int) -> None:
+        """Forget the inputs numbered ``count`` and above (a future a new input replaces)."""
+        del self._items[max(0, count - self.first) :]
+
+    def forget_before(self, number: int) -> None:
+        """Let go of the inputs numbered below ``number``."""
+        drop = max(0, number - self.first)
+        del self._items[:drop]
+        self.first += drop
+
+    def replaced(self, items: list[Input]) -> Inputs:
+        """Another log numbered from the same first input, holding ``items``."""
+        return Inputs(items, self.first)
+
+    def copy(self) -> Inputs:
+        return Inputs(list(self._items), self.first)

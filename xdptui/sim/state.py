@@ -15,7 +15,7 @@ from xdptui.sim.datapath import Datapath
 from xdptui.sim.events import EventStream
 from xdptui.sim.exact import Exact
 from xdptui.sim.fast import Fast
-from xdptui.sim.history import Chain
+from xdptui.sim.history import Chain, Inputs
 from xdptui.sim.world import World
 
 LOG_MAX = 2_000  # command and system lines kept for the screen's log
@@ -36,8 +36,8 @@ class State:
     stream: EventStream = field(default_factory=EventStream)
     log: Chain[EventView] = field(default_factory=lambda: Chain(LOG_MAX))  # newest LOG_MAX
     commands: Chain[EventView] = field(default_factory=Chain)  # for the report (never dropped)
-    inputs: list[tuple[int, int, str, str]] = field(default_factory=list)  # t, seq, kind, data:
-    # the simulator's (every copy shares it; a checkpoint records how many were applied)
+    inputs: Inputs = field(default_factory=Inputs)  # the simulator's (every copy shares
+    # it; a checkpoint records how many were applied)
     lesson: tuple[int, int, int] | None = None  # the lesson step on: lesson, step, when it began
 
 
