@@ -6,8 +6,9 @@ timeline. Time advances with ``run_until(t)`` / ``advance(dt)``; ``exact`` choos
 any instant: exact mode (``xdptui.sim.exact``) processes every NAPI poll as an event, fast mode
 (``xdptui.sim.fast``) moves steps of many polls by arithmetic. ``submit(line)`` applies a
 command now. ``frame()`` is an immutable snapshot for the UI, ``report()`` the JSON report,
-``events()`` the event stream. The whole state is copied for checkpoints, so ``rewind(t)``
-restores the one before ``t`` and replays; runs never depend on how time is cut.
+``events()`` the event stream. The whole state is copied for checkpoints (its logs and inputs
+shared, so a copy costs the same at any point of history), so ``rewind(t)`` restores the one
+before ``t`` and replays; runs never depend on how time is cut.
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ from xdptui.model.views import (
 )
 from xdptui.sim import show
 from xdptui.sim.bond.bond_main import Bond
-from xdptui.sim.clock import Timers
+from xdptui.sim.clock import TimedEntry, Timers, next_timeline, schedule_timeline
 from xdptui.sim.control import Control, format_kernel_error
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.events import STEP_KINDS, EventStream
 from xdptui.sim.exact import Exact
 from xdptui.sim.exact_io import ExactIO
 from xdptui.sim.fast import Fast, FastIO
+from xdptui.sim.history import Inputs
 from xdptui.sim.modes import last_boundary, switch_mode
 from xdptui.sim.snapshot import build_frame, stream_views
 from xdptui.sim.state import Checkpoint, State, copy_state
@@ -56,6 +58,8 @@ CHECKPOINT_FAST_NS = 100_000_000  # ... and in fast mode (a step under way inclu
 # checkpoint only ever waiting for a step to end on ``now`` hardly came at all)
 CHECKPOINTS_MAX = 64
 STREAM_VIEWS = 400  # newest event-stream records a frame carries (the app's event list)
+INPUTS_MAX = 4_096  # inputs kept for replay; beyond, the oldest checkpoint goes with the
+# inputs only it needed (``Simulator._forget_oldest``)
 UNDO_MAX = 256  # polls ``step_back`` can undo exactly, one state copy each
 STEP_LIMIT_NS = 1_000_000_000  # ``step_poll`` looks this far ahead for the next poll
 BACK_LOOKBACK_NS = (200_000, 2_000_000, 20_000_000)  # replayed in exact mode to find polls to
@@ -114,6 +118,7 @@ class Simulator:
         self._views: dict[int, tuple[dict[str, Any], StreamEventView]] = {}
         self._undo: list[Checkpoint] = []  # the state before each step_poll, newest last
         self._step_starts: list[Checkpoint] = []  # the state right after each start_step
+        self._timeline: tuple[TimedEntry, ...] = ()  # the timed timeline, in firing order
         self._boot()
         self._checkpoint()
         self._boot_ck = self.checkpoints[0]
@@ -190,9 +195,7 @@ class Simulator:
             self._apply(line, XdpSet(spec.name, kw, spec.xdp.program, spec.xdp.params), "topology")
         self._fill_object_maps()
         self.control.booting = False
-        for i, entry in enumerate(topo.timeline):
-            if entry.step is None:
-                st.timers.add(entry.at_ns, "timeline", i)
+        self._timeline = schedule_timeline(st.timers, topo.timeline)
         if self.timed_steps and topo.lessons:
             # Nobody drives the lesson: its steps start at their own ``at:`` times.
             for j, step in enumerate(topo.lessons[0].steps):
@@ -287,7 +290,7 @@ class Simulator:
         st = self.state
         kind = timer.kind
         if kind == "timeline":
-            entry = self.topology.timeline[int(timer.arg[0])]
+            entry = self.topology.timeline[next_timeline(st.timers, self._timeline, timer)]
             self.submit(entry.do, origin="timeline")
         elif kind == "miimon":
             bond = st.world.devices.get(str(timer.arg[0]))
@@ -353,7 +356,7 @@ class Simulator:
         if not self.exact:
             self.exact = True
         st = self.state
-        undo = Checkpoint(st.now, len(st.inputs), copy_state(st), st.stream.seq)
+        undo = Checkpoint(st.now, st.inputs.count, copy_state(st), st.stream.seq)
         if not self._run(st.now + STEP_LIMIT_NS, max_polls=st.exact.polls + 1):
             self._restore(undo, undo.state)
             return False
@@ -429,12 +432,13 @@ class Simulator:
         whatever polls the replay finds at ``now`` itself come after the present).
         Checkpoints after ``t0`` held the fast-mode past and go."""
         st = self.state
+        t0 = max(t0, self.checkpoints[0].t)
         inputs = [i for i in st.inputs if not (i[2] == "mode" and i[0] > t0)]
         modes = [i for i in inputs if i[2] == "mode"]
-        if not (modes[-1][3] == "exact" if modes else self._boot_ck.state.is_exact):
+        if not (modes[-1][3] == "exact" if modes else self.checkpoints[0].state.is_exact):
             st.timers.seq += 1
             inputs = sorted([*inputs, (t0, st.timers.seq, "mode", "exact")])
-        st.inputs = inputs
+        st.inputs = st.inputs.replaced(inputs)
         self.checkpoints = [c for c in self.checkpoints if c.t <= t0]
         ck = max(self.checkpoints, key=lambda c: (c.t, c.inputs))
         self._restore(ck, copy_state(ck.state, st.stream))
@@ -466,7 +470,7 @@ class Simulator:
         stream = self.state.stream
         stream.truncate(boot.stream_seq)
         self.state = copy_state(boot.state, stream)
-        self.state.inputs = []
+        self.state.inputs = Inputs()
         self.control = self._control()
         self.checkpoints = [boot]
         self._undo = []
@@ -488,7 +492,9 @@ class Simulator:
         self._start_step(lesson, step)
         self._after_change()
         st = self.state
-        self._step_starts.append(Checkpoint(st.now, len(st.inputs), copy_state(st), st.stream.seq))
+        ck = Checkpoint(st.now, st.inputs.count, copy_state(st), st.stream.seq)
+        ck.state.inputs = st.inputs.copy()  # its own: back_to_step forgets what came later
+        self._step_starts.append(ck)
 
     def _start_step(self, lesson: int, step: int) -> None:
         st = self.state
@@ -509,6 +515,7 @@ class Simulator:
             stream = self.state.stream
             stream.truncate(ck.stream_seq)
             self.state = copy_state(ck.state, stream)
+            self.state.inputs = ck.state.inputs.copy()
             self.control = self._control()
             self.checkpoints = [
                 c for c in self.checkpoints if c.t <= ck.t and c.inputs <= ck.inputs
@@ -553,11 +560,12 @@ class Simulator:
         """Log an input (a user command, a mode switch) for replay after a rewind. After a
         rewind the inputs logged later than now are a future this input replaces."""
         st = self.state
-        keep = [i for i in st.inputs if i[0] <= st.now]
-        if len(keep) < len(st.inputs):
-            st.inputs = keep
+        last = st.inputs.last()
+        if last is not None and last[0] > st.now:  # in time order: only after a rewind
+            keep = st.inputs.first + sum(1 for i in st.inputs if i[0] <= st.now)
+            st.inputs.truncate(keep)  # in place: every copy of the state shares the log
             st.timers.heap = [
-                tm for tm in st.timers.heap if tm.kind != "input" or int(tm.arg[0]) < len(keep)
+                tm for tm in st.timers.heap if tm.kind != "input" or int(tm.arg[0]) < keep
             ]
             heapq.heapify(st.timers.heap)
             self.checkpoints = [c for c in self.checkpoints if c.t <= st.now]
@@ -610,12 +618,24 @@ class Simulator:
 
     def _checkpoint(self) -> None:
         st = self.state
-        ck = Checkpoint(st.now, len(st.inputs), copy_state(st), st.stream.seq)
+        ck = Checkpoint(st.now, st.inputs.count, copy_state(st), st.stream.seq)
         self.checkpoints = [c for c in self.checkpoints if c.t != st.now]
         self.checkpoints.append(ck)
         self.checkpoints.sort(key=lambda c: c.t)
-        if len(self.checkpoints) > CHECKPOINTS_MAX:  # thin out the middle, keep t = 0
+        if len(self.checkpoints) > CHECKPOINTS_MAX:  # thin out the middle, keep the oldest
             del self.checkpoints[1]
+        if st.inputs.kept > INPUTS_MAX and len(self.checkpoints) > 2:
+            self._forget_oldest()
+
+    def _forget_oldest(self) -> None:
+        """The oldest checkpoint goes (t = 0 at first; ``restart`` still has the boot's): the
+        next becomes the earliest a rewind restores, and the inputs before it, which only a
+        replay from the one gone would need, are let go. The history kept, and what it
+        costs, stays bounded however long the session runs."""
+        del self.checkpoints[0]
+        floor = self.checkpoints[0].inputs
+        self.state.inputs.forget_before(floor)
+        self._undo = [u for u in self._undo if u.inputs >= floor]
 
     def _maybe_checkpoint(self) -> None:
         every = CHECKPOINT_EXACT_NS if self.exact else CHECKPOINT_FAST_NS
@@ -626,8 +646,9 @@ class Simulator:
     def rewind(self, t_ns: int) -> None:
         """Go back to time ``t_ns``: restore the checkpoint before it and replay the inputs
         logged since. Later inputs stay logged and happen again as time passes them, unless
-        a new input replaces that future."""
-        t_ns = max(0, t_ns)
+        a new input replaces that future. Not before the oldest checkpoint kept: t = 0 until
+        ``INPUTS_MAX`` inputs were logged, later the time ``_forget_oldest`` left."""
+        t_ns = max(self.checkpoints[0].t, t_ns)
         ck = max((c for c in self.checkpoints if c.t <= t_ns), key=lambda c: c.t)
         self._restore(ck, copy_state(ck.state, self.state.stream))
         self.run_until(t_ns)
@@ -636,14 +657,14 @@ class Simulator:
         """``state`` (a copy of ``ck``'s) becomes the present; the inputs logged since the
         checkpoint are scheduled again, and the events after it are forgotten (they happen
         again)."""
-        inputs = list(self.state.inputs)
+        inputs = self.state.inputs
         stream = self.state.stream
         stream.truncate(ck.stream_seq)
         self.state = state
         self.state.stream = stream
         self.state.inputs = inputs
         self.control = self._control()
-        for index in range(ck.inputs, len(inputs)):
+        for index in range(ck.inputs, inputs.count):
             t, seq, _, _ = inputs[index]
             self.state.timers.add(t, "input", index, seq=seq)
         self._preview = None
@@ -683,9 +704,11 @@ class Simulator:
         other.topology = self.topology
         other.trust = self.trust
         other.state = copy_state(self.view(), EventStream())
+        other.state.inputs = other.state.inputs.copy()  # its own from now on
         other.control = other._control()
         other.checkpoints = []
         other.timed_steps = self.timed_steps
+        other._timeline = self._timeline
         other._undo = []
         other._views = {}
         other._step_starts = []

@@ -40,10 +40,10 @@ from xdptui.sim.dev.rings import TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.show import loaded_programs
+from xdptui.sim.state import LOG_MAX, State
 from xdptui.sim.tally import Tracepoints
 
 if TYPE_CHECKING:
-    from xdptui.sim.state import State
     from xdptui.sim.world import World
 
 
@@ -231,7 +231,7 @@ def build_frame(
         devices=tuple(device_view(d, st.is_exact, w.devices) for d in w.devices.values()),
         cpus=cpu_views(st, busy, polls),
         tracepoints=tracepoints_view(st.dp.tp),
-        events=tuple(st.log),
+        events=st.log.newest(LOG_MAX),
         polls=int(st.dp.cpu.polls.sum()),
         maps=maps,
         bulk_queues=bulk,

@@ -1,10 +1,11 @@
 """What evolves in a simulation, as one value: the world, the data path, both modes' state,
-the timers and the logs. A checkpoint is a copy of it; a rewind restores one."""
+the timers and the logs. A checkpoint is a copy of it; a rewind restores one. What only grows
+with history (the logs, the inputs) is shared by the copies, so a copy costs the same however
+long the simulation has run."""
 
 from __future__ import annotations
 
 import copy
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,7 @@ from xdptui.sim.datapath import Datapath
 from xdptui.sim.events import EventStream
 from xdptui.sim.exact import Exact
 from xdptui.sim.fast import Fast
+from xdptui.sim.history import Chain, Inputs
 from xdptui.sim.world import World
 
 LOG_MAX = 2_000  # command and system lines kept for the screen's log
@@ -32,9 +34,10 @@ class State:
     now: int = 0
     committed: int = 0  # fast mode has stepped the data path up to here
     stream: EventStream = field(default_factory=EventStream)
-    log: deque[EventView] = field(default_factory=lambda: deque(maxlen=LOG_MAX))
-    commands: list[EventView] = field(default_factory=list)  # for the report (never dropped)
-    inputs: list[tuple[int, int, str, str]] = field(default_factory=list)  # t, seq, kind, data
+    log: Chain[EventView] = field(default_factory=lambda: Chain(LOG_MAX))  # newest LOG_MAX
+    commands: Chain[EventView] = field(default_factory=Chain)  # for the report (never dropped)
+    inputs: Inputs = field(default_factory=Inputs)  # the simulator's (every copy shares
+    # it; a checkpoint records how many were applied)
     lesson: tuple[int, int, int] | None = None  # the lesson step on: lesson, step, when it began
 
 
@@ -47,8 +50,10 @@ class Checkpoint:
 
 
 def copy_state(st: State, stream: EventStream | None = None) -> State:
-    """A deep copy sharing what never changes (the topology, flow tables, entries). The event
-    stream is append-only: a copy shares it (``stream`` None) or starts a new one."""
+    """A deep copy sharing what never changes (the topology, flow tables, entries) and what
+    only grows (the logs' sealed chunks, the inputs). The event stream is append-only: a copy
+    shares it (``stream`` None) or starts a new one."""
     memo: dict[int, Any] = {id(st.world.topology): st.world.topology}
     memo[id(st.stream)] = st.stream if stream is None else stream
+    memo[id(st.inputs)] = st.inputs
     return copy.deepcopy(st, memo)
