@@ -34,7 +34,11 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "bpf"
 PROGS = Path(__file__).resolve().parent / "bpf_progs"
 WHY_NOT = kern.available()
-pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=f"kernel oracle: {WHY_NOT}")
+pytestmark = [
+    pytest.mark.skipif(WHY_NOT is not None, reason=f"kernel oracle: {WHY_NOT}"),
+    # maps pinned by name live in the one /sys/fs/bpf: these tests share one worker
+    pytest.mark.xdist_group("bpffs-by-name"),
+]
 PACKETS = corpus(1100)
 UNCOMPARED = (
     MapType.PERF_EVENT_ARRAY,

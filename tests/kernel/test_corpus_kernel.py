@@ -17,7 +17,10 @@ import corpus_oracle
 import pytest
 
 WHY_NOT = corpus_oracle.why_not()
-pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=f"corpus oracle: {WHY_NOT}")
+pytestmark = [
+    pytest.mark.skipif(WHY_NOT is not None, reason=f"corpus oracle: {WHY_NOT}"),
+    pytest.mark.xdist_group("corpus"),  # one worker builds the corpus (module fixture), once
+]
 
 
 @pytest.fixture(scope="module")
