@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from xdptui.sim.core.bpf_eval import ObjEval
 from xdptui.sim.devmap import DevmapCore
 
 IntArray = npt.NDArray[np.int64]
@@ -95,7 +96,9 @@ def _columns(dp: ClassesCore) -> Iterable[IntArray]:
         c = dp.compiled[name]
         for f in fields(c):
             value = getattr(c, f.name)
-            if isinstance(value, np.ndarray) and value.shape == (n,):
+            if f.name == "out" and c.obj is not None:
+                yield from _object_columns(c.obj)
+            elif isinstance(value, np.ndarray) and value.shape == (n,):
                 yield _as_int64(value)
     from xdptui.sim.bond.bond_main import Bond, BondLogic
     from xdptui.sim.dev.tun import Tun
@@ -132,9 +135,39 @@ def _egress_columns(dp: ClassesCore) -> Iterable[IntArray]:
 
                     ev = bpf_run.egress(dp, entry.egress, rx, tgt)
                     yield ev.raw.astype(np.int64)
-                    yield ev.out.astype(np.int64)
+                    yield from _object_columns(ev)
                     continue
                 yield egress_verdicts(dp, entry.egress, rx, tgt).astype(np.int64)
+
+
+def _object_columns(ev: ObjEval) -> Iterable[IntArray]:
+    """A real program's effect on each entry, as far as the classes need it: the frame it
+    leaves and its map adds. An entry the program leaves unchanged goes on as its own frame,
+    which the other columns already describe, so every such entry has one value; a rewritten
+    entry has its output entry, and one whose output is not in the table yet a value of its
+    own. A stateful program (verdicts that differ between frames of an entry) keeps every
+    entry apart. Entries with the same adds (a word of a map, a value) have one value -- a
+    64-bit hash of the set of adds."""
+    n = len(ev.out)
+    own = np.arange(n, dtype=np.int64)
+    if ev.depends is not None:
+        yield own
+        return
+    yield np.where(ev.out == own, -2, np.where(ev.out < 0, -3 - own, ev.out))
+    eff = ev.effects
+    if eff.empty or not eff.length.any():
+        return
+    lens = eff.length
+    total = int(lens.sum())
+    ends = np.cumsum(lens)
+    idx = np.repeat(eff.first, lens) + np.arange(total) - np.repeat(ends - lens, lens)
+    with np.errstate(over="ignore"):
+        h = (eff.word[idx].astype(np.uint64) + _ADD) * _MUL
+        h ^= h >> np.uint64(29)
+        h = (h ^ eff.value[idx].astype(np.uint64)) * _MUL
+        h ^= h >> np.uint64(31)
+        cs = np.concatenate((np.zeros(1, np.uint64), np.cumsum(h, dtype=np.uint64)))
+        yield (cs[ends] - cs[ends - lens]).view(np.int64)
 
 
 def _as_int64(value: npt.NDArray[np.generic]) -> IntArray:

@@ -1,0 +1,76 @@
+"""A real object's flow classes follow what it does, not which flow a frame is: entries it
+leaves unchanged, with the same verdict, target and map adds, are one class, as they are for a
+built-in program; entries whose adds differ stay apart, so a class's frames can all apply its
+representative's adds (``bpf_run.apply_effects``) and the maps stay exact."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from conftest import ROOT, topo
+
+from xdptui.sim.engine import Simulator
+
+EXAMPLES = ROOT / "examples" / "bpf"
+
+FLOWS = """
+name: one port, a thousand flows
+cpus: 2
+devices:
+  eth0: {{type: nic, driver: ice, queues: 2, xdp: {xdp}}}
+traffic:
+  - {{name: g, to: eth0, rate: 2Mpps, proto: udp, flows: 1024,
+      src_ip: 198.18.0.1-198.18.3.255, dst_ip: 10.0.0.1-10.0.0.8, dst_port: 50-57}}
+"""
+
+
+def classes(xdp: str) -> tuple[Simulator, int]:
+    sim = Simulator(topo(FLOWS.format(xdp=xdp), str(EXAMPLES / "inline.yaml")))
+    sim.run_until(10_000)
+    return sim, len(sim.state.dp.classes)
+
+
+def test_an_object_that_rewrites_nothing_has_the_classes_of_the_same_built_in_program():
+    """drop_port.o drops UDP to port 53 and passes the rest, as the built-in ``drop_port``
+    with port 53 does: 1,024 flows over 8 ports are two classes either way (drop, pass),
+    not 1,024."""
+    _, builtin = classes("{program: drop_port, params: {port: 53}}")
+    _, obj = classes("drop_port.o")
+    assert builtin == 2
+    assert obj == builtin
+
+
+@pytest.mark.parametrize("obj", ["drop_port.o", "count_proto.o", "router_stats.o", "mac_swap.o"])
+def test_the_entries_of_a_class_have_one_verdict_one_output_and_the_same_map_adds(obj: str):
+    sim, _ = classes(obj)
+    dp = sim.state.dp
+    ev = dp.compiled["eth0"].obj
+    assert ev is not None
+    of = dp.classes.of_entry
+    n = len(ev.raw)
+    own = np.arange(n)
+    adds: list[list[tuple[int, int]]] = [
+        sorted(
+            zip(
+                ev.effects.word[ev.effects.first[e] : ev.effects.first[e] + ev.effects.length[e]],
+                ev.effects.value[ev.effects.first[e] : ev.effects.first[e] + ev.effects.length[e]],
+                strict=True,
+            )
+        )
+        for e in range(n)
+    ]
+    members: dict[int, list[int]] = defaultdict(list)
+    for e in range(n):
+        members[int(of[e])].append(e)
+    for entries in members.values():
+        rep = entries[0]
+        for e in entries[1:]:
+            assert ev.raw[e] == ev.raw[rep] and ev.target[e] == ev.target[rep]
+            assert ev.key[e] == ev.key[rep]
+            # unchanged together, or the same output frame
+            assert (ev.out[e] == own[e]) == (ev.out[rep] == own[rep])
+            if ev.out[e] != own[e]:
+                assert ev.out[e] == ev.out[rep] >= 0
+            assert adds[e] == adds[rep]
