@@ -92,8 +92,37 @@ class Simulator:
         self.trust = trust
         self.timed_steps = timed_steps
         _ = max_step_ns
-        world = build_world(topology)
-        world.devmap_egress = devmap_egress
+        self._devmap_egress = devmap_egress
+        self.state = st = self._fresh_state(exact or poll_by_poll)
+        self.control = self._control()
+        self.checkpoints: list[Checkpoint] = []
+        self._seq = 0
+        self._last_frame_t = 0
+        self._last_busy = np.zeros(st.world.nr_cpus)
+        self._last_share = np.zeros(st.world.nr_cpus)  # the last interval's busy shares
+        self._last_polls = np.zeros(st.world.nr_cpus, dtype=np.int64)
+        self._preview: tuple[int, int, State] | None = None
+        self._views: dict[int, tuple[dict[str, Any], StreamEventView]] = {}
+        self._undo: list[Checkpoint] = []  # the state before each step_poll, newest last
+        self._step_starts: list[Checkpoint] = []  # the state right after each start_step
+        self._timeline: tuple[TimedEntry, ...] = ()  # the timed timeline, in firing order
+        self._boot_copies = False  # boot's commands: a state copy each only after a refusal
+        try:
+            self._boot()
+        except _BootRefused:
+            # A topology command was refused: boot again from a fresh state, each command all
+            # or nothing (a copy before each), so the refusal is recorded and undone alone.
+            self._boot_copies = True
+            self.state = self._fresh_state(st.is_exact)
+            self.control = self._control()
+            self._boot()
+        self._checkpoint()
+        self._boot_ck = self.checkpoints[0]
+
+    def _fresh_state(self, exact: bool) -> State:
+        """The topology's host as built, before boot: nothing enslaved, attached or filled."""
+        world = build_world(self.topology)
+        world.devmap_egress = self._devmap_egress
         dp = Datapath(world, _NoIO())
         stream = EventStream()
         st = State(
@@ -102,26 +131,11 @@ class Simulator:
             exact=Exact(world, dp, stream),
             fast=Fast(world, dp),
             timers=Timers(),
-            is_exact=exact or poll_by_poll,
+            is_exact=exact,
             stream=stream,
         )
         dp.io = ExactIO(st.exact) if st.is_exact else FastIO(st.fast)
-        self.state = st
-        self.control = self._control()
-        self.checkpoints: list[Checkpoint] = []
-        self._seq = 0
-        self._last_frame_t = 0
-        self._last_busy = np.zeros(world.nr_cpus)
-        self._last_share = np.zeros(world.nr_cpus)  # the last interval's busy shares
-        self._last_polls = np.zeros(world.nr_cpus, dtype=np.int64)
-        self._preview: tuple[int, int, State] | None = None
-        self._views: dict[int, tuple[dict[str, Any], StreamEventView]] = {}
-        self._undo: list[Checkpoint] = []  # the state before each step_poll, newest last
-        self._step_starts: list[Checkpoint] = []  # the state right after each start_step
-        self._timeline: tuple[TimedEntry, ...] = ()  # the timed timeline, in firing order
-        self._boot()
-        self._checkpoint()
-        self._boot_ck = self.checkpoints[0]
+        return st
 
     @classmethod
     def from_file(cls, path: str | Path, seed: int | None = None, trust: bool = False) -> Simulator:
@@ -575,12 +589,16 @@ class Simulator:
 
     def _apply(self, line: str, command: Any, origin: str) -> CommandResult:
         """Apply a command all or nothing: a refusal restores the state from before it, so
-        whatever the command had validated, built or changed before it was refused is gone."""
-        before = copy_state(self.state)
+        whatever the command had validated, built or changed before it was refused is gone.
+        Boot takes no copy until a command is refused (``_BootRefused``: boot starts over)."""
+        careful = self._boot_copies or not self.control.booting
+        before = copy_state(self.state) if careful else None
         try:
             reply = self.control.apply(command)
             result = CommandResult(True, None, reply, command)
         except KernelError as exc:
+            if before is None:
+                raise _BootRefused from exc
             result = CommandResult(False, exc.errno.name, format_kernel_error(exc), command)
             booting = self.control.booting
             for f in fields(State):  # in place: callers up the stack hold this state object
@@ -794,6 +812,10 @@ class Simulator:
 
         view = self.view()
         return dict(build_report(self.frame(), view.world, view.commands))
+
+
+class _BootRefused(Exception):
+    """A topology command was refused during a boot that took no state copies."""
 
 
 class _NoIO:
