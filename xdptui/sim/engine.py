@@ -737,6 +737,7 @@ class Simulator:
         other._last_share = np.zeros_like(other._last_busy)
         other._last_polls = other.state.dp.cpu.polls.copy()
         other._preview = None
+        other._boot_copies = True
         return other
 
     def flows(self, limit: int = 64) -> tuple[FlowInfo, ...]:
