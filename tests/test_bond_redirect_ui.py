@@ -71,3 +71,27 @@ async def test_the_drops_tab_says_the_active_slave_refused_the_bulk_until_the_mi
         await polls(pilot, 1)
         await open_tab(pilot, "bond")
         assert "active slave eth2" in tab_text(app)
+
+
+def test_a_flush_the_down_slave_refused_carries_its_errno_in_the_stream_and_the_list() -> None:
+    """``bq_xmit_all``'s ``trace_xdp_devmap_xmit(..., sent, drops, err)``: while eth1 is down
+    and still the active slave, ``bond_xdp_xmit`` returns eth1's -ENETDOWN for each bulk:
+    nothing sent, the whole bulk dropped, err ENETDOWN; before it, err is none. The event list
+    names the errno."""
+    from xdptui.sim.engine import Simulator
+    from xdptui.widgets.event_list import describe
+
+    sim = Simulator.from_file(BOND_REDIRECT)
+    sim.exact = True
+    sim.run_until(3_000_000)
+    seen = sim.state.stream.seq
+    before = [r for r in sim.events() if r["kind"] == "bq_flush" and r["to"] == "bond0"]
+    assert before and all(r["err"] is None and r["drops"] == 0 for r in before)
+    assert sim.submit("ip link set dev eth1 down").ok
+    sim.run_until(6_000_000)  # the MII monitor sees it at 10 ms
+    after = [r for r in sim.events(seen) if r["kind"] == "bq_flush" and r["to"] == "bond0"]
+    assert after and all(r["err"] == "ENETDOWN" for r in after)
+    assert all(r["sent"] == 0 and r["drops"] == r["frames"] for r in after)
+    views = [e for e in sim.frame().stream if e.kind == "bq_flush" and e.target == "bond0"]
+    _, detail = describe(views[-1])
+    assert "refused by bond0's ndo_xdp_xmit (ENETDOWN)" in detail

@@ -97,7 +97,8 @@ def describe(event: StreamEventView) -> tuple[str, str]:
             parts.append(f"{event.egress_drops} dropped by {event.egress}")
         refused = event.drops - event.egress_drops
         if refused:
-            parts.append(f"{refused} refused by {event.target}'s ndo_xdp_xmit")
+            err = f" ({event.errno})" if event.errno else ""
+            parts.append(f"{refused} refused by {event.target}'s ndo_xdp_xmit{err}")
         return what + egress, ": " + ", ".join(parts)
     if event.kind == "drop":
         if event.reason == "xdp_redirect_err":

@@ -156,6 +156,7 @@ class Flush:
     egress: str | None
     reason: str  # full | poll_end
     egress_drops: int = 0
+    err: str | None = None  # the errno ndo_xdp_xmit returned (``trace_xdp_devmap_xmit``'s err)
 
 
 def broadcast(
@@ -286,6 +287,7 @@ def _flush_exact(
         tally.drops += dropped
         tally.egress_drops += dropped
         sent = 0
+        err: str | None = None
         if dp.watched(chunk):
             why = "17th frame: bq_xmit_all" if end < n else "xdp_do_flush at the end of the poll"
             egress = f", egress {prog.name}" if prog is not None else ""
@@ -301,12 +303,12 @@ def _flush_exact(
         if kept.total:
             x = Xmit(dev, tgt, cpu, t, kept, 1, tally)
             tgt.ndo_xdp_xmit(dp, x)
-            sent = x.sent
+            sent, err = x.sent, x.err
         bq.egress_drops += dropped
         reason = "poll_end" if end >= n else "full"
         name = prog.name if prog is not None else None
         out.flushes.append(
-            Flush(cpu, dev.name, tgt.name, cnt, sent, cnt - sent, name, reason, dropped)
+            Flush(cpu, dev.name, tgt.name, cnt, sent, cnt - sent, name, reason, dropped, err)
         )
         out.cost_ns += flush_cost(dev, tgt)
 
@@ -333,7 +335,9 @@ def _flush_plain(
     for i, x in enumerate(xs):
         cnt = len(x.rows)
         reason = "poll_end" if i == len(xs) - 1 else "full"
-        out.flushes.append(Flush(cpu, dev.name, tgt.name, cnt, x.sent, cnt - x.sent, None, reason))
+        out.flushes.append(
+            Flush(cpu, dev.name, tgt.name, cnt, x.sent, cnt - x.sent, None, reason, 0, x.err)
+        )
         out.cost_ns += cost
 
 

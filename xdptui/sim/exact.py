@@ -260,6 +260,7 @@ class Exact:
                     "egress": f.egress,
                     "reason": f.reason,
                     "egress_drops": f.egress_drops,
+                    "err": f.err,
                 }
             )
         self._log_refusals(t, cpu, rxq.index, errs, excs)

@@ -96,6 +96,7 @@ class Accounting:
             x.dst.add("xdp_xmit_errors", n)
         x.tally.drops += n
         x.tally.err += x.calls
+        x.err = errno.name
 
     def xmit_part(self, x: Xmit, slave: NetDev, rows: Rows, calls: int) -> Xmit:
         """Frames of a bond's ``bond_xdp_xmit`` handed on to one slave (the devmap tally and

@@ -298,6 +298,7 @@ def stream_views(records: list[dict[str, Any]]) -> list[StreamEventView]:
                     drops=r["drops"],
                     egress=r["egress"],
                     egress_drops=r.get("egress_drops", 0),
+                    errno=r.get("err"),
                     reason=r["reason"],
                 )
             )

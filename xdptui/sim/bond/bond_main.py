@@ -123,6 +123,7 @@ class Bond(NetDev):
             if part_x.sent < run.total:  # the slave refused a frame: the loop breaks
                 if pos == 0 and part_x.sent == 0:
                     x.tally.err += x.calls
+                    x.err = part_x.err  # the bond returns the slave's error
                 _bond_stop(dp, x, rows.slice(end, n), None, first=False)
                 return int(pos) + part_x.sent + 1
         return n
@@ -257,6 +258,7 @@ def _bond_stop(dp: XdpCore, x: Xmit, tail: Rows, err: Errno | None, first: bool)
     x.tally.drops += tail.total
     if first:
         x.tally.err += x.calls
+        x.err = err.name if err is not None else x.err
     if dp.watched(tail):
         why = f"{err.name} on an earlier frame" if err is not None else "a slave refused a frame"
         dp.hop(x.t, x.dst.name, "drop", f"bond_xdp_xmit stopped ({why}): the bulk's rest is freed",

@@ -140,6 +140,7 @@ class Xmit:
     sent: int = 0
     bursts: int = 1  # the interrupts whose polls made those calls (fast mode: a step's)
     parent: Xmit | None = None  # a bond's bond_xdp_xmit that handed these on to a slave
+    err: str | None = None  # the errno ndo_xdp_xmit returned (the trace's ``err``), if any
 
     def add_sent(self, n: int) -> None:
         x: Xmit | None = self
