@@ -319,8 +319,27 @@ def test_an_empty_slot_drops_until_bpftool_puts_a_map_in_it_and_rewind_undoes_it
             "ENOENT",
             "Error: delete failed: No such file or directory",
         ),
+        (
+            "bpftool map update name mim_slots key 1 0 0 0 value name",
+            "EINVAL",
+            "Error: not enough value arguments for map in map",
+        ),
+        (
+            "bpftool map update name inner_a key 1 0 0 0 value name inner_b",
+            "EINVAL",
+            "Error: error parsing byte: name",
+        ),
     ],
-    ids=["incompatible", "flags", "index", "no-such-id", "bytes", "delete-empty"],
+    ids=[
+        "incompatible",
+        "flags",
+        "index",
+        "no-such-id",
+        "bytes",
+        "delete-empty",
+        "no-map",
+        "map-into-array",
+    ],
 )
 def test_bpftool_refusals_on_an_array_of_maps_are_the_kernels(
     tmp_path: Path, line: str, errno: str, reply: str
