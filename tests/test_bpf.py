@@ -19,7 +19,6 @@ from xdptui.bpf.frames import checksum
 from xdptui.bpf.isa import decode
 from xdptui.bpf.maps import BPF_EXIST, BPF_NOEXIST, BpfMap, MapDef
 from xdptui.bpf.objfile import BpfProgram
-from xdptui.bpf.verifier import check
 from xdptui.bpf.vm import run_batch
 from xdptui.model.errors import Errno, KernelError
 
@@ -401,14 +400,20 @@ def _clang(tmp_path: Path, name: str, text: str) -> Path:
 
 @pytest.mark.skipif(shutil.which("clang") is None, reason="clang is not installed")
 @pytest.mark.parametrize("outer", ["BPF_MAP_TYPE_ARRAY_OF_MAPS", "BPF_MAP_TYPE_HASH_OF_MAPS"])
-def test_a_map_in_map_declared_with_btf_loads_and_a_nested_lookup_is_refused(
+def test_a_map_in_map_declared_with_btf_loads_and_a_nested_lookup_runs(
     tmp_path: Path, outer: str
 ) -> None:
     """``__array(values, struct inner)`` declares a map-in-map, ``__array(values, int (void
     *))`` a prog array (libbpf's ``parse_btf_map_def``): their values are 4-byte ids. The
-    object loads as it does in the kernel; a program that looks into the outer map is
-    refused, naming what is not modelled."""
-    obj = load_object(_clang(tmp_path, "mim", MAP_IN_MAP.replace("OUTER_TYPE", outer)))
+    object loads as it does in the kernel, the outer map keeps the inner template, and a
+    program looking into the outer map finds what user space put in its slot."""
+    text = MAP_IN_MAP.replace("OUTER_TYPE", outer).replace(
+        "char _l[]",
+        'struct inner in0 SEC(".maps"); struct { __uint(type, BPF_MAP_TYPE_ARRAY); '
+        "__uint(max_entries, 5); __type(key, __u32); __type(value, __u64); } bigger "
+        'SEC(".maps");\nchar _l[]',
+    )
+    obj = load_object(_clang(tmp_path, "mim", text))
     m = obj.maps["outer"]
     assert (m.map_type, m.key_size, m.value_size, m.max_entries) == (
         getattr(MapType, outer.removeprefix("BPF_MAP_TYPE_")),
@@ -416,11 +421,18 @@ def test_a_map_in_map_declared_with_btf_loads_and_a_nested_lookup_is_refused(
         4,
         8,
     )
+    assert m.inner_meta is not None and m.inner_meta.max_entries == 4
     assert obj.maps["jumps"].value_size == 4
     assert run_batch(obj.program("plain"), [bytes(20)]).retval.tolist() == [2]
-    with pytest.raises(KernelError) as exc:
-        check(obj.program("nested"))
-    assert exc.value.errno == Errno.EOPNOTSUPP and "map-in-map" in exc.value.extack
+    nested = obj.program("nested")
+    assert run_batch(nested, [bytes(20)]).retval.tolist() == [2]  # an empty slot: NULL
+    m.update_inner(0, obj.maps["in0"])
+    assert m.lookup(0) == obj.maps["in0"].map_id.to_bytes(4, "little")
+    assert run_batch(nested, [bytes(20)] * 3).retval.tolist() == [1, 1, 1]
+    assert obj.maps["in0"].lookup(0) == (3).to_bytes(8, "little")
+    with pytest.raises(KernelError) as exc:  # bpf_map_fd_get_ptr: array_map_meta_equal
+        m.update_inner(1, obj.maps["bigger"])
+    assert exc.value.errno == Errno.EINVAL
 
 
 @pytest.mark.skipif(shutil.which("clang") is None, reason="clang is not installed")

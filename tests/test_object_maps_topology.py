@@ -200,3 +200,212 @@ def test_check_says_which_object_maps_it_fills(
         f"{path}: fills map drop_ports of an attached object with 1 element at start "
         "(bpftool map update)"
     ) in out.splitlines()
+
+
+# -- map-in-map: value {map: NAME} -------------------------------------------------------------
+
+MIM = ROOT / "tests" / "bpf_progs" / "mim_proto.c"
+needs_clang = pytest.mark.skipif(shutil.which("clang") is None, reason="clang is not installed")
+
+
+def mim_topology(tmp_path: Path, entries: str, extra: str = "") -> Path:
+    """mim_proto.o on eth0: slot 0 of mim_slots holds inner_a from the object's .values; UDP
+    frames from 16 source MACs, half of them (odd last byte) looking in slot 1."""
+    import os
+    import subprocess
+
+    arch = f"/usr/include/{os.uname().machine}-linux-gnu"
+    obj = tmp_path / "mim_proto.o"
+    subprocess.run(
+        ["clang", "-O2", "-g", "-target", "bpf", f"-I{arch}", "-c", str(MIM), "-o", str(obj)],
+        check=True,
+    )
+    path = tmp_path / "mim.yaml"
+    path.write_text(
+        "seed: 5\ndevices:\n"
+        "  eth0: {type: nic, driver: ice, queues: 2, xdp: mim_proto.o:mim_proto}\n"
+        f"{extra}maps:\n  mim_slots:\n    type: object\n    entries:\n{entries}"
+        "traffic:\n  - {name: g, to: eth0, rate: 1Mpps, count: 1000, proto: udp, "
+        "src_mac: 00:11:22:33:44:00-00:11:22:33:44:0f, flows: 16}\n"
+    )
+    return path
+
+
+def counts(sim: Simulator, name: str) -> dict[str, str]:
+    (obj,) = sim.report()["objects"]
+    return {e["key"]: e["value"] for e in obj["maps"][name]["elements"]}
+
+
+@needs_clang
+@pytest.mark.parametrize("exact", [False, True], ids=["fast", "exact"])
+def test_an_inner_map_put_in_a_slot_counts_its_half_of_the_frames(
+    tmp_path: Path, exact: bool
+) -> None:
+    path = mim_topology(tmp_path, "      - {key: 1 0 0 0, value: {map: inner_b}}\n")
+    sim = Simulator(load_topology(path, validate_command=validate))
+    sim.exact = exact
+    sim.run_until(2_000_000)
+    c = sim.report()["devices"]["eth0"]["counters"]
+    assert (c["xdp_pass"], c["xdp_tx"], c["xdp_drop"]) == (500, 500, 0)
+    udp = (17).to_bytes(4, "little").hex()
+    assert counts(sim, "inner_a") == {udp: (500).to_bytes(8, "little").hex()}
+    assert counts(sim, "inner_b") == {udp: (500).to_bytes(8, "little").hex()}
+    ids = {name: m["id"] for name, m in sim.report()["objects"][0]["maps"].items()}
+    assert counts(sim, "mim_slots") == {
+        bytes(4).hex(): ids["inner_a"].to_bytes(4, "little").hex(),
+        (1).to_bytes(4, "little").hex(): ids["inner_b"].to_bytes(4, "little").hex(),
+    }
+    (event,) = [e for e in sim.report()["events"] if e["cmd"].startswith("bpftool")]
+    assert event["cmd"] == "bpftool map update name mim_slots key 1 0 0 0 value name inner_b"
+
+
+@needs_clang
+def test_an_empty_slot_drops_until_bpftool_puts_a_map_in_it_and_rewind_undoes_it(
+    tmp_path: Path,
+) -> None:
+    path = mim_topology(tmp_path, "")
+    sim = Simulator(load_topology(path, validate_command=validate))
+    sim.exact = True
+    sim.run_until(300_000)
+    before = sim.report()
+    assert sim.submit("bpftool map dump name mim_slots").reply.endswith("Found 1 element")
+    done = sim.submit("bpftool map update name mim_slots key 1 0 0 0 value name inner_b")
+    assert done.ok, done.reply
+    sim.run_until(2_000_000)
+    c = sim.report()["devices"]["eth0"]["counters"]
+    assert c["xdp_drop"] == before["devices"]["eth0"]["counters"]["xdp_drop"] > 0
+    assert c["xdp_tx"] > 0 and c["xdp_pass"] + c["xdp_tx"] + c["xdp_drop"] == 1000
+    after = counts(sim, "inner_b")
+    sim.rewind(250_000)  # before the command: slot 1 empty again, inner_b never counted
+    assert counts(sim, "inner_b") == {}
+    assert len(counts(sim, "mim_slots")) == 1
+    sim.run_until(300_000)
+    sim.submit("bpftool map update name mim_slots key 1 0 0 0 value name inner_b")
+    sim.run_until(2_000_000)
+    assert counts(sim, "inner_b") == after
+
+
+@needs_clang
+@pytest.mark.parametrize(
+    ("line", "errno", "reply"),
+    [
+        (
+            "bpftool map update name mim_slots key 1 0 0 0 value name inner_small",
+            "EINVAL",
+            "Error: update failed: Invalid argument",
+        ),
+        (
+            "bpftool map update name mim_slots key 1 0 0 0 value name inner_b exist",
+            "EINVAL",
+            "Error: update failed: Invalid argument",
+        ),
+        (
+            "bpftool map update name mim_slots key 2 0 0 0 value name inner_b",
+            "E2BIG",
+            "Error: update failed: Argument list too long",
+        ),
+        (
+            "bpftool map update name mim_slots key 1 0 0 0 value id 999",
+            "ENOENT",
+            "Error: get map by id (999): No such file or directory",
+        ),
+        (
+            "bpftool map update name mim_slots key 1 0 0 0 value 1 0 0 0",
+            "EINVAL",
+            "Error: expected 'id', 'name' or 'pinned', got: '1'?",
+        ),
+        (
+            "bpftool map delete name mim_slots key 1 0 0 0",
+            "ENOENT",
+            "Error: delete failed: No such file or directory",
+        ),
+        (
+            "bpftool map update name mim_slots key 1 0 0 0 value name",
+            "EINVAL",
+            "Error: not enough value arguments for map in map",
+        ),
+        (
+            "bpftool map update name inner_a key 1 0 0 0 value name inner_b",
+            "EINVAL",
+            "Error: error parsing byte: name",
+        ),
+    ],
+    ids=[
+        "incompatible",
+        "flags",
+        "index",
+        "no-such-id",
+        "bytes",
+        "delete-empty",
+        "no-map",
+        "map-into-array",
+    ],
+)
+def test_bpftool_refusals_on_an_array_of_maps_are_the_kernels(
+    tmp_path: Path, line: str, errno: str, reply: str
+) -> None:
+    sim = Simulator(load_topology(mim_topology(tmp_path, ""), validate_command=validate))
+    res = sim.submit(line)
+    assert (res.ok, res.errno, res.reply) == (False, errno, reply)
+
+
+@needs_clang
+def test_value_id_names_the_inner_map_and_lookup_shows_its_id(tmp_path: Path) -> None:
+    sim = Simulator(load_topology(mim_topology(tmp_path, ""), validate_command=validate))
+    (obj,) = sim.report()["objects"]
+    inner_b = obj["maps"]["inner_b"]["id"]
+    assert sim.submit(f"bpftool map update name mim_slots key 1 0 0 0 value id {inner_b}").ok
+    got = sim.submit("bpftool map lookup name mim_slots key 1 0 0 0").reply
+    assert got == f"key: 01 00 00 00  value: {inner_b:02x} 00 00 00"
+    assert sim.submit("bpftool map delete name mim_slots key 1 0 0 0").ok
+    assert sim.submit("bpftool map lookup name mim_slots key 1 0 0 0").errno == "ENOENT"
+
+
+@needs_clang
+def test_map_in_map_entries_are_checked_at_the_field(tmp_path: Path) -> None:
+    entries = (
+        "      - {key: 1 0 0 0, value: {map: inner_small}}\n"
+        "      - {key: 1 0 0 0, value: {map: nosuch}}\n"
+        "      - {key: 1 0 0 0, value: 5 0 0 0}\n"
+    )
+    extra_map = "  inner_a:\n    type: object\n    entries:\n"
+    extra_map += "      - {key: 1 0 0 0, value: {map: inner_b}}\n"
+    path = mim_topology(tmp_path, entries)
+    text = path.read_text().replace("traffic:", extra_map + "traffic:")
+    path.write_text(text)
+    errors = errors_of(path)
+    assert any(
+        "entries[0].value: bpftool map update: Error: update failed: Invalid argument "
+        "('inner_small' is an array of key 4B value 8B max_entries 128" in e
+        for e in errors
+    ), errors
+    assert any("entries[1].value: no map 'nosuch' in the object" in e for e in errors)
+    assert any(
+        "entries[2].value: mim_slots is an array_of_maps: its value is a map" in e for e in errors
+    )
+    assert any(
+        "maps.inner_a.entries[0].value: {map: inner_b} is a value for an array" in e for e in errors
+    )
+
+
+def test_the_schema_takes_an_inner_map_as_an_object_maps_value() -> None:
+    validator = Draft202012Validator(schema())
+    doc = {
+        "devices": {"eth0": {"type": "nic", "driver": "ice"}},
+        "maps": {
+            "outer": {"type": "object", "entries": [{"key": "0 0 0 0", "value": {"map": "a"}}]}
+        },
+    }
+    assert not list(validator.iter_errors(doc))
+    doc["maps"]["outer"]["entries"][0]["value"] = {"mop": "a"}  # type: ignore[index]
+    assert list(validator.iter_errors(doc))
+
+
+@needs_clang
+def test_export_puts_the_inner_map_pinned_beside_the_outer_one(tmp_path: Path) -> None:
+    path = mim_topology(tmp_path, "      - {key: 1 0 0 0, value: {map: inner_b}}\n")
+    script = lab_script(load_topology(path, validate_command=validate), 10**6)
+    assert (
+        "bpftool map update pinned $LAB/objmaps/obj0/mim_slots key 1 0 0 0 "
+        "value pinned $LAB/objmaps/obj0/inner_b"
+    ) in script.splitlines()

@@ -61,6 +61,10 @@ COMMAND_HELP: tuple[tuple[str, str], ...] = (
         "bpftool map update {name MAP | id N} key [hex] BYTES value [hex] BYTES [flags]",
         "set an element of a loaded object's map (bytes as bpftool parses them)",
     ),
+    (
+        "bpftool map update {name MAP | id N} key [hex] BYTES value {id N | name MAP}",
+        "put an inner map in a slot of an array or hash of maps",
+    ),
     ("bpftool [-j] map {lookup | delete} {name MAP | id N} key [hex] BYTES", "an element"),
     ("bpftool [-j] map show | dump name MAP", "list maps / a map's entries"),
     ("bpftool [-j] prog show", "list the loaded XDP programs"),
@@ -368,8 +372,19 @@ def _parse_bpftool(w: _Words) -> Command:
         value_words = _bytes_words(w, ("egress", "any", "noexist", "exist"))
         dev = value_words[0] if value_words else ""
         value_bytes = None
+        value_map = None
         if value_words and (value_words[0] == "hex" or _is_byte(value_words[0])):
             value_bytes = _parse_bytes(value_words, "value")
+            raw_key = key_bytes
+        elif value_words == [value_words[0]] and value_words[0] in MAP_HANDLES:
+            raise UsageError("Error: not enough value arguments for map in map")
+        elif value_words[0] in MAP_HANDLES:
+            # parse_elem for a map-in-map: the value is a map (bpftool's map_parse_fd)
+            if len(value_words) != 2:
+                raise UsageError(f"Error: unexpected '{value_words[2]}'")
+            value_map = (value_words[0], value_words[1])
+            if value_words[0] == "id":
+                _int(value_words[1], "id")
             raw_key = key_bytes
         elif len(value_words) != 1:
             raise UsageError(f"Error: unexpected '{value_words[1] if value_words else ''}'")
@@ -385,8 +400,13 @@ def _parse_bpftool(w: _Words) -> Command:
                 raise UsageError(
                     f"Error: unexpected '{word}' (expected egress PROG or any|noexist|exist)"
                 )
-        return MapUpdate(name or "", key, dev, egress, flags, map_id, raw_key, value_bytes)
+        return MapUpdate(
+            name or "", key, dev, egress, flags, map_id, raw_key, value_bytes, value_map
+        )
     raise UsageError(f"Error: unrecognized command '{verb}' (show, dump, lookup, update, delete)")
+
+
+MAP_HANDLES = ("id", "name", "pinned")  # bpftool's MAP := { id MAP_ID | pinned FILE | name NAME }
 
 
 def _bytes_words(w: _Words, stops: tuple[str, ...]) -> list[str]:

@@ -220,9 +220,13 @@ def _object_entries(topo: Topology, s: _Script) -> None:
             if spec.name not in names:
                 continue
             for e in spec.entries:
+                # an inner map (value: {map: NAME}) is the same load's, pinned beside it
+                value = e.value
+                if e.value_map is not None:
+                    value = f"pinned $LAB/objmaps/obj{n}/{e.value_map}"
                 s.lines.append(
                     f"bpftool map update pinned $LAB/objmaps/obj{n}/{spec.name} "
-                    f"key {e.key} value {e.value}"
+                    f"key {e.key} value {value}"
                 )
 
 

@@ -7,21 +7,26 @@ held to the declaring map's sizes as bpftool holds them (``BpfMap.tool_key`` /
 ``tool_value``: ``Error: key expected 2 bytes got 1``), each refusal at the file, line and
 field that gave it. The map is found by its kernel name (``bpftool map show``'s, libbpf's
 ``internal_map_name`` for ``.data``/``.bss``) among the maps of the objects the devices'
-``xdp:`` attach; the engine applies the elements after those attaches (``sim.engine``)."""
+``xdp:`` attach; the engine applies the elements after those attaches (``sim.engine``).
+
+An array or hash of maps takes ``value: {map: NAME}``: a map of the same object put in that
+slot (``bpftool map update ... value name NAME``), which must fit the slots' template as
+``bpf_map_meta_equal`` holds it (same type, key and value sizes, flags, and an array's
+max_entries)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from yaml.nodes import Node, ScalarNode
+from yaml.nodes import MappingNode, Node, ScalarNode
 
 from xdptui.bpf.elf import load_object
-from xdptui.bpf.maps import DEVMAP_TYPES, BpfMap, kernel_map_name
+from xdptui.bpf.maps import DEVMAP_TYPES, BpfMap, MapType, kernel_map_name, meta_equal
 from xdptui.commands import parse_bytes
 from xdptui.model.catalog import is_object_program
 from xdptui.model.errors import KernelError, UsageError
 from xdptui.model.topology import DeviceSpec, ObjectMapEntrySpec, ObjectMapSpec
-from xdptui.model.topology_spec import OBJECT_MAP_ENTRY_KEYS
+from xdptui.model.topology_spec import INNER_MAP_KEYS, OBJECT_MAP_ENTRY_KEYS
 from xdptui.topology_nodes import NodeReader
 from xdptui.topology_programs import object_file
 from xdptui.topology_yaml import _NULL, _join, _Pair
@@ -37,6 +42,7 @@ class ObjectMapLoader:
         self.nodes = nodes
         self.where: _Nodes = {}
         self.name_nodes: dict[str, Node] = {}
+        self._objects: dict[int, dict[str, BpfMap]] = {}  # id(map) -> its object's maps
 
     def spec(self, pair: _Pair, fields: dict[str, _Pair], path: str) -> ObjectMapSpec | None:
         """One ``type: object`` map: its entries, parsed as bpftool parses them."""
@@ -68,12 +74,29 @@ class ObjectMapLoader:
         if key_node is None or value_node is None:
             return None
         key = self.words(key_node, f"{path}.key", "key")
-        value = self.words(value_node, f"{path}.value", "value")
+        inner = None
+        if isinstance(value_node, MappingNode):
+            inner = self.inner_map(value_node, f"{path}.value")
+            if inner is None:
+                return None
+            value: tuple[str, bytes] | None = (f"name {inner}", b"")
+        else:
+            value = self.words(value_node, f"{path}.value", "value")
         if key is None or value is None:
             return None
-        entry = ObjectMapEntrySpec(key[0], value[0], key[1], value[1], self.nodes.loc(key_node))
+        entry = ObjectMapEntrySpec(
+            key[0], value[0], key[1], value[1], self.nodes.loc(key_node), inner
+        )
         self.where[name].append((entry, key_node, value_node, path))
         return entry
+
+    def inner_map(self, node: Node, path: str) -> str | None:
+        """``{map: NAME}``: the map that goes in a map-in-map's slot."""
+        fields = self.nodes.mapping(node, path, INNER_MAP_KEYS, "an inner map {map: NAME}")
+        if fields is None:
+            return None
+        name_node = self.nodes.require(fields, "map", node, path, "a map of the same object")
+        return None if name_node is None else self.nodes.text(name_node, f"{path}.map")
 
     def words(self, node: Node, path: str, what: str) -> tuple[str, bytes] | None:
         """bpftool's words for a key or value and the bytes it makes of them."""
@@ -108,7 +131,65 @@ class ObjectMapLoader:
                 self.nodes.error(node, f"maps.{spec.name}", f"{why}; valid: {have}")
                 continue
             for entry, key_node, value_node, path in self.where[spec.name]:
+                if m.is_of_maps or entry.value_map is not None:
+                    self.slot(m, maps, entry, (key_node, value_node), path)
+                    continue
                 self.sizes(m, entry, (key_node, value_node), path)
+
+    def slot(
+        self,
+        m: BpfMap,
+        maps: dict[str, BpfMap],
+        entry: ObjectMapEntrySpec,
+        nodes: tuple[Node, Node],
+        path: str,
+    ) -> None:
+        """A map-in-map's element: the key as bpftool holds it, the value an inner map of
+        the same object that fits the slots' template (``bpf_map_meta_equal``, else the
+        update's EINVAL)."""
+        where = _join(path, "value")
+        if entry.value_map is None:
+            self.nodes.error(
+                nodes[1], where, f"{m.name} is {_a(m)}: its value is a map, {{map: NAME}}"
+            )
+            return
+        if not m.is_of_maps:
+            self.nodes.error(
+                nodes[1],
+                where,
+                f"{{map: {entry.value_map}}} is a value for an array or hash of maps; "
+                f"{m.name} is {_a(m)} map: give its value's bytes",
+            )
+            return
+        try:
+            m.tool_key(entry.key_bytes)
+        except KernelError as exc:
+            self.nodes.error(nodes[0], _join(path, "key"), f"bpftool map update: {exc.extack}")
+        siblings = self.siblings(m)
+        inner = siblings.get(entry.value_map)
+        if inner is None:
+            have = ", ".join(sorted(n for n, x in siblings.items() if not x.is_of_maps)) or "none"
+            self.nodes.error(
+                nodes[1],
+                where,
+                f"no map '{entry.value_map}' in the object that declares {m.name}; valid: {have}",
+            )
+            return
+        assert m.inner_meta is not None
+        if not meta_equal(m.inner_meta, inner):
+            t = m.inner_meta
+            self.nodes.error(
+                nodes[1],
+                where,
+                f"bpftool map update: Error: update failed: Invalid argument ('{inner.name}' "
+                f"is {_a(inner)} of key {inner.key_size}B value {inner.value_size}B "
+                f"max_entries {inner.max_entries}; {m.name}'s slots take {_a(t)} of key "
+                f"{t.key_size}B value {t.value_size}B max_entries {t.max_entries})",
+            )
+
+    def siblings(self, m: BpfMap) -> dict[str, BpfMap]:
+        """The maps of the object that declares ``m``, by kernel name."""
+        return self._objects.get(id(m), {})
 
     def sizes(
         self, m: BpfMap, entry: ObjectMapEntrySpec, nodes: tuple[Node, Node], path: str
@@ -122,12 +203,12 @@ class ObjectMapLoader:
         except KernelError as exc:
             self.nodes.error(nodes[1], _join(path, "value"), f"bpftool map update: {exc.extack}")
 
-    @staticmethod
-    def attached_maps(devices: tuple[DeviceSpec, ...], cpus: int) -> dict[str, BpfMap]:
+    def attached_maps(self, devices: tuple[DeviceSpec, ...], cpus: int) -> dict[str, BpfMap]:
         """The maps of the objects the devices attach at start, by kernel name (the first
         object's, when several declare one name: they have the same definition or a
         ``type: object`` entry could not fill both)."""
         out: dict[str, BpfMap] = {}
+        objects = self._objects
         for dev in devices:
             if dev.xdp is None or not is_object_program(dev.xdp.program):
                 continue
@@ -138,6 +219,14 @@ class ObjectMapLoader:
             except KernelError:
                 continue  # the device's xdp: has said why
             stem = Path(file).name.removesuffix(".o")
+            names = {kernel_map_name(stem, m.name): m for m in prog.maps}
             for m in prog.maps:  # the maps the load creates (bpftool map show lists them)
                 out.setdefault(kernel_map_name(stem, m.name), m)
+                objects[id(m)] = names
         return out
+
+
+def _a(m: BpfMap) -> str:
+    """``an array`` / ``a hash``: the map's type with its article."""
+    kind = MapType(m.map_type).name.lower()
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"

@@ -120,9 +120,10 @@ class Btf:
         if st.kind != KIND_STRUCT:
             raise KernelError(Errno.EINVAL, f"map '{name}': unexpected def kind {st.kind}")
         out: dict[str, int] = {}
-        for m_name, m_type, _off in st.members:
+        for m_name, m_type, m_off in st.members:
             if m_name == "values":
                 out.update(self._values(m_type, name, inner))
+                out["values_off"] = (m_off & 0xFFFFFF) // 8  # where .values initializers sit
                 continue
             ptr = self.resolve(m_type)
             if ptr.kind != KIND_PTR:

@@ -25,10 +25,13 @@ from xdptui.bpf.isa import Insn
 from xdptui.bpf.maps import (
     BPF_F_RDONLY_PROG,
     MAP_MEMORY_BUDGET,
+    OF_MAPS_TYPES,
     BpfMap,
     MapDef,
     MapType,
     check_def,
+    fill_init_slots,
+    inner_template,
     mem_usage,
 )
 from xdptui.bpf.memory import map_handle, map_region
@@ -195,6 +198,7 @@ class _Loader:
         self.data_map: dict[int, int] = {}  # section index -> map index of its global data
         self._decoded: dict[int, list[Insn]] = {}
         self.charged = 0  # bytes of map memory the object's maps cost so far
+        self.values_off: dict[int, int] = {}  # map index -> offset of its .values member
         self._rel_cache: dict[int, dict[int, tuple[int, _Sym]]] = {}
 
     def sec_name(self, idx: int) -> str:
@@ -280,6 +284,10 @@ class _Loader:
                     self.maps[mi].arena[:size] = memoryview(sec.data())
                     self.maps[mi].touch(size)
                 self.data_map[idx] = mi
+        # A fresh kernel's ids, in creation order; then libbpf fills the outer maps' slots.
+        for i, m in enumerate(self.maps):
+            m.map_id = i + 1
+        fill_init_slots(self.maps)
 
     def _btf_maps(self, idx: int) -> None:
         if self.btf is None:
@@ -308,7 +316,55 @@ class _Loader:
                 d.get("map_flags", 0),
                 d.get("pinning", 0),
             )
-            self.map_at[(idx, s.value)] = self._add_map(mdef)
+            mi = self._add_map(mdef)
+            self.map_at[(idx, s.value)] = mi
+            if mtype in OF_MAPS_TYPES and "inner_type" in d:
+                self.maps[mi].inner_meta = inner_template(
+                    MapDef(
+                        f"{s.name}.inner",
+                        d["inner_type"],
+                        d.get("inner_key_size", 0),
+                        d.get("inner_value_size", 0),
+                        d.get("inner_max_entries", 0),
+                        d.get("inner_map_flags", 0),
+                    )
+                )
+            self.values_off[mi] = d.get("values_off", 0)
+        self._init_slots(idx)
+
+    def _init_slots(self, idx: int) -> None:
+        """libbpf's ``bpf_object__collect_map_relos``: each relocation in ``.maps`` is one
+        initializer of an outer map's ``.values`` (``[i] = &inner``), 8 bytes per slot."""
+        by_offset = sorted((off, mi) for (sec, off), mi in self.map_at.items() if sec == idx)
+        for n, (_type, sym, r_off) in enumerate(self._data_relocs(idx)):
+            holder = [(off, mi) for off, mi in by_offset if off <= r_off]
+            if not holder:
+                raise KernelError(Errno.EINVAL, f".maps relo #{n}: no map holds offset {r_off}")
+            off, mi = holder[-1]
+            outer = self.maps[mi]
+            target = self.map_at.get((sym.shndx, sym.value)) if isinstance(sym.shndx, int) else None
+            if target is None:
+                raise KernelError(
+                    Errno.EINVAL, f".maps relo #{n}: '{sym.name}' isn't a BTF-defined map"
+                )
+            if outer.map_type == MapType.PROG_ARRAY:
+                continue  # a tail call's program: tail calls are not modelled
+            moff = r_off - off - self.values_off.get(mi, 0)
+            if not outer.is_of_maps or moff < 0 or moff % 8:
+                raise KernelError(
+                    Errno.EINVAL,
+                    f".maps relo #{n}: map '{outer.name}' has no .values slot at {r_off - off}",
+                )
+            outer.init_slots[moff // 8] = target
+
+    def _data_relocs(self, idx: int) -> list[tuple[int, _Sym, int]]:
+        """Relocations of a data section: (type, symbol, byte offset)."""
+        return [
+            (r["r_info_type"], self.syms[r["r_info_sym"]], r["r_offset"])
+            for sec in self.sections
+            if isinstance(sec, RelocationSection) and sec["sh_info"] == idx
+            for r in sec.iter_relocations()
+        ]
 
     def _legacy_maps(self, idx: int, data: bytes) -> None:
         syms = sorted(

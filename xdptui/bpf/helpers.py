@@ -18,7 +18,7 @@ import numpy.typing as npt
 from xdptui.bpf import access
 from xdptui.bpf import memory as mem
 from xdptui.bpf.batch import READ, WRITE, Batch, Group, Record
-from xdptui.bpf.maps import DEVMAP_TYPES, MapType
+from xdptui.bpf.maps import DEVMAP_TYPES, BpfMap, MapType
 from xdptui.model.errors import Errno, KernelError
 
 U64 = npt.NDArray[np.uint64]
@@ -83,11 +83,29 @@ def map_lookup_elem(b: Batch, g: Group) -> None:
     if m.is_lru:  # a lookup refreshes the element: it changes what an eviction takes
         b.inserts.setdefault(mi, []).extend(g.idx.tolist())
     off = m.slot_offsets(keys, b.cpu)
-    if m.map_type in DEVMAP_TYPES:
-        # The value (struct bpf_devmap_val) is read-only to programs.
-        pass
     found = off >= 0
+    if m.is_of_maps:
+        g.r[0] = _inner_handles(b, g, m, off)
+        return
     g.r[0] = np.where(found, np.uint64(m.region << 32) + off.astype(np.uint64), np.uint64(0))
+
+
+def _inner_handles(b: Batch, g: Group, m: BpfMap, off: I64) -> U64:
+    """``array_of_map_lookup_elem`` / ``htab_of_map_lookup_elem``: the inner map in the slot
+    (the map handle of the object's map with that id), or NULL."""
+    found = off >= 0
+    out = np.zeros(len(g), dtype=np.uint64)
+    if not found.any():
+        return out
+    b.log_arena(m.region, off[found], 4, g.idx[found], READ)
+    where = off[found][:, None] + np.arange(4)
+    ids = m.arena[where].copy().view("<u4").reshape(-1)
+    index = {x.map_id: i for i, x in enumerate(b.maps) if x.map_id}
+    handles = np.array(
+        [mem.map_handle(index[i]) if i in index else 0 for i in ids.tolist()], dtype=np.uint64
+    )
+    out[found] = handles
+    return out
 
 
 def map_update_elem(b: Batch, g: Group) -> None:

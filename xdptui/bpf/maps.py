@@ -1,4 +1,5 @@
-"""BPF maps: array, per-CPU array, hash, per-CPU hash, LRU hash, devmap, devmap_hash.
+"""BPF maps: array, per-CPU array, hash, per-CPU hash, LRU hash, devmap, devmap_hash, and the
+map-in-map types array_of_maps and hash_of_maps.
 
 Each map keeps its values in one byte arena, so a program's pointer to a value is an offset
 into it (``kernel/bpf/arraymap.c``, ``hashtab.c``, ``devmap.c``). The user-space calls follow
@@ -70,16 +71,33 @@ BPF_EXIST = 2
 
 # Map flags (map_flags).
 BPF_F_RDONLY_PROG = 1 << 7
+BPF_F_INNER_MAP = 1 << 12
 
 HASH_TYPES = (MapType.HASH, MapType.PERCPU_HASH, MapType.LRU_HASH, MapType.LRU_PERCPU_HASH)
 ARRAY_TYPES = (MapType.ARRAY, MapType.PERCPU_ARRAY)
 PERCPU_TYPES = (MapType.PERCPU_ARRAY, MapType.PERCPU_HASH, MapType.LRU_PERCPU_HASH)
 DEVMAP_TYPES = (MapType.DEVMAP, MapType.DEVMAP_HASH)
+# Map-in-map: the values are inner maps, given by fd and read back as map ids (4 bytes).
+OF_MAPS_TYPES = (MapType.ARRAY_OF_MAPS, MapType.HASH_OF_MAPS)
+# Types whose ops have no ``map_meta_equal``: ``bpf_map_meta_alloc`` refuses them as inner maps.
+NO_META_EQUAL = frozenset(
+    (
+        MapType.PROG_ARRAY,
+        MapType.CGROUP_STORAGE,
+        MapType.PERCPU_CGROUP_STORAGE,
+        MapType.STRUCT_OPS,
+        MapType.SK_STORAGE,
+        MapType.INODE_STORAGE,
+        MapType.TASK_STORAGE,
+        MapType.CGRP_STORAGE,
+        MapType.ARENA,
+    )
+)
 # Maps a program may name but that this package only records output into.
 EVENT_TYPES = (MapType.PERF_EVENT_ARRAY, MapType.RINGBUF)
 # The map types this package runs; an object may declare others (they are created empty and
 # a program that uses one is refused when it is verified).
-MODELLED = frozenset((*HASH_TYPES, *ARRAY_TYPES, *DEVMAP_TYPES, *EVENT_TYPES))
+MODELLED = frozenset((*HASH_TYPES, *ARRAY_TYPES, *DEVMAP_TYPES, *EVENT_TYPES, *OF_MAPS_TYPES))
 
 # Memory. Maps cost what the kernel's map_mem_usage() says they cost, and an object's maps
 # together may cost at most MAP_MEMORY_BUDGET: a stated limit, as a memory cgroup would set
@@ -140,6 +158,13 @@ class BpfMap:
         if mdef.map_type in DEVMAP_TYPES:  # dev_map_init_map: values are read-only to programs
             self.map_flags |= BPF_F_RDONLY_PROG
         self.pinning = mdef.pinning
+        # A map-in-map's template for its inner maps (``map->inner_map_meta``), the kernel id
+        # the loader gave this map (what an outer map stores for it), and the inner maps
+        # the object puts in its slots at load (``.values = { [0] = &inner }``: slot -> the
+        # object's map index, libbpf's ``init_slots``).
+        self.inner_meta: BpfMap | None = None
+        self.map_id = 0
+        self.init_slots: dict[int, int] = {}
         self.ncpus = ncpus if mdef.map_type in PERCPU_TYPES else 1
         self.frozen = frozen
         self.freeze_on_load = False  # .rodata: libbpf freezes it (bpf_map_freeze) at load
@@ -196,7 +221,12 @@ class BpfMap:
     # -- kind -----------------------------------------------------------------------------
     @property
     def is_hash(self) -> bool:
-        return self.map_type in HASH_TYPES or self.map_type == MapType.DEVMAP_HASH
+        return self.map_type in (*HASH_TYPES, MapType.DEVMAP_HASH, MapType.HASH_OF_MAPS)
+
+    @property
+    def is_of_maps(self) -> bool:
+        """An outer map: its values are inner maps."""
+        return self.map_type in OF_MAPS_TYPES
 
     @property
     def is_percpu(self) -> bool:
@@ -303,9 +333,15 @@ class BpfMap:
         if self.map_type in EVENT_TYPES:
             raise KernelError(Errno.EOPNOTSUPP, f"{self.name}: lookup on this map type")
         slot = self._slot_of(self._key_bytes(key))
-        if slot is None or (self.map_type == MapType.DEVMAP and not self._devmap_set(slot)):
+        if slot is None or (self._sparse and not self._devmap_set(slot)):
             raise KernelError(Errno.ENOENT, "No such file or directory")
         return self._value_at(slot)
+
+    @property
+    def _sparse(self) -> bool:
+        """An array whose empty slots do not exist (a devmap's ifindex 0, an array of maps'
+        NULL: ``dev_map_lookup_elem``, ``bpf_fd_array_map_lookup_elem`` give ENOENT)."""
+        return self.map_type in (MapType.DEVMAP, MapType.ARRAY_OF_MAPS)
 
     def _devmap_set(self, slot: int) -> bool:
         base = slot * self.stride
@@ -323,7 +359,29 @@ class BpfMap:
             )
         if self.frozen:
             raise KernelError(Errno.EPERM, f"{self.name} is frozen")
+        if self.is_of_maps:
+            raise KernelError(
+                Errno.EINVAL, f"{self.name}: an outer map's value is an inner map (update_inner)"
+            )
         err = self._update_one(kb, value, flags)
+        if err:
+            raise KernelError(Errno(-err), Errno(-err).strerror)
+
+    def update_inner(self, key: bytes | int, inner: BpfMap, flags: int = BPF_ANY) -> None:
+        """``BPF_MAP_UPDATE_ELEM`` on an outer map with an inner map's fd: the inner map must
+        match the template (``bpf_map_fd_get_ptr``: ``map_meta_equal`` else EINVAL); an
+        array of maps takes BPF_ANY only (``bpf_fd_array_map_update_elem``: EINVAL) and an
+        index in range (E2BIG). The slot keeps the inner map's id, as
+        ``bpf_map_fd_sys_lookup_elem`` reads it back."""
+        self._modelled()
+        kb = self._key_bytes(key)
+        if self.inner_meta is None or not self.is_of_maps:
+            raise KernelError(Errno.EINVAL, f"{self.name} is not a map-in-map")
+        if not meta_equal(self.inner_meta, inner):
+            raise KernelError(Errno.EINVAL, Errno.EINVAL.strerror)
+        if self.map_type == MapType.ARRAY_OF_MAPS and flags != BPF_ANY:
+            raise KernelError(Errno.EINVAL, Errno.EINVAL.strerror)
+        err = self._update_one(kb, inner.map_id.to_bytes(4, "little"), flags)
         if err:
             raise KernelError(Errno(-err), Errno(-err).strerror)
 
@@ -373,6 +431,15 @@ class BpfMap:
             raise KernelError(Errno(-err), Errno(-err).strerror)
 
     def _delete_one(self, kb: bytes) -> int:
+        if self.map_type == MapType.ARRAY_OF_MAPS:
+            # fd_array_map_delete_elem: E2BIG past the end, ENOENT for an empty slot
+            index = int.from_bytes(kb, "little")
+            if index >= self.max_entries:
+                return -Errno.E2BIG
+            if not self._devmap_set(index):
+                return -Errno.ENOENT
+            self.arena[index * self.stride : (index + 1) * self.stride] = 0
+            return 0
         if self.map_type == MapType.DEVMAP:
             index = int.from_bytes(kb, "little")
             if index >= self.max_entries:
@@ -395,7 +462,7 @@ class BpfMap:
             return [(k, self._value_at(s)) for k, s in self.slots.items()]
         out = []
         for i in range(self.max_entries):
-            if self.map_type == MapType.DEVMAP and not self._devmap_set(i):
+            if self._sparse and not self._devmap_set(i):
                 continue
             out.append((i.to_bytes(self.key_size, "little"), self._value_at(i)))
         return out
@@ -469,7 +536,7 @@ class BpfMap:
         if not self.is_hash:
             index = _le_uint(keys)
             ok = index < self.max_entries
-            if self.map_type == MapType.DEVMAP:
+            if self._sparse:
                 ok &= _devmap_present(self.arena, index, self.stride, self.max_entries)
             out[ok] = index[ok].astype(np.int64) * self.stride + cpu_off
             return out
@@ -532,7 +599,9 @@ def check_def(mdef: MapDef) -> None:
         raise KernelError(
             Errno.E2BIG, f"map '{name}': per-CPU value_size {vs} is over {PCPU_MIN_UNIT_SIZE}"
         )
-    if t in ARRAY_TYPES or t == MapType.DEVMAP:
+    if t in OF_MAPS_TYPES and vs != 4:  # fd_array_map_alloc_check, fd_htab_map_alloc_check
+        raise KernelError(Errno.EINVAL, f"map '{name}': a map-in-map's value_size must be 4")
+    if t in ARRAY_TYPES or t in (MapType.DEVMAP, MapType.ARRAY_OF_MAPS):
         if ks != 4:
             raise KernelError(Errno.EINVAL, f"map '{name}': array maps need key_size 4")
         if vs > KMALLOC_MAX_SIZE:
@@ -541,7 +610,7 @@ def check_def(mdef: MapDef) -> None:
             )
     if t in DEVMAP_TYPES and vs not in (4, 8):
         raise KernelError(Errno.EINVAL, f"map '{name}': devmap value_size must be 4 or 8")
-    if t in HASH_TYPES or t == MapType.DEVMAP_HASH:
+    if t in HASH_TYPES or t in (MapType.DEVMAP_HASH, MapType.HASH_OF_MAPS):
         if ks > MAX_BPF_STACK:
             raise KernelError(Errno.E2BIG, f"map '{name}': key_size {ks} is over {MAX_BPF_STACK}")
         if ks + vs >= KMALLOC_MAX_SIZE - HTAB_ELEM_SIZE:
@@ -561,7 +630,7 @@ def mem_usage(mdef: MapDef, ncpus: int) -> int:
         return 0
     vs8 = _round8(mdef.value_size)
     n = mdef.max_entries
-    if t in ARRAY_TYPES or t == MapType.DEVMAP:
+    if t in ARRAY_TYPES or t in (MapType.DEVMAP, MapType.ARRAY_OF_MAPS):
         if t == MapType.PERCPU_ARRAY:
             return BPF_ARRAY_SIZE + n * 8 + n * vs8 * ncpus
         return BPF_ARRAY_SIZE + n * vs8
@@ -574,6 +643,53 @@ def mem_usage(mdef: MapDef, ncpus: int) -> int:
     if percpu:
         usage += vs8 * ncpus * entries
     return usage
+
+
+def meta_equal(meta: BpfMap, inner: BpfMap) -> bool:
+    """Whether ``inner`` may sit in a slot of an outer map whose template is ``meta``:
+    ``bpf_map_meta_equal`` (type, key_size, value_size, map_flags), and for arrays
+    ``array_map_meta_equal`` (max_entries too, unless the template has BPF_F_INNER_MAP).
+    A map that is itself a map-in-map never fits (``bpf_map_meta_alloc``: one level)."""
+    if inner.inner_meta is not None or inner.is_of_maps:
+        return False
+    same = (
+        meta.map_type == inner.map_type
+        and meta.key_size == inner.key_size
+        and meta.value_size == inner.value_size
+        and meta.map_flags == inner.map_flags
+    )
+    if same and meta.map_type in ARRAY_TYPES and not meta.map_flags & BPF_F_INNER_MAP:
+        return meta.max_entries == inner.max_entries
+    return same
+
+
+def inner_template(mdef: MapDef) -> BpfMap:
+    """The template an outer map's inner maps must match (``bpf_map_meta_alloc``: a copy of
+    the inner map's type, sizes, flags and max_entries; ENOTSUPP for a type without
+    ``map_meta_equal``, EINVAL for a map-in-map inside a map-in-map)."""
+    if mdef.map_type in OF_MAPS_TYPES:
+        raise KernelError(Errno.EINVAL, f"map '{mdef.name}': multi-level inner maps not supported")
+    if mdef.map_type in NO_META_EQUAL:
+        raise KernelError(
+            Errno.ENOTSUPP,
+            f"map '{mdef.name}': {MapType(mdef.map_type).name.lower()} maps cannot be inner maps",
+        )
+    return BpfMap(mdef, 1)
+
+
+def fill_init_slots(maps: list[BpfMap]) -> None:
+    """libbpf's ``init_map_in_map_slots``: each outer map's initial ``.values`` put in its
+    slots (``bpf_map_update_elem(outer, &i, &inner_fd, 0)``), by the inner maps' ids."""
+    for m in maps:
+        for slot, target in m.init_slots.items():
+            try:
+                m.update_inner(slot.to_bytes(m.key_size, "little"), maps[target])
+            except KernelError as exc:
+                raise KernelError(
+                    exc.errno,
+                    f"map '{m.name}': failed to initialize slot [{slot}] to map "
+                    f"'{maps[target].name}': {exc.errno.strerror}",
+                ) from None
 
 
 def _hex_json(data: bytes) -> list[str]:

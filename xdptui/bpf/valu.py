@@ -256,7 +256,7 @@ def cond_jump(env: Env, st: State, ins: Insn, pc: int) -> tuple[State | None, St
         if pred != -1:
             return (None, st) if pred else (st, None)
     taken = env.branch(st, pc + ins.off + 1)
-    if null_check and a.null and a.t == MAP_VALUE:
+    if null_check and a.null and a.t in (MAP_VALUE, MAP_PTR):
         _null_split(st, a.id, op == isa.BPF_JNE)
         _null_split(taken, a.id, op == isa.BPF_JEQ)
     elif not is32:
@@ -297,9 +297,11 @@ def _intersect32(a: sc.Range, b: sc.Range) -> sc.Range:
 
 
 def _null_split(st: State, id_: int, is_null: bool) -> None:
-    """``mark_ptr_or_null_regs``: every copy of the pointer is NULL, or a valid pointer."""
+    """``mark_ptr_or_null_regs``: every copy of the pointer is NULL, or a valid pointer
+    (``mark_ptr_not_null_reg``: a map value, or for an outer map's lookup the inner map's
+    template as CONST_PTR_TO_MAP, usable as a helper's map argument)."""
     for f, i, reg in st.all_regs():
-        if reg.t == MAP_VALUE and reg.null and reg.id == id_:
+        if reg.t in (MAP_VALUE, MAP_PTR) and reg.null and reg.id == id_:
             st.replace_reg(f, i, scalar(sc.const(0)) if is_null else reg.with_(null=False))
 
 

@@ -33,6 +33,16 @@ from xdptui.model.errors import Errno
 
 MEM_TYPES = "fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_"
 ARRAY_TYPES = (MapType.ARRAY, MapType.PERCPU_ARRAY)
+# The inner map types whose maps the interpreter runs behind a map-in-map.
+INNER_RUN = frozenset(
+    (
+        *ARRAY_TYPES,
+        MapType.HASH,
+        MapType.PERCPU_HASH,
+        MapType.LRU_HASH,
+        MapType.LRU_PERCPU_HASH,
+    )
+)
 # Maps a program may declare but whose use this package does not model yet.
 UNMODELLED: dict[int, str] = {
     MapType.CPUMAP: "cpumap redirects (bpf_redirect_map into a CPUMAP)",
@@ -75,7 +85,7 @@ def helper_call(env: Env, st: State, ins: Insn) -> None:
         if kind == "any":
             continue
         if kind == "map":
-            if reg.t != MAP_PTR:
+            if reg.t != MAP_PTR or reg.null:
                 raise VerifierError(
                     Errno.EACCES, f"R{regno} type={reg.type_str()} expected=map_ptr"
                 )
@@ -131,11 +141,18 @@ def _compatible(env: Env, mi: int, fid: int, name: str) -> None:
             f"map '{env.maps[mi].name}' ({_map_type_name(t)}) passed to {name}: {why} "
             "are not modelled yet",
         )
-    if t in (MapType.ARRAY_OF_MAPS, MapType.HASH_OF_MAPS):
+    m = env.maps[mi]
+    if m.is_of_maps and m.inner_meta is None:
         raise VerifierError(
             Errno.EOPNOTSUPP,
-            f"map '{env.maps[mi].name}' ({_map_type_name(t)}): map-in-map lookups are not "
-            "modelled yet",
+            f"map '{m.name}' ({_map_type_name(t)}) has no inner map template (declare it "
+            "with __array(values, struct inner)): map-in-map without one is not modelled",
+        )
+    if mi >= len(env.maps) - len(env.inner_meta) and t not in INNER_RUN:
+        raise VerifierError(
+            Errno.EOPNOTSUPP,
+            f"inner map '{m.name}' ({_map_type_name(t)}) passed to {name}: inner maps of "
+            "this type are not modelled yet",
         )
 
 
@@ -177,6 +194,12 @@ def _ret(env: Env, st: State, fid: int, kind: str, map_reg: Reg | None) -> Reg:
         return UNKNOWN
     assert map_reg is not None
     m = env.maps[map_reg.map]
+    meta = env.inner_meta.get(map_reg.map)
+    if meta is not None:
+        # check_helper_call: a lookup in an outer map gives its value or NULL; once the NULL
+        # is ruled out, mark_ptr_not_null_reg makes it CONST_PTR_TO_MAP of the inner map's
+        # template (map->inner_map_meta). Linux 6.18's log names it map_ptr_or_null already.
+        return Reg(MAP_PTR, map=meta, id=env.new_id(), null=True)
     out = Reg(MAP_VALUE, map=map_reg.map, id=env.new_id(), null=True)
     if m.map_type in ARRAY_TYPES:
         # An array lookup with a constant key inside the array cannot fail (Linux 6.14+).

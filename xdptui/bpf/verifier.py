@@ -62,7 +62,14 @@ class Verifier:
     def __init__(self, prog: BpfProgram) -> None:
         self.prog = prog
         self.insns: list[Insn] = prog.insns
-        self.maps = prog.maps
+        # The program's maps, then each outer map's inner template (``map->inner_map_meta``):
+        # a register holding an inner map points at its template, as in the kernel.
+        self.maps = list(prog.maps)
+        self.inner_meta: dict[int, int] = {}
+        for i, m in enumerate(prog.maps):
+            if m.inner_meta is not None:
+                self.inner_meta[i] = len(self.maps)
+                self.maps.append(m.inner_meta)
         self.attach = prog.expected_attach_type
         self.id_gen = 0
         self.processed = 0
@@ -140,7 +147,7 @@ class Verifier:
         insns = self.insns
         if not insns or len(insns) > BPF_MAXINSNS_PRIV:
             raise VerifierError(Errno.E2BIG, f"program of {len(insns)} instructions")
-        vcfg.check_fields(insns, self.maps)
+        vcfg.check_fields(insns, self.prog.maps)
         self.cfg = vcfg.check_cfg(insns)
         self.live = live_in(insns)
         regs = [INIT] * 11

@@ -15,9 +15,10 @@ from xdptui.bpf import memory as mem
 from xdptui.bpf import scalar as sc
 from xdptui.bpf import tnum as tn
 from xdptui.bpf.isa import MAX_BPF_STACK
-from xdptui.bpf.maps import BPF_F_RDONLY_PROG
+from xdptui.bpf.maps import BPF_F_RDONLY_PROG, MapType
 from xdptui.bpf.vstate import (
     CTX,
+    MAP_PTR,
     MAP_VALUE,
     PKT,
     PKT_END,
@@ -134,7 +135,46 @@ def check_access(
             v = int.from_bytes(raw, "little", signed=signed)
             return const(v)
         return loaded(size, signed)
+    if t == MAP_PTR:
+        _map_ptr_access(env, reg, regno, off + reg.off, write)
     raise VerifierError(Errno.EACCES, f"R{regno} invalid mem access '{reg.type_str()}'")
+
+
+# The kernel struct behind each map type's ops (``map_btf_id``), as check_ptr_to_map_access
+# names it.
+MAP_STRUCT: dict[int, str] = {
+    MapType.ARRAY: "bpf_array",
+    MapType.PERCPU_ARRAY: "bpf_array",
+    MapType.PROG_ARRAY: "bpf_array",
+    MapType.PERF_EVENT_ARRAY: "bpf_array",
+    MapType.ARRAY_OF_MAPS: "bpf_array",
+    MapType.HASH: "bpf_htab",
+    MapType.PERCPU_HASH: "bpf_htab",
+    MapType.LRU_HASH: "bpf_htab",
+    MapType.LRU_PERCPU_HASH: "bpf_htab",
+    MapType.HASH_OF_MAPS: "bpf_htab",
+    MapType.DEVMAP: "bpf_dtab",
+    MapType.DEVMAP_HASH: "bpf_dtab",
+    MapType.CPUMAP: "bpf_cpu_map",
+    MapType.XSKMAP: "xsk_map",
+    MapType.RINGBUF: "bpf_ringbuf_map",
+}
+
+
+def _map_ptr_access(env: Env, reg: Reg, regno: int, off: int, write: bool) -> None:
+    """``check_ptr_to_map_access``: a map pointer (``ld_imm64`` of a map, or an inner map
+    from a map-in-map) is the kernel's ``struct bpf_map`` behind it. A privileged program may
+    read its fields through BTF; a negative offset or any write is refused."""
+    tname = MAP_STRUCT.get(env.maps[reg.map].map_type, "bpf_map")
+    if off < 0:
+        raise VerifierError(Errno.EACCES, f"R{regno} is {tname} invalid negative access: off={off}")
+    if write:
+        raise VerifierError(Errno.EACCES, f"only read from {tname} is supported")
+    raise VerifierError(
+        Errno.EOPNOTSUPP,
+        f"R{regno} reads 'struct {tname}' at off={off}: the kernel's map structures "
+        "(read through vmlinux BTF) are not modelled by xdptui",
+    )
 
 
 def _ctx_access(env: Env, reg: Reg, regno: int, off: int, size: int, write: bool) -> Reg:

@@ -286,7 +286,7 @@ def regsafe(old: Reg, cur: Reg, ids: IdMap, exact: bool) -> bool:
     if t == STACK:
         return old.frame == cur.frame
     if t == MAP_PTR:
-        return old.map == cur.map
+        return old.map == cur.map and (not old.null or ids.check(old.id, cur.id))
     return True
 
 
@@ -388,7 +388,8 @@ class Env(Protocol):
     """The verifier's environment (``struct bpf_verifier_env``) as the instruction checks
     (``valu``, ``vmem``, ``vcalls``) call it; ``xdptui.bpf.verifier.Verifier`` is it."""
 
-    maps: list[BpfMap]
+    maps: list[BpfMap]  # the program's maps, then the outer maps' inner templates
+    inner_meta: dict[int, int]  # outer map index -> index of its inner template in ``maps``
     attach: str
 
     def new_id(self) -> int: ...

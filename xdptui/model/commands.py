@@ -97,6 +97,8 @@ class MapUpdate:
     map_id: int | None = None
     key_bytes: bytes | None = None
     value_bytes: bytes | None = None
+    # A map-in-map's value: ``value {id N | name MAP | pinned FILE}`` (bpftool's ``MAP``).
+    value_map: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

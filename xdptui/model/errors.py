@@ -32,6 +32,7 @@ class Errno(enum.IntEnum):
     EMSGSIZE = 90
     EACCES = 13
     EBADRQC = 56
+    ENOTSUPP = 524  # the kernel's own (include/linux/errno.h), seen by user space as is
 
     @property
     def strerror(self) -> str:
@@ -41,6 +42,7 @@ class Errno(enum.IntEnum):
 
 _STRERROR: dict[Errno, str] = {
     Errno.EPERM: "Operation not permitted",
+    Errno.ENOTSUPP: "Unknown error 524",
     Errno.ENOENT: "No such file or directory",
     Errno.ENXIO: "No such device or address",
     Errno.E2BIG: "Argument list too long",

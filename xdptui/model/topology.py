@@ -161,13 +161,17 @@ class MapSpec:
 @dataclass(frozen=True)
 class ObjectMapEntrySpec:
     """One element for an object's map, in ``bpftool map update``'s words (``hex 35 00``) and
-    as the bytes bpftool's ``parse_bytes`` makes of them."""
+    as the bytes bpftool's ``parse_bytes`` makes of them; or, for a map-in-map, the inner map
+    that goes in the slot."""
 
     key: str
     value: str
     key_bytes: bytes
     value_bytes: bytes
     loc: Loc = field(default_factory=Loc, compare=False)
+    # ``value: {map: NAME}``: for an array or hash of maps, the object's map put in the slot
+    # (``value`` is then bpftool's ``name NAME`` and ``value_bytes`` empty).
+    value_map: str | None = None
 
 
 @dataclass(frozen=True)

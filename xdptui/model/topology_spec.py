@@ -231,10 +231,20 @@ DEVMAP = Obj(
     description="a devmap",
 )
 BPFTOOL_BYTES = Str(examples=("hex 35 00", "0x35 0", "53 0"))
+INNER_MAP = Obj(
+    (Field("map", Str(), "a map of the same object, as bpftool names it", True),),
+    description="an inner map (bpftool map update ... value name NAME)",
+)
 OBJECT_MAP_ENTRY = Obj(
     (
         Field("key", BPFTOOL_BYTES, "the key's bytes as bpftool takes them: hex 35 00", True),
-        Field("value", BPFTOOL_BYTES, "the value's bytes as bpftool takes them: hex 01", True),
+        Field(
+            "value",
+            AnyOf((BPFTOOL_BYTES, INNER_MAP)),
+            "the value's bytes as bpftool takes them (hex 01), or for an array or hash of "
+            "maps {map: NAME}: the object's map put in that slot",
+            True,
+        ),
     ),
     description="one element, as `bpftool map update name MAP key K value V` gives it",
 )
@@ -373,6 +383,7 @@ ALL_DEVICE_KEYS = DEVICE.all_keys
 MAP_KEYS = MAP.all_keys
 MAP_KINDS = MAP.tags
 OBJECT_MAP_ENTRY_KEYS = OBJECT_MAP_ENTRY.keys
+INNER_MAP_KEYS = INNER_MAP.keys
 ENTRY_KEYS = MAP_ENTRY.keys
 TRAFFIC_KEYS = TRAFFIC.keys
 TIMELINE_KEYS = TIMELINE_ENTRY.keys

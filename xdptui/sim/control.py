@@ -378,7 +378,7 @@ class Control(BondControl):
         """``bpftool map update``: the device name becomes its ifindex, an egress program must
         be a BPF_XDP_DEVMAP program (``__dev_map_alloc_node``: EINVAL otherwise); bytes for
         an object's own map (``objmaps``)."""
-        if c.value_bytes is not None:
+        if c.value_bytes is not None or c.value_map is not None:
             return self._objmap(objmaps.update, c)
         m = self.devmap(c.map)
         dev = self.world.devices.get(c.dev)

@@ -236,9 +236,35 @@ class Simulator:
             refs = refs or [(f"name {mspec.name}", None)]  # not loaded: bpftool's ENOENT
             for e in mspec.entries:
                 for ref, map_id in refs:
-                    line = f"bpftool map update {ref} key {e.key} value {e.value}"
-                    c = MapUpdate(mspec.name, 0, "", None, 0, map_id, e.key_bytes, e.value_bytes)
+                    if e.value_map is not None:
+                        value = self._inner_ref(found, map_id, e.value_map)
+                        line = f"bpftool map update {ref} key {e.key} value {value[0]} {value[1]}"
+                        c = MapUpdate(mspec.name, 0, "", None, 0, map_id, e.key_bytes, None, value)
+                    else:
+                        line = f"bpftool map update {ref} key {e.key} value {e.value}"
+                        c = MapUpdate(
+                            mspec.name, 0, "", None, 0, map_id, e.key_bytes, e.value_bytes
+                        )
                     self._apply(line, c, "topology")
+
+    def _inner_ref(
+        self, outers: list[show.ObjMap], outer_id: int | None, name: str
+    ) -> tuple[str, str]:
+        """``value {map: NAME}`` as bpftool's ``MAP``: ``name NAME`` when one loaded map has
+        that name, else ``id N`` of the copy that belongs to the outer map's own load."""
+        world = self.state.world
+        named = [m for m in show.object_maps(world) if m.name == name]
+        if len(named) <= 1:
+            return ("name", name)
+        outer = next((m for m in outers if outer_id in (None, m.map_id)), None)
+        for p in show.loaded_programs(world):
+            obj = p.prog.obj
+            if obj is None or outer is None or not any(x is outer.map for x in obj.maps):
+                continue
+            for i in range(len(obj.maps)):
+                if obj.map_name(i) == name:
+                    return ("id", str(obj.map_ids[i]))
+        return ("name", name)
 
     def _rates(self) -> None:
         """Each source's pacing at its current rate (frames per 1000 s, exact integers)."""

@@ -7,7 +7,9 @@ expected 4 bytes got 1``), and the map commands are ``BPF_MAP_UPDATE_ELEM`` /
 map's value is given for one CPU and set on every possible CPU, or given whole (rounded to 8
 bytes per CPU), as ``bpf_map_update_elem`` copies it. A change makes the programs that read
 the map be evaluated again (the owning load's ``user_gen`` is part of what their probes
-depend on).
+depend on). An array or hash of maps takes a map as its value (``value id N`` / ``value name
+M``, bpftool's ``map_parse_fd``): the inner map must fit the outer map's template
+(``bpf_map_fd_get_ptr``: EINVAL), and here it must be a map of the outer map's own object.
 """
 
 from __future__ import annotations
@@ -67,13 +69,74 @@ def _changed(world: World, m: BpfMap) -> None:
     world.touch()
 
 
+def _owner(world: World, m: BpfMap) -> list[BpfMap]:
+    """The maps of the loaded object that holds ``m``."""
+    for p in show.loaded_programs(world):
+        obj = p.prog.obj
+        if obj is not None and any(x is m for x in obj.maps):
+            return obj.maps
+    return []
+
+
+def _inner(world: World, outer: BpfMap, handle: tuple[str, str]) -> BpfMap:
+    """The map bpftool's ``MAP`` (``id N``, ``name M``, ``pinned FILE``) names, for a slot of
+    ``outer`` (``map_parse_fd``, its words on failure)."""
+    kind, arg = handle
+    if kind == "pinned":
+        raise MapToolError(Errno.ENOENT, f"Error: bpf obj get ({arg}): No such file or directory")
+    if kind == "id":
+        found = show.find_maps(world, None, int(arg, 0))
+        if not found:
+            raise MapToolError(
+                Errno.ENOENT, f"Error: get map by id ({arg}): No such file or directory"
+            )
+    else:
+        found = show.find_maps(world, arg, None)
+        if not found:
+            raise MapToolError(
+                Errno.ENOENT, f"Error: get map by name {arg} failed: No such file or directory"
+            )
+        if len(found) > 1:
+            raise MapToolError(Errno.EINVAL, "Error: several maps match this handle")
+    (inner,) = found
+    if not isinstance(inner, show.ObjMap) or not any(x is inner.map for x in _owner(world, outer)):
+        raise MapToolError(
+            Errno.EOPNOTSUPP,
+            f"Error: map {inner.name} (id {inner.map_id}) is not a map of the object that "
+            f"declares {outer.name}: xdptui models inner maps of the outer map's own object",
+        )
+    return inner.map
+
+
 def update(world: World, c: cmd.MapUpdate) -> str:
     om = _find(world, c.map, c.map_id)
-    assert c.key_bytes is not None and c.value_bytes is not None
+    assert c.key_bytes is not None
     m = om.map
+    if m.is_of_maps:
+        return _update_outer(world, m, c)
+    if c.value_map is not None:  # parse_bytes on a map handle's first word
+        raise MapToolError(Errno.EINVAL, f"Error: error parsing byte: {c.value_map[0]}")
+    assert c.value_bytes is not None
     key, value = _key(m, c.key_bytes), _value(m, c.value_bytes)
     try:
         m.update(key, value, c.flags)
+    except KernelError as exc:
+        raise MapToolError(exc.errno, f"Error: update failed: {exc.errno.strerror}") from None
+    _changed(world, m)
+    return ""
+
+
+def _update_outer(world: World, m: BpfMap, c: cmd.MapUpdate) -> str:
+    """``bpftool map update`` on an array or hash of maps: ``value`` names the inner map."""
+    assert c.key_bytes is not None
+    key = _key(m, c.key_bytes)
+    if c.value_map is None:
+        raise MapToolError(
+            Errno.EINVAL, f"Error: expected 'id', 'name' or 'pinned', got: '{c.dev}'?"
+        )
+    inner = _inner(world, m, c.value_map)
+    try:
+        m.update_inner(key, inner, c.flags)
     except KernelError as exc:
         raise MapToolError(exc.errno, f"Error: update failed: {exc.errno.strerror}") from None
     _changed(world, m)

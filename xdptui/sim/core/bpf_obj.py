@@ -10,6 +10,8 @@ program's ``bpf_redirect_map`` sees what it holds. The program's tag is the kern
 
 What never changes once a file is parsed (its instructions, compiled once) is shared by every
 load and by every copy of the state; a load's maps are its own and are copied with the state.
+An outer map (array or hash of maps) holds its inner maps by id, so a copy of the state keeps
+each outer slot pointing at the copy of its inner map.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 from xdptui.bpf import isa
 from xdptui.bpf.elf import MAX_OBJECT_BYTES, load_object
-from xdptui.bpf.maps import DEVMAP_TYPES, BpfMap, MapType, kernel_map_name
+from xdptui.bpf.maps import DEVMAP_TYPES, BpfMap, MapType, fill_init_slots, kernel_map_name
 from xdptui.bpf.objfile import BpfProgram
 from xdptui.bpf.vm import compile_program
 from xdptui.model.errors import Errno, KernelError
@@ -229,6 +231,12 @@ def load_program(
         else:
             ids[i] = host.map_id
         bound[i] = m.name
+    # An outer map holds its inner maps by id: this load's ids, libbpf's initial slots again.
+    for m, map_id in zip(maps, ids, strict=True):
+        m.map_id = map_id
+        if m.is_of_maps:
+            m.clear()
+    fill_init_slots(maps)
     return ObjProgram(code, maps, tuple(ids), bound), create
 
 
