@@ -33,6 +33,8 @@ from xdptui.bpf.vstate import (
     Reg,
     State,
     VerifierError,
+    assign_scalar_id,
+    reg_width,
     scalar,
     zext,
 )
@@ -119,18 +121,28 @@ def check_alu(env: Env, st: State, ins: Insn) -> None:
 
 
 def _mov(env: Env, st: State, ins: Insn, src: Reg, is64: bool) -> Reg:
-    if is64 and ins.off == 0:
-        if src.t == SCALAR and src.id == 0 and src.r[1]:
-            src = src.with_(id=env.new_id())
-            env.write(st, ins.src, src)
-        return src
+    """``check_alu_op``'s ``BPF_MOV``: a copy of a scalar stays linked to its source (both
+    get one id, ``assign_scalar_id_before_mov``) whenever the copy holds the same value: a
+    64-bit move; a 32-bit move of a value that fits in 32 bits; a sign-extending move of a
+    value below the sign bit."""
     if src.t != SCALAR:
+        if is64 and ins.off == 0:
+            return src
         return UNKNOWN if is64 else UNKNOWN32
+    # a sign-extending move copies the value only while it is below its sign bit
+    fits = src.r[3] < 1 << (ins.off - 1) if ins.off else is64 or reg_width(src) <= 32
+    if fits:
+        src = assign_scalar_id(env, src)
+        env.write(st, ins.src, src)
+    if is64 and ins.off == 0:
+        return src
     if is64:
-        return scalar(sc.movsx(src.r, ins.off, 64))
-    if ins.off:
-        return zext(sc.movsx(src.r32, ins.off, 32))
-    return zext(src.r32)
+        out = scalar(sc.movsx(src.r, ins.off, 64))
+    elif ins.off:
+        out = zext(sc.movsx(src.r32, ins.off, 32))
+    else:
+        out = zext(src.r32)
+    return out.with_(id=src.id) if fits and src.id else out
 
 
 def _endian(dst: Reg, ins: Insn) -> Reg:

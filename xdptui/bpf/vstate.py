@@ -138,6 +138,20 @@ def zext(r32: Range) -> Reg:
     return Reg(SCALAR, sc.zext(r32), r32)
 
 
+def reg_width(reg: Reg) -> int:
+    """``get_reg_width``: the bits a scalar's unsigned maximum needs (``fls64``)."""
+    return int(reg.r[3]).bit_length()
+
+
+def assign_scalar_id(env: Env, reg: Reg) -> Reg:
+    """``assign_scalar_id_before_mov``: a scalar about to be copied (by ``mov``, a spill or a
+    fill) gets an id, unless it is a known constant, so that what a branch later proves of
+    one copy holds for the others (``sync_linked_regs``)."""
+    if reg.t != SCALAR or reg.id or reg.var_const:
+        return reg
+    return reg.with_(id=env.new_id())
+
+
 class Slot:
     """One 8-byte stack slot: the bytes' kinds and, for a spill, the register spilled."""
 
