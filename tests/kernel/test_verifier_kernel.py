@@ -16,7 +16,14 @@ from collections.abc import Callable
 import bpf_kernel_oracle as kern
 import pytest
 from bpf_asm import alu, call, exit_, insn, jmp, ldx, mov, stx
-from bpf_linked import LINKED_PROGRAMS, NARROWING_FILL, RANGE_AFTER_SPILL, WIDE_32_BIT_MOVE
+from bpf_linked import (
+    DELTA_LINKED,
+    DELTA_UNLINKED,
+    LINKED_PROGRAMS,
+    NARROWING_FILL,
+    RANGE_AFTER_SPILL,
+    WIDE_32_BIT_MOVE,
+)
 
 from xdptui.bpf import isa
 from xdptui.bpf.isa import decode
@@ -437,6 +444,10 @@ CASES: dict[str, tuple[Build, list[MapDef]]] = {
     "linked scalars: a range proven after a spill": (lambda m: RANGE_AFTER_SPILL, []),
     "linked scalars: a narrowing fill": (lambda m: NARROWING_FILL, []),
     "linked scalars: a 32-bit move of a wider value": (lambda m: WIDE_32_BIT_MOVE, []),
+    **{
+        f"linked scalars with a delta: {name}": (lambda m, code=code: code, [])
+        for name, code in {**DELTA_LINKED, **DELTA_UNLINKED}.items()
+    },
 }
 
 

@@ -71,7 +71,7 @@ def coerce(reg: Reg, size: int) -> Reg:
     lo, hi = (reg.r[2], reg.r[3]) if reg.r[3] <= f else (0, f)
     r = (v, m, lo, hi, lo, hi)
     out = scalar(sc.sync(r, 64) or sc.unknown())
-    return out.with_(id=reg.id) if reg.id else out
+    return out.with_(id=reg.id, link=reg.link, delta=reg.delta) if reg.id else out
 
 
 def check_access(
@@ -298,7 +298,7 @@ def stack_write(
     slot = f.stack.get(spi)
     kinds = slot.kinds if slot is not None else "iiiiiiii"
     if value is not None and b == 0 and value.t == SCALAR:
-        kept = value if size == 8 or value.r[3] < 1 << (8 * size) else value.with_(id=0)
+        kept = value if size == 8 or value.r[3] < 1 << (8 * size) else value.unlinked()
         f.stack[spi] = Slot("s" * size + _scrub(kinds[size:]), coerce(kept, size))
         return
     if value is None and st_imm is not None and b == 0:
@@ -355,7 +355,7 @@ def stack_read(f: Func, off: int, size: int, signed: bool = False, env: Env | No
                 f.stack[spi] = Slot(slot.kinds, reg)
             out = coerce(reg, size)
             if reg_width(reg) > 8 * size:
-                out = out.with_(id=0)
+                out = out.unlinked()
             return out if not signed else _sext(out, size)
         if kinds.count("s") == size and reg.r == sc.const(0):
             return const(0)
