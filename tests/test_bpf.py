@@ -368,6 +368,28 @@ def test_a_prog_array_loads_and_a_tail_call_is_refused_naming_tail_calls(tmp_pat
     assert exc.value.errno == Errno.EOPNOTSUPP and "tail calls" in exc.value.extack
 
 
+@pytest.mark.skipif(shutil.which("clang") is None, reason="clang is not installed")
+def test_a_callback_is_a_feature_not_modelled_not_a_malformed_object(tmp_path: Path) -> None:
+    """libbpf loads the address of a function (bpf_loop's callback) as BPF_PSEUDO_FUNC and
+    the kernel accepts it: xdptui refuses that one program with EOPNOTSUPP, naming
+    callbacks, where it answered EINVAL as if the object were broken."""
+    out = _clang(
+        tmp_path,
+        "loop",
+        "#include <linux/bpf.h>\n#include <bpf/bpf_helpers.h>\n"
+        "static long cb(__u64 i, void *ctx) { *(__u64 *)ctx += i; return 0; }\n"
+        'SEC("xdp") int looped(struct xdp_md *ctx) {\n'
+        "  __u64 sum = 0; bpf_loop(4, cb, &sum, 0); return sum == 6 ? 2 : 1; }\n"
+        'SEC("xdp") int plain(struct xdp_md *ctx) { return 1; }\n'
+        'char _l[] SEC("license") = "GPL";\n',
+    )
+    obj = load_object(out)
+    assert run_batch(obj.program("plain"), [bytes(20)]).retval.tolist() == [1]
+    with pytest.raises(KernelError) as exc:
+        run_batch(obj.program("looped"), [bytes(20)])
+    assert exc.value.errno == Errno.EOPNOTSUPP and "callbacks" in exc.value.extack
+
+
 MAP_IN_MAP = """#include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 struct inner { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 4);

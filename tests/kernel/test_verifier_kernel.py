@@ -16,6 +16,14 @@ from collections.abc import Callable
 import bpf_kernel_oracle as kern
 import pytest
 from bpf_asm import alu, call, exit_, insn, jmp, ldx, mov, stx
+from bpf_linked import (
+    DELTA_LINKED,
+    DELTA_UNLINKED,
+    LINKED_PROGRAMS,
+    NARROWING_FILL,
+    RANGE_AFTER_SPILL,
+    WIDE_32_BIT_MOVE,
+)
 
 from xdptui.bpf import isa
 from xdptui.bpf.isa import decode
@@ -428,6 +436,18 @@ CASES: dict[str, tuple[Build, list[MapDef]]] = {
         lambda m: insn(0x85, 0, 1, 0, 1) + exit_() + mov(1, imm=1) + exit_(),
         [],
     ),
+    # linked scalars (sync_linked_regs) through moves, spills and fills
+    **{
+        f"linked scalars: {name}": (lambda m, code=code: code, [])
+        for name, code in LINKED_PROGRAMS.items()
+    },
+    "linked scalars: a range proven after a spill": (lambda m: RANGE_AFTER_SPILL, []),
+    "linked scalars: a narrowing fill": (lambda m: NARROWING_FILL, []),
+    "linked scalars: a 32-bit move of a wider value": (lambda m: WIDE_32_BIT_MOVE, []),
+    **{
+        f"linked scalars with a delta: {name}": (lambda m, code=code: code, [])
+        for name, code in {**DELTA_LINKED, **DELTA_UNLINKED}.items()
+    },
 }
 
 

@@ -488,10 +488,7 @@ class _Loader:
             return ins  # a helper, by number
         if rel is None:
             if ins.is_ld_imm64() and ins.src == isa.BPF_PSEUDO_FUNC:
-                raise KernelError(
-                    Errno.EINVAL,
-                    "callbacks (bpf_loop, bpf_for_each_map_elem, timers) are not supported",
-                )
+                raise KernelError(Errno.EOPNOTSUPP, isa.CALLBACKS_NOT_MODELLED)
             return ins
         rtype, sym = rel
         if not ins.is_ld_imm64():
@@ -517,7 +514,10 @@ class _Loader:
             )
         sname = self.sec_name(shndx)
         if sname == ".text" or self.sections[shndx]["sh_flags"] & SHF_EXECINSTR:
-            raise KernelError(Errno.EINVAL, "function pointers (callbacks) are not supported")
+            # libbpf turns the address of a function into BPF_PSEUDO_FUNC, which the kernel
+            # loads (a bpf_loop or bpf_for_each_map_elem callback): a feature xdptui does
+            # not model, not a malformed object.
+            raise KernelError(Errno.EOPNOTSUPP, isa.CALLBACKS_NOT_MODELLED)
         raise KernelError(
             Errno.EINVAL, f"relocation against '{sym.name}' in section '{sname}' is not supported"
         )

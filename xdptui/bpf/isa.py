@@ -82,6 +82,11 @@ BPF_CMPXCHG = 0xF0 | BPF_FETCH
 BPF_PSEUDO_MAP_FD = 1
 BPF_PSEUDO_MAP_VALUE = 2
 BPF_PSEUDO_FUNC = 4
+# what a program that takes a function's address (a callback) is told, by the loader and the
+# verifier alike
+CALLBACKS_NOT_MODELLED = (
+    "callbacks (bpf_loop, bpf_for_each_map_elem, timers) are not modelled by xdptui"
+)
 BPF_PSEUDO_MAP_IDX = 5  # a map by its index in the object (what the loader's relocations make)
 BPF_PSEUDO_MAP_IDX_VALUE = 6
 BPF_PSEUDO_CALL = 1

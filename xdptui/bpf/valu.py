@@ -33,6 +33,8 @@ from xdptui.bpf.vstate import (
     Reg,
     State,
     VerifierError,
+    assign_scalar_id,
+    reg_width,
     scalar,
     zext,
 )
@@ -114,23 +116,60 @@ def check_alu(env: Env, st: State, ins: Insn) -> None:
     elif dst.t != SCALAR:
         out = _ptr_arith(env, ins, dst, src, False)
     else:
-        out = _scalar_op(op, dst, src, is64)
+        out = _link_delta(op, dst, src, is64, _scalar_op(op, dst, src, is64))
     env.write(st, d, out)
 
 
+S32_MIN, S32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def _link_delta(op: int, dst: Reg, src: Reg, is64: bool, out: Reg) -> Reg:
+    """``adjust_reg_min_max_vals``: ``rX += K`` (or ``-= K``) on a linked scalar keeps the
+    link with the constant as its delta (``BPF_ADD_CONST64``, or ``BPF_ADD_CONST32`` for a
+    32-bit add to a value that fits in 32 bits), so that a later branch on rX still bounds
+    its copies; any other operation, a second delta, or a constant outside s32 ends it."""
+    if op not in (isa.BPF_ADD, isa.BPF_SUB) or not dst.id:
+        return out
+    k = src.r if is64 else src.r32
+    if k[1] != 0:  # is_reg_const
+        return out
+    val = sc.signed(k[0], 64 if is64 else 32)
+    if is64 and not S32_MIN <= val <= S32_MAX:
+        return out
+    if not is64 and dst.r[3] > tn.M32:
+        return out
+    if op == isa.BPF_SUB:
+        if val == S32_MIN:
+            return out
+        val = -val
+    if dst.link:
+        return out
+    return out.with_(id=dst.id, link=64 if is64 else 32, delta=val)
+
+
 def _mov(env: Env, st: State, ins: Insn, src: Reg, is64: bool) -> Reg:
-    if is64 and ins.off == 0:
-        if src.t == SCALAR and src.id == 0 and src.r[1]:
-            src = src.with_(id=env.new_id())
-            env.write(st, ins.src, src)
-        return src
+    """``check_alu_op``'s ``BPF_MOV``: a copy of a scalar stays linked to its source (both
+    get one id, ``assign_scalar_id_before_mov``) whenever the copy holds the same value: a
+    64-bit move; a 32-bit move of a value that fits in 32 bits; a sign-extending move of a
+    value below the sign bit."""
     if src.t != SCALAR:
+        if is64 and ins.off == 0:
+            return src
         return UNKNOWN if is64 else UNKNOWN32
+    # a sign-extending move copies the value only while it is below its sign bit
+    fits = src.r[3] < 1 << (ins.off - 1) if ins.off else is64 or reg_width(src) <= 32
+    if fits:
+        src = assign_scalar_id(env, src)
+        env.write(st, ins.src, src)
+    if is64 and ins.off == 0:
+        return src
     if is64:
-        return scalar(sc.movsx(src.r, ins.off, 64))
-    if ins.off:
-        return zext(sc.movsx(src.r32, ins.off, 32))
-    return zext(src.r32)
+        out = scalar(sc.movsx(src.r, ins.off, 64))
+    elif ins.off:
+        out = zext(sc.movsx(src.r32, ins.off, 32))
+    else:
+        out = zext(src.r32)
+    return out.with_(id=src.id) if fits and src.id else out
 
 
 def _endian(dst: Reg, ins: Insn) -> Reg:
@@ -280,12 +319,32 @@ def _set_scalar(st: State, regno: int, old: Reg, r: sc.Range, is32: bool) -> Non
     else:
         r64 = r
         r32 = _intersect32(old.r32, sc.narrow(r))
-    new = Reg(SCALAR, r64, r32, id=old.id)
+    new = old.with_(r=r64, r32=r32)
     st.cur.regs[regno] = new
     if old.id:
-        for f, i, reg in st.all_regs():
-            if reg.t == SCALAR and reg.id == old.id and reg is not new:
-                st.replace_reg(f, i, Reg(SCALAR, r64, r32, id=old.id))
+        _sync_linked_regs(st, new)
+
+
+def _sync_linked_regs(st: State, known: Reg) -> None:
+    """``sync_linked_regs``: every scalar (register or spill, any frame) linked to ``known``
+    learns what the branch proved of it: the same range when both hold the same value, else
+    ``known``'s range plus the difference of their deltas (computed in 32 bits and
+    zero-extended when either delta came from a 32-bit add). A 32-bit and a 64-bit delta
+    are not comparable and are left alone."""
+    for f, i, reg in st.all_regs():
+        if reg.t != SCALAR or reg.id != known.id or reg is known:
+            continue
+        if {reg.link, known.link} == {32, 64}:
+            continue
+        if reg.delta == known.delta:
+            st.replace_reg(f, i, reg.with_(r=known.r, r32=known.r32))
+            continue
+        diff = reg.delta - known.delta
+        if 32 in (reg.link, known.link):
+            moved = zext(sc.alu(isa.BPF_ADD, known.r32, sc.const(diff & tn.M32, 32), 32))
+        else:
+            moved = scalar(sc.alu(isa.BPF_ADD, known.r, sc.const(diff & tn.M64), 64))
+        st.replace_reg(f, i, reg.with_(r=moved.r, r32=moved.r32))
 
 
 def _intersect32(a: sc.Range, b: sc.Range) -> sc.Range:

@@ -85,10 +85,7 @@ def _ld_imm64(insns: list[Insn], i: int, maps: list[BpfMap]) -> None:
         # No relocation made this a map reference: the number is not an open map's fd.
         raise VerifierError(Errno.EBADF, f"fd {ins.imm} is not pointing to valid bpf_map")
     if ins.src == isa.BPF_PSEUDO_FUNC:
-        raise VerifierError(
-            Errno.EOPNOTSUPP,
-            "callbacks (bpf_loop, bpf_for_each_map_elem, timers) are not modelled by xdptui",
-        )
+        raise VerifierError(Errno.EOPNOTSUPP, isa.CALLBACKS_NOT_MODELLED)
     if ins.src not in (BPF_PSEUDO_MAP_IDX, BPF_PSEUDO_MAP_IDX_VALUE):
         raise VerifierError(Errno.EINVAL, "unrecognized bpf_ld_imm64 insn")
     if not 0 <= ins.imm < len(maps):

@@ -270,7 +270,9 @@ class Verifier:
             if ins.mode == isa.BPF_ATOMIC:
                 self._atomic(st, ins, value)
             else:
-                vmem.check_access(self, st, ins.dst, ins.off, ins.size, True, value)
+                vmem.check_access(
+                    self, st, ins.dst, ins.off, ins.size, True, value, value_regno=ins.src
+                )
             return pc + 1
         if cls == isa.BPF_ST:
             self.read(st, ins.dst)

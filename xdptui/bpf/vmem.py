@@ -33,7 +33,9 @@ from xdptui.bpf.vstate import (
     Slot,
     State,
     VerifierError,
+    assign_scalar_id,
     const,
+    reg_width,
     scalar,
 )
 from xdptui.model.errors import Errno
@@ -61,14 +63,16 @@ def loaded(size: int, signed: bool = False) -> Reg:
 
 
 def coerce(reg: Reg, size: int) -> Reg:
-    """``coerce_reg_to_size``: the low ``size`` bytes of a scalar."""
+    """``coerce_reg_to_size``: the low ``size`` bytes of a scalar (its id untouched: the
+    callers break a link the truncation makes false)."""
     if size == 8 or reg.t != SCALAR:
         return reg
     f = (1 << (8 * size)) - 1
     v, m = reg.r[0] & f, reg.r[1] & f
     lo, hi = (reg.r[2], reg.r[3]) if reg.r[3] <= f else (0, f)
     r = (v, m, lo, hi, lo, hi)
-    return scalar(sc.sync(r, 64) or sc.unknown())
+    out = scalar(sc.sync(r, 64) or sc.unknown())
+    return out.with_(id=reg.id, link=reg.link, delta=reg.delta) if reg.id else out
 
 
 def check_access(
@@ -82,8 +86,10 @@ def check_access(
     st_imm: int | None = None,
     signed: bool = False,
     atomic: bool = False,
+    value_regno: int = -1,
 ) -> Reg | None:
-    """``check_mem_access``: refuse a bad access; for a read, the register loaded."""
+    """``check_mem_access``: refuse a bad access; for a read, the register loaded.
+    ``value_regno`` is the register a store writes (its id may change on a spill)."""
     reg = st.cur.regs[regno]
     t = reg.t
     if reg.null:
@@ -101,9 +107,20 @@ def check_access(
         o = stack_off(reg, regno, off, size, write)
         f.depth = max(f.depth, -o)
         if write:
+            if (
+                value is not None
+                and value.t == SCALAR
+                and value_regno >= 0
+                and o % SLOT == 0
+                and reg_width(value) <= 8 * size
+            ):
+                # check_stack_write_fixed_off: a spill that holds the whole value links
+                # the register and its stack copy.
+                value = assign_scalar_id(env, value)
+                st.cur.regs[value_regno] = value
             stack_write(f, o, size, value, st_imm, f is not st.cur)
             return None
-        return stack_read(f, o, size, signed)
+        return stack_read(f, o, size, signed, env)
     if atomic and t != MAP_VALUE:
         raise VerifierError(
             Errno.EACCES, f"BPF_ATOMIC stores into R{regno} {reg.type_str()} is not allowed"
@@ -321,7 +338,7 @@ def stack_write(
     slot = f.stack.get(spi)
     kinds = slot.kinds if slot is not None else "iiiiiiii"
     if value is not None and b == 0 and value.t == SCALAR:
-        kept = value if size == 8 or value.r[3] < 1 << (8 * size) else value.with_(id=0)
+        kept = value if size == 8 or value.r[3] < 1 << (8 * size) else value.unlinked()
         f.stack[spi] = Slot("s" * size + _scrub(kinds[size:]), coerce(kept, size))
         return
     if value is None and st_imm is not None and b == 0:
@@ -354,8 +371,11 @@ def _stack_write_var(f: Func, lo: int, hi: int, value: Reg | None, st_imm: int |
         f.stack[spi] = Slot(kinds[:b] + k + kinds[b + 1 :])
 
 
-def stack_read(f: Func, off: int, size: int, signed: bool = False) -> Reg:
-    """``check_stack_read_fixed_off``: a whole spill refills the register."""
+def stack_read(f: Func, off: int, size: int, signed: bool = False, env: Env | None = None) -> Reg:
+    """``check_stack_read_fixed_off``: a whole spill refills the register; a narrower fill
+    from the spill's start refills it truncated, still linked to the spilled copy when the
+    value fits in what is read (a 4-byte fill of a 4-byte spill links them first, as
+    ``assign_scalar_id_before_mov`` does), unlinked when the fill narrows it."""
     spi = (-off - 1) // SLOT
     b = off + (spi + 1) * SLOT
     slot = f.stack.get(spi)
@@ -370,7 +390,12 @@ def stack_read(f: Func, off: int, size: int, signed: bool = False) -> Reg:
         if reg.t != SCALAR:
             raise VerifierError(Errno.EACCES, "invalid size of register fill")
         if size <= spill and b == 0:
+            if env is not None and size == 4 and spill == 4 and reg_width(reg) <= 32:
+                reg = assign_scalar_id(env, reg)
+                f.stack[spi] = Slot(slot.kinds, reg)
             out = coerce(reg, size)
+            if reg_width(reg) > 8 * size:
+                out = out.unlinked()
             return out if not signed else _sext(out, size)
         if kinds.count("s") == size and reg.r == sc.const(0):
             return const(0)

@@ -54,9 +54,11 @@ class Reg:
     """One register: its type; for a pointer the fixed ``off``, the variable offset ``r``,
     ``id`` (packet pointers sharing a range, map values sharing a null check, linked
     scalars), the packet ``rng`` proven, the ``map`` (object map index) and the stack
-    ``frame``; for a scalar its 64- and 32-bit ranges."""
+    ``frame``; for a scalar its 64- and 32-bit ranges, and for a linked scalar that a
+    constant was added to since the link was made (``BPF_ADD_CONST64``/``32``), the width
+    of that addition in ``link`` (64 or 32) and the constant in ``delta``."""
 
-    __slots__ = ("frame", "id", "map", "null", "off", "r", "r32", "rng", "t")
+    __slots__ = ("delta", "frame", "id", "link", "map", "null", "off", "r", "r32", "rng", "t")
 
     def __init__(
         self,
@@ -69,6 +71,8 @@ class Reg:
         map: int = -1,
         frame: int = 0,
         null: bool = False,
+        link: int = 0,
+        delta: int = 0,
     ) -> None:
         self.t = t
         self.r = r
@@ -79,14 +83,30 @@ class Reg:
         self.map = map
         self.frame = frame
         self.null = null
+        self.link = link
+        self.delta = delta
 
     def with_(self, **kw: object) -> Reg:
         out = Reg(
-            self.t, self.r, self.r32, self.off, self.id, self.rng, self.map, self.frame, self.null
+            self.t,
+            self.r,
+            self.r32,
+            self.off,
+            self.id,
+            self.rng,
+            self.map,
+            self.frame,
+            self.null,
+            self.link,
+            self.delta,
         )
         for k, v in kw.items():
             setattr(out, k, v)
         return out
+
+    def unlinked(self) -> Reg:
+        """``clear_scalar_id``: no longer linked to any other register."""
+        return self.with_(id=0, link=0, delta=0) if self.id else self
 
     def key(self) -> tuple[object, ...]:
         return (
@@ -99,6 +119,8 @@ class Reg:
             self.map,
             self.frame,
             self.null,
+            self.link,
+            self.delta,
         )
 
     @property
@@ -136,6 +158,26 @@ def const(v: int) -> Reg:
 
 def zext(r32: Range) -> Reg:
     return Reg(SCALAR, sc.zext(r32), r32)
+
+
+def reg_width(reg: Reg) -> int:
+    """``get_reg_width``: the bits a scalar's unsigned maximum needs (``fls64``)."""
+    return int(reg.r[3]).bit_length()
+
+
+def assign_scalar_id(env: Env, reg: Reg) -> Reg:
+    """``assign_scalar_id_before_mov``: a scalar about to be copied (by ``mov``, a spill or a
+    fill) gets an id, unless it is a known constant, so that what a branch later proves of
+    one copy holds for the others (``sync_linked_regs``). A register a constant was added to
+    since its link was made leaves that link first: one delta per register is all the
+    kernel keeps."""
+    if reg.t != SCALAR:
+        return reg
+    if reg.link:
+        reg = reg.unlinked()
+    if reg.id or reg.var_const:
+        return reg
+    return reg.with_(id=env.new_id())
 
 
 class Slot:
@@ -268,12 +310,17 @@ def regsafe(old: Reg, cur: Reg, ids: IdMap, exact: bool) -> bool:
             and old.frame == cur.frame
             and old.null == cur.null
             and (old.t != SCALAR or old.r32 == cur.r32)
+            and old.link == cur.link
+            and old.delta == cur.delta
             and ids.check(old.id, cur.id)
         )
     if old.t != cur.t or old.null != cur.null:
         return False
     t = old.t
     if t == SCALAR:
+        # regsafe: a link with a delta must be the same link (width and constant) now
+        if old.id and (old.link != cur.link or old.delta != cur.delta):
+            return False
         return (
             _within(old.r, cur.r) and _within(old.r32, cur.r32) and ids.check_scalar(old.id, cur.id)
         )
