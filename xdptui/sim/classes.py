@@ -58,19 +58,19 @@ class FlowClasses:
 def compile_classes(dp: ClassesCore) -> FlowClasses:
     """The classes of the data path's current configuration (``dp.compiled`` is up to date)."""
     n = len(dp.world.entries)
-    cols = [col for col in _columns(dp) if n and col.min() != col.max()]  # constants: no split
+    outs: list[IntArray] = []
+    cols = [col for col in _columns(dp, outs) if n and col.min() != col.max()]  # constants
     if n == 0:
         empty = np.zeros(0, np.int64)
         return FlowClasses(dp.compiled_epoch, empty, empty)
-    h = np.zeros(n, np.uint64)
-    with np.errstate(over="ignore"):
-        for col in cols:
-            h = (h ^ (col.view(np.uint64) + _ADD)) * _MUL
-            h ^= h >> np.uint64(29)
+    base = _hash(np.zeros(n, np.uint64), cols)
+    h = _follow_outputs(base, outs)
     _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
-    if len(first) > 1 and not all(np.array_equal(col, col[first][inverse]) for col in cols):
-        _, first, inverse = np.unique(np.stack(cols, axis=1), axis=0, return_index=True,
-                                      return_inverse=True)  # fmt: skip
+    inverse = inverse.reshape(-1)
+    if len(first) > 1 and not _exact(cols, outs, first, inverse):
+        # each output entry apart: what every rewrite was before outputs were followed
+        _, first, inverse = np.unique(np.stack(cols + outs, axis=1), axis=0,
+                                      return_index=True, return_inverse=True)  # fmt: skip
         inverse = inverse.reshape(-1)
     order = np.argsort(first, kind="stable")  # number classes by their first entry
     rank = np.empty(len(order), np.int64)
@@ -82,8 +82,59 @@ def compile_classes(dp: ClassesCore) -> FlowClasses:
     return FlowClasses(dp.compiled_epoch, of_entry, rep)
 
 
-def _columns(dp: ClassesCore) -> Iterable[IntArray]:
-    """Every per-entry array a stage reads, as int64 columns."""
+FOLLOW_MAX = 8  # rewrites of rewrites followed (then each rewritten entry stays apart)
+
+
+def _hash(h: npt.NDArray[np.uint64], cols: Iterable[IntArray]) -> npt.NDArray[np.uint64]:
+    with np.errstate(over="ignore"):
+        for col in cols:
+            h = (h ^ (col.view(np.uint64) + _ADD)) * _MUL
+            h ^= h >> np.uint64(29)
+    return h
+
+
+def _refs(h: npt.NDArray[np.uint64], out: IntArray) -> IntArray:
+    """Each entry's output as a key: the output entry's hash, or the marker (unchanged, or an
+    output not in the table yet)."""
+    own: IntArray = np.where(out >= 0, h[np.maximum(out, 0)].view(np.int64), out)
+    return own
+
+
+def _follow_outputs(base: npt.NDArray[np.uint64], outs: list[IntArray]) -> npt.NDArray[np.uint64]:
+    """A rewritten frame goes on as its output entry, so two entries are alike when their
+    columns are and their outputs are alike: refine until the partition stops changing (each
+    round splits or keeps the last). Past ``FOLLOW_MAX`` rounds every rewrite keeps its own
+    output entry."""
+    if not outs:
+        return base
+    h = base
+    count = len(np.unique(h))
+    for _ in range(FOLLOW_MAX):
+        nxt = _hash(base, [_refs(h, o) for o in outs])
+        new = len(np.unique(nxt))
+        h = nxt
+        if new == count:
+            return h
+        count = new
+    return _hash(base, outs)
+
+
+def _exact(cols: list[IntArray], outs: list[IntArray], first: IntArray, inverse: IntArray) -> bool:
+    """No hash collision merged entries that differ: every column is constant within each
+    class, and so is each output's class."""
+    if not all(np.array_equal(col, col[first][inverse]) for col in cols):
+        return False
+    cls = np.arange(len(first), dtype=np.int64)[inverse]
+    for out in outs:
+        ref = np.where(out >= 0, cls[np.maximum(out, 0)], out)
+        if not np.array_equal(ref, ref[first][inverse]):
+            return False
+    return True
+
+
+def _columns(dp: ClassesCore, outs: list[IntArray]) -> Iterable[IntArray]:
+    """Every per-entry array a stage reads, as int64 columns; real programs' outputs (entry
+    indices, or markers below 0) go to ``outs``."""
     w = dp.world
     n = len(w.entries)
     e = w.entries
@@ -97,7 +148,7 @@ def _columns(dp: ClassesCore) -> Iterable[IntArray]:
         for f in fields(c):
             value = getattr(c, f.name)
             if f.name == "out" and c.obj is not None:
-                yield from _object_columns(c.obj)
+                yield from _object_columns(c.obj, outs)
             elif isinstance(value, np.ndarray) and value.shape == (n,):
                 yield _as_int64(value)
     from xdptui.sim.bond.bond_main import Bond, BondLogic
@@ -115,10 +166,10 @@ def _columns(dp: ClassesCore) -> Iterable[IntArray]:
             ):
                 if slave is not None:
                     yield slave.astype(np.int64)
-    yield from _egress_columns(dp)
+    yield from _egress_columns(dp, outs)
 
 
-def _egress_columns(dp: ClassesCore) -> Iterable[IntArray]:
+def _egress_columns(dp: ClassesCore, outs: list[IntArray]) -> Iterable[IntArray]:
     """Devmap egress verdicts, for every device that redirects and every entry's program."""
     from xdptui.sim.devmap import egress_verdicts
 
@@ -135,25 +186,25 @@ def _egress_columns(dp: ClassesCore) -> Iterable[IntArray]:
 
                     ev = bpf_run.egress(dp, entry.egress, rx, tgt)
                     yield ev.raw.astype(np.int64)
-                    yield from _object_columns(ev)
+                    yield from _object_columns(ev, outs)
                     continue
                 yield egress_verdicts(dp, entry.egress, rx, tgt).astype(np.int64)
 
 
-def _object_columns(ev: ObjEval) -> Iterable[IntArray]:
+def _object_columns(ev: ObjEval, outs: list[IntArray]) -> Iterable[IntArray]:
     """A real program's effect on each entry, as far as the classes need it: the frame it
-    leaves and its map adds. An entry the program leaves unchanged goes on as its own frame,
-    which the other columns already describe, so every such entry has one value; a rewritten
-    entry has its output entry, and one whose output is not in the table yet a value of its
-    own. A stateful program (verdicts that differ between frames of an entry) keeps every
-    entry apart. Entries with the same adds (a word of a map, a value) have one value -- a
-    64-bit hash of the set of adds."""
+    leaves (to ``outs``: -2 for every entry it leaves unchanged, whose frame goes on as itself
+    and which the other columns already describe; the output entry of a rewritten one, which
+    ``_follow_outputs`` compares by its class; a value of its own where the output is not in
+    the table yet) and its map adds. A stateful program (verdicts that differ between frames
+    of an entry) keeps every entry apart. Entries with the same adds (a word of a map, a
+    value) have one value -- a 64-bit hash of the set of adds."""
     n = len(ev.out)
     own = np.arange(n, dtype=np.int64)
     if ev.depends is not None:
         yield own
         return
-    yield np.where(ev.out == own, -2, np.where(ev.out < 0, -3 - own, ev.out))
+    outs.append(np.where(ev.out == own, -2, np.where(ev.out < 0, -3 - own, ev.out)))
     eff = ev.effects
     if eff.empty or not eff.length.any():
         return
