@@ -42,6 +42,17 @@ def test_an_object_that_rewrites_nothing_has_the_classes_of_the_same_built_in_pr
     assert obj == builtin
 
 
+def test_a_router_that_rewrites_each_frame_has_a_class_per_slot_not_per_flow():
+    """router_stats.o decrements the TTL, rewrites the MACs, counts into slot daddr & 3 and
+    calls ``bpf_redirect_map(&tx_port, slot, XDP_PASS)`` (an empty devmap here: XDP_PASS): the
+    1,024 flows (8 destinations) are 4 classes, one per slot -- their map adds and keys differ
+    by slot -- plus one for the frames it leaves, which eth0 never receives (a port receives
+    only its sources' frames): 5, not 2,048."""
+    sim, obj = classes("router_stats.o")
+    assert len(sim.world.entries) == 2 * 1024
+    assert obj == 4 + 1
+
+
 def test_an_object_that_rewrites_every_frame_alike_has_a_class_for_its_output_not_per_flow():
     """mac_swap.o XDP_TXes every frame with its MACs swapped: 1,024 flows are one class, as
     the built-in ``xdp_tx`` makes them, plus one for the frames it leaves (the table holds
@@ -73,7 +84,7 @@ def test_the_entries_of_a_class_have_one_verdict_one_output_and_the_same_map_add
         for e in range(n)
     ]
     members: dict[int, list[int]] = defaultdict(list)
-    for e in range(n):
+    for e in range(sim.world.entries.sources_end):  # the frames eth0 receives: its source's
         members[int(of[e])].append(e)
     for entries in members.values():
         rep = entries[0]

@@ -138,19 +138,35 @@ def _columns(dp: ClassesCore, outs: list[IntArray]) -> Iterable[IntArray]:
     w = dp.world
     n = len(w.entries)
     e = w.entries
+    from xdptui.sim.dev.nic import Nic
+
     starts = np.array([src.offset for src in w.sources] + [e.sources_end], np.int64)
-    yield np.searchsorted(starts, np.arange(n, dtype=np.int64), side="right")  # the source
+    source = np.searchsorted(starts, np.arange(n, dtype=np.int64), side="right")
+    yield source  # (1 + the source's index; past the sources: the frames programs leave)
     yield e.size.astype(np.int64)
     yield e.gso.astype(np.int64)
     yield e.proto.astype(np.int64)
     for name in sorted(dp.compiled):
         c = dp.compiled[name]
+        # A port receives only its sources' frames: its path for any other entry is never
+        # taken, so it does not set entries apart (the frames a rewriting program leaves, above
+        # all, which its own program would rewrite again).
+        reach = None
+        if isinstance(w.devices.get(name), Nic):
+            mine = [i + 1 for i, src in enumerate(w.sources) if src.spec.to == name]
+            reach = np.isin(source, mine)
+            if reach.all():
+                reach = None
         for f in fields(c):
             value = getattr(c, f.name)
             if f.name == "out" and c.obj is not None:
-                yield from _object_columns(c.obj, outs)
+                own_outs: list[IntArray] = []
+                for col in _object_columns(c.obj, own_outs):
+                    yield col if reach is None else np.where(reach, col, 0)
+                outs.extend(o if reach is None else np.where(reach, o, -2) for o in own_outs)
             elif isinstance(value, np.ndarray) and value.shape == (n,):
-                yield _as_int64(value)
+                col = _as_int64(value)
+                yield col if reach is None else np.where(reach, col, -9)
     from xdptui.sim.bond.bond_main import Bond, BondLogic
     from xdptui.sim.dev.tun import Tun
     from xdptui.sim.dev.veth import Veth
