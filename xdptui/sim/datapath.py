@@ -144,7 +144,8 @@ class Datapath:
                 if isinstance(dev, Bond):
                     BondLogic(dev, w.devices).update_slave_arr()
             compiled = {dev.name: compile_device(self, dev) for dev in w.devices.values()}
-            # shared by copies of the state unless a real program's maps hang off it
+            # shared by copies of the state unless a real program's maps hang off it (then
+            # each Compiled shares its columns and re-points its program: __deepcopy__)
             shared = all(c.obj is None for c in compiled.values())
             self.compiled = SharedCache(compiled) if shared else compiled
             self.compiled_epoch = w.epoch

@@ -24,6 +24,7 @@ runs the program only on entries it has not met.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -131,6 +132,14 @@ class ObjEval:
     effects: Effects
     depends: str | None  # why verdicts may differ between frames of an entry (None: they don't)
     missing: dict[int, FrameKey] = field(default_factory=dict)  # entry -> frame not in the table
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ObjEval:
+        """Shares the per-entry arrays (fixed once run); the program goes with the copy."""
+        other = copy.copy(self)
+        memo[id(self)] = other
+        other.prog = copy.deepcopy(self.prog, memo)
+        other.missing = dict(self.missing)
+        return other
 
     @property
     def obj(self) -> ObjProgram:

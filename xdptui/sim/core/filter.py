@@ -14,8 +14,9 @@ configuration changes (the world's epoch) and both modes read them. Compiled her
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -68,6 +69,15 @@ class Compiled:
     bq_class: IntArray  # the bulk queue a frame joins: target ifindex, RR_CLASS, or -1
     obj: ObjEval | None = None  # a real program: its per-entry run (``bpf_eval``)
     out: IntArray | None = None  # the entry of the frame the program leaves (None: unchanged)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Compiled:
+        """A copy of the state shares the per-entry columns (nothing changes them after the
+        compile); a real program's run goes with the copy's program, whose maps are state."""
+        other = copy.copy(self)
+        memo[id(self)] = other
+        if self.obj is not None:
+            other.obj = copy.deepcopy(self.obj, memo)
+        return other
 
 
 def make_context(
