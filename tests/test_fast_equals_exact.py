@@ -23,6 +23,7 @@ HORIZON_MS = {
     "bond_redirect": 20,
     "bpf_reflector": 9,
     "bpf_router": 8,
+    "cpumap_spread": 9,
     "devmap_egress": 45,
     "dual_port": 6,
     "ixgbe_many_cpus": 6,

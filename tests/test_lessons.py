@@ -429,3 +429,41 @@ def test_every_shipped_lesson_is_walked_here() -> None:
     }
     shipped = {p.stem for p in TOPOLOGIES.glob("*.yaml")}
     assert walked == shipped
+
+
+def test_cpumap_spread() -> None:
+    s1, s2, s3 = walk("cpumap_spread", (3, 3, 3))
+
+    def kthread(step: Step, cpu: int, field: str) -> int:
+        def value(frame: Frame) -> int:
+            rows = [k for k in frame.tracepoints.xdp_cpumap_kthread if k.cpu == cpu]
+            return int(getattr(rows[0], field)) if rows else 0
+
+        return value(step.after) - value(step.before)
+
+    def enq_drops(step: Step, to: tuple[int, ...] = (2, 3, 4, 5)) -> int:
+        def value(frame: Frame) -> int:
+            return sum(q.drops for q in frame.tracepoints.xdp_cpumap_enqueue if q.to_cpu in to)
+
+        return value(step.after) - value(step.before)
+
+    # every frame to CPU 2: its kthread is busy all the time (an skb a frame), the ring is
+    # full and the rest is dropped at enqueue; CPU 0 only receives and enqueues
+    rx = s1.delta("eth0", "rx_packets")
+    assert s1.delta("eth0", "xdp_redirect") == rx > 0
+    assert kthread(s1, 2, "busy_ns") > 0.95 * 3e6
+    assert enq_drops(s1) > 0.4 * rx
+    assert [kthread(s1, c, "processed") for c in (3, 4, 5)] == [0, 0, 0]
+    # spread over 2-5: each takes a quarter, nothing is dropped but while CPU 2's full ring
+    # drains its backlog; each new kthread sleeps now and then
+    rx = s2.delta("eth0", "rx_packets")
+    assert enq_drops(s2, (3, 4, 5)) == 0 and enq_drops(s2) < 0.01 * rx
+    for cpu in (3, 4, 5):
+        assert kthread(s2, cpu, "processed") == pytest.approx(rx / 4, rel=0.05)
+        assert kthread(s2, cpu, "sched") > 0
+    # CPU 5's entry runs xdp_drop: its quarter is dropped there, for far less CPU time
+    (cmd,) = s3.commands()
+    assert "key 5 value qsize 2048 prog xdp_drop" in cmd.cmd and cmd.ok
+    assert kthread(s3, 5, "xdp_drop") == kthread(s3, 5, "processed") > 0
+    assert kthread(s3, 5, "xdp_pass") == 0
+    assert kthread(s3, 5, "busy_ns") < 0.3 * kthread(s3, 4, "busy_ns")

@@ -20,6 +20,7 @@ DURATIONS_MS = {
     "bond_redirect": 20,
     "bpf_reflector": 6,
     "bpf_router": 8,
+    "cpumap_spread": 9,
     "devmap_egress": 45,
     "dual_port": 5,
     "ixgbe_many_cpus": 3,
@@ -46,6 +47,14 @@ def counters(sim: Simulator) -> dict[str, int]:
     for e in f.tracepoints.xdp_redirect_err:
         out[f"xdp_redirect_err.{e.dev}.{e.err}"] = e.count
     out["xdp_redirect"] = f.tracepoints.xdp_redirect
+    for q in f.tracepoints.xdp_cpumap_enqueue:
+        for k in ("processed", "drops", "hits"):
+            out[f"cpumap_enqueue.{q.cpu}>{q.to_cpu}.{k}"] = getattr(q, k)
+    # A kthread's batches and sleeps (hits, sched) depend on when each frame came while it
+    # ran; fast mode estimates them from the step's polls (docs/design.md), not compared here.
+    for k in f.tracepoints.xdp_cpumap_kthread:
+        for name in ("processed", "drops", "xdp_pass", "xdp_drop", "xdp_redirect"):
+            out[f"cpumap_kthread.{k.cpu}.{name}"] = getattr(k, name)
     return out
 
 

@@ -614,7 +614,7 @@ def test_unknown_map_type(tmp_path: Path) -> None:
     text = f"devices:\n{NIC}maps:\n  m: {{type: devmapp, max_entries: 4}}\n"
     assert one_error(tmp_path, text) == (
         "topo.yaml:4:13: error: maps.m.type: unknown map type 'devmapp' (did you mean 'devmap'?); "
-        "valid: devmap, devmap_hash, object"
+        "valid: devmap, devmap_hash, cpumap, object"
     )
 
 

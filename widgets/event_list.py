@@ -40,6 +40,8 @@ _KIND_OF = {
     "napi_poll": "poll",
     "tun_write": "write",
     "bq_flush": "flush",
+    "cpumap_enqueue": "flush",
+    "cpumap_kthread": "poll",
     "drop": "drop",
     "command": "command",
     "lesson": "command",
@@ -100,6 +102,20 @@ def describe(event: StreamEventView) -> tuple[str, str]:
             err = f" ({event.errno})" if event.errno else ""
             parts.append(f"{refused} refused by {event.target}'s ndo_xdp_xmit{err}")
         return what + egress, ": " + ", ".join(parts)
+    if event.kind == "cpumap_enqueue":
+        how = "full (8)" if event.reason == "full" else "poll end"
+        what = f"bq cpu{event.cpu}→{event.target} ({event.dev}) flushed {event.frames}, {how}"
+        detail = f": {event.sent} into {event.target}'s ptr_ring"
+        if event.drops:
+            detail += f", {event.drops} dropped (ring full)"
+        return what, detail
+    if event.kind == "cpumap_kthread":
+        parts = [f"{n} {name}" for name, n in event.verdicts]
+        what = f"cpu{event.cpu} cpumap kthread ({event.dev}): {_frames(event.frames)}"
+        what += " → " + ", ".join(parts) if parts else ""
+        woke = " · woke up" if event.reason == "woke" else ""
+        ring = f" · ring {event.ring_before}→{event.ring_after}{woke}"
+        return what, f"{ring} · {format_sim_time(event.dur_ns)} of cpu{event.cpu}"
     if event.kind == "drop":
         if event.reason == "xdp_redirect_err":
             return (

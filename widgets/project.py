@@ -92,7 +92,7 @@ class GaugeRow:
     devmap bulk queue (``kind == "bq"``: its average fill per flush out of 16)."""
 
     device: str
-    kind: str  # "rx" | "tx" | "tap" | "bq"
+    kind: str  # "rx" | "tx" | "tap" | "bq" | "ptr_ring" (a cpumap entry's, its kthread's CPU)
     label: str  # "eth0 q3 cpu3" / "eth0 tx3 cpu3,19" / "bq eth0→eth1"
     size: int
     occupancy: int
@@ -464,7 +464,40 @@ def _ring_rows(frame: Frame, focus: str | None) -> RingsView:
                 program=bq.program,
             )
         )
+    rows += _cpumap_rings(frame)
     return RingsView(rows=tuple(rows), focus=focus)
+
+
+def _cpumap_rings(frame: Frame) -> list[GaugeRow]:
+    """Each cpumap entry's ``ptr_ring``: what waits for its CPU's kthread, what the kthread
+    took, what found the ring full (``xdp:xdp_cpumap_enqueue`` drops)."""
+    kthreads = {(k.map, k.cpu): k for k in frame.tracepoints.xdp_cpumap_kthread}
+    rows: list[GaugeRow] = []
+    for m in frame.maps:
+        if m.type != "cpumap":
+            continue
+        for e in m.entries:
+            k = kthreads.get((m.name, e.key))
+            drops = sum(
+                q.drops
+                for q in frame.tracepoints.xdp_cpumap_enqueue
+                if (q.map, q.to_cpu) == (m.name, e.key)
+            )
+            rows.append(
+                GaugeRow(
+                    device=m.name,
+                    kind="ptr_ring",
+                    label=f"{m.name} cpu{e.key} ptr_ring",
+                    size=e.qsize,
+                    occupancy=k.ring if k is not None else 0,
+                    peak=None,
+                    dropped=drops,
+                    sent=k.processed if k is not None else 0,
+                    locked=False,
+                    cpu=e.key,
+                )
+            )
+    return rows
 
 
 def _tap_rings(dev: DeviceView) -> list[GaugeRow]:
@@ -538,12 +571,18 @@ def _cpus(
     bulk: dict[int, list[str]] = {}
     for bq in frame.bulk_queues:
         bulk.setdefault(bq.cpu, []).append(f"bq→{bq.to_dev}")
+    for q in frame.tracepoints.xdp_cpumap_enqueue:  # cpu_map_enqueue: per CPU and entry
+        bulk.setdefault(q.cpu, []).append(f"bq→cpu{q.to_cpu}")
+    kthreads: dict[int, list[str]] = {}
+    for k in frame.tracepoints.xdp_cpumap_kthread:
+        kthreads.setdefault(k.cpu, []).append(f"kthread:{k.map}")
     locks = lock_shares(frame, rates) if rates is not None else {}
     rows = tuple(
         CpuRow(
             cpu=cpu.cpu,
             busy=min(max(cpu.busy, 0.0), 1.0),
-            rx_queues=tuple(f"{dev}:q{queue}" for dev, queue in cpu.rx_queues),
+            rx_queues=tuple(f"{dev}:q{queue}" for dev, queue in cpu.rx_queues)
+            + tuple(kthreads.get(cpu.cpu, ())),
             xdp_tx_rings=tuple(
                 (f"{dev}:tx{ring}", locked) for dev, ring, locked in cpu.xdp_tx_rings
             ),

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdptui.model.views import DeviceView, Frame, PacketView, TraceHop
+from xdptui.model.views import CpumapKthreadView, DeviceView, Frame, PacketView, TraceHop
 from xdptui.widgets.format import format_count, format_pps, program_name
 from xdptui.widgets.rates import RatesView, sum_rates
 
@@ -157,11 +157,18 @@ def project_paths(
             )
             continue
         boxes.append(_box(dev, frame, deltas, devices, on_path, marked))
+    kthreads = {(k.map, k.cpu): k for k in frame.tracepoints.xdp_cpumap_kthread}
     for devmap in frame.maps:
-        notes = tuple(
-            f"key {e.key} → {e.dev}" + (f"  egress {e.egress}" if e.egress else "")
-            for e in devmap.entries
-        )
+        if devmap.type == "cpumap":
+            notes = tuple(
+                _kthread_note(e.key, e.qsize, e.egress, kthreads.get((devmap.name, e.key)), deltas)
+                for e in devmap.entries
+            )
+        else:
+            notes = tuple(
+                f"key {e.key} → {e.dev}" + (f"  egress {e.egress}" if e.egress else "")
+                for e in devmap.entries
+            )
         boxes.append(
             DeviceBox(
                 name=devmap.name,
@@ -172,6 +179,19 @@ def project_paths(
             )
         )
     return PathsView(boxes=tuple(boxes), focus=focus, follow=follow, counting=deltas.counting)
+
+
+def _kthread_note(
+    key: int, qsize: int, prog: str | None, k: CpumapKthreadView | None, deltas: RatesView
+) -> str:
+    """One cpumap entry: its CPU's kthread, its ring and what it does (``cpu_map_kthread_run``)."""
+    text = f"key {key} → cpu{key} kthread" + (f" · prog {prog}" if prog else "")
+    if k is None:
+        return text + f" · ring 0/{qsize}"
+    r = deltas.tracepoint(("kthread", k.map, k.cpu, "processed"), k.processed)
+    busy = deltas.tracepoint(("kthread", k.map, k.cpu, "busy_ns"), int(k.busy_ns))
+    share = f" · busy {busy / 1e9:.0%}" if busy is not None else ""
+    return text + f" · ring {k.ring}/{qsize} · {format_pps(r)}{share}"
 
 
 class _Counters:
@@ -485,7 +505,40 @@ def _verdicts(
                     step=step,
                 )
             )
-        if errors or not targets:
+        # bpf_redirect_map into a cpumap: what this device's CPUs enqueued toward each CPU
+        cpus = {q.cpu for q in dev.queues}
+        mine = [q for q in tp.xdp_cpumap_enqueue if q.cpu in cpus]
+        by_target: dict[tuple[str, int], list[int]] = {}
+        for q in mine:
+            row = by_target.setdefault((q.map, q.to_cpu), [0, 0, 0])
+            row[0] += q.processed
+            row[1] += q.drops
+            row[2] += q.hits
+        for (name, to_cpu), (processed, drops, hits) in sorted(by_target.items()):
+            rows = [q for q in mine if (q.map, q.to_cpu) == (name, to_cpu)]
+            tkeys = [("cpumap", name, q.cpu, to_cpu) for q in rows]
+            r = sum_rates(
+                deltas.tracepoint((*k, "processed"), q.processed)
+                for k, q in zip(tkeys, rows, strict=True)
+            )
+            lost = sum_rates(
+                deltas.tracepoint((*k, "drops"), q.drops) for k, q in zip(tkeys, rows, strict=True)
+            )
+            losses = (Loss("ptr_ring full (cpumap_enqueue drops)", lost, drops),) if drops else ()
+            note = f"{name} · bulk-avg {processed / hits:.1f}" if hits else name
+            out.append(
+                Arrow(
+                    "XDP_REDIRECT",
+                    f"cpu{to_cpu} kthread (ptr_ring)",
+                    None,
+                    r,
+                    processed,
+                    weight_of(r),
+                    note,
+                    losses,
+                )
+            )
+        if errors or not (targets or by_target):
             refused = tuple(
                 Loss(
                     f"{e.err} (xdp_redirect_err)",

@@ -209,6 +209,12 @@ def _tracepoint_table(frame: Frame | None) -> dict[object, int]:
     for d in tp.xdp_devmap_xmit:
         for field in ("sent", "drops", "err", "flushes", "egress_drops"):
             out[("devmap", d.from_dev, d.to_dev, field)] = getattr(d, field)
+    for q in tp.xdp_cpumap_enqueue:
+        out[("cpumap", q.map, q.cpu, q.to_cpu, "processed")] = q.processed
+        out[("cpumap", q.map, q.cpu, q.to_cpu, "drops")] = q.drops
+    for k in tp.xdp_cpumap_kthread:
+        out[("kthread", k.map, k.cpu, "processed")] = k.processed
+        out[("kthread", k.map, k.cpu, "busy_ns")] = int(k.busy_ns)
     for b in frame.bulk_queues:
         out[("bq", b.cpu, b.from_dev, b.to_dev)] = b.frames
         out[("bq_egress", b.cpu, b.from_dev, b.to_dev)] = b.egress_drops

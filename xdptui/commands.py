@@ -56,7 +56,11 @@ COMMAND_HELP: tuple[tuple[str, str], ...] = (
         "bpftool map update name MAP key K value DEV [egress PROG] [any|noexist|exist]",
         "set a devmap entry",
     ),
-    ("bpftool map delete name MAP key K", "delete a devmap entry"),
+    (
+        "bpftool map update name MAP key CPU value qsize N [prog PROG]",
+        "set a cpumap entry: the CPU's ring size (0 deletes) and its program",
+    ),
+    ("bpftool map delete name MAP key K", "delete a devmap or cpumap entry"),
     (
         "bpftool map update {name MAP | id N} key [hex] BYTES value [hex] BYTES [flags]",
         "set an element of a loaded object's map (bytes as bpftool parses them)",
@@ -373,7 +377,19 @@ def _parse_bpftool(w: _Words) -> Command:
         dev = value_words[0] if value_words else ""
         value_bytes = None
         value_map = None
-        if value_words and (value_words[0] == "hex" or _is_byte(value_words[0])):
+        qsize: int | None = None
+        cpu_prog: str | None = None
+        if value_words and value_words[0] == "qsize":
+            # a cpumap's struct bpf_cpumap_val (xdptui's form): qsize N [prog PROG]
+            if len(value_words) < 2:
+                raise UsageError("Error: expected qsize N (the ring size, 0 deletes)")
+            qsize = _int(value_words[1], "qsize")
+            rest = value_words[2:]
+            if rest and (rest[0] != "prog" or len(rest) != 2):
+                raise UsageError(f"Error: unexpected '{rest[0]}' (expected prog PROG)")
+            cpu_prog = rest[1] if rest else None
+            dev = ""
+        elif value_words and (value_words[0] == "hex" or _is_byte(value_words[0])):
             value_bytes = _parse_bytes(value_words, "value")
             raw_key = key_bytes
         elif value_words == [value_words[0]] and value_words[0] in MAP_HANDLES:
@@ -401,7 +417,17 @@ def _parse_bpftool(w: _Words) -> Command:
                     f"Error: unexpected '{word}' (expected egress PROG or any|noexist|exist)"
                 )
         return MapUpdate(
-            name or "", key, dev, egress, flags, map_id, raw_key, value_bytes, value_map
+            name or "",
+            key,
+            dev,
+            egress,
+            flags,
+            map_id,
+            raw_key,
+            value_bytes,
+            value_map,
+            qsize,
+            cpu_prog,
         )
     raise UsageError(f"Error: unrecognized command '{verb}' (show, dump, lookup, update, delete)")
 

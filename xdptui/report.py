@@ -100,6 +100,22 @@ def summary(frame: Frame) -> str:
                 f"  xdp:xdp_devmap_xmit   {m.from_dev}->{m.to_dev}  sent {m.sent} drops {m.drops}"
                 f" err {m.err} flushes {m.flushes} bulk-avg {avg:.1f}"
             )
+    if tp.xdp_cpumap_enqueue or tp.xdp_cpumap_kthread:
+        lines.append("")
+        lines.append("cpumap (xdp-monitor's columns):")
+        for q in tp.xdp_cpumap_enqueue:
+            avg = q.processed / q.hits if q.hits else 0.0
+            lines.append(
+                f"  xdp:xdp_cpumap_enqueue {q.map} cpu{q.cpu}->cpu{q.to_cpu}  processed "
+                f"{q.processed} drops {q.drops} bulk-avg {avg:.1f}"
+            )
+        for k in tp.xdp_cpumap_kthread:
+            busy = k.busy_ns / frame.t_ns if frame.t_ns else 0.0
+            lines.append(
+                f"  xdp:xdp_cpumap_kthread {k.map} cpu{k.cpu}  processed {k.processed} pass "
+                f"{k.xdp_pass} drop {k.xdp_drop} sched {k.sched} ring {k.ring}/{k.qsize} "
+                f"busy {busy:.0%}"
+            )
     failed = [e for e in frame.events if not e.ok]
     if failed:
         lines.append("")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from yaml.nodes import MappingNode, Node, ScalarNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from xdptui.model.catalog import (
     PROGRAMS,
@@ -608,6 +608,31 @@ class DeviceLoader:
                 )
         return tuple(sorted(result.items()))
 
+    def cpu_list(self, node: Node, path: str) -> str | None:
+        """A list of CPUs, as a YAML list or ``2,3,4``: kept as ``2,3,4``."""
+        if isinstance(node, SequenceNode):
+            cpus = [
+                self.nodes.integer(item, f"{path}[{i}]", 0, self.cpus - 1)
+                for i, item in enumerate(node.value)
+            ]
+            if not cpus or None in cpus:
+                if not cpus:
+                    self.nodes.error(node, path, "a list of CPUs, e.g. [2, 3, 4, 5]")
+                return None
+            return ",".join(str(c) for c in cpus)
+        text = self.nodes.text(node, path, "a list of CPUs")
+        if text is None:
+            return None
+        parts = [x.strip() for x in text.split(",")]
+        if not all(x.isdigit() for x in parts):
+            self.nodes.error(node, path, f"'{text}' is not a list of CPUs, e.g. [2, 3, 4, 5]")
+            return None
+        bad = [int(x) for x in parts if int(x) >= self.cpus]
+        if bad:
+            self.nodes.error(node, path, f"CPU {bad[0]} does not exist; valid: 0..{self.cpus - 1}")
+            return None
+        return ",".join(parts)
+
     def param_value(self, param: ParamInfo | None, node: Node, path: str) -> str | None:
         if param is None:
             return self.nodes.text(node, path, "a param value")
@@ -630,6 +655,8 @@ class DeviceLoader:
             return self.nodes.device_ref(node, path)
         if param.kind == "map":
             return self.nodes.map_ref(node, path)
+        if param.kind == "cpus":
+            return self.cpu_list(node, path)
         text = self.nodes.text(node, path, "an IPv4 address")
         if text is not None and _parse_ipv4(text) is None:
             self.nodes.error(node, path, f"'{text}' is not an IPv4 address (e.g. 10.0.0.1)")

@@ -25,10 +25,11 @@ from typing import Literal
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from xdptui.model.catalog import DEVMAP_EGRESS_OK
+from xdptui.model.catalog import CPUMAP_PROGRAMS_OK, DEVMAP_EGRESS_OK, did_you_mean
 from xdptui.model.limits import (
     CPUS_MAX,
     MAX_TABLE_ENTRIES,
+    NR_CPUS,
     SEED_MAX,
     TOPOLOGY_MAX_BYTES,
     U32_MAX,
@@ -37,6 +38,8 @@ from xdptui.model.limits import (
 )
 from xdptui.model.topology import (
     PROTOS,
+    CpuMapEntrySpec,
+    CpuMapSpec,
     Lesson,
     LessonStep,
     Loc,
@@ -49,6 +52,7 @@ from xdptui.model.topology import (
     TrafficSpec,
 )
 from xdptui.model.topology_spec import (
+    CPUMAP_ENTRY_KEYS,
     ENTRY_KEYS,
     LESSON_KEYS,
     MAP_KEYS,
@@ -155,6 +159,7 @@ class DocumentLoader:
         self.validate = validate
         self.object_maps = ObjectMapLoader(self.nodes)
         self.object_map_specs: list[ObjectMapSpec] = []
+        self.cpumap_specs: list[CpuMapSpec] = []
 
     def topology(self, root: Node | None) -> Topology:
         filename = self.nodes.filename
@@ -201,6 +206,7 @@ class DocumentLoader:
             cpus=cpus,
             devices=devices,
             maps=maps,
+            cpumaps=tuple(self.cpumap_specs),
             object_maps=object_maps,
             traffic=self.nodes.opt(fields, "traffic", "", self.traffic, ()),
             timeline=timeline,
@@ -271,6 +277,11 @@ class DocumentLoader:
             if spec is not None:
                 self.object_map_specs.append(spec)
             return None
+        if kind == "cpumap":
+            cspec = self.cpumap_spec(pair, fields, path)
+            if cspec is not None:
+                self.cpumap_specs.append(cspec)
+            return None
         limit = 1 << 31 if kind == "devmap_hash" else U32_MAX
         size_node = self.nodes.require(fields, "max_entries", pair.key_node, path, "an integer > 0")
         size = (
@@ -287,6 +298,69 @@ class DocumentLoader:
             "devmap_hash" if kind == "devmap_hash" else "devmap"
         )
         return MapSpec(pair.key, map_type, size, entries, loc=self.nodes.loc(pair.key_node))
+
+    def cpumap_spec(self, pair: _Pair, fields: dict[str, _Pair], path: str) -> CpuMapSpec | None:
+        """``type: cpumap``: max_entries (at most NR_CPUS, ``cpu_map_alloc``: E2BIG) and
+        entries {CPU: {qsize, prog}}, each checked as ``cpu_map_update_elem`` would."""
+        size_node = self.nodes.require(fields, "max_entries", pair.key_node, path, "an integer > 0")
+        size = (
+            None
+            if size_node is None
+            else self.nodes.integer(size_node, f"{path}.max_entries", 1, NR_CPUS)
+        )
+        entries: list[CpuMapEntrySpec] = []
+        node = fields["entries"].value if "entries" in fields else None
+        if node is not None and not (isinstance(node, ScalarNode) and node.tag == _NULL):
+            for epair in self.nodes.pairs(node, f"{path}.entries", "a mapping of CPUs") or []:
+                epath = _join(f"{path}.entries", epair.key)
+                entry = self.cpumap_entry(epair, epath, size)
+                if entry is not None:
+                    entries.append(entry)
+        if size is None:
+            return None
+        return CpuMapSpec(
+            pair.key,
+            size,
+            tuple(sorted(entries, key=lambda e: e.key)),
+            self.nodes.loc(pair.key_node),
+        )
+
+    def cpumap_entry(self, pair: _Pair, path: str, size: int | None) -> CpuMapEntrySpec | None:
+        key = (
+            _int_text(_construct(pair.key_node)) if isinstance(pair.key_node, ScalarNode) else None
+        )
+        if key is None:
+            self.nodes.error(
+                pair.key_node, path, f"a cpumap key is a CPU, got {_describe(pair.key_node)}"
+            )
+            return None
+        if size is not None and key >= size:
+            self.nodes.error(
+                pair.key_node,
+                path,
+                f"key {key} is out of range for a cpumap with max_entries {size} "
+                f"(the kernel answers E2BIG); valid: 0..{size - 1}",
+            )
+            return None
+        fields = self.nodes.mapping(pair.value, path, CPUMAP_ENTRY_KEYS, "{qsize, prog}")
+        if fields is None:
+            return None
+        q_node = self.nodes.require(fields, "qsize", pair.value, path, "the ring size, 1..16384")
+        qsize = None if q_node is None else self.nodes.integer(q_node, f"{path}.qsize", 1, 16384)
+        prog = self.nodes.opt(fields, "prog", path, self.cpumap_program, None)
+        if qsize is None:
+            return None
+        return CpuMapEntrySpec(key, qsize, prog, self.nodes.loc(pair.key_node))
+
+    def cpumap_program(self, node: Node, path: str) -> str | None:
+        """A cpumap entry's program: the built-ins xdptui runs in a kthread."""
+        name = self.nodes.text(node, path, "cpumap program name")
+        if name is None or name in CPUMAP_PROGRAMS_OK:
+            return name
+        valid = ", ".join(sorted(CPUMAP_PROGRAMS_OK))
+        hint = did_you_mean(name, sorted(CPUMAP_PROGRAMS_OK))
+        self.nodes.error(node, path, f"unknown cpumap program '{name}'{hint}; valid: {valid}")
+        return None
 
     def map_entries(
         self, node: Node, path: str, kind: str | None, size: int | None

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-ParamKind = Literal["int", "dev", "map", "ip", "bool"]
+ParamKind = Literal["int", "dev", "map", "ip", "bool", "cpus"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,17 @@ PROGRAMS: tuple[ProgramInfo, ...] = (
         origin="samples/bpf/xdp_redirect_map_multi.bpf.c",
     ),
     ProgramInfo(
+        "redirect_cpu",
+        "bpf_redirect_map(cpumap, cpu, 0): hand every frame to another CPU's kthread -- one "
+        "CPU, or spread over several by a hash of the 5-tuple",
+        (
+            ParamInfo("map", "map", None, "cpumap name"),
+            ParamInfo("cpu", "int", "0", "the CPU (cpumap key) every frame goes to"),
+            ParamInfo("cpus", "cpus", "", "CPUs to spread over by flow hash, e.g. 2,3,4,5"),
+        ),
+        origin="samples/bpf/xdp_redirect_cpu.bpf.c",
+    ),
+    ProgramInfo(
         "l4lb",
         "hairpin L4 load balancer: hash the 5-tuple to a backend, rewrite, XDP_TX; "
         "non-TCP/UDP goes XDP_PASS",
@@ -94,6 +105,8 @@ PROGRAMS: tuple[ProgramInfo, ...] = (
 )
 
 DEVMAP_EGRESS_OK: frozenset[str] = frozenset({"xdp_pass", "xdp_drop", "xdp_aborted", "xdp2"})
+# Built-ins a cpumap entry may run (BPF_XDP_CPUMAP programs here: none of them redirects).
+CPUMAP_PROGRAMS_OK: frozenset[str] = frozenset({"xdp_pass", "xdp_drop", "xdp_aborted"})
 
 
 def program_info(name: str) -> ProgramInfo | None:

@@ -99,6 +99,9 @@ class MapUpdate:
     value_bytes: bytes | None = None
     # A map-in-map's value: ``value {id N | name MAP | pinned FILE}`` (bpftool's ``MAP``).
     value_map: tuple[str, str] | None = None
+    # A cpumap's ``struct bpf_cpumap_val`` (xdptui's form): ``value qsize N [prog PROG]``.
+    qsize: int | None = None
+    cpu_prog: str | None = None
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ def flow_table_entries(flows: int, n_sizes: int, gso: float) -> int:
 # --- devices ------------------------------------------------------------------------------
 
 CPUS_MAX = 4096
+NR_CPUS = 8192  # CONFIG_NR_CPUS of distribution x86_64 kernels: cpu_map_alloc's max_entries limit
 """nr_cpu_ids the topology may give (``cpus:``)."""
 
 MTU_MIN = 68

@@ -7,7 +7,7 @@ the same classes. Counter names are ``xdptui.model.views.COUNTERS`` (taps add ``
 from typing import Annotated, Literal, NotRequired, TypedDict
 
 from xdptui.model.spec import Choices, JSONSchema, Keys, typed_dict_schema
-from xdptui.model.topology_spec import DEVICE_TYPES, MAP_TYPES, XDP_MODES
+from xdptui.model.topology_spec import DEVICE_TYPES, REPORT_MAP_TYPES, XDP_MODES
 from xdptui.model.views import COUNTERS, TUN_COUNTERS
 
 SCHEMA_ID = "https://xdptui.dev/schema/report-v1.json"
@@ -75,12 +75,17 @@ class MapEntryEntry(TypedDict):
     egress: Annotated[str | None, "the devmap egress program"]
 
 
-class MapEntry(TypedDict):
-    """A devmap."""
+class CpumapEntryEntry(TypedDict):
+    qsize: Annotated[int, "the entry's ptr_ring size"]
+    prog: Annotated[str | None, "the program its kthread runs"]
 
-    type: Annotated[str, Choices(MAP_TYPES)]
+
+class MapEntry(TypedDict):
+    """A devmap or a cpumap."""
+
+    type: Annotated[str, Choices(REPORT_MAP_TYPES)]
     max_entries: int
-    entries: Annotated[dict[str, MapEntryEntry], "by key (decimal)"]
+    entries: Annotated[dict[str, MapEntryEntry | CpumapEntryEntry], "by key (decimal)"]
 
 
 class ExceptionHit(TypedDict):
@@ -111,11 +116,38 @@ DevmapXmitHit = TypedDict(
 DevmapXmitHit.__doc__ = "xdp:xdp_devmap_xmit; (sent + drops) / flushes is the bulk average."
 
 
+class CpumapEnqueueHit(TypedDict):
+    """xdp:xdp_cpumap_enqueue summed per (map, sending CPU, target CPU): hits are flushes."""
+
+    map: str
+    cpu: int
+    to_cpu: int
+    processed: int
+    drops: Annotated[int, "frames that found the ptr_ring full"]
+    hits: int
+
+
+class CpumapKthreadHit(TypedDict):
+    """xdp:xdp_cpumap_kthread summed per (map, CPU): hits are batches of at most 8."""
+
+    map: str
+    cpu: int
+    processed: int
+    drops: Annotated[int, "skb allocation failures"]
+    sched: Annotated[int, "batches after the kthread slept"]
+    xdp_pass: int
+    xdp_drop: int
+    xdp_redirect: int
+    hits: int
+
+
 class Tracepoints(TypedDict):
     xdp_exception: list[ExceptionHit]
     xdp_redirect_err: list[RedirectErrHit]
     xdp_devmap_xmit: list[DevmapXmitHit]
     xdp_bulk_tx: list[BulkTxHit]
+    xdp_cpumap_enqueue: NotRequired[list[CpumapEnqueueHit]]
+    xdp_cpumap_kthread: NotRequired[list[CpumapKthreadHit]]
 
 
 TrafficEntry = TypedDict(

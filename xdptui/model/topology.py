@@ -13,6 +13,7 @@ from xdptui.model.units import LINE, Rate
 
 XdpMode = Literal["native", "generic", "offload"]
 MapType = Literal["devmap", "devmap_hash"]
+ReportMapType = Literal["devmap", "devmap_hash", "cpumap"]
 TunMode = Literal["tap", "tun"]
 TunWriter = Literal["write", "vhost"]
 BOND_MODES: tuple[str, ...] = (
@@ -159,6 +160,24 @@ class MapSpec:
 
 
 @dataclass(frozen=True)
+class CpuMapEntrySpec:
+    """One cpumap slot: the CPU (its key), the ring's ``qsize`` and the entry's program."""
+
+    key: int
+    qsize: int
+    prog: str | None = None
+    loc: Loc = field(default_factory=Loc, compare=False)
+
+
+@dataclass(frozen=True)
+class CpuMapSpec:
+    name: str
+    max_entries: int
+    entries: tuple[CpuMapEntrySpec, ...] = ()
+    loc: Loc = field(default_factory=Loc, compare=False)
+
+
+@dataclass(frozen=True)
 class ObjectMapEntrySpec:
     """One element for an object's map, in ``bpftool map update``'s words (``hex 35 00``) and
     as the bytes bpftool's ``parse_bytes`` makes of them; or, for a map-in-map, the inner map
@@ -265,6 +284,7 @@ class Topology:
     cpus: int = 4
     devices: tuple[DeviceSpec, ...] = ()
     maps: tuple[MapSpec, ...] = ()
+    cpumaps: tuple[CpuMapSpec, ...] = ()
     object_maps: tuple[ObjectMapSpec, ...] = ()
     traffic: tuple[TrafficSpec, ...] = ()
     timeline: tuple[TimelineEntry, ...] = ()

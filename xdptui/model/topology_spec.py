@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from xdptui.model.catalog import DEVMAP_EGRESS_OK, PROGRAMS
+from xdptui.model.catalog import CPUMAP_PROGRAMS_OK, DEVMAP_EGRESS_OK, PROGRAMS
 from xdptui.model.limits import (
     CPUS_MAX,
     INT_MAX,
@@ -42,7 +42,7 @@ from xdptui.model.topology import (
     NIC_DRIVERS,
     PROTOS,
     XMIT_HASH_POLICIES,
-    MapType,
+    ReportMapType,
     TunMode,
     TunWriter,
     XdpMode,
@@ -59,7 +59,7 @@ from xdptui.model.units import (
 SCHEMA_ID = "https://xdptui.dev/schema/topology-v1.json"
 
 XDP_MODES: tuple[XdpMode, ...] = get_args(XdpMode)
-MAP_TYPES: tuple[MapType, ...] = get_args(MapType)
+REPORT_MAP_TYPES: tuple[ReportMapType, ...] = get_args(ReportMapType)
 TUN_MODES: tuple[TunMode, ...] = get_args(TunMode)
 TUN_WRITERS: tuple[TunWriter, ...] = get_args(TunWriter)
 RING_SIZES = tuple(1 << n for n in range(6, 14))  # 64 .. 8192
@@ -230,6 +230,30 @@ DEVMAP = Obj(
     ),
     description="a devmap",
 )
+CPUMAP_PROGRAM = _program(tuple(p.name for p in PROGRAMS if p.name in CPUMAP_PROGRAMS_OK))
+CPUMAP_ENTRY = Obj(
+    (
+        Field(
+            "qsize",
+            Int(1, 16384),
+            "the entry's ptr_ring size (cpu_map_update_elem: <= 16384)",
+            True,
+        ),
+        Field("prog", CPUMAP_PROGRAM, "the program the CPU's kthread runs on each frame"),
+    ),
+    description="a cpumap entry: struct bpf_cpumap_val",
+)
+CPUMAP = Obj(
+    (
+        Field("max_entries", Int(1, 8192), "cpumap: keys (CPUs) 0..max_entries-1", True),
+        Field(
+            "entries",
+            MapOf(CPUMAP_ENTRY, key_pattern=r"^[0-9]+$", key_description="a CPU"),
+            "CPU: {qsize, prog}",
+        ),
+    ),
+    description="a cpumap: frames redirected to other CPUs' kthreads",
+)
 BPFTOOL_BYTES = Str(examples=("hex 35 00", "0x35 0", "53 0"))
 INNER_MAP = Obj(
     (Field("map", Str(), "a map of the same object, as bpftool names it", True),),
@@ -262,7 +286,7 @@ MAP = Tagged(
     tag="type",
     tag_description="the BPF map type; object: a map of an object attached at start",
     common=(),
-    variants={"devmap": DEVMAP, "devmap_hash": DEVMAP, "object": OBJECT_MAP},
+    variants={"devmap": DEVMAP, "devmap_hash": DEVMAP, "cpumap": CPUMAP, "object": OBJECT_MAP},
 )
 
 # --- traffic, timeline, lessons -----------------------------------------------------------
@@ -385,6 +409,7 @@ MAP_KINDS = MAP.tags
 OBJECT_MAP_ENTRY_KEYS = OBJECT_MAP_ENTRY.keys
 INNER_MAP_KEYS = INNER_MAP.keys
 ENTRY_KEYS = MAP_ENTRY.keys
+CPUMAP_ENTRY_KEYS = CPUMAP_ENTRY.keys
 TRAFFIC_KEYS = TRAFFIC.keys
 TIMELINE_KEYS = TIMELINE_ENTRY.keys
 LESSON_KEYS = LESSON.keys

@@ -186,12 +186,45 @@ class DevmapXmitView:
 
 
 @dataclass(frozen=True)
+class CpumapEnqueueView:
+    """``xdp:xdp_cpumap_enqueue`` summed per (map, sending CPU, target CPU)."""
+
+    map: str
+    cpu: int
+    to_cpu: int
+    processed: int
+    drops: int
+    hits: int
+
+
+@dataclass(frozen=True)
+class CpumapKthreadView:
+    """``xdp:xdp_cpumap_kthread`` summed per (map, CPU), and the entry's ring now."""
+
+    map: str
+    cpu: int
+    processed: int
+    drops: int
+    sched: int
+    xdp_pass: int
+    xdp_drop: int
+    xdp_redirect: int
+    hits: int
+    busy_ns: float
+    ring: int = 0
+    qsize: int = 0
+    prog: str | None = None
+
+
+@dataclass(frozen=True)
 class TracepointsView:
     xdp_exception: tuple[ExceptionView, ...] = ()
     xdp_redirect_err: tuple[RedirectErrView, ...] = ()
     xdp_devmap_xmit: tuple[DevmapXmitView, ...] = ()
     xdp_redirect: int = 0  # successful redirects (xdp:xdp_redirect hits)
     xdp_bulk_tx: tuple[BulkTxView, ...] = ()
+    xdp_cpumap_enqueue: tuple[CpumapEnqueueView, ...] = ()
+    xdp_cpumap_kthread: tuple[CpumapKthreadView, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -207,8 +240,9 @@ class EventView:
 @dataclass(frozen=True)
 class MapEntryView:
     key: int
-    dev: str
-    egress: str | None
+    dev: str  # a cpumap entry: "cpuN"
+    egress: str | None  # a cpumap entry: its program
+    qsize: int = 0  # a cpumap entry's ring size
 
 
 @dataclass(frozen=True)
@@ -263,7 +297,7 @@ class StreamEventView:
 
     seq: int
     t_ns: int
-    kind: str  # napi_poll | tun_write | bq_flush | drop | command | lesson
+    kind: str  # napi_poll | tun_write | bq_flush | cpumap_enqueue | cpumap_kthread | drop | ...
     cpu: int | None = None
     dev: str | None = None  # the device polled, flushed from, or counting the drop
     queue: int | None = None

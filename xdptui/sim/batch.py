@@ -155,3 +155,4 @@ class PollShape:
     bursts: int = 1  # interrupts behind those polls (each starts a burst of polls)
     classes: dict[int, IntArray] = field(default_factory=dict)  # class -> frames per poll
     first_key: dict[int, IntArray] = field(default_factory=dict)  # class -> key per poll
+    times: IntArray | None = None  # when each poll ran (NAPI's loop; None: not known)

@@ -14,6 +14,7 @@ import numpy as np
 
 from xdptui.model import commands as cmd
 from xdptui.model.catalog import (
+    CPUMAP_PROGRAMS_OK,
     DEVMAP_EGRESS_OK,
     PROGRAMS,
     did_you_mean,
@@ -26,7 +27,7 @@ from xdptui.sim import objmaps, show
 from xdptui.sim.bond.bond_main import Bond
 from xdptui.sim.bond.bond_options import BondControl
 from xdptui.sim.core.bpf_eval import verify_on_traffic
-from xdptui.sim.core.bpf_obj import ATTACH_DEVMAP, ATTACH_XDP
+from xdptui.sim.core.bpf_obj import ATTACH_CPUMAP, ATTACH_DEVMAP, ATTACH_XDP
 from xdptui.sim.core.derived import carry_over
 from xdptui.sim.core.filter import make_context
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_HW, MODE_SKB, Attachment, NetDev
@@ -259,6 +260,12 @@ class Control(BondControl):
                     raise KernelError(
                         Errno.EINVAL, f"{name}: param {p.name} must be an integer"
                     ) from None
+            if p.kind == "cpus" and out.get(p.name):
+                items = out[p.name].split(",")
+                if not all(i.strip().isdigit() for i in items):
+                    raise KernelError(
+                        Errno.EINVAL, f"{name}: param {p.name} is a list of CPUs, e.g. 2,3,4,5"
+                    )
             if p.kind == "dev" and p.name in out:
                 target = self.world.devices.get(out[p.name])
                 if target is None:
@@ -380,6 +387,9 @@ class Control(BondControl):
         an object's own map (``objmaps``)."""
         if c.value_bytes is not None or c.value_map is not None:
             return self._objmap(objmaps.update, c)
+        cmap = self.world.cpumaps.get(c.map)
+        if cmap is not None or c.qsize is not None:
+            return self._cpumap_update(c)
         m = self.devmap(c.map)
         dev = self.world.devices.get(c.dev)
         if dev is None:
@@ -416,6 +426,44 @@ class Control(BondControl):
         self.world.touch()
         return ""
 
+    def _cpumap_update(self, c: cmd.MapUpdate) -> str:
+        """``cpu_map_update_elem`` (``kernel/bpf/cpumap.c``): its checks first, then the entry's
+        program must be a BPF_XDP_CPUMAP program (``__cpu_map_load_bpf_program``: EINVAL)."""
+        cmap = self.world.cpumaps.get(c.map)
+        if cmap is None:
+            if c.map in self.world.maps:
+                raise ToolError(
+                    Errno.EINVAL,
+                    f"Error: update failed: Invalid argument ({c.map} is a devmap: its value "
+                    "is a device, value DEV [egress PROG])",
+                )
+            self.devmap(c.map)  # the name is unknown: bpftool's error
+            raise AssertionError("unreachable")
+        if c.qsize is None:
+            raise ToolError(
+                Errno.EINVAL,
+                f"Error: update failed: Invalid argument ({c.map} is a cpumap: its value is "
+                "qsize N [prog PROG])",
+            )
+        try:
+            cmap.check_update(c.key, c.qsize, c.flags)
+        except KernelError as exc:
+            raise ToolError(exc.errno, f"Error: update failed: {exc.errno.strerror}") from None
+        prog = None
+        if c.cpu_prog is not None and c.qsize:
+            if c.cpu_prog not in CPUMAP_PROGRAMS_OK:
+                valid = ", ".join(sorted(CPUMAP_PROGRAMS_OK))
+                raise ToolError(
+                    Errno.EINVAL,
+                    f"Error: update failed: Invalid argument ({c.cpu_prog} is not a "
+                    f"BPF_XDP_CPUMAP program; cpumap programs: {valid})",
+                )
+            prog, create = self.load(c.cpu_prog, (), ATTACH_CPUMAP, None)
+            self._loaded(prog, create)
+        cmap.update(c.key, c.qsize, prog, c.flags)
+        self.world.touch()
+        return ""
+
     def _objmap(self, op: Callable[[World, Any], str], c: Any) -> str:
         try:
             return op(self.world, c)
@@ -428,6 +476,14 @@ class Control(BondControl):
     def _MapDelete(self, c: cmd.MapDelete) -> str:
         if c.key_bytes is not None:
             return self._objmap(objmaps.delete, c)
+        cmap = self.world.cpumaps.get(c.map)
+        if cmap is not None:
+            try:
+                cmap.delete(c.key)
+            except KernelError as exc:
+                raise ToolError(exc.errno, f"Error: delete failed: {exc.errno.strerror}") from None
+            self.world.touch()
+            return ""
         m = self.devmap(c.map)
         try:
             m.delete(c.key)

@@ -148,6 +148,13 @@ EGRESS_SKB = 40.0  # generic XDP: dev_map_bpf_prog_run_skb (UNVERIFIED)
 PRE_PATCH_DEVMAP = 4.65  # the pre-patch enqueue path's extra per-frame cost
 MASTER_REDIRECT = 15.0  # xdp_master_redirect: slave lookup + hash + compare (UNVERIFIED estimate;
 # not fitted: the bond seed's bond rows are predictions from it)
+# cpumap (kernel/bpf/cpumap.c), all UNVERIFIED estimates: a passed frame is ~3 Mpps per
+# kthread CPU (an skb and the stack), a frame its program drops ~16 Mpps.
+CPUMAP_ENQUEUE = 25.0  # the sender: xdp_do_redirect + cpu_map_enqueue into the bulk queue
+CPUMAP_FLUSH = 60.0  # the sender, per bulk: bq_flush_to_queue under the ring's producer lock
+CPUMAP_BATCH = 80.0  # the kthread, per batch: __ptr_ring_consume_batched, skb bulk alloc
+CPUMAP_FRAME = 50.0  # the kthread, per frame: xdp_frame back to an xdp_buff, page recycled
+CPUMAP_BUILD_SKB = 60.0  # the kthread: __xdp_build_skb_from_frame for a passed frame
 
 # Extra ns per frame each built-in program spends beyond a trivial ``return XDP_*``.
 PROGRAM_COST: dict[str, float] = {
@@ -160,6 +167,7 @@ PROGRAM_COST: dict[str, float] = {
     "redirect": 2.0,
     "redirect_map": 3.0,
     "redirect_map_multi": 6.0,
+    "redirect_cpu": 5.0,  # a 5-tuple hash and bpf_redirect_map (UNVERIFIED)
     "l4lb": 18.0,  # 5-tuple hash + two map lookups + rewrite (UNVERIFIED)
     "drop_port": 2.0,
 }

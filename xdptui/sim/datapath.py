@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.model.errors import Errno
-from xdptui.sim import devmap
+from xdptui.sim import cpumap, devmap
 from xdptui.sim.batch import PollShape, Rows, distinct, having
 from xdptui.sim.bond.bond_main import Bond, BondLogic, rr_poll_counts
 from xdptui.sim.classes import FlowClasses, compile_classes
@@ -70,6 +70,7 @@ class Datapath:
         self.world = world
         self.io = io
         self.tp = Tracepoints()
+        self.cpumap_tp = cpumap.CpumapTally()
         self.accounts = Accounting(world, self.tp, self)
         self.cpu = CpuStats.make(world.nr_cpus)
         self.compiled: dict[str, Compiled] = SharedCache()
@@ -289,6 +290,9 @@ class Datapath:
         target = c.target[rows.entry]
         plain = red.copy()
         for ifindex in np.unique(target[red & (c.err[rows.entry] == 0)]).tolist():
+            if ifindex < 0:  # a cpumap entry: instance by instance
+                plain &= target != ifindex
+                continue
             tgt = self.world.by_ifindex[ifindex]
             keys = c.key[rows.entry[red & (target == ifindex)]]
             if not isinstance(tgt, Nic) or devmap.programs_of(dmap, keys):
@@ -553,6 +557,11 @@ class Datapath:
             devmap.broadcast(
                 self, dev, c, mode, cpu, t, bpf_run.leaving(self, dev, c, ok), shape, out
             )
+            return
+        cmap = self.world.cpumaps.get(c.map_name) if c.map_name else None
+        if cmap is not None:  # bpf_redirect_map into a cpumap: cpu_map_enqueue
+            part = bpf_run.leaving(self, dev, c, ok)
+            cpumap.enqueue(self, dev, cmap, cpu, t, part, shape, out)
             return
         target = c.target[ok.entry]
         for ifindex in np.unique(target):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -141,6 +141,7 @@ class PollOutcome:
     cost_ns: float
     verdicts: dict[str, int] = field(default_factory=dict)
     flushes: list[Flush] = field(default_factory=list)
+    cpumap_flushes: list[dict[str, Any]] = field(default_factory=list)  # bq_flush_to_queue
 
 
 @dataclass

@@ -199,6 +199,12 @@ class Simulator:
                 line = f"bpftool map update name {mspec.name} key {m.key} value {m.dev}"
                 line += f" egress {m.egress}" if m.egress else ""
                 self._apply(line, MapUpdate(mspec.name, m.key, m.dev, m.egress), "topology")
+        for cspec in topo.cpumaps:
+            for ce in cspec.entries:
+                line = f"bpftool map update name {cspec.name} key {ce.key} value qsize {ce.qsize}"
+                line += f" prog {ce.prog}" if ce.prog else ""
+                update = MapUpdate(cspec.name, ce.key, "", qsize=ce.qsize, cpu_prog=ce.prog)
+                self._apply(line, update, "topology")
         keyword = {"native": "xdpdrv", "generic": "xdpgeneric", "offload": "xdpoffload"}
         for spec in topo.devices:
             if spec.xdp is None:
@@ -856,4 +862,7 @@ class _NoIO:
         raise AssertionError("no mode is running")
 
     def rx(self, *args: Any) -> int:
+        raise AssertionError("no mode is running")
+
+    def wake(self, *args: Any) -> None:
         raise AssertionError("no mode is running")

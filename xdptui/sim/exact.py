@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from xdptui.sim import cpumap
 from xdptui.sim.batch import PollShape, Rows, distinct
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev import vhost_net
@@ -161,10 +162,32 @@ class Exact:
 
     # ------------------------------------------------------------ the poll
 
+    def wake(self, cpu: int, t: int) -> None:
+        """``wake_up_process`` of a cpumap kthread on ``cpu``: it runs once the CPU has no
+        NAPI work (a softirq runs before a task)."""
+        c = self.cpus[cpu]
+        if c.run_at < 0:
+            c.run_at = max(t, c.busy_until)
+            self.push(c.run_at, RUN, "", cpu)
+
+    def _kthread(self, cpu: int, t: int) -> None:
+        """One batch of the cpumap kthread on ``cpu`` with frames waiting, if any."""
+        found = cpumap.pending(self.world.cpumaps, cpu)
+        if found is None:
+            return
+        cmap, key, entry = found
+        dur, event = cpumap.kthread_batch(self.dp, cmap, key, entry, t)
+        c = self.cpus[cpu]
+        c.busy_until = t + dur
+        self.dp.cpu.busy_ns[cpu] += dur
+        self.stream.emit(event)
+        self._next(cpu, t)
+
     def _run(self, cpu: int, t: int) -> None:
         c = self.cpus[cpu]
         c.run_at = -1
         if not c.poll_list:
+            self._kthread(cpu, t)
             return
         name, q = c.poll_list.popleft()
         dev = self.world.devices[name]
@@ -186,7 +209,8 @@ class Exact:
 
     def _next(self, cpu: int, t: int) -> None:
         c = self.cpus[cpu]
-        if c.poll_list and c.run_at < 0:
+        waiting = c.poll_list or cpumap.pending(self.world.cpumaps, cpu) is not None
+        if waiting and c.run_at < 0:
             c.run_at = max(t, c.busy_until)
             self.push(c.run_at, RUN, "", cpu)
 
@@ -263,6 +287,8 @@ class Exact:
                     "err": f.err,
                 }
             )
+        for cf in out.cpumap_flushes:
+            self.stream.emit({"t_ns": t, "kind": "cpumap_enqueue", **cf})
         self._log_refusals(t, cpu, rxq.index, errs, excs)
         return dur
 

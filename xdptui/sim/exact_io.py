@@ -56,6 +56,8 @@ class ExactRings(Protocol):
 
     def schedule_napi(self, dev: NetDev, rxq: RxQueue, cpu: int) -> None: ...
 
+    def wake(self, cpu: int, t: int) -> None: ...
+
     def log_drop(self, t: int, dev: str, where: str, frames: int, **extra: int | str) -> None: ...
 
 
@@ -156,6 +158,9 @@ class ExactIO:
         for r in np.unique(rings).tolist():
             taken += self.tx(ring_dev, tx_rings(ring_dev)[r], rows.where(rings == r), t, ref)
         return taken
+
+    def wake(self, cpu: int, t: int) -> None:
+        self.exact.wake(cpu, t)
 
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int:
         free = max(0, rxq.size - len(rxq.fifo))

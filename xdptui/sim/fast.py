@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from xdptui.sim import cpumap
 from xdptui.sim.batch import Rows
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import NetDev, Refusal, Xmit
@@ -78,6 +79,9 @@ class FastIO:
     def tx_bulks(self, ring_dev: NetDev, ring: TxRing, xs: Sequence[Xmit], t: int) -> None:
         for x in xs:
             self.tx(ring_dev, ring, x.rows, t, Refusal("xmit", x.src, x))
+
+    def wake(self, cpu: int, t: int) -> None:
+        """A cpumap kthread woke: fast mode serves the rings at the end of the step."""
 
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int:
         self.pending.append(Pending(dev, rxq, rows, cpu, ref))
@@ -163,7 +167,10 @@ class Fast:
         if w.cards and len(work):
             card_admit(w, self.facts, work, t0, t1, self.steps)
         kept = {id(r): float(k) for r, k in zip(work.rxqs, work.kept, strict=True)}
+        busy0 = dp.cpu.busy_ns.copy() if w.cpumaps else None
         done = self.napi.step(t0, t1, kept, {id(work.rxqs[i]) for i in work.cycle})
+        if busy0 is not None:  # what NAPI's loop used is not the kthreads'
+            budget = np.maximum(budget - (dp.cpu.busy_ns - busy0), 0.0)
         if done:
             work = work.without(done)
         self._serve(work, budget, t0, t1)
@@ -176,6 +183,9 @@ class Fast:
             dp.accounts.refused(p.ref, p.dev, p.rows.total)
         io.pending = []
         drain(self.world, self.dp, io.claims, dt, io.feeds, t0)
+        if w.cpumaps:  # the kthreads, with the time NAPI left on their CPUs
+            napi_cpus = frozenset(q.irq_cpu for d in w.devices.values() for q in d.rxq)
+            dp.cpu.busy_ns += cpumap.serve_fast(dp, w.cpumaps, budget, t1, napi_cpus)
 
     def _emit(self, src: Source, t0: int, t1: int, arr: IntArray, index: dict[int, int]) -> None:
         """The source's frames of this step: per (queue, class) into ``arr``, or sent by the

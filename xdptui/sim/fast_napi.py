@@ -17,8 +17,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.sim import napi
+from xdptui.sim import costs, napi
 from xdptui.sim.batch import PollShape, Rows
+from xdptui.sim.core.filter import CPU_TARGET
+from xdptui.sim.cpumap import CPU_MAP_BULK_SIZE
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev
 from xdptui.sim.dev.nic import Nic
@@ -27,6 +29,7 @@ from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import flush_cost
 from xdptui.sim.fast_burst import Feed
 from xdptui.sim.fast_shapes import Facts
+from xdptui.sim.kconst import DEV_MAP_BULK_SIZE
 from xdptui.sim.layout import Grouped, SourceLayout
 from xdptui.sim.shared import SharedCache
 from xdptui.sim.traffic import Source
@@ -152,7 +155,7 @@ class FastNapi:
                     c = dp.compiled[dev.name]
                     cost_ps = np.round(c.cost[entries] * 1000).astype(np.int64)
                     bq = c.bq_class[entries] if c.mode == MODE_DRV else np.full(m, -1, np.int64)
-                    values = np.unique(bq[bq >= 0])
+                    values = np.unique(bq[(bq >= 0) | (bq <= CPU_TARGET)])
                     row[napi.I_SRC] = src.index
                     row[napi.I_M] = m
                     row[napi.I_TAB] = sizes[0]
@@ -167,13 +170,17 @@ class FastNapi:
                     for k, v in enumerate(values.tolist()):
                         hit = (bq == v).astype(np.int64)
                         lab.append(np.concatenate(([0], np.cumsum(hit))))
-                        flushes.append(round(flush_cost(dev, w.by_ifindex[v]) * 1000))
+                        if v <= CPU_TARGET:  # a cpumap entry's bulk queue
+                            flushes += [round(costs.CPUMAP_FLUSH * 1000), CPU_MAP_BULK_SIZE]
+                        else:
+                            flush = round(flush_cost(dev, w.by_ifindex[v]) * 1000)
+                            flushes += [flush, DEV_MAP_BULK_SIZE]
                         mk[k] = len(np.unique(c.key[entries[bq == v]])) > 1
                     lfl.append(np.array(flushes, np.int64))
                     sizes[0] += m
                     sizes[1] += m + 1
                     sizes[2] += len(values) * (m + 1)
-                    sizes[3] += len(values)
+                    sizes[3] += 2 * len(values)
                 rows.append(row)
                 layouts.append(lay)
                 label_values.append(values)
@@ -219,7 +226,7 @@ class FastNapi:
             return False, None  # a real program run frame by frame, in ring order
         if c.broadcast:
             return False, None
-        if (c.bq_class < -1).any():  # round-robin bond slaves, broadcast bulks
+        if ((c.bq_class < -1) & (c.bq_class > CPU_TARGET)).any():  # round-robin, broadcast
             return False, None
         for ifindex in np.unique(c.target[c.target >= 0]).tolist():
             tgt = self.world.by_ifindex.get(int(ifindex))
@@ -240,7 +247,7 @@ class FastNapi:
         fed = {s.device for s in w.sources}
         fed |= {d.name for s in w.sources if (d := w.lands_on(s)) is not None}
         for c in self.dp.compiled.values():
-            if c.broadcast or (c.bq_class < -1).any():
+            if c.broadcast or ((c.bq_class < -1) & (c.bq_class > CPU_TARGET)).any():
                 return set(w.devices)
             out = np.concatenate((c.target[c.target >= 0], c.tx_slave[c.tx_slave >= 0]))
             fed |= {w.by_ifindex[i].name for i in np.unique(out).tolist() if i in w.by_ifindex}
@@ -515,6 +522,7 @@ class FastNapi:
         n_polls = len(mine)
         bursts = int(ins[i, napi.I_IRQS] - before[i, napi.I_IRQS])
         shape = PollShape(n_polls, max(bursts, 1) if n_polls else 0)
+        shape.times = mine[:, napi.P_T].copy()
         values = cfg.label_value[i]
         if not len(values) or not n_polls:
             return shape

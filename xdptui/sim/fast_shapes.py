@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from xdptui.sim import costs
 from xdptui.sim.batch import PollShape, Rows
-from xdptui.sim.core.filter import RR_CLASS
+from xdptui.sim.core.filter import CPU_TARGET, RR_CLASS
+from xdptui.sim.cpumap import CPU_MAP_BULK_SIZE
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev, Refusal
 from xdptui.sim.dev.nic import Nic
@@ -116,6 +118,7 @@ class DevFacts:
     tx_out: FloatArray  # 1 where the frame leaves by a port of the same card
     multi_key: npt.NDArray[np.bool_]  # label -> its classes have several devmap keys
     onward: FloatArray  # 1 where a native program's XDP_TX or redirect sends the frame on
+    bulk: FloatArray | None = None  # label -> frames per bulk (16; a cpumap entry's 8)
 
 
 class Facts:
@@ -246,6 +249,8 @@ class Facts:
                 flush[k] = flush_cost(dev, tgt)
             elif v == RR_CLASS:
                 flush[k] = 80.0  # a round-robin bond's slaves: their flushes, on average
+            elif v <= CPU_TARGET:
+                flush[k] = costs.CPUMAP_FLUSH  # bq_flush_to_queue
         tx_out = (c.act == XDP_TX) & (c.mode is not None)
         card = dev.card if isinstance(dev, Nic) else None
         for ifindex in np.unique(c.target[c.target >= 0]):
@@ -265,6 +270,7 @@ class Facts:
             tx_out[rep].astype(float),
             multi,
             onward[rep].astype(float),
+            np.where(values <= CPU_TARGET, CPU_MAP_BULK_SIZE, DEV_MAP_BULK_SIZE).astype(float),
         )
         if len(self._facts) > 256:
             self._facts.clear()
@@ -280,7 +286,8 @@ class Facts:
         onehot[np.flatnonzero(has), f.bq[has]] = 1.0
         total = np.maximum(D.sum(axis=1), 1)
         k = (D @ onehot) / total[:, None] * per_poll[:, None]
-        out: FloatArray = (np.ceil(k / DEV_MAP_BULK_SIZE) @ f.flush) / per_poll
+        bulk = f.bulk if f.bulk is not None else DEV_MAP_BULK_SIZE
+        out: FloatArray = (np.ceil(k / bulk) @ f.flush) / per_poll
         return out
 
     def flush_per_frame(self, f: DevFacts, d: IntArray, per_poll: float) -> float:
@@ -293,7 +300,8 @@ class Facts:
             return 0.0
         per_label = np.bincount(f.bq[f.bq >= 0], weights=d[f.bq >= 0], minlength=len(f.flush))
         k = per_label / total * per_poll
-        return float(f.flush @ np.ceil(k / DEV_MAP_BULK_SIZE)) / per_poll
+        bulk = f.bulk if f.bulk is not None else DEV_MAP_BULK_SIZE
+        return float(f.flush @ np.ceil(k / bulk)) / per_poll
 
     def chain(self, dev: NetDev, depth: int = 0) -> FloatArray:
         """Per entry, the CPU ns its frame costs further on the same CPU: a veth peer's

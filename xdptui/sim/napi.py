@@ -33,7 +33,6 @@ from xdptui.sim import jit
 IntArray = npt.NDArray[np.int64]
 
 NEVER = 1 << 62
-DEV_MAP_BULK_SIZE = 16  # kconst.DEV_MAP_BULK_SIZE (repeated: compiled code reads module ints)
 
 ARMED = 0
 IRQ_PENDING = 1
@@ -242,7 +241,9 @@ def poll_ps(
     i: int,
 ) -> int:  # fmt: skip
     """What the poll costs (ps): the poll, each frame's path, and ceil(k / 16) bulk flushes
-    toward each target it sends k frames to (``bq_enqueue`` / ``__dev_flush``)."""
+    toward each target it sends k frames to (``bq_enqueue`` / ``__dev_flush``; a cpumap
+    entry's queue holds 8: ``cpu_map_enqueue``). ``lfl`` holds (ps per flush, frames per bulk)
+    per label."""
     m = ins[i, I_M]
     ps = ins[i, I_POLL_PS]
     for j in range(nseg):
@@ -252,8 +253,9 @@ def poll_ps(
         cnt = 0
         for j in range(nseg):
             cnt += _range_sum(lab, base, m, segs[ns + j, 0], segs[ns + j, 1])
-        bulks = (cnt + DEV_MAP_BULK_SIZE - 1) // DEV_MAP_BULK_SIZE
-        ps += bulks * lfl[ins[i, I_LFL] + label]
+        size = lfl[ins[i, I_LFL] + 2 * label + 1]
+        bulks = (cnt + size - 1) // size
+        ps += bulks * lfl[ins[i, I_LFL] + 2 * label]
     return ps  # type: ignore[no-any-return]
 
 

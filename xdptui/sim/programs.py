@@ -222,6 +222,24 @@ def _redirect_map_multi(ctx: XdpContext) -> IntArray:
     return ctx.redirect_map(ctx.params["map"], 0, flags)
 
 
+def _redirect_cpu(ctx: XdpContext) -> IntArray:
+    """``xdp_redirect_cpu``'s programs: every frame to one cpumap key (``cpu``), or spread
+    over ``cpus`` by a multiplicative hash of the 5-tuple (as its ``lb_hash_ip_pairs`` spreads
+    by a hash of the addresses)."""
+    cpus = [int(x) for x in ctx.params.get("cpus", "").split(",") if x.strip()]
+    if not cpus:
+        return ctx.redirect_map(ctx.params["map"], int(ctx.params.get("cpu", "0")), 0)
+    mix = (
+        ctx.src_ip.astype(np.uint64)
+        ^ ctx.dst_ip.astype(np.uint64)
+        ^ ((ctx.src_port.astype(np.uint64) << np.uint64(16)) | ctx.dst_port.astype(np.uint64))
+        ^ ctx.proto.astype(np.uint64)
+    )
+    h = ((mix * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)) >> np.uint64(16)
+    keys = np.array(cpus, np.int64)[(h % np.uint64(len(cpus))).astype(np.int64)]
+    return ctx.redirect_map(ctx.params["map"], keys, 0)
+
+
 def _l4lb(ctx: XdpContext) -> IntArray:
     """Hairpin L4 LB: TCP/UDP is rewritten toward a backend and sent back out (XDP_TX)."""
     return np.where(_is_l4(ctx), XDP_TX, XDP_PASS).astype(np.int64)
@@ -243,6 +261,7 @@ BUILTINS: dict[str, ProgramFunc] = {
     "redirect": _redirect,
     "redirect_map": _redirect_map,
     "redirect_map_multi": _redirect_map_multi,
+    "redirect_cpu": _redirect_cpu,
     "l4lb": _l4lb,
     "drop_port": _drop_port,
 }

@@ -39,7 +39,14 @@ def build_report(frame: Frame, world: World, commands: Iterable[EventView]) -> R
             m.name: MapEntry(
                 type=m.type,
                 max_entries=m.max_entries,
-                entries={str(e.key): {"dev": e.dev, "egress": e.egress} for e in m.entries},
+                entries={
+                    str(e.key): (
+                        {"qsize": e.qsize, "prog": e.egress}
+                        if m.type == "cpumap"
+                        else {"dev": e.dev, "egress": e.egress}
+                    )
+                    for e in m.entries
+                },
             )
             for m in frame.maps
         },
@@ -75,6 +82,32 @@ def build_report(frame: Frame, world: World, commands: Iterable[EventView]) -> R
             for e in commands
         ],
     }
+    if tp.xdp_cpumap_enqueue or tp.xdp_cpumap_kthread:
+        report["tracepoints"]["xdp_cpumap_enqueue"] = [
+            {
+                "map": x.map,
+                "cpu": x.cpu,
+                "to_cpu": x.to_cpu,
+                "processed": x.processed,
+                "drops": x.drops,
+                "hits": x.hits,
+            }
+            for x in tp.xdp_cpumap_enqueue
+        ]
+        report["tracepoints"]["xdp_cpumap_kthread"] = [
+            {
+                "map": k.map,
+                "cpu": k.cpu,
+                "processed": k.processed,
+                "drops": k.drops,
+                "sched": k.sched,
+                "xdp_pass": k.xdp_pass,
+                "xdp_drop": k.xdp_drop,
+                "xdp_redirect": k.xdp_redirect,
+                "hits": k.hits,
+            }
+            for k in tp.xdp_cpumap_kthread
+        ]
     if frame.objects:
         report["objects"] = _objects(frame, world)
     return report

@@ -13,6 +13,8 @@ from xdptui.model.views import (
     BondView,
     BulkQueueView,
     BulkTxView,
+    CpumapEnqueueView,
+    CpumapKthreadView,
     CpuView,
     DeviceView,
     DevmapXmitView,
@@ -158,8 +160,39 @@ def cpu_views(
     )
 
 
-def tracepoints_view(tp: Tracepoints) -> TracepointsView:
+def tracepoints_view(tp: Tracepoints, st: State | None = None) -> TracepointsView:
+    enq: tuple[CpumapEnqueueView, ...] = ()
+    kth: tuple[CpumapKthreadView, ...] = ()
+    if st is not None and st.world.cpumaps:
+        ctp = st.dp.cpumap_tp
+        enq = tuple(
+            CpumapEnqueueView(m, c, to, r.processed, r.drops, r.hits)
+            for (m, c, to), r in sorted(ctp.enqueue.items())
+        )
+        rings = {(m.name, e.cpu): e for m in st.world.cpumaps.values() for e in m.entries.values()}
+        kth = tuple(
+            CpumapKthreadView(
+                m,
+                c,
+                r.processed,
+                r.drops,
+                r.sched,
+                r.xdp_pass,
+                r.xdp_drop,
+                r.xdp_redirect,
+                r.hits,
+                r.busy_ns,
+                rings[(m, c)].ring.total if (m, c) in rings else 0,
+                rings[(m, c)].qsize if (m, c) in rings else 0,
+                (p.name if (p := rings[(m, c)].prog) is not None else None)
+                if (m, c) in rings
+                else None,
+            )
+            for (m, c), r in sorted(ctp.kthread.items())
+        )
     return TracepointsView(
+        xdp_cpumap_enqueue=enq,
+        xdp_cpumap_kthread=kth,
         xdp_exception=tuple(
             ExceptionView(dev, act, n) for (dev, act), n in sorted(tp.exception.items()) if n
         ),
@@ -197,6 +230,17 @@ def build_frame(
             ),
         )
         for m in w.maps.values()
+    ) + tuple(
+        MapView(
+            m.name,
+            "cpumap",
+            m.max_entries,
+            tuple(
+                MapEntryView(k, f"cpu{e.cpu}", e.prog.name if e.prog else None, e.qsize)
+                for k, e in sorted(m.entries.items())
+            ),
+        )
+        for m in w.cpumaps.values()
     )
     bulk = tuple(
         BulkQueueView(
@@ -230,7 +274,7 @@ def build_frame(
         nr_cpus=w.nr_cpus,
         devices=tuple(device_view(d, st.is_exact, w.devices) for d in w.devices.values()),
         cpus=cpu_views(st, busy, polls),
-        tracepoints=tracepoints_view(st.dp.tp),
+        tracepoints=tracepoints_view(st.dp.tp, st),
         events=st.log.newest(LOG_MAX),
         polls=int(st.dp.cpu.polls.sum()),
         maps=maps,
@@ -245,7 +289,8 @@ def build_frame(
 
 def stream_views(records: list[dict[str, Any]]) -> list[StreamEventView]:
     """Event-stream records (oldest first) as typed views; a poll takes its ``bulks`` from the
-    ``bq_flush`` records right after it (``Exact.poll`` emits them together)."""
+    ``bq_flush`` and ``cpumap_enqueue`` records right after it (``Exact.poll`` emits them
+    together; a cpumap's target is ``cpuN``)."""
     out: list[StreamEventView] = []
     for i, r in enumerate(records):
         kind = r["kind"]
@@ -253,9 +298,11 @@ def stream_views(records: list[dict[str, Any]]) -> list[StreamEventView]:
         if kind in ("napi_poll", "tun_write"):
             bulks: dict[str, int] = {}
             for f in records[i + 1 :]:
-                if f["kind"] != "bq_flush" or f["t_ns"] != r["t_ns"] or f["cpu"] != r["cpu"]:
+                flush = f["kind"] in ("bq_flush", "cpumap_enqueue")
+                if not flush or f["t_ns"] != r["t_ns"] or f["cpu"] != r["cpu"]:
                     break
-                bulks[f["to"]] = bulks.get(f["to"], 0) + int(f["frames"])
+                to = f["to"] if f["kind"] == "bq_flush" else f"cpu{f['to_cpu']}"
+                bulks[to] = bulks.get(to, 0) + int(f["frames"])
             if kind == "tun_write":
                 out.append(
                     StreamEventView(
@@ -300,6 +347,33 @@ def stream_views(records: list[dict[str, Any]]) -> list[StreamEventView]:
                     egress_drops=r.get("egress_drops", 0),
                     errno=r.get("err"),
                     reason=r["reason"],
+                )
+            )
+        elif kind == "cpumap_enqueue":  # bq_flush_to_queue
+            out.append(
+                StreamEventView(
+                    **common,
+                    cpu=r["cpu"],
+                    dev=r["map"],
+                    target=f"cpu{r['to_cpu']}",
+                    frames=r["frames"],
+                    sent=r["frames"] - r["drops"],
+                    drops=r["drops"],
+                    reason=r["reason"],
+                )
+            )
+        elif kind == "cpumap_kthread":  # one batch of cpu_map_kthread_run
+            out.append(
+                StreamEventView(
+                    **common,
+                    cpu=r["cpu"],
+                    dev=r["map"],
+                    frames=r["frames"],
+                    ring_before=r["ring_before"],
+                    ring_after=r["ring_after"],
+                    verdicts=tuple(sorted(r["verdicts"].items())),
+                    dur_ns=r["dur_ns"],
+                    reason="woke" if r["sched"] else "",
                 )
             )
         elif kind == "drop":

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from xdptui.model.topology import BondSpec, DeviceSpec, NicSpec, Topology, TunSpec, VethSpec
 from xdptui.model.views import TUN_COUNTERS
 from xdptui.sim.bond.bond_main import Bond
+from xdptui.sim.cpumap import CpuMap
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Card, Nic, configure_queues, configure_xdp_rings
 from xdptui.sim.dev.rings import RxQueue, TxRing
@@ -48,6 +49,7 @@ class World:
     entries: Entries
     base_dir: Path
     maps: dict[str, DevMap] = field(default_factory=dict)
+    cpumaps: dict[str, CpuMap] = field(default_factory=dict)
     cards: dict[str, Card] = field(default_factory=dict)
     devmap_egress: str = "flush"  # flush (since the seed's patch) | enqueue (before it)
     epoch: int = field(default_factory=lambda: next(EPOCHS))  # see ``touch``
@@ -257,7 +259,10 @@ def build_world(topology: Topology) -> World:
     world.by_ifindex = {d.ifindex: d for d in devices.values()}
     for map_id, mspec in enumerate(topology.maps, start=1):
         world.maps[mspec.name] = DevMap(mspec.name, mspec.type, mspec.max_entries, map_id)
-    world.next_map_id = len(topology.maps) + 1
+    map_id = len(topology.maps)
+    for map_id, cspec in enumerate(topology.cpumaps, start=len(topology.maps) + 1):
+        world.cpumaps[cspec.name] = CpuMap(cspec.name, cspec.max_entries, map_id, topology.cpus)
+    world.next_map_id = map_id + 1
     for dev in devices.values():
         if isinstance(dev, Nic) and dev.drv.rx_pps_max is not None and dev.card not in world.cards:
             world.cards[dev.card] = Card(dev.card, dev.drv.rx_pps_max, dev.drv.tx_dma_weight)

@@ -32,6 +32,7 @@ from xdptui.model.errors import Errno, KernelError
 
 ATTACH_XDP = "xdp"
 ATTACH_DEVMAP = "xdp/devmap"
+ATTACH_CPUMAP = "xdp/cpumap"
 # Helpers whose result is not a function of the frame: the program's verdict may change from
 # one frame of an entry to the next.
 VARYING_HELPERS = {

@@ -40,6 +40,7 @@ TX_ABORT = -2  # master redirect: the bond is down (XDP_ABORTED)
 TX_RR = -3  # master redirect: round-robin, decided per frame
 RR_CLASS = -7  # the bulk class of round-robin master redirects
 BROADCAST = -9  # the bulk class of broadcast redirects (every target takes every frame)
+CPU_TARGET = -1000  # a redirect into a cpumap entry: target CPU_TARGET - cpu (``cpumap.py``)
 
 
 class FilterCore(EvalCore, Protocol):
@@ -88,6 +89,9 @@ def make_context(
     e = world.entries
 
     def lookup(name: str, key: int) -> int | None:
+        cm = world.cpumaps.get(name)
+        if cm is not None:  # __cpu_map_lookup_elem: the entry's CPU (the key)
+            return CPU_TARGET - key if cm.lookup(key) is not None else None
         m = world.maps.get(name)
         entry = m.lookup(key) if m is not None else None
         if entry is None:
@@ -278,6 +282,10 @@ def _cost_mode(
     ok = red & (c.err == 0)
     if not np.any(ok):
         return cost
+    cpu_red = ok & (c.target <= CPU_TARGET)
+    if cpu_red.any():  # cpu_map_enqueue, and a share of the bulk's flush
+        cost[cpu_red] += costs.CPUMAP_ENQUEUE
+        ok = ok & ~cpu_red
     dmap = dp.world.maps.get(c.map_name) if c.map_name else None
     if c.broadcast and dmap is not None:
         for _key, bentry in dmap.walk():  # one clone (xdpf_clone) and one enqueue per target

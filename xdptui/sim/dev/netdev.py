@@ -173,6 +173,9 @@ class IO(Protocol):
 
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int: ...
 
+    def wake(self, cpu: int, t: int) -> None:
+        """A cpumap flush woke the kthread on ``cpu`` (``wake_up_process``)."""
+
 
 class MapEntryView(Protocol):
     """A devmap entry as the rooms read it: its target and egress program."""
@@ -192,6 +195,12 @@ class DevMapView(Protocol):
     def walk(self) -> Sequence[tuple[int, MapEntryView]]: ...
 
 
+class CpuMapView(Protocol):
+    """A cpumap as ``bpf_redirect_map`` reads it (``__cpu_map_lookup_elem``)."""
+
+    def lookup(self, key: int) -> object | None: ...
+
+
 class Host(Protocol):
     """The simulated host as the rooms read it (``xdptui.sim.world.World``)."""
 
@@ -204,6 +213,12 @@ class Host(Protocol):
 
     @property
     def maps(self) -> Mapping[str, DevMapView]: ...
+
+    @property
+    def cpumaps(self) -> Mapping[str, CpuMapView]: ...
+
+    @property
+    def epoch(self) -> int: ...
 
     def touch(self) -> None: ...
 
