@@ -49,7 +49,8 @@ def tallies(sim: Simulator) -> tuple[dict[str, int], dict[str, int]]:
         ("bpftool map update name cpus key 4 value qsize 64", "E2BIG"),  # key >= max_entries
         ("bpftool map update name cpus key 3 value qsize 16385", "EOVERFLOW"),
         ("bpftool map update name cpus key 1 value qsize 64 noexist", "EEXIST"),
-        ("bpftool map update name cpus key 3 value qsize 64 prog xdp_tx", "EINVAL"),
+        # __cpu_map_load_bpf_program's EINVAL, reported by cpu_map_update_elem as ENOMEM
+        ("bpftool map update name cpus key 3 value qsize 64 prog xdp_tx", "ENOMEM"),
         ("bpftool map update name cpus key 3 value eth0", "EINVAL"),  # a device, not a qsize
         ("bpftool map delete name cpus key 9", "EINVAL"),
     ],
@@ -97,7 +98,7 @@ def test_topology_refuses_a_key_out_of_range_and_an_unknown_program():
     with pytest.raises(TopologyError) as err:
         topo(wrong, "bad.yaml")
     text = str(err.value)
-    assert "unknown cpumap program 'xdp_tx'" in text and "valid: xdp_aborted" in text
+    assert "unknown cpumap program 'xdp_tx'" in text and "valid: drop_port, xdp_aborted" in text
 
 
 # ------------------------------------------------------------ the data path
@@ -110,7 +111,8 @@ def test_every_frame_reaches_the_kthread_when_it_keeps_up(exact: bool):
     enq, kth = tallies(sim)
     assert enq["cpu"] == 0 and enq["to_cpu"] == 2
     assert enq["processed"] == 1000 and enq["drops"] == 0
-    assert kth["processed"] == kth["xdp_pass"] == 1000
+    # without a program the kthread's verdict fields stay 0 (cpu_map_bpf_prog_run)
+    assert kth["processed"] == 1000 and kth["xdp_pass"] == kth["xdp_drop"] == 0
 
 
 def test_each_poll_flushes_ceil_k_over_8_bulks_and_the_kthread_takes_8_at_a_time():
@@ -224,3 +226,74 @@ def test_the_screen_shows_the_ptr_ring_the_kthread_and_the_arrow_to_it():
     assert ring.occupancy == after.tracepoints.xdp_cpumap_kthread[0].ring > 0
     cpus = {row.cpu: row for row in views.cpus.rows}
     assert "kthread:cpus" in cpus[2].rx_queues and "bq→cpu2" in cpus[0].bulk_queues
+
+
+OBJECT = """
+name: cpumap object
+cpus: 6
+devices:
+  eth0: {type: nic, driver: i40e, queues: 1, irq_cpus: [0], xdp: ../../examples/bpf/cpu_spread.o}
+maps:
+  cpu_map:
+    type: cpumap
+    max_entries: 8
+    entries: {2: {qsize: 256}, 3: {qsize: 256}, 5: {qsize: 256, prog: xdp_drop}}
+traffic:
+  - {name: t, to: eth0, rate: 4Mpps, size: 64, proto: udp, flows: 64, src_port: 1000-1063,
+     count: 6400}
+"""
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_a_real_object_spreads_by_its_own_rule(exact: bool):
+    """examples/bpf/cpu_spread.o: bpf_redirect_map(&cpu_map, 2 + sport % 4, XDP_PASS), its
+    cpumap bound to the host's by name. Ports 1000-1063 give each CPU 2-5 a quarter; key 4 has
+    no entry, so its quarter falls back to XDP_PASS on eth0; CPU 5's entry drops."""
+    sim = Simulator(topo(OBJECT), exact=exact)
+    sim.run_until(4_000_000)
+    r = sim.report()
+    per = {k["cpu"]: k for k in r["tracepoints"]["xdp_cpumap_kthread"]}
+    quarter = 6400 // 4
+    assert set(per) == {2, 3, 5}
+    assert per[2]["processed"] == per[3]["processed"] == quarter
+    assert per[5]["xdp_drop"] == quarter and per[5]["xdp_pass"] == 0
+    assert r["devices"]["eth0"]["counters"]["xdp_pass"] == quarter
+    assert r["devices"]["eth0"]["counters"]["xdp_redirect"] == 3 * quarter
+
+
+def test_a_real_objects_cpumap_shows_in_bpftool_and_takes_updates():
+    sim = Simulator(topo(OBJECT), exact=True)
+    shown = sim.submit("bpftool map show name cpu_map")
+    assert shown.ok and "cpumap  name cpu_map" in shown.reply
+    assert sim.submit("bpftool map update name cpu_map key 4 value qsize 256").ok
+    sim.run_until(4_000_000)
+    per = {k["cpu"]: k for k in sim.report()["tracepoints"]["xdp_cpumap_kthread"]}
+    assert per[4]["processed"] == 6400 // 4  # the slot filled: its quarter goes to CPU 4 now
+    dump = sim.submit("bpftool map dump name cpu_map").reply
+    assert "key: 04 00 00 00  value: 00 01 00 00 00 00 00 00  (qsize 256)" in dump
+
+
+def test_completion_offers_a_cpumaps_value_words():
+    from xdptui.completion import CompletionContext, complete
+
+    ctx = CompletionContext(maps=("cpu_map", "tx"), cpumaps=("cpu_map",))
+    line = "bpftool map update name cpu_map key 2 value "
+    assert complete(line, ctx).candidates == ("qsize",)
+    assert complete(line + "qsize 64 ", ctx).candidates == ("prog",)
+    assert "xdp_drop" in complete(line + "qsize 64 prog ", ctx).candidates
+    # a devmap's value is still a device
+    ctx = CompletionContext(devices=("eth0",), maps=("tx",), cpumaps=("cpu_map",))
+    assert complete("bpftool map update name tx key 1 value ", ctx).candidates == ("eth0",)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_an_entry_program_with_two_verdicts_splits_its_frames_in_both_modes(exact: bool):
+    """``drop_port`` on CPU 2's entry drops UDP to port 9 and passes the rest: flows to ports
+    9 and 10 alternate, so half of each kind. Fast mode keeps the flows apart in its classes
+    because the entry program tells them apart."""
+    text = BASE.format(cpu=2, qsize=256, prog=", prog: drop_port", rate="1Mpps", count=400)
+    text = text.replace("src_port: 1000-1063", "dst_port: 9-10")
+    sim = Simulator(topo(text), exact=exact)
+    sim.run_until(2_000_000)
+    _, kth = tallies(sim)
+    assert (kth["processed"], kth["xdp_drop"], kth["xdp_pass"]) == (400, 200, 200)

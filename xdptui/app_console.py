@@ -163,6 +163,7 @@ class Console:
                 [
                     *(m.name for m in (frame.maps if frame is not None else ())),
                     *(m.name for m in (topo.maps if topo is not None else ())),
+                    *(m.name for m in (topo.cpumaps if topo is not None else ())),
                 ]
             )
         )
@@ -173,4 +174,16 @@ class Console:
             programs=(*(p.name for p in PROGRAMS), *self.user_programs),
             traffic_devices=tuple(self.traffic_devices()),
             taps=tuple(d.name for d in devices if d.type == "tun"),
+            cpumaps=tuple(
+                dict.fromkeys(
+                    [
+                        *(
+                            m.name
+                            for m in (frame.maps if frame is not None else ())
+                            if m.type == "cpumap"
+                        ),
+                        *(m.name for m in (topo.cpumaps if topo is not None else ())),
+                    ]
+                )
+            ),
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdptui.commands import TOOLS
-from xdptui.model.catalog import PROGRAMS, program_info
+from xdptui.model.catalog import CPUMAP_PROGRAMS_OK, PROGRAMS, program_info
 from xdptui.model.topology import BOND_MODES, XMIT_HASH_POLICIES
 
 __all__ = ["TOOLS", "Completion", "CompletionContext", "complete", "next_words"]
@@ -41,6 +41,7 @@ class CompletionContext:
     programs: tuple[str, ...] = tuple(p.name for p in PROGRAMS)
     traffic_devices: tuple[str, ...] = ()  # devices a pktgen source feeds
     taps: tuple[str, ...] = ()  # tun/tap devices (``reader TAP rate R``)
+    cpumaps: tuple[str, ...] = ()  # maps whose value is ``qsize N [prog PROG]``
 
 
 @dataclass(frozen=True)
@@ -214,6 +215,14 @@ def _bpftool(rest: list[str], ctx: CompletionContext) -> tuple[str, ...]:
         return ()
     if not words:
         return ("value",)
+    cpumap = rest[3] in ctx.cpumaps if len(rest) > 3 else False
+    if cpumap:  # struct bpf_cpumap_val: qsize N [prog PROG]
+        if words == ["value"]:
+            return ("qsize",)
+        words = words[3:]
+        if not words:
+            return ("prog",)
+        return tuple(sorted(CPUMAP_PROGRAMS_OK)) if words == ["prog"] else ()
     if words == ["value"]:
         return ctx.devices
     words = words[2:]

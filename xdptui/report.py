@@ -111,10 +111,14 @@ def summary(frame: Frame) -> str:
             )
         for k in tp.xdp_cpumap_kthread:
             busy = k.busy_ns / frame.t_ns if frame.t_ns else 0.0
+            verdicts = (
+                f"prog {k.prog}: pass {k.xdp_pass} drop {k.xdp_drop}"
+                if k.prog
+                else "no prog: to the stack"
+            )
             lines.append(
-                f"  xdp:xdp_cpumap_kthread {k.map} cpu{k.cpu}  processed {k.processed} pass "
-                f"{k.xdp_pass} drop {k.xdp_drop} sched {k.sched} ring {k.ring}/{k.qsize} "
-                f"busy {busy:.0%}"
+                f"  xdp:xdp_cpumap_kthread {k.map} cpu{k.cpu}  processed {k.processed} "
+                f"({verdicts}) sched {k.sched} ring {k.ring}/{k.qsize} busy {busy:.0%}"
             )
     failed = [e for e in frame.events if not e.ok]
     if failed:

@@ -21,7 +21,7 @@ from pathlib import Path
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from xdptui.bpf.elf import load_object
-from xdptui.bpf.maps import DEVMAP_TYPES, BpfMap, MapType, kernel_map_name, meta_equal
+from xdptui.bpf.maps import HOST_TYPES, BpfMap, MapType, kernel_map_name, meta_equal
 from xdptui.commands import parse_bytes
 from xdptui.model.catalog import is_object_program
 from xdptui.model.errors import KernelError, UsageError
@@ -117,11 +117,11 @@ class ObjectMapLoader:
         if not specs:
             return
         maps = self.attached_maps(devices, cpus)
-        valid = sorted(n for n, m in maps.items() if m.map_type not in DEVMAP_TYPES)
+        valid = sorted(n for n, m in maps.items() if m.map_type not in HOST_TYPES)
         for spec in specs:
             node = self.name_nodes[spec.name]
             m = maps.get(spec.name)
-            if m is None or m.map_type in DEVMAP_TYPES:
+            if m is None or m.map_type in HOST_TYPES:
                 have = ", ".join(valid) if valid else "none (no device attaches a BPF object)"
                 why = (
                     f"'{spec.name}' is a devmap: give it type devmap"

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from xdptui.bpf import access
 from xdptui.bpf import memory as mem
 from xdptui.bpf.batch import READ, WRITE, Batch, Group, Record
-from xdptui.bpf.maps import DEVMAP_TYPES, BpfMap, MapType
+from xdptui.bpf.maps import DEVMAP_TYPES, HOST_TYPES, BpfMap, MapType
 from xdptui.model.errors import Errno, KernelError
 
 U64 = npt.NDArray[np.uint64]
@@ -217,7 +217,7 @@ def redirect_map(b: Batch, g: Group) -> None:
     in the map; flags beyond those and BPF_F_BROADCAST / EXCLUDE_INGRESS give XDP_ABORTED."""
     mi = _map_index(b, g, 1)
     m = b.maps[mi]
-    if m.map_type not in DEVMAP_TYPES:
+    if m.map_type not in HOST_TYPES:
         kind = MapType(m.map_type).name if m.map_type in {t.value for t in MapType} else m.map_type
         raise KernelError(
             Errno.EINVAL, f"bpf_redirect_map into BPF_MAP_TYPE_{kind} is not modelled"
@@ -225,6 +225,8 @@ def redirect_map(b: Batch, g: Group) -> None:
     flags = g.r[3]
     action_mask = np.uint64(3)
     allowed = action_mask | np.uint64(BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS)
+    if m.map_type == MapType.CPUMAP:  # cpu_map_redirect: no broadcast (flag mask 0)
+        allowed = action_mask
     bad = (flags & ~allowed) != 0
     key = g.r[2] & np.uint64(0xFFFFFFFF)
     keys = key.astype("<u4").view(np.uint8).reshape(-1, 4)

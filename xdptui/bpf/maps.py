@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.model.errors import Errno, KernelError
+from xdptui.model.limits import NR_CPUS
 
 U8Array = npt.NDArray[np.uint8]
 I64Array = npt.NDArray[np.int64]
@@ -77,6 +78,8 @@ HASH_TYPES = (MapType.HASH, MapType.PERCPU_HASH, MapType.LRU_HASH, MapType.LRU_P
 ARRAY_TYPES = (MapType.ARRAY, MapType.PERCPU_ARRAY)
 PERCPU_TYPES = (MapType.PERCPU_ARRAY, MapType.PERCPU_HASH, MapType.LRU_PERCPU_HASH)
 DEVMAP_TYPES = (MapType.DEVMAP, MapType.DEVMAP_HASH)
+# Maps whose contents the host keeps (bound to the host's maps by name): devmaps and cpumaps.
+HOST_TYPES = (*DEVMAP_TYPES, MapType.CPUMAP)
 # Map-in-map: the values are inner maps, given by fd and read back as map ids (4 bytes).
 OF_MAPS_TYPES = (MapType.ARRAY_OF_MAPS, MapType.HASH_OF_MAPS)
 # Types whose ops have no ``map_meta_equal``: ``bpf_map_meta_alloc`` refuses them as inner maps.
@@ -97,7 +100,7 @@ NO_META_EQUAL = frozenset(
 EVENT_TYPES = (MapType.PERF_EVENT_ARRAY, MapType.RINGBUF)
 # The map types this package runs; an object may declare others (they are created empty and
 # a program that uses one is refused when it is verified).
-MODELLED = frozenset((*HASH_TYPES, *ARRAY_TYPES, *DEVMAP_TYPES, *EVENT_TYPES, *OF_MAPS_TYPES))
+MODELLED = frozenset((*HASH_TYPES, *ARRAY_TYPES, *HOST_TYPES, *EVENT_TYPES, *OF_MAPS_TYPES))
 
 # Memory. Maps cost what the kernel's map_mem_usage() says they cost, and an object's maps
 # together may cost at most MAP_MEMORY_BUDGET: a stated limit, as a memory cgroup would set
@@ -341,7 +344,7 @@ class BpfMap:
     def _sparse(self) -> bool:
         """An array whose empty slots do not exist (a devmap's ifindex 0, an array of maps'
         NULL: ``dev_map_lookup_elem``, ``bpf_fd_array_map_lookup_elem`` give ENOENT)."""
-        return self.map_type in (MapType.DEVMAP, MapType.ARRAY_OF_MAPS)
+        return self.map_type in (MapType.DEVMAP, MapType.CPUMAP, MapType.ARRAY_OF_MAPS)
 
     def _devmap_set(self, slot: int) -> bool:
         base = slot * self.stride
@@ -610,6 +613,13 @@ def check_def(mdef: MapDef) -> None:
             )
     if t in DEVMAP_TYPES and vs not in (4, 8):
         raise KernelError(Errno.EINVAL, f"map '{name}': devmap value_size must be 4 or 8")
+    if t == MapType.CPUMAP:  # cpu_map_alloc
+        if ks != 4 or vs not in (4, 8):
+            raise KernelError(
+                Errno.EINVAL, f"map '{name}': a cpumap's key is 4 bytes, its value 4 or 8"
+            )
+        if me > NR_CPUS:
+            raise KernelError(Errno.E2BIG, f"map '{name}': max_entries {me} is over NR_CPUS")
     if t in HASH_TYPES or t in (MapType.DEVMAP_HASH, MapType.HASH_OF_MAPS):
         if ks > MAX_BPF_STACK:
             raise KernelError(Errno.E2BIG, f"map '{name}': key_size {ks} is over {MAX_BPF_STACK}")

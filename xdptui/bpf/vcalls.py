@@ -45,7 +45,6 @@ INNER_RUN = frozenset(
 )
 # Maps a program may declare but whose use this package does not model yet.
 UNMODELLED: dict[int, str] = {
-    MapType.CPUMAP: "cpumap redirects (bpf_redirect_map into a CPUMAP)",
     MapType.XSKMAP: "AF_XDP sockets (XSKMAP)",
 }
 

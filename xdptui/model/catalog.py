@@ -106,7 +106,7 @@ PROGRAMS: tuple[ProgramInfo, ...] = (
 
 DEVMAP_EGRESS_OK: frozenset[str] = frozenset({"xdp_pass", "xdp_drop", "xdp_aborted", "xdp2"})
 # Built-ins a cpumap entry may run (BPF_XDP_CPUMAP programs here: none of them redirects).
-CPUMAP_PROGRAMS_OK: frozenset[str] = frozenset({"xdp_pass", "xdp_drop", "xdp_aborted"})
+CPUMAP_PROGRAMS_OK: frozenset[str] = frozenset({"xdp_pass", "xdp_drop", "xdp_aborted", "drop_port"})
 
 
 def program_info(name: str) -> ProgramInfo | None:

@@ -4,7 +4,8 @@ Two entries are in one class when they come from the same source (so a represent
 frame of that source when a command later changes the source's sizes or headers), every
 device's compiled path gives them the same verdict, target, errno, devmap key, tun path, bond
 slave, bulk queue and cost, they have the same size, GSO flag and IP protocol, land on the same
-queue of every veth or tap that can receive them, and meet the same devmap egress verdicts.
+queue of every veth or tap that can receive them, and meet the same devmap egress verdicts
+and cpumap entry programs' verdicts.
 Fast mode counts frames per class, so a step costs what its classes cost, not what its flows
 do; one representative entry of each class stands for all of them in the shared data path
 (``Rows.entry``). Per-entry identity comes back in exact mode and for a followed frame.
@@ -183,6 +184,21 @@ def _columns(dp: ClassesCore, outs: list[IntArray]) -> Iterable[IntArray]:
                 if slave is not None:
                     yield slave.astype(np.int64)
     yield from _egress_columns(dp, outs)
+    yield from _cpumap_columns(dp)
+
+
+def _cpumap_columns(dp: ClassesCore) -> Iterable[IntArray]:
+    """Each cpumap entry program's verdict (``cpu_map_bpf_prog_run_xdp``): the kthread's
+    outcome and cost follow it."""
+    from xdptui.sim.core.filter import make_context
+
+    w = dp.world
+    for name in sorted(w.cpumaps):
+        m = w.cpumaps[name]
+        for key in sorted(m.entries):
+            prog = m.entries[key].prog
+            if prog is not None:
+                yield np.asarray(prog.run(make_context(w, None, prog)), np.int64)
 
 
 def _egress_columns(dp: ClassesCore, outs: list[IntArray]) -> Iterable[IntArray]:

@@ -30,6 +30,7 @@ from xdptui.sim.core.bpf_eval import verify_on_traffic
 from xdptui.sim.core.bpf_obj import ATTACH_CPUMAP, ATTACH_DEVMAP, ATTACH_XDP
 from xdptui.sim.core.derived import carry_over
 from xdptui.sim.core.filter import make_context
+from xdptui.sim.cpumap import CpuMap
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_HW, MODE_SKB, Attachment, NetDev
 from xdptui.sim.dev.nic import Nic, configure_queues, configure_xdp_rings
 from xdptui.sim.dev.tun import Tun
@@ -92,7 +93,10 @@ class Control(BondControl):
         w.prog_loaded_ns[prog.prog_id] = self.now()
         w.next_prog_id += 1
         for name, kind, max_entries, map_id in create:
-            w.maps[name] = DevMap(name, kind, max_entries, map_id)
+            if kind == "cpumap":
+                w.cpumaps[name] = CpuMap(name, max_entries, map_id, w.nr_cpus)
+            else:
+                w.maps[name] = DevMap(name, kind, max_entries, map_id)
         if prog.obj is not None and prog.obj.map_ids:
             w.next_map_id = max(w.next_map_id, max(prog.obj.map_ids) + 1)
 
@@ -451,12 +455,23 @@ class Control(BondControl):
             raise ToolError(exc.errno, f"Error: update failed: {exc.errno.strerror}") from None
         prog = None
         if c.cpu_prog is not None and c.qsize:
+            if is_object_program(c.cpu_prog):
+                raise ToolError(
+                    Errno.EOPNOTSUPP,
+                    "Error: update failed: Operation not supported (xdptui does not run a BPF "
+                    'object\'s SEC("xdp/cpumap") program in a kthread yet; built-ins: '
+                    + ", ".join(sorted(CPUMAP_PROGRAMS_OK))
+                    + ")",
+                )
             if c.cpu_prog not in CPUMAP_PROGRAMS_OK:
+                # __cpu_map_load_bpf_program refuses it (EINVAL), and __cpu_map_entry_alloc
+                # answers every failure with NULL: cpu_map_update_elem returns -ENOMEM
                 valid = ", ".join(sorted(CPUMAP_PROGRAMS_OK))
                 raise ToolError(
-                    Errno.EINVAL,
-                    f"Error: update failed: Invalid argument ({c.cpu_prog} is not a "
-                    f"BPF_XDP_CPUMAP program; cpumap programs: {valid})",
+                    Errno.ENOMEM,
+                    f"Error: update failed: Cannot allocate memory ({c.cpu_prog} is not a "
+                    f"BPF_XDP_CPUMAP program, and the kernel reports any failed entry as "
+                    f"ENOMEM; cpumap programs: {valid})",
                 )
             prog, create = self.load(c.cpu_prog, (), ATTACH_CPUMAP, None)
             self._loaded(prog, create)
@@ -497,7 +512,7 @@ class Control(BondControl):
         the loaded objects (no BTF formatting: hex bytes)."""
         w = self.world
         found = show.find_maps(w, c.map, c.map_id)
-        if not found:
+        if not found and (c.map is not None or c.map_id is not None):
             what = f"id {c.map_id}" if c.map_id is not None else f"name {c.map}"
             hint = did_you_mean(c.map, show.map_names(w)) if c.map else ""
             raise ToolError(

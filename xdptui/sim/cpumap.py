@@ -36,12 +36,13 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno, KernelError
 from xdptui.sim import costs
 from xdptui.sim.batch import PollShape, Rows
-from xdptui.sim.core.filter import CPU_TARGET, Compiled, FilterCore, make_context
+from xdptui.sim.core.filter import Compiled, FilterCore, make_context
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.devmap import PollOutcome
 from xdptui.sim.kconst import (
     BPF_EXIST,
     BPF_NOEXIST,
+    CPU_TARGET,
     XDP_ABORTED,
     XDP_DROP,
     XDP_PASS,
@@ -184,7 +185,8 @@ class CpuMap:
     def check_update(self, key: int, qsize: int, flags: int) -> None:
         """``cpu_map_update_elem``'s checks, in order: flags > BPF_EXIST -> EINVAL; key out of
         range -> E2BIG; BPF_NOEXIST -> EEXIST (every slot exists); qsize > 16384 ->
-        EOVERFLOW; a CPU that is not possible -> ENODEV."""
+        EOVERFLOW; a CPU that is not possible -> ENODEV. (A program that is not
+        BPF_XDP_CPUMAP fails ``__cpu_map_entry_alloc``, which the caller answers ENOMEM.)"""
         if flags > BPF_EXIST:
             raise KernelError(Errno.EINVAL, "")
         if not 0 <= key < self.max_entries:
@@ -350,25 +352,35 @@ def tally_batch(
     """The kthread's outcome for ``rows`` (``batches`` batches of them): its tracepoint's
     fields, exceptions, and the CPU time (ns) it took."""
     tally = dp.cpumap_tp.kth(cmap.name, entry.cpu)
+    count_verdicts(dp, cmap.name, entry, rows, act)
+    tally.processed += rows.total
+    tally.hits += batches
+    cost = float(rows.count @ frame_costs(act[rows.entry], entry.prog))
+    cost += batches * costs.CPUMAP_BATCH
+    tally.busy_ns += cost
+    return cost
+
+
+def count_verdicts(
+    dp: CpumapCore, name: str, entry: CpuMapEntry, rows: Rows, act: IntArray
+) -> None:
+    """``cpu_map_bpf_prog_run_xdp``'s stats: the entry program's PASS, DROP (an unknown
+    action too: ``bpf_warn_invalid_xdp_action``, then ``xdp:xdp_exception`` and a drop) and
+    REDIRECT. Without a program they stay 0 (``cpu_map_bpf_prog_run``: ``if (!rcpu->prog)``),
+    though every frame goes up the stack."""
+    if entry.prog is None:
+        return
+    tally = dp.cpumap_tp.kth(name, entry.cpu)
     a = act[rows.entry]
-    n_pass = int(rows.count[a == XDP_PASS].sum())
-    n_drop = int(rows.count[a == XDP_DROP].sum())
-    n_red = int(rows.count[a == XDP_REDIRECT].sum())
     bad = (a != XDP_PASS) & (a != XDP_DROP) & (a != XDP_REDIRECT)
-    if bad.any():  # bpf_warn_invalid_xdp_action, then trace_xdp_exception and a drop
+    if bad.any():
         for code in np.unique(a[bad]).tolist():
             name = action_name(int(code)) if code != XDP_ABORTED else "XDP_ABORTED"
             hits = int(rows.count[a == code].sum())
             dp.cpumap_tp.exception[name] = dp.cpumap_tp.exception.get(name, 0) + hits
-        n_drop += int(rows.count[bad].sum())
-    tally.processed += rows.total
-    tally.xdp_pass += n_pass
-    tally.xdp_drop += n_drop
-    tally.xdp_redirect += n_red
-    tally.hits += batches
-    cost = float(rows.count @ frame_costs(a, entry.prog)) + batches * costs.CPUMAP_BATCH
-    tally.busy_ns += cost
-    return cost
+    tally.xdp_pass += int(rows.count[a == XDP_PASS].sum())
+    tally.xdp_drop += int(rows.count[(a == XDP_DROP) | bad].sum())
+    tally.xdp_redirect += int(rows.count[a == XDP_REDIRECT].sum())
 
 
 def kthread_batch(
@@ -513,7 +525,9 @@ def _serve_timed(
     backlog = _aggregate(e.ring) if e.ring.ordered else e.ring
     act = verdicts(dp, m, key, e)
     both = _aggregate(backlog.concat(arrived))
-    per_frame = float(frame_costs(act[both.entry[:1]], e.prog)[0]) if both.total else 0.0
+    # the frames' mean cost: exact when the program gives every frame one verdict
+    cost = frame_costs(act[both.entry], e.prog)
+    per_frame = float(both.count @ cost) / both.total if both.total else 0.0
     st = np.array(
         [backlog.total, e.lag, e.head, e.last_end, int(e.sleeping), e.qsize, e.batch], np.int64
     )
@@ -531,11 +545,9 @@ def _serve_timed(
     e.ring = _aggregate(rest.head(rest.total - dropped))
     e.lag, e.head, e.last_end, e.sleeping = int(st[1]), int(st[2]), int(st[3]), bool(st[4])
     if n:
-        a = act[took.entry]
         tally = dp.cpumap_tp.kth(m.name, e.cpu)
+        count_verdicts(dp, m.name, e, took, act)
         tally.processed += n
-        tally.xdp_pass += int(took.count[a == XDP_PASS].sum())
-        tally.xdp_drop += int(took.count[a != XDP_PASS].sum())
         tally.hits += int(out[1])
         tally.sched += int(out[2])
         tally.busy_ns += float(out[3])

@@ -19,7 +19,6 @@ import numpy.typing as npt
 
 from xdptui.sim import costs, napi
 from xdptui.sim.batch import PollShape, Rows
-from xdptui.sim.core.filter import CPU_TARGET
 from xdptui.sim.cpumap import CPU_MAP_BULK_SIZE
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev
@@ -29,7 +28,7 @@ from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import flush_cost
 from xdptui.sim.fast_burst import Feed
 from xdptui.sim.fast_shapes import Facts
-from xdptui.sim.kconst import DEV_MAP_BULK_SIZE
+from xdptui.sim.kconst import CPU_TARGET, DEV_MAP_BULK_SIZE
 from xdptui.sim.layout import Grouped, SourceLayout
 from xdptui.sim.shared import SharedCache
 from xdptui.sim.traffic import Source

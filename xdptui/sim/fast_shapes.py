@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from xdptui.sim import costs
 from xdptui.sim.batch import PollShape, Rows
-from xdptui.sim.core.filter import CPU_TARGET, RR_CLASS
+from xdptui.sim.core.filter import RR_CLASS
 from xdptui.sim.cpumap import CPU_MAP_BULK_SIZE
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev, Refusal
@@ -26,7 +26,7 @@ from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import flush_cost
 from xdptui.sim.fast_burst import Schedule
 from xdptui.sim.fast_polls import spread_over
-from xdptui.sim.kconst import DEV_MAP_BULK_SIZE, XDP_REDIRECT, XDP_TX
+from xdptui.sim.kconst import CPU_TARGET, DEV_MAP_BULK_SIZE, XDP_REDIRECT, XDP_TX
 from xdptui.sim.layout import Grouped, SourceLayout
 from xdptui.sim.shared import SharedCache
 from xdptui.sim.traffic import Source

@@ -86,3 +86,8 @@ def action_name(code: int) -> str:
 def max_fwd_len(mtu: int) -> int:
     """``xdp_ok_fwd_dev``: the longest frame a device takes, ``mtu + ETH_HLEN + VLAN_HLEN``."""
     return mtu + ETH_HLEN + VLAN_HLEN
+
+
+# xdptui's encoding, not the kernel's: ``Compiled.target`` of a frame redirected into a cpumap
+# entry is CPU_TARGET - cpu (never an ifindex, and below every other bulk class).
+CPU_TARGET = -1000

@@ -329,5 +329,5 @@ def make_object_program(
     path = Path(path_text)
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
-    obj, create = load_program(path, section, attach, world, world.maps)
+    obj, create = load_program(path, section, attach, world, {**world.maps, **world.cpumaps})
     return Program(spec, _object_func, costs.OBJECT_PROGRAM_COST, (), prog_id, obj), create

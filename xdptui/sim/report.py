@@ -82,7 +82,7 @@ def build_report(frame: Frame, world: World, commands: Iterable[EventView]) -> R
             for e in commands
         ],
     }
-    if tp.xdp_cpumap_enqueue or tp.xdp_cpumap_kthread:
+    if any(m.type == "cpumap" for m in frame.maps):
         report["tracepoints"]["xdp_cpumap_enqueue"] = [
             {
                 "map": x.map,

@@ -20,6 +20,7 @@ from xdptui.bpf.maps import BpfMap, MapType
 from xdptui.model.catalog import program_info
 from xdptui.sim.bond.bond_main import Bond, bond_get_stats
 from xdptui.sim.core.bpf_obj import ObjProgram
+from xdptui.sim.cpumap import CpuMap
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_HW, MODE_SKB, NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.tun import Tun
@@ -421,7 +422,7 @@ def object_maps(world: World) -> list[ObjMap]:
     return [out[k] for k in sorted(out)]
 
 
-AnyMap = DevMap | ObjMap
+AnyMap = DevMap | CpuMap | ObjMap
 
 
 def _id(m: AnyMap) -> int:
@@ -429,12 +430,12 @@ def _id(m: AnyMap) -> int:
 
 
 def map_names(world: World) -> list[str]:
-    return [*world.maps, *(m.name for m in object_maps(world))]
+    return [*world.maps, *world.cpumaps, *(m.name for m in object_maps(world))]
 
 
 def find_maps(world: World, name: str | None, map_id: int | None) -> list[AnyMap]:
     """``name M`` (every map so named), ``id N``, or every map, by id."""
-    every: list[AnyMap] = [*world.maps.values(), *object_maps(world)]
+    every: list[AnyMap] = [*world.maps.values(), *world.cpumaps.values(), *object_maps(world)]
     if map_id is not None:
         every = [m for m in every if m.map_id == map_id]
     elif name is not None:
@@ -464,6 +465,21 @@ def map_show(maps: list[AnyMap], as_json: bool) -> str:
             if isinstance(m, DevMap):
                 rows.extend(json.loads(map_show_json([m])))
                 continue
+            if isinstance(m, CpuMap):
+                rows.append(
+                    {
+                        "id": m.map_id,
+                        "type": "cpumap",
+                        "name": m.name,
+                        "flags": 0,
+                        "bytes_key": 4,
+                        "bytes_value": 8,
+                        "max_entries": m.max_entries,
+                        "bytes_memlock": 4096,
+                        "frozen": 0,
+                    }
+                )
+                continue
             b = m.map
             rows.append(
                 {
@@ -486,6 +502,10 @@ def map_show(maps: list[AnyMap], as_json: bool) -> str:
             lines.append(f"{m.map_id}: {kind}  name {m.name}  flags 0x80")
             lines.append(f"\tkey 4B  value 8B  max_entries {m.max_entries}  memlock 4096B")
             continue
+        if isinstance(m, CpuMap):
+            lines.append(f"{m.map_id}: cpumap  name {m.name}  flags 0x0")
+            lines.append(f"\tkey 4B  value 8B  max_entries {m.max_entries}  memlock 4096B")
+            continue
         b = m.map
         lines.append(f"{m.map_id}: {_type_name(b)}  name {m.name}  flags {_flags(m):#x}")
         lines.append(
@@ -501,11 +521,37 @@ def map_dump(world: World, maps: list[AnyMap], as_json: bool) -> str:
     for m in maps:
         if isinstance(m, ObjMap):
             parts.append(m.map.dump(as_json).rstrip("\n"))
+        elif isinstance(m, CpuMap):
+            parts.append(_cpumap_dump(m, as_json))
         elif as_json:
             parts.append(map_dump_json(world, m))
         else:
             parts.append(_devmap_dump(world, m))
     return "\n".join(parts)
+
+
+def _cpumap_dump(m: CpuMap, as_json: bool) -> str:
+    """A cpumap's slots as ``struct bpf_cpumap_val`` (qsize, the program's id): an array, so
+    every key, an empty one answering ENOENT (``cpu_map_lookup_elem``)."""
+    rows: list[dict[str, Any]] = []
+    lines = []
+    for key in range(m.max_entries):
+        e = m.entries.get(key)
+        if e is None:
+            rows.append({"key": _hex(key, 4), "value": {"error": "No such file or directory"}})
+            continue
+        prog_id = e.prog.prog_id if e.prog is not None else 0
+        rows.append({"key": _hex(key, 4), "value": _hex(e.qsize, 4) + _hex(prog_id, 4)})
+        kb = " ".join(f"{b:02x}" for b in key.to_bytes(4, "little"))
+        vb = " ".join(
+            f"{b:02x}" for b in e.qsize.to_bytes(4, "little") + prog_id.to_bytes(4, "little")
+        )
+        what = f"qsize {e.qsize}" + (f", prog {e.prog.name}" if e.prog is not None else "")
+        lines.append(f"key: {kb}  value: {vb}  ({what})")
+    if as_json:
+        return _json(rows)
+    lines.append(f"Found {len(lines)} element{'s' if len(lines) != 1 else ''}")
+    return "\n".join(lines)
 
 
 def _devmap_dump(world: World, m: DevMap) -> str:

@@ -40,7 +40,7 @@ from xdptui.sim.core.bpf_obj import ObjProgram, Outcome, devmap_fingerprint, syn
 from xdptui.sim.core.derived import FrameKey
 from xdptui.sim.dev.netdev import Host, XdpCore
 from xdptui.sim.dev.nic import Nic
-from xdptui.sim.kconst import BPF_F_BROADCAST, XDP_REDIRECT
+from xdptui.sim.kconst import BPF_F_BROADCAST, CPU_TARGET, XDP_REDIRECT
 
 if TYPE_CHECKING:
     from xdptui.sim.dev.netdev import NetDev
@@ -442,6 +442,12 @@ def _targets(
     first = int(mapidx[np.flatnonzero(via_map)[0]])
     map_name = obj.bound.get(first, obj.maps[first].name)
     bflags = int(flags[via_map & ((flags & BPF_F_BROADCAST) != 0)].max(initial=0))
+    cpus = w.cpumaps.get(map_name)
+    if cpus is not None:  # cpu_map_redirect: the entry's CPU, the key
+        for k in np.unique(key[via_map]):
+            rows = via_map & (key == k)
+            target[rows] = CPU_TARGET - int(k) if cpus.lookup(int(k)) is not None else -1
+        return target, map_name, 0
     host = w.maps.get(map_name)
     for k in np.unique(key[via_map]):
         entry = host.lookup(int(k)) if host is not None else None

@@ -25,7 +25,7 @@ from typing import Any
 
 from xdptui.bpf import isa
 from xdptui.bpf.elf import MAX_OBJECT_BYTES, load_object
-from xdptui.bpf.maps import DEVMAP_TYPES, BpfMap, MapType, fill_init_slots, kernel_map_name
+from xdptui.bpf.maps import HOST_TYPES, BpfMap, MapType, fill_init_slots, kernel_map_name
 from xdptui.bpf.objfile import BpfProgram
 from xdptui.bpf.vm import compile_program
 from xdptui.model.errors import Errno, KernelError
@@ -212,11 +212,12 @@ def load_program(
     # libbpf creates the declared maps first, then the global data ones (.rodata, .data, .bss)
     for i in sorted(range(len(maps)), key=lambda i: maps[i].name.startswith(".")):
         m = maps[i]
-        if m.map_type not in DEVMAP_TYPES:
+        if m.map_type not in HOST_TYPES:
             ids[i] = next_id
             next_id += 1
             continue
-        kind = "devmap" if m.map_type == MapType.DEVMAP else "devmap_hash"
+        kinds = {int(MapType.DEVMAP): "devmap", int(MapType.CPUMAP): "cpumap"}
+        kind = kinds.get(int(m.map_type), "devmap_hash")
         host = host_maps.get(m.name)
         if host is None:
             create.append((m.name, kind, m.max_entries, next_id))
@@ -250,9 +251,16 @@ def sync_devmaps(obj: ObjProgram, world: Any) -> None:
         for d in world.devices.values()
     }
     for i, name in obj.bound.items():
-        host = world.maps.get(name)
         m = obj.maps[i]
         m.clear()
+        cpus = world.cpumaps.get(name)
+        if cpus is not None:  # struct bpf_cpumap_val: qsize, then the program's id
+            for key, e in cpus.entries.items():
+                prog_id = e.prog.prog_id if e.prog is not None else 0
+                value = e.qsize.to_bytes(4, "little") + prog_id.to_bytes(4, "little")
+                m.update(key, value[: m.value_size])
+            continue
+        host = world.maps.get(name)
         if host is None:
             continue
         for key, entry in host.walk():

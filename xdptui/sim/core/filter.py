@@ -28,7 +28,7 @@ from xdptui.sim.core.bpf_eval import EvalCore, ObjEval, evaluate
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, Host, NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.tun import Tun
-from xdptui.sim.kconst import XDP_ABORTED, XDP_PASS, XDP_REDIRECT, XDP_TX, max_fwd_len
+from xdptui.sim.kconst import CPU_TARGET, XDP_ABORTED, XDP_PASS, XDP_REDIRECT, XDP_TX, max_fwd_len
 from xdptui.sim.programs import Program, XdpContext
 
 IntArray = npt.NDArray[np.int64]
@@ -40,7 +40,6 @@ TX_ABORT = -2  # master redirect: the bond is down (XDP_ABORTED)
 TX_RR = -3  # master redirect: round-robin, decided per frame
 RR_CLASS = -7  # the bulk class of round-robin master redirects
 BROADCAST = -9  # the bulk class of broadcast redirects (every target takes every frame)
-CPU_TARGET = -1000  # a redirect into a cpumap entry: target CPU_TARGET - cpu (``cpumap.py``)
 
 
 class FilterCore(EvalCore, Protocol):

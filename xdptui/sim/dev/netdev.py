@@ -195,10 +195,21 @@ class DevMapView(Protocol):
     def walk(self) -> Sequence[tuple[int, MapEntryView]]: ...
 
 
+class CpuMapEntryView(Protocol):
+    """A cpumap entry as the rooms read it: the program its kthread runs."""
+
+    @property
+    def prog(self) -> Program | None: ...
+
+
 class CpuMapView(Protocol):
-    """A cpumap as ``bpf_redirect_map`` reads it (``__cpu_map_lookup_elem``)."""
+    """A cpumap as ``bpf_redirect_map`` reads it (``__cpu_map_lookup_elem``), and its
+    entries."""
 
     def lookup(self, key: int) -> object | None: ...
+
+    @property
+    def entries(self) -> Mapping[int, CpuMapEntryView]: ...
 
 
 class Host(Protocol):
