@@ -226,6 +226,11 @@ def test_the_screen_shows_the_ptr_ring_the_kthread_and_the_arrow_to_it():
     assert ring.occupancy == after.tracepoints.xdp_cpumap_kthread[0].ring > 0
     cpus = {row.cpu: row for row in views.cpus.rows}
     assert "kthread:cpus" in cpus[2].rx_queues and "bq→cpu2" in cpus[0].bulk_queues
+    # the Drops tab lists the ring-full drops and counts them in xdp-monitor's err,drop total
+    (row,) = views.drops.cpumap
+    assert (row.dev, row.key, row.count) == ("cpu0->cpu2", "ptr_ring full", enq["drops"])
+    assert views.drops.summary is not None
+    assert views.drops.summary.err_drop_total == enq["drops"]
 
 
 OBJECT = """

@@ -64,6 +64,8 @@ Like `xdp-monitor` (xdp-tools) reading the `xdp:*` tracepoints of
   codes (`bpf_warn_invalid_xdp_action`), XDP_TX the driver could not queue.
 * **devmap_xmit** from->to: each `bq_xmit_all` flush of a per-CPU bulk queue (up to 16,
   `DEV_MAP_BULK_SIZE`) into the target's `ndo_xdp_xmit`: xmit/s, drop/s, drv_err/s, bulk-avg.
+* **cpumap**: frames a cpumap entry's `ptr_ring` had no room for (`xdp:xdp_cpumap_enqueue`
+  drops, by sending and target CPU), and frames an entry's program dropped on its kthread.
 * **xdp_bulk_tx drops** by device and error: a veth's XDP_TX bulk that `veth_xdp_flush_bq`
   could not hand to the peer (-ENXIO while the peer runs no program, or its full ring).
 
@@ -268,6 +270,7 @@ def _sections(view: DropsView) -> list[tuple[str, tuple[str, ...], list[_Row]]]:
     redirect = _count_rows("redirect_err", view.xdp_redirect_err)
     exception = _count_rows("exception", view.xdp_exception)
     bulk_tx = _count_rows("bulk_tx", view.xdp_bulk_tx)
+    cpumap = _count_rows("cpumap", view.cpumap)
     devmap = [
         _Row(
             ("devmap", d.from_dev, d.to_dev),
@@ -306,4 +309,4 @@ def _sections(view: DropsView) -> list[tuple[str, tuple[str, ...], list[_Row]]]:
             ("", "xmit/s", "drop/s", "drv_err/s", "bulk-avg", "sent", "drops", "flushes"),
             devmap,
         ),
-    ]
+    ] + ([("cpumap (enqueue, kthread)", ("", "total", "drop/s"), cpumap)] if cpumap else [])

@@ -112,7 +112,7 @@ def describe(event: StreamEventView) -> tuple[str, str]:
     if event.kind == "cpumap_kthread":
         parts = [f"{n} {name}" for name, n in event.verdicts]
         what = f"cpu{event.cpu} cpumap kthread ({event.dev}): {_frames(event.frames)}"
-        what += " → " + ", ".join(parts) if parts else ""
+        what += " → " + (", ".join(parts) if parts else "skbs up the stack (no program)")
         woke = " · woke up" if event.reason == "woke" else ""
         ring = f" · ring {event.ring_before}→{event.ring_after}{woke}"
         return what, f"{ring} · {format_sim_time(event.dur_ns)} of cpu{event.cpu}"

@@ -86,6 +86,27 @@ def exception(action: str) -> Explanation:
     )
 
 
+def cpumap_enqueue(name: str, cpu: int, to_cpu: int) -> Explanation:
+    """``xdp:xdp_cpumap_enqueue`` drops: ``bq_flush_to_queue`` found the entry's ptr_ring
+    full."""
+    return Explanation(
+        f"cpu {to_cpu}'s kthread did not keep up: its ptr_ring ({name} key {to_cpu}) was full "
+        f"when cpu {cpu} flushed its bulk queue, and bq_flush_to_queue dropped the rest",
+        f"spread over more CPUs (bpf_redirect_map with other keys), a bigger qsize for bursts, "
+        f"or an entry program that drops early: bpftool map update name {name} key {to_cpu} "
+        "value qsize N prog xdp_drop",
+    )
+
+
+def cpumap_program(name: str, cpu: int, prog: str | None) -> Explanation:
+    """The entry program's XDP_DROP on the kthread (``cpu_map_bpf_prog_run_xdp``)."""
+    return Explanation(
+        f"{prog or 'the entry program'} on {name} key {cpu} returned XDP_DROP in cpu {cpu}'s "
+        "kthread: dropped before an skb was built (xdp:xdp_cpumap_kthread xdp_drop)",
+        "intended: the program's choice",
+    )
+
+
 def bulk_tx(err: str, dev: str, peer: str | None) -> Explanation:
     """``xdp:xdp_bulk_tx`` with drops: a veth's XDP_TX bulk ``veth_xdp_flush_bq`` could not
     hand to the peer -- refused with ``err`` (-ENXIO: the peer has no NAPI, i.e. no XDP

@@ -167,7 +167,19 @@ def host_drops(rates: RatesView, frame: Frame) -> float | None:
         for dev in frame.devices
         for c in drop_counters(dev)
     )
-    return sum_rates((redirect_errors, egress, device_drops))
+    cpumap = sum_rates(rates.tracepoint(k, n) for k, n in _cpumap_losses(frame))
+    return sum_rates((redirect_errors, egress, device_drops, cpumap))
+
+
+def _cpumap_losses(frame: Frame) -> list[tuple[tuple[object, ...], int]]:
+    """A cpumap's losses: frames that found an entry's ptr_ring full, and those an entry's
+    program dropped on its kthread."""
+    tp = frame.tracepoints
+    out: list[tuple[tuple[object, ...], int]] = [
+        (("cpumap", q.map, q.cpu, q.to_cpu, "drops"), q.drops) for q in tp.xdp_cpumap_enqueue
+    ]
+    out += [(("kthread", k.map, k.cpu, "xdp_drop"), k.xdp_drop) for k in tp.xdp_cpumap_kthread]
+    return out
 
 
 def host_drop_counts(rates: RatesView, frame: Frame) -> tuple[int, int | None]:
@@ -180,6 +192,7 @@ def host_drop_counts(rates: RatesView, frame: Frame) -> tuple[int, int | None]:
         (("devmap", d.from_dev, d.to_dev, "egress_drops"), d.egress_drops)
         for d in tp.xdp_devmap_xmit
     ]
+    keys += _cpumap_losses(frame)
     total = sum(n for _, n in keys)
     step = sum(rates.step_tracepoint(k, n) or 0 for k, n in keys)
     for dev in frame.devices:

@@ -71,6 +71,7 @@ class DropsView:
     xdp_bulk_tx: tuple[CountRow, ...] = ()  # XDP_TX bulks a driver dropped, by error
     summary: DropsSummary | None = None
     missed: tuple[CountRow, ...] = ()  # the NIC's own limit (rx_missed_errors), per device
+    cpumap: tuple[CountRow, ...] = ()  # ptr_ring full (cpumap_enqueue) and entry-program drops
 
 
 def counter_of(dev: DeviceView | None, name: str) -> int | None:
@@ -174,7 +175,29 @@ def project_drops(rates: RatesView, frame: Frame) -> DropsView:
                 egress_drops=d.egress_drops,
             )
         )
+    cpumap = tuple(
+        CountRow(
+            f"cpu{q.cpu}->cpu{q.to_cpu}",
+            "ptr_ring full",
+            q.drops,
+            rates.tracepoint(("cpumap", q.map, q.cpu, q.to_cpu, "drops"), q.drops),
+            explain.cpumap_enqueue(q.map, q.cpu, q.to_cpu),
+        )
+        for q in tp.xdp_cpumap_enqueue
+        if q.drops
+    ) + tuple(
+        CountRow(
+            f"cpu{k.cpu} kthread",
+            f"{k.prog} XDP_DROP",
+            k.xdp_drop,
+            rates.tracepoint(("kthread", k.map, k.cpu, "xdp_drop"), k.xdp_drop),
+            explain.cpumap_program(k.map, k.cpu, k.prog),
+        )
+        for k in tp.xdp_cpumap_kthread
+        if k.xdp_drop
+    )
     return DropsView(
+        cpumap=cpumap,
         ring_full=tuple(ring_full),
         xdp_exception=exceptions,
         xdp_redirect_err=redirect_errors,
@@ -220,6 +243,16 @@ def _summary(rates: RatesView, frame: Frame) -> DropsSummary:
             total += missed
     total += sum(e.count for e in tp.xdp_exception) + sum(e.count for e in tp.xdp_redirect_err)
     total += sum(d.drops for d in tp.xdp_devmap_xmit) + sum(b.drops for b in tp.xdp_bulk_tx)
+    total += sum(q.drops for q in tp.xdp_cpumap_enqueue)
+    total += sum(k.xdp_drop for k in tp.xdp_cpumap_kthread)
+    losses += [
+        rates.tracepoint(("cpumap", q.map, q.cpu, q.to_cpu, "drops"), q.drops)
+        for q in tp.xdp_cpumap_enqueue
+    ]
+    losses += [
+        rates.tracepoint(("kthread", k.map, k.cpu, "xdp_drop"), k.xdp_drop)
+        for k in tp.xdp_cpumap_kthread
+    ]
     losses += [rates.tracepoint(("exception", e.dev, e.action), e.count) for e in tp.xdp_exception]
     losses += [
         rates.tracepoint(("redirect_err", e.dev, e.err), e.count) for e in tp.xdp_redirect_err

@@ -215,6 +215,7 @@ def _tracepoint_table(frame: Frame | None) -> dict[object, int]:
     for k in tp.xdp_cpumap_kthread:
         out[("kthread", k.map, k.cpu, "processed")] = k.processed
         out[("kthread", k.map, k.cpu, "busy_ns")] = int(k.busy_ns)
+        out[("kthread", k.map, k.cpu, "xdp_drop")] = k.xdp_drop
     for b in frame.bulk_queues:
         out[("bq", b.cpu, b.from_dev, b.to_dev)] = b.frames
         out[("bq_egress", b.cpu, b.from_dev, b.to_dev)] = b.egress_drops

@@ -424,7 +424,10 @@ def kthread_batch(
         "ring_before": before,
         "ring_after": entry.ring.total,
         "sched": int(sched),
-        "verdicts": {action_name(int(c)): int(k) for c, k in zip(codes, counts, strict=True)},
+        # the entry program's verdicts (none without one: every frame goes up the stack)
+        "verdicts": {action_name(int(c)): int(k) for c, k in zip(codes, counts, strict=True)}
+        if entry.prog is not None
+        else {},
         "dur_ns": max(1, int(cost + 0.5)),
     }
     return max(1, int(cost + 0.5)), event
