@@ -18,7 +18,7 @@ import pytest
 from conftest import TOPOLOGIES
 
 from xdptui.commands import validate
-from xdptui.model.views import DeviceView, EventView, Frame
+from xdptui.model.views import DeviceView, EventView, Frame, XskView
 from xdptui.sim.engine import Simulator
 from xdptui.topology_io import load_topology
 
@@ -467,3 +467,41 @@ def test_cpumap_spread() -> None:
     assert kthread(s3, 5, "xdp_drop") == kthread(s3, 5, "processed") > 0
     assert kthread(s3, 5, "xdp_pass") == 0
     assert kthread(s3, 5, "busy_ns") < 0.3 * kthread(s3, 4, "busy_ns")
+
+
+def test_af_xdp_fill() -> None:
+    s1, s2, s3 = walk("af_xdp_fill", (2, 7, 3))
+
+    def xsk(frame: Frame) -> XskView:
+        (x,) = frame.xsks
+        return x
+
+    def gained(step: Step, counter: str) -> int:
+        return xsk(step.after).counter(counter) - xsk(step.before).counter(counter)
+
+    def queue0(step: Step) -> int:
+        def q0(frame: Frame) -> int:
+            return next(q.rx_packets for q in frame.device("eth0").queues if q.queue == 0)
+
+        return q0(step.after) - q0(step.before)
+
+    # the reader keeps up: every frame of queue 0 is received, the fill ring stays fed
+    n = queue0(s1)
+    assert gained(s1, "rx_packets") == n > 0
+    assert gained(s1, "rx_fill_ring_empty_descs") == 0
+    assert xsk(s1.after).ring("fill").entries > 0.9 * 2048
+    assert s1.delta("eth0", "xdp_pass") > 0  # queue 1: no socket, XDP_PASS
+    # the reader at half the rate: the 2048 chunks end up in the RX ring, the fill ring runs
+    # dry and the rest is lost for want of a chunk (ENOMEM), with the RX ring not full
+    n = queue0(s2)
+    got, lost = gained(s2, "rx_packets"), gained(s2, "rx_fill_ring_empty_descs")
+    assert got + lost == n and lost > 0.2 * n
+    assert gained(s2, "rx_dropped") == lost and gained(s2, "rx_ring_full") == 0
+    assert s2.tracepoint("redirect_err", "eth0", "ENOMEM") == lost
+    after = xsk(s2.after)
+    assert after.ring("fill").entries < 64 and dict(after.owners)["rx"] > 2048 - 64
+    read = after.ring("rx").consumer - xsk(s2.before).ring("rx").consumer
+    assert read == pytest.approx(500_000 * s2.seconds, rel=0.02)
+    # the reader back at 2 Mpps: the backlog drains, losses stop early in the step
+    assert gained(s3, "rx_fill_ring_empty_descs") < 0.1 * queue0(s3)
+    assert xsk(s3.after).ring("fill").entries > 0.9 * 2048

@@ -15,6 +15,7 @@ from xdptui.topology_io import load_topology
 
 # Long enough for every counter to matter and for most timelines' first events.
 DURATIONS_MS = {
+    "af_xdp_fill": 12,
     "bond_failover": 4,
     "bond_modes": 12,
     "bond_redirect": 20,
@@ -461,9 +462,13 @@ def test_a_new_command_after_a_rewind_replaces_the_old_future():
 
 def flow_of_every_stage(sim: Simulator) -> dict[str, int]:
     per: dict[str, int] = defaultdict(int)
-    for d in sim.frame().devices:
+    f = sim.frame()
+    for d in f.devices:
         for k, v in d.counters:
             per[f"{d.name}.{k}"] += v
+    for x in f.xsks:
+        for k, v in x.counters:
+            per[f"{x.name}.{k}"] += v
     return per
 
 
@@ -501,6 +506,9 @@ def test_a_trace_ends_where_that_frame_is_counted(name: str):
             assert gained.get(f"{last.dev}.tx_packets", 0) == 1, (hops, gained)
         elif last.stage == "stack":
             assert gained.get(f"{last.dev}.rx_packets", 0) == 1, (hops, gained)
+        elif last.stage == "xsk":  # to userspace: the socket's RX ring
+            sock = last.detail.split("into ")[1].split("'")[0]
+            assert gained.get(f"{sock}.rx_packets", 0) == 1, (hops, gained)
         elif "XDP_DROP" in last.detail:
             assert gained.get(f"{last.dev}.xdp_drop", 0) == 1, (hops, gained)
         else:

@@ -338,7 +338,8 @@ def test_empty_devices(tmp_path: Path) -> None:
 
 def test_missing_device_type(tmp_path: Path) -> None:
     assert one_error(tmp_path, "devices:\n  eth0: {driver: ice}\n") == (
-        "topo.yaml:2:3: error: devices.eth0: missing required key 'type' (nic, veth, bond, tun)"
+        "topo.yaml:2:3: error: devices.eth0: missing required key 'type' "
+        "(nic, veth, bond, tun, xsk)"
     )
 
 
@@ -614,7 +615,7 @@ def test_unknown_map_type(tmp_path: Path) -> None:
     text = f"devices:\n{NIC}maps:\n  m: {{type: devmapp, max_entries: 4}}\n"
     assert one_error(tmp_path, text) == (
         "topo.yaml:4:13: error: maps.m.type: unknown map type 'devmapp' (did you mean 'devmap'?); "
-        "valid: devmap, devmap_hash, cpumap, object"
+        "valid: devmap, devmap_hash, cpumap, xskmap, object"
     )
 
 

@@ -42,6 +42,7 @@ _KIND_OF = {
     "bq_flush": "flush",
     "cpumap_enqueue": "flush",
     "cpumap_kthread": "poll",
+    "xsk_flush": "flush",
     "drop": "drop",
     "command": "command",
     "lesson": "command",
@@ -74,7 +75,7 @@ def kind_of(event: StreamEventView) -> str:
 def devices_of(event: StreamEventView) -> tuple[str, ...]:
     """The devices an event concerns (a flush: from and to)."""
     names = [n for n in (event.dev, event.target) if n]
-    names += [to for to, _ in event.bulks]
+    names += [to.removeprefix("xsk:") for to, _ in event.bulks]
     return tuple(dict.fromkeys(names))
 
 
@@ -109,6 +110,12 @@ def describe(event: StreamEventView) -> tuple[str, str]:
         if event.drops:
             detail += f", {event.drops} dropped (ring full)"
         return what, detail
+    if event.kind == "xsk_flush":
+        what = f"xsk_flush cpu{event.cpu} {event.dev}: {event.sent} into its RX ring"
+        if not event.drops:
+            return what, ", published to the reader"
+        why = {"ENOMEM": "fill ring empty", "ENOBUFS": "RX ring full"}.get(event.errno or "", "")
+        return what, f", {event.drops} lost ({event.errno}{': ' + why if why else ''})"
     if event.kind == "cpumap_kthread":
         parts = [f"{n} {name}" for name, n in event.verdicts]
         what = f"cpu{event.cpu} cpumap kthread ({event.dev}): {_frames(event.frames)}"
@@ -147,7 +154,10 @@ def _poll(event: StreamEventView) -> tuple[str, str]:
     if tx - via_tx:
         parts.append(f"{tx - via_tx} XDP_TX")
     parts += [f"{n} {name}" for name, n in sorted(verdicts.items())]
-    parts += [f"{n} bq→{to}" for to, n in event.bulks]
+    parts += [
+        f"{n} →{to[4:]} RX ring" if to.startswith("xsk:") else f"{n} bq→{to}"
+        for to, n in event.bulks
+    ]
     failed = redirect + via_tx - queued
     if failed > 0:
         parts.append(f"{failed} redirect failed")
@@ -164,7 +174,10 @@ def _write(event: StreamEventView) -> tuple[str, str]:
     writer = "vhost (handle_tx)" if event.reason == "vhost" else "userspace"
     what = f"cpu{event.cpu} {writer} wrote {_frames(event.frames)} into {event.dev} q{event.queue}"
     parts = [f"{n} {name}" for name, n in sorted(event.verdicts)]
-    parts += [f"{n} bq→{to}" for to, n in event.bulks]
+    parts += [
+        f"{n} →{to[4:]} RX ring" if to.startswith("xsk:") else f"{n} bq→{to}"
+        for to, n in event.bulks
+    ]
     if parts:
         what += " → " + ", ".join(parts)
     paths = dict(event.paths)

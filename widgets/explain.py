@@ -140,8 +140,23 @@ _REDIRECT_ERRORS: dict[str, Explanation] = {
         "raise the target's MTU or send smaller frames",
     ),
     "EINVAL": Explanation(
-        "no device has the ifindex the program redirects to, or the flags are invalid",
-        "check the program's target (param dev=NAME)",
+        "no device has the ifindex the program redirects to, the flags are invalid, or the "
+        "AF_XDP socket at the key is bound to another device or queue (xsk_rcv_check)",
+        "check the program's target (param dev=NAME), or bind one socket per queue",
+    ),
+    "ENOMEM": Explanation(
+        "an AF_XDP socket's fill ring was empty: no UMEM chunk to copy the frame into "
+        "(xsk_buff_alloc; rx_dropped and rx_fill_ring_empty_descs count it)",
+        "a faster reader (reader SOCK rate R) that gives chunks back to the fill ring sooner",
+    ),
+    "ENOBUFS": Explanation(
+        "an AF_XDP socket's RX ring was full (xskq_prod_reserve_desc; rx_ring_full)",
+        "a faster reader, or a bigger RX ring (rx:) with enough UMEM chunks to fill it",
+    ),
+    "ENOSPC": Explanation(
+        "the frame is longer than an AF_XDP socket's chunk holds (frame_size less 256 bytes "
+        "of headroom; xsk_rcv_check counts it in rx_dropped)",
+        "frame_size: 4096, or smaller frames",
     ),
     "ENXIO": Explanation(
         "the devmap has no entry at the key the program looked up",

@@ -92,7 +92,7 @@ class GaugeRow:
     devmap bulk queue (``kind == "bq"``: its average fill per flush out of 16)."""
 
     device: str
-    kind: str  # "rx" | "tx" | "tap" | "bq" | "ptr_ring" (a cpumap entry's, its kthread's CPU)
+    kind: str  # "rx" | "tx" | "tap" | "bq" | "ptr_ring" (a cpumap entry's) | "xsk_fill" | "xsk_rx"
     label: str  # "eth0 q3 cpu3" / "eth0 tx3 cpu3,19" / "bq eth0→eth1"
     size: int
     occupancy: int
@@ -233,7 +233,11 @@ class Projection:
 
     @cached_property
     def zoom(self) -> ZoomPanelView:
-        return ZoomPanelView(self.frame.zoom, self.state.zoom)
+        z = self.frame.zoom
+        xsk = None
+        if z is not None and z.ref.kind == "xsk":
+            xsk = next((x for x in self.frame.xsks if x.name == z.ref.dev), None)
+        return ZoomPanelView(z, self.state.zoom, xsk)
 
     @cached_property
     def drops(self) -> DropsView:
@@ -465,7 +469,49 @@ def _ring_rows(frame: Frame, focus: str | None) -> RingsView:
             )
         )
     rows += _cpumap_rings(frame)
+    rows += _xsk_rings(frame, focus)
     return RingsView(rows=tuple(rows), focus=focus)
+
+
+def _xsk_rings(frame: Frame, focus: str | None) -> list[GaugeRow]:
+    """Each AF_XDP socket's fill ring (chunks userspace gave; ``taken`` by the kernel, a miss
+    per frame that found it empty) and RX ring (``read`` by userspace; a frame that found it
+    full is lost)."""
+    rows: list[GaugeRow] = []
+    for x in frame.xsks:
+        if focus is not None and focus not in (x.dev, x.name):
+            continue
+        fill, rx = x.ring("fill"), x.ring("rx")
+        reader = format_pps(x.reader_pps) if x.reader_pps else "none"
+        rows.append(
+            GaugeRow(
+                device=x.name,
+                kind="xsk_fill",
+                label=f"{x.name} fill user→kernel",
+                size=fill.size,
+                occupancy=fill.entries,
+                peak=None,
+                dropped=x.counter("rx_fill_ring_empty_descs"),
+                sent=fill.consumer,
+                locked=False,
+                queue=x.queue,
+            )
+        )
+        rows.append(
+            GaugeRow(
+                device=x.name,
+                kind="xsk_rx",
+                label=f"{x.name} RX kernel→user {reader}",
+                size=rx.size,
+                occupancy=rx.entries,
+                peak=None,
+                dropped=x.counter("rx_ring_full"),
+                sent=rx.consumer,
+                locked=False,
+                queue=x.queue,
+            )
+        )
+    return rows
 
 
 def _cpumap_rings(frame: Frame) -> list[GaugeRow]:

@@ -24,7 +24,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdptui.model.views import CpumapKthreadView, DeviceView, Frame, PacketView, TraceHop
+from xdptui.model.views import (
+    CpumapKthreadView,
+    DeviceView,
+    Frame,
+    PacketView,
+    TraceHop,
+    XskView,
+)
 from xdptui.widgets.format import format_count, format_pps, program_name
 from xdptui.widgets.rates import RatesView, sum_rates
 
@@ -178,7 +185,33 @@ def project_paths(
                 notes=notes or ("empty",),
             )
         )
+    boxes += [_xsk_box(x, deltas) for x in frame.xsks]
     return PathsView(boxes=tuple(boxes), focus=focus, follow=follow, counting=deltas.counting)
+
+
+def _xsk_box(x: XskView, deltas: RatesView) -> DeviceBox:
+    """An AF_XDP socket: its fill and RX rings now, its UMEM's chunks by owner, its reader."""
+    fill, rx = x.ring("fill"), x.ring("rx")
+    owners = dict(x.owners)
+    umem = " ".join(f"{k} {format_count(owners[k])}" for k in ("fill", "rx", "kernel", "user"))
+    read = deltas.tracepoint(("xsk", x.name, "read"), rx.consumer)
+    reader = (
+        f"reader {format_pps(x.reader_pps)} · reads {format_pps(read)}"
+        if x.reader_pps
+        else "no reader: nothing leaves the RX ring"
+    )
+    wake = " · fill ring NEED_WAKEUP" if x.rx_need_wakeup else ""
+    return DeviceBox(
+        name=x.name,
+        kind=f"AF_XDP socket, {x.mode}",
+        state=f"{x.dev} q{x.queue}",
+        program="",
+        notes=(
+            f"fill {fill.entries}/{fill.size} · RX {rx.entries}/{rx.size}{wake}",
+            f"UMEM {x.frames}×{x.frame_size}: {umem}",
+            reader,
+        ),
+    )
 
 
 def _kthread_note(
@@ -538,7 +571,13 @@ def _verdicts(
                     losses,
                 )
             )
-        if errors or not (targets or by_target):
+        # AF_XDP: xsk_rcv into each socket bound to one of this device's queues
+        socks = [x for x in frame.xsks if x.dev == dev.name]
+        for x in socks:
+            out.append(_xsk_arrow(x, deltas))
+        xsk_errs = {"ENOMEM", "ENOBUFS"} if socks else set()
+        errors = [e for e in errors if e.err not in xsk_errs]
+        if errors or not (targets or by_target or socks):
             refused = tuple(
                 Loss(
                     f"{e.err} (xdp_redirect_err)",
@@ -564,6 +603,38 @@ def _verdicts(
             )
         )
     return tuple(out)
+
+
+def _xsk_arrow(x: XskView, deltas: RatesView) -> Arrow:
+    """Frames redirected to an AF_XDP socket: what its RX ring took, and what was lost for
+    want of a fill descriptor (ENOMEM) or of room in the RX ring (ENOBUFS)."""
+
+    def rate(name: str) -> float | None:
+        return deltas.tracepoint(("xsk", x.name, name), x.counter(name))
+
+    got, empty, full = (x.counter(n) for n in XSK_LOSSES)
+    r = sum_rates(rate(n) for n in XSK_LOSSES)
+    losses: tuple[Loss, ...] = ()
+    if empty:
+        what = "fill ring empty: ENOMEM"
+        losses += (Loss(what, rate(XSK_LOSSES[1]), empty),)
+    if full:
+        losses += (Loss("RX ring full: ENOBUFS", rate(XSK_LOSSES[2]), full),)
+    reader = format_pps(x.reader_pps) if x.reader_pps else "no reader"
+    note = f"q{x.queue} · {x.mode} · reader {reader}"
+    return Arrow(
+        "XDP_REDIRECT",
+        f"{x.name} RX ring (AF_XDP)",
+        None,
+        r,
+        got + empty + full,
+        weight_of(r),
+        note,
+        losses,
+    )
+
+
+XSK_LOSSES = ("rx_packets", "rx_fill_ring_empty_descs", "rx_ring_full")
 
 
 def _shared_master(dev: DeviceView, target: DeviceView | None) -> str | None:

@@ -219,6 +219,10 @@ def _tracepoint_table(frame: Frame | None) -> dict[object, int]:
     for b in frame.bulk_queues:
         out[("bq", b.cpu, b.from_dev, b.to_dev)] = b.frames
         out[("bq_egress", b.cpu, b.from_dev, b.to_dev)] = b.egress_drops
+    for sock in frame.xsks:
+        for name, value in sock.counters:
+            out[("xsk", sock.name, name)] = value
+        out[("xsk", sock.name, "read")] = sock.ring("rx").consumer
     for s in frame.sources:
         out[("source", s.name, "emitted")] = s.emitted
         out[("source", s.name, "lost")] = s.lost

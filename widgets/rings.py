@@ -70,6 +70,12 @@ One gauge per ring, `#` descriptors in use, `|` the peak since start:
   (`tx_queue_len`) toward userspace (`tun_net_xmit`, `tun_xdp_xmit`); the reader takes frames
   at the rate shown (its rate split over the queues, `reader TAP rate R`), `read` counts them;
   a full ring drops. The Taps panel below shows the tap's fast/generic XDP paths.
+* **AF_XDP rings** (`xsk0 fill user→kernel`, `xsk0 RX kernel→user 1Mpps`): a socket's fill
+  ring holds the UMEM chunks userspace gave the kernel (`taken`: one per received frame;
+  `drop`: frames that found it empty, `rx_fill_ring_empty_descs`) -- drawn red when it runs
+  *empty*; its RX ring holds received frames until the reader takes them (`read`; `drop`:
+  frames that found it full, `rx_ring_full`). `z` zooms on a socket: all four rings and the
+  UMEM's chunks by owner.
 * **devmap bulk queues** (`bq cpu3 eth0→eth1`): per CPU and target
   (`this_cpu_ptr(dev->xdp_bulkq)`), filled by `bq_enqueue` and flushed into the target's
   `ndo_xdp_xmit` by `bq_xmit_all` at the end of each poll (`xdp_do_flush`), after the
@@ -154,6 +160,8 @@ Click a device (Paths or Devices tab) to show only its rings.
             parts.append((" " * (label_w - cell_len(label)), label_style))
             filled, marker = gauge_cells(row.occupancy, row.size, row.peak, bar_w)
             share = row.occupancy / row.size if row.size else 0.0
+            if row.kind == "xsk_fill":  # a fill ring is in trouble when it is empty
+                share = 1.0 - share
             fill_style = s(
                 "rings-panel--fill-full"
                 if share >= 0.9
@@ -210,7 +218,8 @@ def _tail(row: GaugeRow, sizes_w: int, *, compact: bool) -> list[tuple[str, str]
             peak = row.peak if row.peak is not None else 0
             tail.append((f" peak {peak:>{sizes_w}}", "rings-panel--dim"))
         else:
-            word = {"tap": "read", "ptr_ring": "taken"}.get(row.kind, "sent")
+            words = {"tap": "read", "ptr_ring": "taken", "xsk_fill": "taken", "xsk_rx": "read"}
+            word = words.get(row.kind, "sent")
             tail.append((f" {word} {format_count(row.sent or 0):>{sizes_w}}", "rings-panel--dim"))
     tail.append((" drop " if not compact else " ✗", "rings-panel--dim"))
     tail.append(

@@ -21,7 +21,7 @@ from typing import ClassVar
 from textual.binding import Binding, BindingType
 from textual.strip import Strip
 
-from xdptui.model.views import BulkView, QueueZoomView, SlotView
+from xdptui.model.views import BulkView, QueueZoomView, SlotView, XskRingView, XskView
 from xdptui.widgets.event_list import describe
 from xdptui.widgets.format import format_sim_time
 from xdptui.widgets.lines import LinePanel, Part, strip
@@ -42,6 +42,36 @@ class ZoomPanelView:
 
     zoom: QueueZoomView | None = None
     picked: str = ""  # the queue asked for, in words (it may have gone: ethtool -L)
+    xsk: XskView | None = None  # the zoom is on an AF_XDP socket
+
+
+XSK_OWNERS = ("fill", "kernel", "rx", "user", "tx", "comp")
+XSK_OWNER_MARK = {"fill": "F", "kernel": "K", "rx": "R", "user": "U", "tx": "T", "comp": "C"}
+XSK_OWNER_WORD = {
+    "fill": "fill ring",
+    "kernel": "kernel (free list)",
+    "rx": "RX ring",
+    "user": "userspace",
+    "tx": "TX ring",
+    "comp": "completion ring",
+}
+XSK_OWNER_STYLE = {
+    "fill": "queue-zoom--tx",
+    "kernel": "queue-zoom--other",
+    "rx": "queue-zoom--redirect",
+    "user": "queue-zoom--pass",
+    "tx": "queue-zoom--dim",
+    "comp": "queue-zoom--dim",
+}
+
+
+def _owner_cells(owners: dict[str, int], order: list[str], frames: int, cells: int) -> list[str]:
+    """``cells`` marks in proportion to each owner's chunks (an owner with any gets one)."""
+    out: list[str] = []
+    for k in order:
+        n = max(1, round(owners[k] * cells / max(frames, 1)))
+        out += [k] * n
+    return out[:cells] if len(out) > cells else out
 
 
 def verdict_part(verdict: str) -> str:
@@ -57,8 +87,11 @@ class QueueZoomPanel(LinePanel[ZoomPanelView]):
     HELP = """\
 ## Zoom on a queue
 
-`z` picks a queue: an RX ring, an XDP TX ring, a tap's ring toward userspace, or a devmap
-bulk queue. The ring is drawn slot by slot: `■` a descriptor holding a frame, `·` a free one,
+`z` picks a queue: an RX ring, an XDP TX ring, a tap's ring toward userspace, a devmap
+bulk queue, or an AF_XDP socket (its fill, RX, TX and completion rings with their producer
+and consumer indices, and the UMEM's chunks by owner: `F` fill ring, `K` the kernel's free
+list, `R` RX ring, `U` userspace). The ring is drawn slot by slot: `■` a descriptor
+holding a frame, `·` a free one,
 `H` the head (`next_to_clean`: `napi_poll` takes up to 64 from here) and `T` the tail (where
 the NIC writes the next frame, `next_to_use`). `c` colours the frames by the verdict their
 program gives them (XDP_TX, XDP_REDIRECT→target, XDP_PASS, XDP_DROP) or by flow. Below the
@@ -139,7 +172,77 @@ sums them by verdict.
             return [], [strip([(line, s("queue-zoom--dim"))]) for line in lines]
         if zoom.ref.kind == "bq":
             return self._bulk(zoom, width)
+        if zoom.ref.kind == "xsk" and view.xsk is not None:
+            return self._xsk(view.xsk, width)
         return self._ring(zoom, width)
+
+    # --- AF_XDP sockets ------------------------------------------------------------------
+
+    def _xsk(self, x: XskView, width: int) -> tuple[list[Strip], list[Strip]]:
+        """A socket's four rings with their free-running producer and consumer indices, and
+        its UMEM's chunks by owner, one cell per chunk (or per group of chunks)."""
+        s = self.style_of
+        reader = f"reader {x.reader_pps / 1e6:g} Mpps" if x.reader_pps else "no reader"
+        wake = "need_wakeup" if x.need_wakeup else "no need_wakeup"
+        if x.rx_need_wakeup:
+            wake += " (the fill ring's flag is up: the reader must kick the driver)"
+        head = [
+            strip([(f"{x.name}: AF_XDP socket on {x.dev} q{x.queue}", s("queue-zoom--title"))]),
+            strip([(f"{x.mode} · {reader} · {wake}", s("queue-zoom--dim"))]),
+        ]
+        body: list[Strip] = []
+        bar_w = max(8, min(64, width - 44))
+        about = {
+            "fill": "user gives empty chunks → kernel",
+            "rx": "kernel gives frames → user",
+            "tx": "user gives frames to send → kernel (not modelled)",
+            "comp": "kernel gives sent chunks back → user",
+        }
+        for r in x.rings:
+            body.append(strip(self._xsk_ring(r, bar_w)))
+            body.append(strip([(f"      {about[r.name]}", s("queue-zoom--dim"))]))
+        body.append(strip([("", s("queue-zoom--dim"))]))
+        owners = dict(x.owners)
+        body.append(
+            strip(
+                [(f"UMEM: {x.frames} chunks of {x.frame_size} B, by owner", s("queue-zoom--dim"))]
+            )
+        )
+        cells = max(8, min(x.frames, (width - 2) * 2))
+        per_row = max(8, width - 2)
+        order = [k for k in XSK_OWNERS if owners.get(k, 0)]
+        marks = _owner_cells(owners, order, x.frames, cells)
+        for start in range(0, len(marks), per_row):
+            body.append(
+                strip(
+                    [
+                        (XSK_OWNER_MARK[k], s(XSK_OWNER_STYLE[k]))
+                        for k in marks[start : start + per_row]
+                    ]
+                )
+            )
+        legend: list[Part] = []
+        for k in XSK_OWNERS:
+            legend += [
+                (XSK_OWNER_MARK[k] + " ", s(XSK_OWNER_STYLE[k])),
+                (f"{XSK_OWNER_WORD[k]} {owners.get(k, 0)}  ", s("queue-zoom--dim")),
+            ]
+        body.append(strip(legend))
+        body.append(strip([("", s("queue-zoom--dim"))]))
+        for name, value in x.counters:
+            body.append(strip([(f"  {name:<26} {value:>12,}", s("queue-zoom--dim"))]))
+        return head, body
+
+    def _xsk_ring(self, r: XskRingView, bar_w: int) -> list[Part]:
+        s = self.style_of
+        filled = min(bar_w, -(-r.entries * bar_w // r.size)) if r.entries else 0
+        fill_part = "queue-zoom--redirect" if r.name != "fill" else "queue-zoom--tx"
+        return [
+            (f"{r.name:<5} ", s("queue-zoom--title")),
+            ("■" * filled, s(fill_part)),
+            ("·" * (bar_w - filled), s("queue-zoom--free")),
+            (f" {r.entries}/{r.size}  prod {r.producer} cons {r.consumer}", s("queue-zoom--dim")),
+        ]
 
     # --- rings ---------------------------------------------------------------------------
 

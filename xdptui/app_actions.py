@@ -432,6 +432,13 @@ def zoom_choices(frame: Frame, mark: Highlight | None) -> list[tuple[QueueRef, s
     for bq in frame.bulk_queues:
         label = f"bulk queue cpu{bq.cpu} {bq.from_dev}→{bq.to_dev} ({bq.flushes} flushes)"
         out.append((QueueRef("bq", bq.from_dev, bq.cpu, bq.to_dev), label))
+    for x in frame.xsks:
+        fill, rx = x.ring("fill"), x.ring("rx")
+        label = (
+            f"{x.name} AF_XDP socket ({x.dev} q{x.queue}) fill {fill.entries}/{fill.size} "
+            f"RX {rx.entries}/{rx.size}"
+        )
+        out.append((QueueRef("xsk", x.name), label))
     if mark is not None:
 
         def concerns(ref: QueueRef) -> bool:

@@ -61,7 +61,7 @@ def tallies(sim: Simulator) -> dict[str, int]:
     """Every tally of the report (what ``xdptui run --json`` prints), by a stable name."""
     report = sim.report()
     out: dict[str, int] = {}
-    for part in ("devices", "tracepoints", "traffic"):
+    for part in ("devices", "tracepoints", "traffic", "xsks"):
         _flatten(report.get(part, {}), part, out)
     _map_words(report, out)
     return out

@@ -50,6 +50,7 @@ from xdptui.model.topology_spec import (
 )
 from xdptui.topology_nodes import NodeReader
 from xdptui.topology_programs import ProgramResolver, object_file
+from xdptui.topology_xsk import XskLoader
 from xdptui.topology_yaml import (
     _NULL,
     PRIMARY_MODES,
@@ -69,10 +70,14 @@ class DeviceLoader:
     resolved by :class:`ProgramResolver`. ``cpus`` is the host's CPU count, which bounds
     queues and IRQ affinities."""
 
-    def __init__(self, nodes: NodeReader, programs: ProgramResolver, cpus: int) -> None:
+    def __init__(
+        self, nodes: NodeReader, programs: ProgramResolver, cpus: int, xsk: XskLoader | None = None
+    ) -> None:
         self.nodes = nodes
         self.programs = programs
         self.cpus = cpus
+        # ``type: xsk``: AF_XDP sockets, which are not net devices
+        self.xsk = xsk if xsk is not None else XskLoader(nodes)
         self.mtu_nodes: dict[str, Node] = {}  # where each device's mtu was given
 
     def prescan_devices(self, pairs: list[_Pair]) -> list[str]:
@@ -80,6 +85,8 @@ class DeviceLoader:
         declared = [p.key for p in pairs]
         names: list[str] = []
         for pair in pairs:
+            if _type_of(pair.value) == "xsk":
+                continue  # a socket: no device to name in a program or a map
             names.append(pair.key)
             peer = self.peek_peer(pair.value)
             if peer is not None and peer not in declared and peer not in names:
@@ -167,6 +174,9 @@ class DeviceLoader:
         if kind is None:
             return None
         fields = self.nodes.known(pairs, path, DEVICE.keys(kind), f" for a {kind}")
+        if kind == "xsk":
+            self.xsk.socket(pair.key, fields, path, self.nodes.loc(pair.key_node))
+            return None
         if "mtu" in fields:
             self.mtu_nodes[pair.key] = fields["mtu"].value
         common = _Common(
@@ -662,6 +672,16 @@ class DeviceLoader:
             self.nodes.error(node, path, f"'{text}' is not an IPv4 address (e.g. 10.0.0.1)")
             return None
         return text
+
+
+def _type_of(node: Node) -> str | None:
+    """A device mapping's ``type:``, if plainly given."""
+    if not isinstance(node, MappingNode):
+        return None
+    for k, v in node.value:
+        if isinstance(k, ScalarNode) and k.value == "type" and isinstance(v, ScalarNode):
+            return str(v.value)
+    return None
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from xdptui.model.topology import (
     TimelineEntry,
     Topology,
     TrafficSpec,
+    XskMapSpec,
 )
 from xdptui.model.topology_spec import (
     CPUMAP_ENTRY_KEYS,
@@ -72,6 +73,7 @@ from xdptui.topology_devices import DeviceLoader
 from xdptui.topology_nodes import NodeReader
 from xdptui.topology_objmaps import ObjectMapLoader
 from xdptui.topology_programs import ProgramResolver
+from xdptui.topology_xsk import XskLoader
 from xdptui.topology_yaml import (
     _DEFAULT_SOURCE,
     _MAP_NAME,
@@ -160,6 +162,8 @@ class DocumentLoader:
         self.object_maps = ObjectMapLoader(self.nodes)
         self.object_map_specs: list[ObjectMapSpec] = []
         self.cpumap_specs: list[CpuMapSpec] = []
+        self.xsk = XskLoader(self.nodes)
+        self.xskmap_specs: list[XskMapSpec] = []
 
     def topology(self, root: Node | None) -> Topology:
         filename = self.nodes.filename
@@ -186,7 +190,7 @@ class DocumentLoader:
         self.nodes.map_names = self.prescan_maps(fields.get("maps"))
         devices_node = self.nodes.require(fields, "devices", root, "", "a mapping of device names")
         devices = (
-            DeviceLoader(self.nodes, self.programs, cpus).devices(devices_node)
+            DeviceLoader(self.nodes, self.programs, cpus, self.xsk).devices(devices_node)
             if devices_node is not None
             else ()
         )
@@ -199,6 +203,7 @@ class DocumentLoader:
         maps = self.nodes.opt(fields, "maps", "", self.maps, no_maps)
         object_maps = tuple(self.object_map_specs)
         self.object_maps.check(object_maps, devices, cpus)
+        xsks = self.xsk.check(devices, cpus)
         return Topology(
             name=name,
             description=description,
@@ -207,6 +212,8 @@ class DocumentLoader:
             devices=devices,
             maps=maps,
             cpumaps=tuple(self.cpumap_specs),
+            xsks=xsks,
+            xskmaps=tuple(self.xskmap_specs),
             object_maps=object_maps,
             traffic=self.nodes.opt(fields, "traffic", "", self.traffic, ()),
             timeline=timeline,
@@ -276,6 +283,11 @@ class DocumentLoader:
             spec = self.object_maps.spec(pair, fields, path)
             if spec is not None:
                 self.object_map_specs.append(spec)
+            return None
+        if kind == "xskmap":
+            xspec = self.xsk.xskmap(pair, fields, path)
+            if xspec is not None:
+                self.xskmap_specs.append(xspec)
             return None
         if kind == "cpumap":
             cspec = self.cpumap_spec(pair, fields, path)

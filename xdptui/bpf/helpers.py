@@ -225,7 +225,8 @@ def redirect_map(b: Batch, g: Group) -> None:
     flags = g.r[3]
     action_mask = np.uint64(3)
     allowed = action_mask | np.uint64(BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS)
-    if m.map_type == MapType.CPUMAP:  # cpu_map_redirect: no broadcast (flag mask 0)
+    if m.map_type in (MapType.CPUMAP, MapType.XSKMAP):  # cpu_map_redirect, xsk_map_redirect:
+        # no broadcast (their flag mask is 0)
         allowed = action_mask
     bad = (flags & ~allowed) != 0
     key = g.r[2] & np.uint64(0xFFFFFFFF)

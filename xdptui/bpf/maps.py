@@ -78,8 +78,9 @@ HASH_TYPES = (MapType.HASH, MapType.PERCPU_HASH, MapType.LRU_HASH, MapType.LRU_P
 ARRAY_TYPES = (MapType.ARRAY, MapType.PERCPU_ARRAY)
 PERCPU_TYPES = (MapType.PERCPU_ARRAY, MapType.PERCPU_HASH, MapType.LRU_PERCPU_HASH)
 DEVMAP_TYPES = (MapType.DEVMAP, MapType.DEVMAP_HASH)
-# Maps whose contents the host keeps (bound to the host's maps by name): devmaps and cpumaps.
-HOST_TYPES = (*DEVMAP_TYPES, MapType.CPUMAP)
+# Maps whose contents the host keeps (bound to the host's maps by name): devmaps, cpumaps and
+# xskmaps (AF_XDP sockets).
+HOST_TYPES = (*DEVMAP_TYPES, MapType.CPUMAP, MapType.XSKMAP)
 # Map-in-map: the values are inner maps, given by fd and read back as map ids (4 bytes).
 OF_MAPS_TYPES = (MapType.ARRAY_OF_MAPS, MapType.HASH_OF_MAPS)
 # Types whose ops have no ``map_meta_equal``: ``bpf_map_meta_alloc`` refuses them as inner maps.
@@ -344,7 +345,12 @@ class BpfMap:
     def _sparse(self) -> bool:
         """An array whose empty slots do not exist (a devmap's ifindex 0, an array of maps'
         NULL: ``dev_map_lookup_elem``, ``bpf_fd_array_map_lookup_elem`` give ENOENT)."""
-        return self.map_type in (MapType.DEVMAP, MapType.CPUMAP, MapType.ARRAY_OF_MAPS)
+        return self.map_type in (
+            MapType.DEVMAP,
+            MapType.CPUMAP,
+            MapType.XSKMAP,
+            MapType.ARRAY_OF_MAPS,
+        )
 
     def _devmap_set(self, slot: int) -> bool:
         base = slot * self.stride
@@ -443,7 +449,7 @@ class BpfMap:
                 return -Errno.ENOENT
             self.arena[index * self.stride : (index + 1) * self.stride] = 0
             return 0
-        if self.map_type == MapType.DEVMAP:
+        if self.map_type in (MapType.DEVMAP, MapType.XSKMAP):  # xsk_map_delete_elem too
             index = int.from_bytes(kb, "little")
             if index >= self.max_entries:
                 return -Errno.EINVAL
@@ -613,6 +619,8 @@ def check_def(mdef: MapDef) -> None:
             )
     if t in DEVMAP_TYPES and vs not in (4, 8):
         raise KernelError(Errno.EINVAL, f"map '{name}': devmap value_size must be 4 or 8")
+    if t == MapType.XSKMAP and (ks != 4 or vs != 4):  # xsk_map_alloc
+        raise KernelError(Errno.EINVAL, f"map '{name}': an xskmap's key and value are 4 bytes")
     if t == MapType.CPUMAP:  # cpu_map_alloc
         if ks != 4 or vs not in (4, 8):
             raise KernelError(

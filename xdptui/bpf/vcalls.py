@@ -44,9 +44,7 @@ INNER_RUN = frozenset(
     )
 )
 # Maps a program may declare but whose use this package does not model yet.
-UNMODELLED: dict[int, str] = {
-    MapType.XSKMAP: "AF_XDP sockets (XSKMAP)",
-}
+UNMODELLED: dict[int, str] = {}
 
 
 def _map_type_name(t: int) -> str:

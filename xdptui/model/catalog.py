@@ -91,6 +91,13 @@ PROGRAMS: tuple[ProgramInfo, ...] = (
         origin="samples/bpf/xdp_redirect_cpu.bpf.c",
     ),
     ProgramInfo(
+        "xsk_redirect",
+        "bpf_redirect_map(xskmap, rx_queue_index, XDP_PASS): each frame to the AF_XDP socket "
+        "of its queue; a queue without a socket goes up the stack",
+        (ParamInfo("map", "map", None, "xskmap name"),),
+        origin="xdp-tools lib/libxdp/xsk_def_xdp_prog.c",
+    ),
+    ProgramInfo(
         "l4lb",
         "hairpin L4 load balancer: hash the 5-tuple to a backend, rewrite, XDP_TX; "
         "non-TCP/UDP goes XDP_PASS",

@@ -23,6 +23,7 @@ class Errno(enum.IntEnum):
     ENODEV = 19
     EINVAL = 22
     ENOSPC = 28
+    ENOBUFS = 105
     ERANGE = 34
     ENOTEMPTY = 39
     ENOLINK = 67
@@ -54,6 +55,7 @@ _STRERROR: dict[Errno, str] = {
     Errno.ENODEV: "No such device",
     Errno.EINVAL: "Invalid argument",
     Errno.ENOSPC: "No space left on device",
+    Errno.ENOBUFS: "No buffer space available",
     Errno.ERANGE: "Numerical result out of range",
     Errno.ENOTEMPTY: "Directory not empty",
     Errno.ENOLINK: "Link has been severed",

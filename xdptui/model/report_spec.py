@@ -8,7 +8,7 @@ from typing import Annotated, Literal, NotRequired, TypedDict
 
 from xdptui.model.spec import Choices, JSONSchema, Keys, typed_dict_schema
 from xdptui.model.topology_spec import DEVICE_TYPES, REPORT_MAP_TYPES, XDP_MODES
-from xdptui.model.views import COUNTERS, TUN_COUNTERS
+from xdptui.model.views import COUNTERS, TUN_COUNTERS, XSK_COUNTERS
 
 SCHEMA_ID = "https://xdptui.dev/schema/report-v1.json"
 REPORT_VERSION: Literal[1] = 1
@@ -80,12 +80,42 @@ class CpumapEntryEntry(TypedDict):
     prog: Annotated[str | None, "the program its kthread runs"]
 
 
+class XskmapEntryEntry(TypedDict):
+    sock: Annotated[str, "the AF_XDP socket at the key"]
+
+
 class MapEntry(TypedDict):
-    """A devmap or a cpumap."""
+    """A devmap, a cpumap or an xskmap."""
 
     type: Annotated[str, Choices(REPORT_MAP_TYPES)]
     max_entries: int
-    entries: Annotated[dict[str, MapEntryEntry | CpumapEntryEntry], "by key (decimal)"]
+    entries: Annotated[
+        dict[str, MapEntryEntry | CpumapEntryEntry | XskmapEntryEntry], "by key (decimal)"
+    ]
+
+
+class XskRingEntry(TypedDict):
+    size: int
+    entries: Annotated[int, "descriptors in the ring now"]
+    producer: Annotated[int, "the free-running producer index"]
+    consumer: Annotated[int, "the free-running consumer index"]
+
+
+class XskEntry(TypedDict):
+    """An AF_XDP socket (not a net device: no ifindex)."""
+
+    dev: Annotated[str, "the device it is bound to"]
+    queue: Annotated[int, "the queue it is bound to"]
+    mode: Annotated[str, Choices(("copy", "zerocopy")), "XDP_COPY or XDP_ZEROCOPY"]
+    frames: Annotated[int, "UMEM chunks"]
+    frame_size: Annotated[int, "UMEM chunk size"]
+    reader_pps: Annotated[float | None, "how fast userspace reads (None: it does not)"]
+    need_wakeup: bool
+    counters: Annotated[
+        dict[str, int], Keys(XSK_COUNTERS), "rx/tx frames and XDP_STATISTICS, in this order"
+    ]
+    rings: Annotated[dict[str, XskRingEntry], "fill, rx, tx, comp"]
+    umem: Annotated[dict[str, int], "the UMEM's chunks by owner"]
 
 
 class ExceptionHit(TypedDict):
@@ -218,6 +248,7 @@ class Report(TypedDict):
     traffic: Annotated[dict[str, TrafficEntry], "by source name"]
     events: list[EventEntry]
     objects: NotRequired[Annotated[list[ObjectEntry], "loaded BPF objects (xdp obj FILE.o)"]]
+    xsks: NotRequired[Annotated[dict[str, XskEntry], "AF_XDP sockets, by name"]]
 
 
 def schema() -> JSONSchema:

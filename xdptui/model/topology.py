@@ -13,7 +13,7 @@ from xdptui.model.units import LINE, Rate
 
 XdpMode = Literal["native", "generic", "offload"]
 MapType = Literal["devmap", "devmap_hash"]
-ReportMapType = Literal["devmap", "devmap_hash", "cpumap"]
+ReportMapType = Literal["devmap", "devmap_hash", "cpumap", "xskmap"]
 TunMode = Literal["tap", "tun"]
 TunWriter = Literal["write", "vhost"]
 BOND_MODES: tuple[str, ...] = (
@@ -178,6 +178,37 @@ class CpuMapSpec:
 
 
 @dataclass(frozen=True)
+class XskSpec:
+    """``devices: {NAME: {type: xsk, ...}}``: an AF_XDP socket bound to (dev, queue), its UMEM
+    (``frames`` chunks of ``frame_size``) and ring sizes; ``reader``: how fast userspace takes
+    RX descriptors and gives the chunks back to the fill ring (None: it never reads)."""
+
+    name: str
+    dev: str
+    queue: int = 0
+    mode: str = "copy"
+    frames: int = 4096
+    frame_size: int = 4096
+    fill: int = 2048
+    rx: int = 2048
+    tx: int = 2048
+    comp: int = 2048
+    reader_pps: float | None = None
+    need_wakeup: bool = True
+    loc: Loc = field(default_factory=Loc, compare=False)
+
+
+@dataclass(frozen=True)
+class XskMapSpec:
+    """``maps: {NAME: {type: xskmap, max_entries, entries: {KEY: SOCKET}}}``."""
+
+    name: str
+    max_entries: int
+    entries: tuple[tuple[int, str], ...] = ()
+    loc: Loc = field(default_factory=Loc, compare=False)
+
+
+@dataclass(frozen=True)
 class ObjectMapEntrySpec:
     """One element for an object's map, in ``bpftool map update``'s words (``hex 35 00``) and
     as the bytes bpftool's ``parse_bytes`` makes of them; or, for a map-in-map, the inner map
@@ -285,6 +316,8 @@ class Topology:
     devices: tuple[DeviceSpec, ...] = ()
     maps: tuple[MapSpec, ...] = ()
     cpumaps: tuple[CpuMapSpec, ...] = ()
+    xsks: tuple[XskSpec, ...] = ()
+    xskmaps: tuple[XskMapSpec, ...] = ()
     object_maps: tuple[ObjectMapSpec, ...] = ()
     traffic: tuple[TrafficSpec, ...] = ()
     timeline: tuple[TimelineEntry, ...] = ()

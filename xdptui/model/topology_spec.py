@@ -63,6 +63,9 @@ REPORT_MAP_TYPES: tuple[ReportMapType, ...] = get_args(ReportMapType)
 TUN_MODES: tuple[TunMode, ...] = get_args(TunMode)
 TUN_WRITERS: tuple[TunWriter, ...] = get_args(TunWriter)
 RING_SIZES = tuple(1 << n for n in range(6, 14))  # 64 .. 8192
+XSK_RING_SIZES = tuple(1 << n for n in range(0, 18))  # xsk_init_queue: a power of two
+XSK_CHUNK_SIZES = (2048, 4096)  # xdp_umem_reg, aligned: a power of two, 2048..PAGE_SIZE
+XSK_MODES = ("copy", "zerocopy")
 MAP_NAME_PATTERN = r"^[A-Za-z0-9_.]{1,15}$"  # BPF_OBJ_NAME_LEN
 DEV_NAME_PATTERN = r"^(?!\.\.?$)[^/:\s]{1,15}$"  # dev_valid_name (the loader counts bytes)
 USER_PROGRAM_PATTERN = r"^.+\.py:[A-Za-z_][A-Za-z0-9_]*$"
@@ -207,6 +210,31 @@ DEVICE = Tagged(
             ),
             description="a tun/tap device",
         ),
+        "xsk": Obj(
+            (
+                Field("dev", Str(), "the device the socket is bound to (sxdp_ifindex)", True),
+                Field("queue", Int(0, 255), "the queue it is bound to (sxdp_queue_id)", default=0),
+                Field(
+                    "mode",
+                    Enum(XSK_MODES),
+                    "XDP_COPY or XDP_ZEROCOPY; default: zero-copy where the driver has it",
+                ),
+                Field("frames", Int(1, 1 << 20), "UMEM chunks", default=4096),
+                Field("frame_size", IntEnum(XSK_CHUNK_SIZES), "UMEM chunk size", default=4096),
+                Field("fill", IntEnum(XSK_RING_SIZES), "fill ring entries", default=2048),
+                Field("rx", IntEnum(XSK_RING_SIZES), "RX ring entries", default=2048),
+                Field("tx", IntEnum(XSK_RING_SIZES), "TX ring entries", default=2048),
+                Field("comp", IntEnum(XSK_RING_SIZES), "completion ring entries", default=2048),
+                Field(
+                    "reader",
+                    _rate(line=False),
+                    "how fast userspace takes RX descriptors and refills the fill ring; "
+                    "none: it never reads",
+                ),
+                Field("need_wakeup", Bool(), "XDP_USE_NEED_WAKEUP", default=True),
+            ),
+            description="an AF_XDP socket (not a net device: no up, mtu or xdp)",
+        ),
     },
 )
 
@@ -254,6 +282,17 @@ CPUMAP = Obj(
     ),
     description="a cpumap: frames redirected to other CPUs' kthreads",
 )
+XSKMAP = Obj(
+    (
+        Field("max_entries", Int(1, U32_MAX), "xskmap: keys 0..max_entries-1", True),
+        Field(
+            "entries",
+            MapOf(Str(), key_pattern=r"^[0-9]+$", key_description="a key (a queue index)"),
+            "key: an AF_XDP socket (a device of type xsk)",
+        ),
+    ),
+    description="an xskmap: AF_XDP sockets by key",
+)
 BPFTOOL_BYTES = Str(examples=("hex 35 00", "0x35 0", "53 0"))
 INNER_MAP = Obj(
     (Field("map", Str(), "a map of the same object, as bpftool names it", True),),
@@ -286,7 +325,13 @@ MAP = Tagged(
     tag="type",
     tag_description="the BPF map type; object: a map of an object attached at start",
     common=(),
-    variants={"devmap": DEVMAP, "devmap_hash": DEVMAP, "cpumap": CPUMAP, "object": OBJECT_MAP},
+    variants={
+        "devmap": DEVMAP,
+        "devmap_hash": DEVMAP,
+        "cpumap": CPUMAP,
+        "xskmap": XSKMAP,
+        "object": OBJECT_MAP,
+    },
 )
 
 # --- traffic, timeline, lessons -----------------------------------------------------------

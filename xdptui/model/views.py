@@ -31,6 +31,19 @@ COUNTERS: tuple[str, ...] = (
 """Every device's counters, in the v1 report's order (docs/design.md, "JSON report (v1)")."""
 
 TUN_COUNTERS: tuple[str, ...] = ("xdp_fast_path", "xdp_generic_path")
+XSK_COUNTERS: tuple[str, ...] = (
+    "rx_packets",
+    "rx_bytes",
+    "rx_dropped",
+    "rx_invalid_descs",
+    "tx_invalid_descs",
+    "rx_ring_full",
+    "rx_fill_ring_empty_descs",
+    "tx_ring_empty_descs",
+    "tx_packets",
+)
+"""An AF_XDP socket's: ``XDP_STATISTICS`` (struct xdp_statistics) between its RX and TX
+frames."""
 """What tun/tap devices add: frames whose program ran before the skb / as generic XDP."""
 
 
@@ -412,12 +425,51 @@ class Frame:
     stream: tuple[StreamEventView, ...] = ()  # the newest records of the event stream
     zoom: QueueZoomView | None = None  # the queue asked for with frame(zoom=...)
     objects: tuple[ObjectView, ...] = ()  # loaded real XDP objects
+    xsks: tuple[XskView, ...] = ()  # AF_XDP sockets
 
     def device(self, name: str) -> DeviceView:
         for dev in self.devices:
             if dev.name == name:
                 return dev
         raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class XskRingView:
+    """One of an AF_XDP socket's rings: its size, the entries in it, its free-running
+    producer and consumer indices."""
+
+    name: str  # fill | rx | tx | comp
+    size: int
+    entries: int
+    producer: int
+    consumer: int
+
+
+@dataclass(frozen=True)
+class XskView:
+    """An AF_XDP socket (``struct xdp_sock``): where it is bound, its rings, its UMEM's
+    chunks by owner, its reader and its counters (``XDP_STATISTICS`` names)."""
+
+    name: str
+    dev: str
+    queue: int
+    mode: str  # copy | zerocopy
+    frames: int
+    frame_size: int
+    rings: tuple[XskRingView, ...]
+    owners: tuple[tuple[str, int], ...]  # fill, kernel, rx, user, tx, comp
+    reader_pps: float | None
+    need_wakeup: bool
+    rx_need_wakeup: bool
+    wakeups: int
+    counters: tuple[tuple[str, int], ...]
+
+    def counter(self, name: str) -> int:
+        return dict(self.counters).get(name, 0)
+
+    def ring(self, name: str) -> XskRingView:
+        return next(r for r in self.rings if r.name == name)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from xdptui.sim.programs import Program, make_object_program, make_program
 from xdptui.sim.replay import CapturePacing
 from xdptui.sim.traffic import build_flow_table
 from xdptui.sim.world import World, concat_entries
+from xdptui.sim.xsk import XskMap
 
 XDP_MAX_MTU = 3046  # one 4 KiB page less headroom and skb_shared_info (UNVERIFIED per driver)
 KEYWORD_MODE = {"xdpgeneric": MODE_SKB, "xdpdrv": MODE_DRV, "xdpoffload": MODE_HW}
@@ -95,6 +96,8 @@ class Control(BondControl):
         for name, kind, max_entries, map_id in create:
             if kind == "cpumap":
                 w.cpumaps[name] = CpuMap(name, max_entries, map_id, w.nr_cpus)
+            elif kind == "xskmap":  # empty: bpftool map update name M key K value SOCKET
+                w.xskmaps[name] = XskMap(name, max_entries, map_id)
             else:
                 w.maps[name] = DevMap(name, kind, max_entries, map_id)
         if prog.obj is not None and prog.obj.map_ids:
@@ -394,6 +397,9 @@ class Control(BondControl):
         cmap = self.world.cpumaps.get(c.map)
         if cmap is not None or c.qsize is not None:
             return self._cpumap_update(c)
+        xmap = self.world.xskmaps.get(c.map)
+        if xmap is not None:
+            return self._xskmap_update(xmap, c)
         m = self.devmap(c.map)
         dev = self.world.devices.get(c.dev)
         if dev is None:
@@ -425,6 +431,23 @@ class Control(BondControl):
             self._loaded(egress, create)  # bpftool loaded it: the id stays taken
         try:
             m.update(c.key, DevmapEntry(dev.name, egress), c.flags)
+        except KernelError as exc:
+            raise ToolError(exc.errno, f"Error: update failed: {exc.errno.strerror}") from None
+        self.world.touch()
+        return ""
+
+    def _xskmap_update(self, xmap: XskMap, c: cmd.MapUpdate) -> str:
+        """``xsk_map_update_elem`` (``net/xdp/xskmap.c``), its value an AF_XDP socket (the
+        socket's fd in the kernel; its name here): flags, the key's range, EEXIST/ENOENT."""
+        if c.dev not in self.world.xsks:
+            socks = ", ".join(self.world.xsks) or "none"
+            raise ToolError(
+                Errno.EOPNOTSUPP,
+                f"Error: update failed: Operation not supported ({c.map} is an xskmap: its "
+                f"value is an AF_XDP socket; sockets: {socks})",
+            )
+        try:
+            xmap.update(c.key, c.dev, c.flags)
         except KernelError as exc:
             raise ToolError(exc.errno, f"Error: update failed: {exc.errno.strerror}") from None
         self.world.touch()
@@ -492,6 +515,14 @@ class Control(BondControl):
         if c.key_bytes is not None:
             return self._objmap(objmaps.delete, c)
         cmap = self.world.cpumaps.get(c.map)
+        xmap = self.world.xskmaps.get(c.map)
+        if xmap is not None:
+            try:
+                xmap.delete(c.key)
+            except KernelError as exc:
+                raise ToolError(exc.errno, f"Error: delete failed: {exc.errno.strerror}") from None
+            self.world.touch()
+            return ""
         if cmap is not None:
             try:
                 cmap.delete(c.key)
@@ -655,7 +686,15 @@ class Control(BondControl):
 
     def _SetReader(self, c: cmd.SetReader) -> str:
         """The tap's userspace side: a reader attaches a queue (``tun_attach``: carrier on);
-        without one the tap has no queue and ``tun_xdp_xmit`` answers -ENXIO."""
+        without one the tap has no queue and ``tun_xdp_xmit`` answers -ENXIO. For an AF_XDP
+        socket: the loop that takes its RX descriptors and refills its fill ring."""
+        xs = self.world.xsks.get(c.dev)
+        if xs is not None:
+            pps = None if c.rate is None else c.rate.value
+            if c.rate is not None and c.rate.kind != "pps":
+                raise ToolError(Errno.EINVAL, "reader: an AF_XDP reader's rate is in pps")
+            xs.set_reader(pps, self.now())
+            return ""
         dev = self.device(c.dev)
         if not isinstance(dev, Tun):
             raise ToolError(Errno.EINVAL, f"reader: {dev.name} is not a tun/tap device")

@@ -177,3 +177,11 @@ USER_PROGRAM_COST = 5.0
 # each helper call's own cost.
 OBJECT_PROGRAM_COST = 0.0  # the per-frame cost is BPF_INSN_NS x the instructions that frame ran
 BPF_INSN_NS = 0.35
+
+# AF_XDP (net/xdp/xsk.c), UNVERIFIED estimates: a redirect to a socket costs the polling CPU the
+# RX descriptor; copy mode adds a chunk allocation and the memcpy (~30 GB/s); every poll that
+# received flushes once (xsk_flush: publish the RX producer, wake the reader).
+XSK_RCV = 20.0  # __xsk_map_redirect, xskq_prod_reserve_desc
+XSK_COPY = 25.0  # copy mode: xsk_buff_alloc from the fill ring, xdp_return_buff of the page
+XSK_COPY_BYTE = 0.033  # copy mode: ns per byte copied into the chunk
+XSK_FLUSH = 60.0  # per poll: xsk_flush (xskq_prod_submit, sock_def_readable)

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.model.errors import Errno
-from xdptui.sim import cpumap, devmap
+from xdptui.sim import costs, cpumap, devmap, xsk
 from xdptui.sim.batch import PollShape, Rows, distinct, having
 from xdptui.sim.bond.bond_main import Bond, BondLogic, rr_poll_counts
 from xdptui.sim.classes import FlowClasses, compile_classes
@@ -71,6 +71,7 @@ class Datapath:
         self.io = io
         self.tp = Tracepoints()
         self.cpumap_tp = cpumap.CpumapTally()
+        self.window = (0, 0)  # fast mode: the step being run (t0, t1)
         self.accounts = Accounting(world, self.tp, self)
         self.cpu = CpuStats.make(world.nr_cpus)
         self.compiled: dict[str, Compiled] = SharedCache()
@@ -284,7 +285,8 @@ class Datapath:
         """Native unicast redirects of many instances at once, toward NICs and without devmap
         egress programs (``devmap.enqueue_many``); returns the rows done."""
         red: npt.NDArray[np.bool_] = act == XDP_REDIRECT
-        if c.broadcast or not red.any() or self.world.devmap_egress != "flush":
+        xsk_map = c.map_name is not None and c.map_name in self.world.xskmaps
+        if c.broadcast or xsk_map or not red.any() or self.world.devmap_egress != "flush":
             return np.zeros(len(act), bool)
         dmap = self.world.maps.get(c.map_name) if c.map_name else None
         target = c.target[rows.entry]
@@ -546,6 +548,9 @@ class Datapath:
         ``xdp_exception``; successes fire ``xdp_redirect`` and go into the per-CPU bulk queue
         of the target device -- one queue per target, shared by every devmap entry and
         ifindex redirect pointing at it."""
+        if c.map_name is not None and c.map_name in self.world.xskmaps:
+            self._redirect_xsk(dev, c, mode, t, rows, shape, out)
+            return
         dev.add("xdp_redirect", rows.total)
         err = c.err[rows.entry]
         ok = rows.where(err == 0) if self._redirect_failed(dev, mode, rows, err) else rows
@@ -571,6 +576,48 @@ class Datapath:
             part = bpf_run.leaving(self, dev, c, part)
             devmap.enqueue(self, dev, tgt, mode, cpu, t, part, keys, dmap, shape, int(ifindex), out)
 
+    def _redirect_xsk(
+        self,
+        dev: NetDev,
+        c: Compiled,
+        mode: str,
+        t: int,
+        rows: Rows,
+        shape: PollShape,
+        out: PollOutcome,
+    ) -> None:
+        """``__xdp_do_redirect_xsk``: ``xsk_rcv`` into the socket right away (no bulk queue);
+        its errors are ``xdp_do_redirect``'s, the flush publishes the RX ring."""
+        dev.add("xdp_redirect", rows.total)
+        w = self.world
+        by_index = w.xsk_by_index
+        err = c.err[rows.entry]
+        bad = err != 0
+        if bad.any():
+            xsk.count_enospc(by_index, c.target, c.err, rows)
+            self._redirect_failed(dev, mode, rows.where(bad), err[bad])
+            rows = rows.where(~bad)
+        parts, flushes = xsk.receive_rows(
+            by_index, c.target, w.entries.size, rows, t, shape, self.window
+        )
+        out.cost_ns += flushes * costs.XSK_FLUSH
+        if rows.ordered:  # one poll: what xsk_flush published, per socket
+            for sock, frames, got, code in xsk.flush_records(by_index, c.target, parts):
+                why = Errno(code).name if code else None
+                out.xsk_flushes.append(
+                    {"sock": sock, "frames": frames, "received": got, "err": why}
+                )
+        for code, part in parts:
+            if not part.total:
+                continue
+            self._redirect_failed(dev, mode, part, np.full(len(part), code, np.int64))
+            if code == 0:
+                self.tp.redirect += part.total
+                if self.watched(part):
+                    xs = by_index[xsk.socket_of_target(int(c.target[part.entry[0]]))]
+                    what = f"xsk_rcv: into {xs.name}'s RX ring (published at xdp_do_flush)"
+                    self.hop(t, dev.name, "xsk", what, end=True)
+
     def tun_rx(self, dev: NetDev, rows: Rows) -> None:
         """``dev_sw_netstats_rx_add``: the frames a tap's writes delivered (XDP_PASS, or the
         fast path's successful XDP_TX and XDP_REDIRECT -- ``tun_xdp_act`` since v6.6)."""
@@ -579,7 +626,8 @@ class Datapath:
 
     def _redirect_failed(self, dev: NetDev, mode: str, rows: Rows, err: IntArray) -> bool:
         """``xdp:xdp_redirect_err`` by errno, and the native driver's drop with
-        ``xdp:xdp_exception`` (``tun_xdp_act`` only returns the error). Native veth and tun
+        ``xdp:xdp_exception`` (``tun_xdp_act`` only returns the error; ``veth_xdp_rcv_one``
+        only counts ``rx_drops``, the machine's kernel confirms it). Native veth and tun
         count the outcome in their RX stats: veth's ``xdp_redirect`` or ``rx_drops``
         (``veth_xdp_rcv_one``); tun's RX stats or ``rx_dropped`` (``tun_xdp_act``); a NIC's
         ``Nic.xdp_handle``. Returns whether any failed."""
@@ -611,16 +659,21 @@ class Datapath:
         for code in np.unique(err[bad]):
             hits = int(rows.count[err == code].sum())
             self.tp.redirect_err[(dev.name, Errno(int(code)).name)] += hits
-            if mode == MODE_DRV and not isinstance(dev, Tun):
+            if mode == MODE_DRV and not isinstance(dev, Tun | Veth):  # veth: rx_drops only
                 self.tp.exception[(dev.name, "XDP_REDIRECT")] += hits
         return True
 
     # ------------------------------------------------------------ what the rings report back
 
-    def by_rx_queue(self, dev: NetDev, rows: Rows) -> list[tuple[int, Rows]]:
-        """Split rows over ``dev``'s receive queues by the flow's hash."""
+    def by_rx_queue(
+        self, dev: NetDev, rows: Rows, tx_queues: int | None = None
+    ) -> list[tuple[int, Rows]]:
+        """Split rows over ``dev``'s receive queues by the flow's hash (a veth: over the
+        sender's ``tx_queues``, the queue mapping ``veth_xmit`` follows; a mapping past the
+        receiver's queues, which the kernel sends the non-NAPI way, wraps here)."""
         nq = len(dev.rxq)
-        if nq <= 1:
+        spread = tx_queues or nq
+        if nq <= 1 or spread <= 1:
             return [(0, rows)]
-        q = (self.world.entries.rss_hash[rows.entry] % nq).astype(np.int64)
+        q = (self.world.entries.rss_hash[rows.entry] % spread % nq).astype(np.int64)
         return [(int(i), rows.where(q == i)) for i in np.unique(q)]

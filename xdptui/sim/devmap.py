@@ -142,6 +142,7 @@ class PollOutcome:
     verdicts: dict[str, int] = field(default_factory=dict)
     flushes: list[Flush] = field(default_factory=list)
     cpumap_flushes: list[dict[str, Any]] = field(default_factory=list)  # bq_flush_to_queue
+    xsk_flushes: list[dict[str, Any]] = field(default_factory=list)  # __xsk_map_flush
 
 
 @dataclass

@@ -33,6 +33,7 @@ from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Card, Nic
 from xdptui.sim.dev.rings import ARMED, IRQ_PENDING, SCHEDULED, RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
+from xdptui.sim.dev.veth import Veth
 from xdptui.sim.events import Event, EventStream
 from xdptui.sim.exact_admit import Arrivals, admission
 from xdptui.sim.exact_io import tx_rings
@@ -289,6 +290,8 @@ class Exact:
             )
         for cf in out.cpumap_flushes:
             self.stream.emit({"t_ns": t, "kind": "cpumap_enqueue", **cf})
+        for xf in out.xsk_flushes:
+            self.stream.emit({"t_ns": t, "kind": "xsk_flush", "cpu": cpu, **xf})
         self._log_refusals(t, cpu, rxq.index, errs, excs)
         return dur
 
@@ -385,7 +388,8 @@ class Exact:
             out: IntArray = dev.queue_of_entry[entries]
             return out
         rss = self.world.entries.rss_hash[entries].astype(np.int64)
-        res: IntArray = rss % max(1, len(dev.rxq))
+        spread = dev.peer_queues if isinstance(dev, Veth) else len(dev.rxq)  # veth_xmit
+        res: IntArray = rss % max(1, spread) % max(1, len(dev.rxq))
         return res
 
     def admit(self, dev: NetDev, t: int) -> None:

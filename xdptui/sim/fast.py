@@ -140,6 +140,7 @@ class Fast:
         dp = self.dp
         io = FastIO(self)
         dp.io = io
+        dp.window = (t0, t1)
         dp.compile()
         self.steps += 1
         dt = t1 - t0
@@ -208,7 +209,7 @@ class Fast:
                     dev.add("tx_dropped", frames)
                     return
                 # veth_xmit: into the peer's queues, the sender counting what they take
-                for q, part in self.dp.by_rx_queue(peer, rows):
+                for q, part in self.dp.by_rx_queue(peer, rows, dev.queues):
                     self.dp.io.rx(
                         peer, peer.rxq[q], part, t0, 0, self.dp.accounts.refusal("veth_skb", dev)
                     )

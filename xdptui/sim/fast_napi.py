@@ -28,11 +28,12 @@ from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import flush_cost
 from xdptui.sim.fast_burst import Feed
 from xdptui.sim.fast_shapes import Facts
-from xdptui.sim.kconst import CPU_TARGET, DEV_MAP_BULK_SIZE
+from xdptui.sim.kconst import CPU_TARGET, DEV_MAP_BULK_SIZE, XSK_TARGET
 from xdptui.sim.layout import Grouped, SourceLayout
 from xdptui.sim.shared import SharedCache
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
+from xdptui.sim.xsk import XSK_BULK
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -169,7 +170,9 @@ class FastNapi:
                     for k, v in enumerate(values.tolist()):
                         hit = (bq == v).astype(np.int64)
                         lab.append(np.concatenate(([0], np.cumsum(hit))))
-                        if v <= CPU_TARGET:  # a cpumap entry's bulk queue
+                        if v <= XSK_TARGET:  # an AF_XDP socket: one xsk_flush a poll
+                            flushes += [round(costs.XSK_FLUSH * 1000), XSK_BULK]
+                        elif v <= CPU_TARGET:  # a cpumap entry's bulk queue
                             flushes += [round(costs.CPUMAP_FLUSH * 1000), CPU_MAP_BULK_SIZE]
                         else:
                             flush = round(flush_cost(dev, w.by_ifindex[v]) * 1000)

@@ -26,11 +26,12 @@ from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import flush_cost
 from xdptui.sim.fast_burst import Schedule
 from xdptui.sim.fast_polls import spread_over
-from xdptui.sim.kconst import CPU_TARGET, DEV_MAP_BULK_SIZE, XDP_REDIRECT, XDP_TX
+from xdptui.sim.kconst import CPU_TARGET, DEV_MAP_BULK_SIZE, XDP_REDIRECT, XDP_TX, XSK_TARGET
 from xdptui.sim.layout import Grouped, SourceLayout
 from xdptui.sim.shared import SharedCache
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
+from xdptui.sim.xsk import XSK_BULK
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -249,6 +250,8 @@ class Facts:
                 flush[k] = flush_cost(dev, tgt)
             elif v == RR_CLASS:
                 flush[k] = 80.0  # a round-robin bond's slaves: their flushes, on average
+            elif v <= XSK_TARGET:
+                flush[k] = costs.XSK_FLUSH  # xsk_flush, once a poll
             elif v <= CPU_TARGET:
                 flush[k] = costs.CPUMAP_FLUSH  # bq_flush_to_queue
         tx_out = (c.act == XDP_TX) & (c.mode is not None)
@@ -270,7 +273,11 @@ class Facts:
             tx_out[rep].astype(float),
             multi,
             onward[rep].astype(float),
-            np.where(values <= CPU_TARGET, CPU_MAP_BULK_SIZE, DEV_MAP_BULK_SIZE).astype(float),
+            np.select(
+                [values <= XSK_TARGET, values <= CPU_TARGET],
+                [XSK_BULK, CPU_MAP_BULK_SIZE],
+                DEV_MAP_BULK_SIZE,
+            ).astype(float),
         )
         if len(self._facts) > 256:
             self._facts.clear()

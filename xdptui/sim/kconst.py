@@ -91,3 +91,5 @@ def max_fwd_len(mtu: int) -> int:
 # xdptui's encoding, not the kernel's: ``Compiled.target`` of a frame redirected into a cpumap
 # entry is CPU_TARGET - cpu (never an ifindex, and below every other bulk class).
 CPU_TARGET = -1000
+# ... and of a frame redirected to an AF_XDP socket XSK_TARGET - its index (below every CPU).
+XSK_TARGET = -1_000_000

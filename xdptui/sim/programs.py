@@ -56,6 +56,7 @@ class XdpContext:
     params: Mapping[str, str] = field(default_factory=dict)
     lookup_map: Callable[[str, int], int | None] | None = None
     egress_ifindex: int = 0  # devmap egress programs: the device the bulk goes out of
+    rx_queue_index: IntArray | None = None  # per row (None: queue 0 for every row)
     # Recorded by the helpers, per row: target ifindex (-1 none), map name and key.
     redirect_ifindex: IntArray = field(init=False)
     redirect_key: IntArray = field(init=False)
@@ -240,6 +241,13 @@ def _redirect_cpu(ctx: XdpContext) -> IntArray:
     return ctx.redirect_map(ctx.params["map"], keys, 0)
 
 
+def _xsk_redirect(ctx: XdpContext) -> IntArray:
+    """xdp-tools' and xdpsock's AF_XDP program: ``bpf_redirect_map(&xsks_map,
+    ctx->rx_queue_index, XDP_PASS)`` -- the socket of the frame's queue, else the stack."""
+    queue = ctx.rx_queue_index if ctx.rx_queue_index is not None else ctx.full(0)
+    return ctx.redirect_map(ctx.params["map"], queue, XDP_PASS)
+
+
 def _l4lb(ctx: XdpContext) -> IntArray:
     """Hairpin L4 LB: TCP/UDP is rewritten toward a backend and sent back out (XDP_TX)."""
     return np.where(_is_l4(ctx), XDP_TX, XDP_PASS).astype(np.int64)
@@ -262,6 +270,7 @@ BUILTINS: dict[str, ProgramFunc] = {
     "redirect_map": _redirect_map,
     "redirect_map_multi": _redirect_map_multi,
     "redirect_cpu": _redirect_cpu,
+    "xsk_redirect": _xsk_redirect,
     "l4lb": _l4lb,
     "drop_port": _drop_port,
 }
@@ -329,5 +338,7 @@ def make_object_program(
     path = Path(path_text)
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
-    obj, create = load_program(path, section, attach, world, {**world.maps, **world.cpumaps})
+    obj, create = load_program(
+        path, section, attach, world, {**world.maps, **world.cpumaps, **world.xskmaps}
+    )
     return Program(spec, _object_func, costs.OBJECT_PROGRAM_COST, (), prog_id, obj), create

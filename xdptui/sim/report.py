@@ -11,14 +11,18 @@ from xdptui.model.report_spec import (
     REPORT_VERSION,
     BpfMapElem,
     BpfMapEntry,
+    CpumapEntryEntry,
     DeviceEntry,
     MapEntry,
+    MapEntryEntry,
     ObjectEntry,
     Report,
     TrafficEntry,
     XdpEntry,
+    XskEntry,
+    XskmapEntryEntry,
 )
-from xdptui.model.views import DeviceView, EventView, Frame
+from xdptui.model.views import DeviceView, EventView, Frame, MapEntryView, XskView
 from xdptui.sim.show import object_maps
 
 if TYPE_CHECKING:
@@ -39,14 +43,7 @@ def build_report(frame: Frame, world: World, commands: Iterable[EventView]) -> R
             m.name: MapEntry(
                 type=m.type,
                 max_entries=m.max_entries,
-                entries={
-                    str(e.key): (
-                        {"qsize": e.qsize, "prog": e.egress}
-                        if m.type == "cpumap"
-                        else {"dev": e.dev, "egress": e.egress}
-                    )
-                    for e in m.entries
-                },
+                entries={str(e.key): _map_entry(m.type, e) for e in m.entries},
             )
             for m in frame.maps
         },
@@ -110,7 +107,40 @@ def build_report(frame: Frame, world: World, commands: Iterable[EventView]) -> R
         ]
     if frame.objects:
         report["objects"] = _objects(frame, world)
+    if frame.xsks:
+        report["xsks"] = {x.name: _xsk(x) for x in frame.xsks}
     return report
+
+
+def _map_entry(kind: str, e: MapEntryView) -> MapEntryEntry | CpumapEntryEntry | XskmapEntryEntry:
+    if kind == "cpumap":
+        return {"qsize": e.qsize, "prog": e.egress}
+    if kind == "xskmap":
+        return {"sock": e.dev}
+    return {"dev": e.dev, "egress": e.egress}
+
+
+def _xsk(x: XskView) -> XskEntry:
+    return {
+        "dev": x.dev,
+        "queue": x.queue,
+        "mode": x.mode,
+        "frames": x.frames,
+        "frame_size": x.frame_size,
+        "reader_pps": x.reader_pps,
+        "need_wakeup": x.need_wakeup,
+        "counters": dict(x.counters),
+        "rings": {
+            r.name: {
+                "size": r.size,
+                "entries": r.entries,
+                "producer": r.producer,
+                "consumer": r.consumer,
+            }
+            for r in x.rings
+        },
+        "umem": dict(x.owners),
+    }
 
 
 def _objects(frame: Frame, world: World) -> list[ObjectEntry]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from xdptui.bpf.maps import BpfMap, MapType
 from xdptui.model.catalog import program_info
+from xdptui.model.errors import Errno
 from xdptui.sim.bond.bond_main import Bond, bond_get_stats
 from xdptui.sim.core.bpf_obj import ObjProgram
 from xdptui.sim.cpumap import CpuMap
@@ -28,6 +29,7 @@ from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import DevMap
 from xdptui.sim.programs import Program
 from xdptui.sim.world import World
+from xdptui.sim.xsk import XskMap
 
 # ------------------------------------------------------------------ programs
 
@@ -422,7 +424,7 @@ def object_maps(world: World) -> list[ObjMap]:
     return [out[k] for k in sorted(out)]
 
 
-AnyMap = DevMap | CpuMap | ObjMap
+AnyMap = DevMap | CpuMap | XskMap | ObjMap
 
 
 def _id(m: AnyMap) -> int:
@@ -430,12 +432,17 @@ def _id(m: AnyMap) -> int:
 
 
 def map_names(world: World) -> list[str]:
-    return [*world.maps, *world.cpumaps, *(m.name for m in object_maps(world))]
+    return [*world.maps, *world.cpumaps, *world.xskmaps, *(m.name for m in object_maps(world))]
 
 
 def find_maps(world: World, name: str | None, map_id: int | None) -> list[AnyMap]:
     """``name M`` (every map so named), ``id N``, or every map, by id."""
-    every: list[AnyMap] = [*world.maps.values(), *world.cpumaps.values(), *object_maps(world)]
+    every: list[AnyMap] = [
+        *world.maps.values(),
+        *world.cpumaps.values(),
+        *world.xskmaps.values(),
+        *object_maps(world),
+    ]
     if map_id is not None:
         every = [m for m in every if m.map_id == map_id]
     elif name is not None:
@@ -465,15 +472,15 @@ def map_show(maps: list[AnyMap], as_json: bool) -> str:
             if isinstance(m, DevMap):
                 rows.extend(json.loads(map_show_json([m])))
                 continue
-            if isinstance(m, CpuMap):
+            if isinstance(m, CpuMap | XskMap):
                 rows.append(
                     {
                         "id": m.map_id,
-                        "type": "cpumap",
+                        "type": m.type,
                         "name": m.name,
                         "flags": 0,
                         "bytes_key": 4,
-                        "bytes_value": 8,
+                        "bytes_value": 8 if isinstance(m, CpuMap) else 4,
                         "max_entries": m.max_entries,
                         "bytes_memlock": 4096,
                         "frozen": 0,
@@ -502,9 +509,10 @@ def map_show(maps: list[AnyMap], as_json: bool) -> str:
             lines.append(f"{m.map_id}: {kind}  name {m.name}  flags 0x80")
             lines.append(f"\tkey 4B  value 8B  max_entries {m.max_entries}  memlock 4096B")
             continue
-        if isinstance(m, CpuMap):
-            lines.append(f"{m.map_id}: cpumap  name {m.name}  flags 0x0")
-            lines.append(f"\tkey 4B  value 8B  max_entries {m.max_entries}  memlock 4096B")
+        if isinstance(m, CpuMap | XskMap):
+            value = 8 if isinstance(m, CpuMap) else 4  # bpf_cpumap_val; a socket's fd
+            lines.append(f"{m.map_id}: {m.type}  name {m.name}  flags 0x0")
+            lines.append(f"\tkey 4B  value {value}B  max_entries {m.max_entries}  memlock 4096B")
             continue
         b = m.map
         lines.append(f"{m.map_id}: {_type_name(b)}  name {m.name}  flags {_flags(m):#x}")
@@ -523,6 +531,8 @@ def map_dump(world: World, maps: list[AnyMap], as_json: bool) -> str:
             parts.append(m.map.dump(as_json).rstrip("\n"))
         elif isinstance(m, CpuMap):
             parts.append(_cpumap_dump(m, as_json))
+        elif isinstance(m, XskMap):
+            parts.append(_xskmap_dump(m, as_json))
         elif as_json:
             parts.append(map_dump_json(world, m))
         else:
@@ -551,6 +561,24 @@ def _cpumap_dump(m: CpuMap, as_json: bool) -> str:
     if as_json:
         return _json(rows)
     lines.append(f"Found {len(lines)} element{'s' if len(lines) != 1 else ''}")
+    return "\n".join(lines)
+
+
+def _xskmap_dump(m: XskMap, as_json: bool) -> str:
+    """An xskmap from userspace: every lookup answers EOPNOTSUPP
+    (``xsk_map_lookup_elem_sys_only``), as bpftool prints it; xdptui adds, in parentheses,
+    the socket each key holds."""
+    error = Errno.EOPNOTSUPP.strerror
+    rows: list[dict[str, Any]] = []
+    lines = []
+    for key in range(m.max_entries):
+        rows.append({"key": _hex(key, 4), "value": {"error": error}})
+        kb = " ".join(f"{b:02x}" for b in key.to_bytes(4, "little"))
+        sock = m.entries.get(key)
+        lines.append(f"key:\n{kb}\nvalue:\n{error}" + (f"  (xdptui: {sock})" if sock else ""))
+    if as_json:
+        return _json(rows)
+    lines.append("Found 0 elements")
     return "\n".join(lines)
 
 

@@ -34,6 +34,8 @@ from xdptui.model.views import (
     TxRingView,
     VethView,
     XdpView,
+    XskRingView,
+    XskView,
 )
 from xdptui.sim.bond.bond_main import Bond, bond_get_stats
 from xdptui.sim.dev.netdev import NetDev
@@ -44,6 +46,7 @@ from xdptui.sim.dev.veth import Veth
 from xdptui.sim.show import loaded_programs
 from xdptui.sim.state import LOG_MAX, State
 from xdptui.sim.tally import Tracepoints
+from xdptui.sim.xsk import XskSocket
 
 if TYPE_CHECKING:
     from xdptui.sim.world import World
@@ -219,28 +222,40 @@ def build_frame(
     stream: tuple[StreamEventView, ...] = (),
 ) -> Frame:
     w = st.world
-    maps = tuple(
-        MapView(
-            m.name,
-            m.type,
-            m.max_entries,
-            tuple(
-                MapEntryView(k, e.dev, e.egress.name if e.egress is not None else None)
-                for k, e in m.walk()
-            ),
+    maps = (
+        tuple(
+            MapView(
+                m.name,
+                m.type,
+                m.max_entries,
+                tuple(
+                    MapEntryView(k, e.dev, e.egress.name if e.egress is not None else None)
+                    for k, e in m.walk()
+                ),
+            )
+            for m in w.maps.values()
         )
-        for m in w.maps.values()
-    ) + tuple(
-        MapView(
-            m.name,
-            "cpumap",
-            m.max_entries,
-            tuple(
-                MapEntryView(k, f"cpu{e.cpu}", e.prog.name if e.prog else None, e.qsize)
-                for k, e in sorted(m.entries.items())
-            ),
+        + tuple(
+            MapView(
+                m.name,
+                "cpumap",
+                m.max_entries,
+                tuple(
+                    MapEntryView(k, f"cpu{e.cpu}", e.prog.name if e.prog else None, e.qsize)
+                    for k, e in sorted(m.entries.items())
+                ),
+            )
+            for m in w.cpumaps.values()
         )
-        for m in w.cpumaps.values()
+        + tuple(
+            MapView(
+                m.name,
+                "xskmap",
+                m.max_entries,
+                tuple(MapEntryView(k, sock, None) for k, sock in sorted(m.entries.items())),
+            )
+            for m in w.xskmaps.values()
+        )
     )
     bulk = tuple(
         BulkQueueView(
@@ -284,13 +299,39 @@ def build_frame(
         lesson=LessonPosition(*st.lesson) if st.lesson is not None else None,
         stream=stream,
         objects=object_views(w),
+        xsks=tuple(xsk_view(xs.at(t_ns)) for xs in w.xsks.values()),
+    )
+
+
+def xsk_view(xs: XskSocket) -> XskView:
+    """An AF_XDP socket as the screen shows it."""
+    rings = (
+        XskRingView("fill", xs.fill_size, xs.fill, xs.fill_prod, xs.fill_cons),
+        XskRingView("rx", xs.rx_size, xs.rx, xs.stats["rx_packets"], xs.rx_cons),
+        XskRingView("tx", xs.tx_size, 0, 0, 0),
+        XskRingView("comp", xs.comp_size, 0, 0, 0),
+    )
+    return XskView(
+        xs.name,
+        xs.dev,
+        xs.queue,
+        xs.mode,
+        xs.frames,
+        xs.frame_size,
+        rings,
+        tuple(xs.owners().items()),
+        xs.reader_pps,
+        xs.need_wakeup,
+        xs.rx_need_wakeup,
+        xs.wakeups,
+        tuple(xs.stats.items()),
     )
 
 
 def stream_views(records: list[dict[str, Any]]) -> list[StreamEventView]:
     """Event-stream records (oldest first) as typed views; a poll takes its ``bulks`` from the
-    ``bq_flush`` and ``cpumap_enqueue`` records right after it (``Exact.poll`` emits them
-    together; a cpumap's target is ``cpuN``)."""
+    ``bq_flush``, ``cpumap_enqueue`` and ``xsk_flush`` records right after it (``Exact.poll``
+    emits them together; a cpumap's target is ``cpuN``, a socket's its name)."""
     out: list[StreamEventView] = []
     for i, r in enumerate(records):
         kind = r["kind"]
@@ -298,9 +339,13 @@ def stream_views(records: list[dict[str, Any]]) -> list[StreamEventView]:
         if kind in ("napi_poll", "tun_write"):
             bulks: dict[str, int] = {}
             for f in records[i + 1 :]:
-                flush = f["kind"] in ("bq_flush", "cpumap_enqueue")
+                flush = f["kind"] in ("bq_flush", "cpumap_enqueue", "xsk_flush")
                 if not flush or f["t_ns"] != r["t_ns"] or f["cpu"] != r["cpu"]:
                     break
+                if f["kind"] == "xsk_flush":  # an AF_XDP socket: what its RX ring took
+                    key = f"xsk:{f['sock']}"
+                    bulks[key] = bulks.get(key, 0) + int(f["received"])
+                    continue
                 to = f["to"] if f["kind"] == "bq_flush" else f"cpu{f['to_cpu']}"
                 bulks[to] = bulks.get(to, 0) + int(f["frames"])
             if kind == "tun_write":
@@ -360,6 +405,19 @@ def stream_views(records: list[dict[str, Any]]) -> list[StreamEventView]:
                     sent=r["frames"] - r["drops"],
                     drops=r["drops"],
                     reason=r["reason"],
+                )
+            )
+        elif kind == "xsk_flush":  # __xsk_map_flush: the socket's RX ring published
+            out.append(
+                StreamEventView(
+                    **common,
+                    cpu=r["cpu"],
+                    dev=r["sock"],
+                    frames=r["frames"],
+                    sent=r["received"],
+                    drops=r["frames"] - r["received"],
+                    errno=r["err"],
+                    reason="xsk_flush",
                 )
             )
         elif kind == "cpumap_kthread":  # one batch of cpu_map_kthread_run

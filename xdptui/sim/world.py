@@ -31,6 +31,7 @@ from xdptui.sim.hashing import FlowHeaders
 from xdptui.sim.kconst import NAPI_POLL_WEIGHT, VETH_RING_SIZE, VHOST_NET_BATCH
 from xdptui.sim.replay import capture_flow_table
 from xdptui.sim.traffic import FlowTable, Source, build_flow_table
+from xdptui.sim.xsk import XskMap, XskSocket
 
 IntArray = npt.NDArray[np.int64]
 
@@ -50,6 +51,8 @@ class World:
     base_dir: Path
     maps: dict[str, DevMap] = field(default_factory=dict)
     cpumaps: dict[str, CpuMap] = field(default_factory=dict)
+    xsks: dict[str, XskSocket] = field(default_factory=dict)  # AF_XDP sockets
+    xskmaps: dict[str, XskMap] = field(default_factory=dict)
     cards: dict[str, Card] = field(default_factory=dict)
     devmap_egress: str = "flush"  # flush (since the seed's patch) | enqueue (before it)
     epoch: int = field(default_factory=lambda: next(EPOCHS))  # see ``touch``
@@ -57,6 +60,10 @@ class World:
     next_map_id: int = 1  # the topology's devmaps take 1..; real objects' maps follow
     prog_loaded_ns: dict[int, int] = field(default_factory=dict)  # prog id -> load time
     by_ifindex: dict[int, NetDev] = field(default_factory=dict)
+
+    @property
+    def xsk_by_index(self) -> dict[int, XskSocket]:
+        return {xs.index: xs for xs in self.xsks.values()}
 
     def touch(self) -> None:
         """A state change that can alter a verdict or a path: a new epoch, unique across every
@@ -262,11 +269,33 @@ def build_world(topology: Topology) -> World:
     map_id = len(topology.maps)
     for map_id, cspec in enumerate(topology.cpumaps, start=len(topology.maps) + 1):
         world.cpumaps[cspec.name] = CpuMap(cspec.name, cspec.max_entries, map_id, topology.cpus)
+    first = map_id + 1
+    for map_id, xspec in enumerate(topology.xskmaps, start=first):
+        world.xskmaps[xspec.name] = XskMap(
+            xspec.name, xspec.max_entries, map_id, dict(xspec.entries)
+        )
+    for index, sspec in enumerate(topology.xsks):
+        world.xsks[sspec.name] = XskSocket(
+            sspec.name,
+            sspec.dev,
+            sspec.queue,
+            index,
+            mode=sspec.mode,
+            frames=sspec.frames,
+            frame_size=sspec.frame_size,
+            fill_size=sspec.fill,
+            rx_size=sspec.rx,
+            tx_size=sspec.tx,
+            comp_size=sspec.comp,
+            reader_pps=sspec.reader_pps,
+            need_wakeup=sspec.need_wakeup,
+        )
     world.next_map_id = map_id + 1
     for dev in devices.values():
         if isinstance(dev, Nic) and dev.drv.rx_pps_max is not None and dev.card not in world.cards:
             world.cards[dev.card] = Card(dev.card, dev.drv.rx_pps_max, dev.drv.tx_dma_weight)
         if isinstance(dev, Veth):  # veth_open / netif_carrier_on of both ends
             peer = devices.get(dev.peer)
+            dev.peer_queues = peer.queues if isinstance(peer, Veth) else 1
             dev.carrier = peer is not None and peer.admin_up
     return world

@@ -37,6 +37,20 @@ SLOTS_LISTED = 4096  # descriptors a zoom lists at most (the largest ring a driv
 
 def zoom_view(st: State, ref: QueueRef) -> QueueZoomView | None:
     """The zoom on ``ref`` now (None: no such queue any more)."""
+    if ref.kind == "xsk":  # the socket's rings are in the frame (``Frame.xsks``)
+        xs = st.world.xsks.get(ref.dev)
+        if xs is None:
+            return None
+        rx_prod = xs.stats["rx_packets"]
+        return QueueZoomView(
+            ref,
+            f"{xs.name} AF_XDP socket",
+            xs.rx_size,
+            xs.rx,
+            xs.rx_cons % xs.rx_size,
+            rx_prod % xs.rx_size,
+            st.is_exact,
+        )
     dev = st.world.devices.get(ref.dev)
     if dev is None:
         return None

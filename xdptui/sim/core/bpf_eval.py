@@ -40,7 +40,8 @@ from xdptui.sim.core.bpf_obj import ObjProgram, Outcome, devmap_fingerprint, syn
 from xdptui.sim.core.derived import FrameKey
 from xdptui.sim.dev.netdev import Host, XdpCore
 from xdptui.sim.dev.nic import Nic
-from xdptui.sim.kconst import BPF_F_BROADCAST, CPU_TARGET, XDP_REDIRECT
+from xdptui.sim.dev.veth import Veth
+from xdptui.sim.kconst import BPF_F_BROADCAST, CPU_TARGET, XDP_REDIRECT, XSK_TARGET
 
 if TYPE_CHECKING:
     from xdptui.sim.dev.netdev import NetDev
@@ -160,7 +161,8 @@ def rx_queues(dev: NetDev | None, e: Entries) -> IntArray:
         return np.zeros(len(e), dtype=np.int64)
     if isinstance(dev, Nic):
         return np.asarray(dev.queue_of_entry, dtype=np.int64)
-    out: IntArray = (e.rss_hash % len(dev.rxq)).astype(np.int64)
+    spread = dev.peer_queues if isinstance(dev, Veth) else len(dev.rxq)  # veth_xmit's mapping
+    out: IntArray = (e.rss_hash % max(spread, 1) % len(dev.rxq)).astype(np.int64)
     return out
 
 
@@ -442,6 +444,14 @@ def _targets(
     first = int(mapidx[np.flatnonzero(via_map)[0]])
     map_name = obj.bound.get(first, obj.maps[first].name)
     bflags = int(flags[via_map & ((flags & BPF_F_BROADCAST) != 0)].max(initial=0))
+    xskmap = w.xskmaps.get(map_name)
+    if xskmap is not None:  # xsk_map_redirect: the socket at the key
+        for k in np.unique(key[via_map]):
+            rows = via_map & (key == k)
+            sock = xskmap.lookup(int(k))
+            xs = w.xsks.get(sock) if sock is not None else None
+            target[rows] = XSK_TARGET - xs.index if xs is not None else -1
+        return target, map_name, 0
     cpus = w.cpumaps.get(map_name)
     if cpus is not None:  # cpu_map_redirect: the entry's CPU, the key
         for k in np.unique(key[via_map]):

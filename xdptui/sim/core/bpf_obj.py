@@ -33,6 +33,9 @@ from xdptui.model.errors import Errno, KernelError
 ATTACH_XDP = "xdp"
 ATTACH_DEVMAP = "xdp/devmap"
 ATTACH_CPUMAP = "xdp/cpumap"
+# What a program finds behind an xskmap lookup: xdptui's stand-in for the socket (the kernel's
+# is a struct xdp_sock whose queue_id a program may read: not modelled).
+XSK_FD_BASE = 3
 # Helpers whose result is not a function of the frame: the program's verdict may change from
 # one frame of an entry to the next.
 VARYING_HELPERS = {
@@ -216,7 +219,11 @@ def load_program(
             ids[i] = next_id
             next_id += 1
             continue
-        kinds = {int(MapType.DEVMAP): "devmap", int(MapType.CPUMAP): "cpumap"}
+        kinds = {
+            int(MapType.DEVMAP): "devmap",
+            int(MapType.CPUMAP): "cpumap",
+            int(MapType.XSKMAP): "xskmap",
+        }
         kind = kinds.get(int(m.map_type), "devmap_hash")
         host = host_maps.get(m.name)
         if host is None:
@@ -253,6 +260,13 @@ def sync_devmaps(obj: ObjProgram, world: Any) -> None:
     for i, name in obj.bound.items():
         m = obj.maps[i]
         m.clear()
+        xsks = world.xskmaps.get(name)
+        if xsks is not None:  # a socket at the key: a stand-in for its fd (never 0)
+            for key, sock in xsks.entries.items():
+                xs = world.xsks.get(sock)
+                if xs is not None:
+                    m.update(key, (XSK_FD_BASE + xs.index).to_bytes(4, "little"))
+            continue
         cpus = world.cpumaps.get(name)
         if cpus is not None:  # struct bpf_cpumap_val: qsize, then the program's id
             for key, e in cpus.entries.items():

@@ -24,12 +24,22 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno
 from xdptui.sim import costs
 from xdptui.sim.bond.bond_main import Bond, BondLogic
-from xdptui.sim.core.bpf_eval import EvalCore, ObjEval, evaluate
+from xdptui.sim.core.bpf_eval import EvalCore, ObjEval, evaluate, rx_queues
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, Host, NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.tun import Tun
-from xdptui.sim.kconst import CPU_TARGET, XDP_ABORTED, XDP_PASS, XDP_REDIRECT, XDP_TX, max_fwd_len
+from xdptui.sim.kconst import (
+    CPU_TARGET,
+    XDP_ABORTED,
+    XDP_PASS,
+    XDP_REDIRECT,
+    XDP_TX,
+    XSK_TARGET,
+    max_fwd_len,
+)
 from xdptui.sim.programs import Program, XdpContext
+from xdptui.sim.xsk import check_errors as xsk_errors
+from xdptui.sim.xsk import rcv_cost as xsk_cost
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -88,6 +98,11 @@ def make_context(
     e = world.entries
 
     def lookup(name: str, key: int) -> int | None:
+        xm = world.xskmaps.get(name)
+        if xm is not None:  # __xsk_map_lookup_elem: the socket at the key
+            sock = xm.lookup(key)
+            xs = world.xsks.get(sock) if sock is not None else None
+            return XSK_TARGET - xs.index if xs is not None else None
         cm = world.cpumaps.get(name)
         if cm is not None:  # __cpu_map_lookup_elem: the entry's CPU (the key)
             return CPU_TARGET - key if cm.lookup(key) is not None else None
@@ -112,6 +127,7 @@ def make_context(
         params=prog.param_map,
         lookup_map=lookup,
         egress_ifindex=egress.ifindex if egress is not None else 0,
+        rx_queue_index=rx_queues(dev, e) if dev is not None and egress is None else None,
     )
 
 
@@ -183,6 +199,12 @@ def compile_device(dp: FilterCore, dev: NetDev) -> Compiled:
         fast = dev.fast_path(e.size, e.gso)
     out_size = e.size[out] if out is not None else None
     err = zeros if broadcast else enqueue_errors(dp, target, att.mode, out_size)
+    if (target <= XSK_TARGET).any():  # xsk_rcv_check
+        sizes = e.size if out_size is None else out_size
+        queue = rx_queues(dev, e)
+        err = np.where(
+            target <= XSK_TARGET, xsk_errors(w.xsk_by_index, dev.name, target, queue, sizes), err
+        )
     bond = master_of(dp, dev)
     tx_slave = np.full(n, TX_HERE, dtype=np.int64)
     tx_err = zeros
@@ -281,10 +303,14 @@ def _cost_mode(
     ok = red & (c.err == 0)
     if not np.any(ok):
         return cost
-    cpu_red = ok & (c.target <= CPU_TARGET)
+    cpu_red = ok & (c.target <= CPU_TARGET) & (c.target > XSK_TARGET)
     if cpu_red.any():  # cpu_map_enqueue, and a share of the bulk's flush
         cost[cpu_red] += costs.CPUMAP_ENQUEUE
         ok = ok & ~cpu_red
+    xsk_red = ok & (c.target <= XSK_TARGET)
+    if xsk_red.any():  # xsk_rcv: the copy into the UMEM chunk, or the zero-copy hand-over
+        cost[xsk_red] += xsk_cost(dp.world.xsk_by_index, c.target, dp.world.entries.size)[xsk_red]
+        ok = ok & ~xsk_red
     dmap = dp.world.maps.get(c.map_name) if c.map_name else None
     if c.broadcast and dmap is not None:
         for _key, bentry in dmap.walk():  # one clone (xdpf_clone) and one enqueue per target

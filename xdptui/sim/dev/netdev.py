@@ -31,6 +31,7 @@ from xdptui.model.views import COUNTERS
 from xdptui.sim import costs
 from xdptui.sim.dev.rings import RxQueue
 from xdptui.sim.programs import Program
+from xdptui.sim.xsk import XskMap, XskSocket
 
 if TYPE_CHECKING:
     import numpy as np
@@ -229,6 +230,15 @@ class Host(Protocol):
     def cpumaps(self) -> Mapping[str, CpuMapView]: ...
 
     @property
+    def xsks(self) -> Mapping[str, XskSocket]: ...
+
+    @property
+    def xskmaps(self) -> Mapping[str, XskMap]: ...
+
+    @property
+    def xsk_by_index(self) -> Mapping[int, XskSocket]: ...
+
+    @property
     def epoch(self) -> int: ...
 
     def touch(self) -> None: ...
@@ -285,4 +295,6 @@ class XdpCore(Protocol):
     @property
     def accounts(self) -> Accounts: ...
 
-    def by_rx_queue(self, dev: NetDev, rows: Rows) -> list[tuple[int, Rows]]: ...
+    def by_rx_queue(
+        self, dev: NetDev, rows: Rows, tx_queues: int | None = None
+    ) -> list[tuple[int, Rows]]: ...

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 class Veth(NetDev):
     peer: str = ""
     queues: int = 1
+    peer_queues: int = 1  # the other end's: its TX queues pick this end's RX queue
     # struct veth_stats of the receive queues (summed; ``ethtool -S`` shows it on one queue):
     # what the native program did (``veth_xdp_rcv_one``) and what its XDP_TX bulk sent.
     rq_stats: dict[str, int] = field(
@@ -87,11 +88,12 @@ class Veth(NetDev):
         self.stack_xmit(dp, cpu, t, rows)
 
     def stack_xmit(self, dp: XdpCore, cpu: int, t: int, rows: Rows) -> None:
-        """``veth_xmit``: into the peer's receive queue; a full ring is the sender's
-        ``tx_dropped`` (``priv->dropped``)."""
+        """``veth_xmit``: into the peer's receive queue ``skb_get_queue_mapping`` names -- the
+        TX queue ``netdev_pick_tx`` chose on this end, a flow hash over *this* end's queues; a
+        full ring is the sender's ``tx_dropped`` (``priv->dropped``)."""
         peer = self.peer_dev(dp)
         if peer is None or not peer.running:
             self.add("tx_dropped", rows.total)
             return
-        for q, part in dp.by_rx_queue(peer, rows):
+        for q, part in dp.by_rx_queue(peer, rows, self.queues):
             dp.io.rx(peer, peer.rxq[q], part, t, cpu, dp.accounts.refusal("veth_skb", self))
