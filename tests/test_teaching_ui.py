@@ -89,6 +89,27 @@ async def test_the_zoom_on_a_bulk_queue_shows_the_bulks_of_its_last_poll() -> No
         assert re.search(rf"flushes \(bq_xmit_all\)\s+{bq.flushes}\b", text)
 
 
+async def test_the_zoom_on_an_af_xdp_socket_shows_its_rings_and_its_umem_by_owner() -> None:
+    """An AF_XDP socket: its four rings with their indices and the UMEM's chunks by owner,
+    the numbers the engine's frame holds; entries = producer - consumer on every ring."""
+    app = make_app(str(TOPOLOGIES / "af_xdp_fill.yaml"))
+    async with app.run_test(size=BIG) as pilot:
+        await step(pilot, 12)
+        await zoom_on(pilot, "xsk0 AF_XDP socket")
+        assert app.main_screen.active_tab == "zoom"
+        assert app.frame is not None
+        (x,) = app.frame.xsks
+        text = zoom_text(app)
+        assert "xsk0: AF_XDP socket on eth0 q0" in text
+        for r in x.rings:
+            assert r.entries == r.producer - r.consumer
+            assert f"{r.entries}/{r.size}  prod {r.producer} cons {r.consumer}" in text
+        owners = dict(x.owners)
+        assert sum(owners.values()) == x.frames
+        assert f"F fill ring {owners['fill']}" in text and f"R RX ring {owners['rx']}" in text
+        assert re.search(rf"rx_packets\s+{x.counter('rx_packets'):,}", text)
+
+
 # --- the event list -------------------------------------------------------------------------
 
 

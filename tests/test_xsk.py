@@ -294,3 +294,41 @@ def test_the_xskmap_takes_sockets_and_answers_like_the_kernel():
     both = sum(r["xsks"][s]["counters"]["rx_packets"] for s in ("xsk0", "xsk1"))
     assert both == r["devices"]["eth0"]["counters"]["xdp_redirect"] == 3200  # all of 4242
     assert r["xsks"]["xsk1"]["counters"]["rx_packets"] > 0  # queue 1's 4242 now goes to xsk1
+
+
+def test_completion_offers_sockets_where_a_socket_goes():
+    from xdptui.completion import CompletionContext, complete
+
+    ctx = CompletionContext(
+        devices=("eth0",), maps=("xsks", "tx"), xskmaps=("xsks",), xsks=("xsk0",), taps=("tap0",)
+    )
+    assert complete("bpftool map update name xsks key 0 value ", ctx).candidates == ("xsk0",)
+    assert complete("bpftool map update name tx key 0 value ", ctx).candidates == ("eth0",)
+    assert complete("reader ", ctx).candidates == ("tap0", "xsk0")
+
+
+VETH = """
+name: xsk on veth
+cpus: 2
+devices:
+  vi: {type: veth, peer: vs}
+  vs: {type: veth, peer: vi, xdp: {program: xsk_redirect, params: {map: xsks}}}
+  xsk0: {type: xsk, dev: vs, queue: 0, mode: copy, frames: 512, fill: 512, rx: 1024,
+         reader: 300Kpps}
+maps:
+  xsks: {type: xskmap, max_entries: 4, entries: {0: xsk0}}
+traffic:
+  - {name: app, from: vi, rate: 1Mpps, size: 64, flows: 16}
+"""
+
+
+@pytest.mark.parametrize("text", [VETH, OBJECT], ids=["veth", "object"])
+def test_fast_equals_exact_every_millisecond(text: str):
+    """Every report tally, sockets' rings and UMEM included, sampled every millisecond: a
+    veth's polls (fast mode's own arithmetic: the step's polls spread over it) and a NIC's
+    (NAPI's loop) give the same story as exact mode's."""
+    from xdptui.modes_check import compare
+
+    c = compare(topo(text), [m * 1_000_000 for m in range(1, 9)])
+    assert c.compared > 400
+    assert c.differing == (), c.differing[:5]

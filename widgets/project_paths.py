@@ -622,6 +622,7 @@ def _xsk_arrow(x: XskView, deltas: RatesView) -> Arrow:
         losses += (Loss("RX ring full: ENOBUFS", rate(XSK_LOSSES[2]), full),)
     reader = format_pps(x.reader_pps) if x.reader_pps else "no reader"
     note = f"q{x.queue} · {x.mode} · reader {reader}"
+    steps = [deltas.step_tracepoint(("xsk", x.name, n), x.counter(n)) for n in XSK_LOSSES]
     return Arrow(
         "XDP_REDIRECT",
         f"{x.name} RX ring (AF_XDP)",
@@ -631,6 +632,7 @@ def _xsk_arrow(x: XskView, deltas: RatesView) -> Arrow:
         weight_of(r),
         note,
         losses,
+        step=None if any(v is None for v in steps) else sum(v or 0 for v in steps),
     )
 
 

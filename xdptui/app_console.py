@@ -186,4 +186,8 @@ class Console:
                     ]
                 )
             ),
+            xskmaps=tuple(
+                m.name for m in (frame.maps if frame is not None else ()) if m.type == "xskmap"
+            ),
+            xsks=tuple(x.name for x in (frame.xsks if frame is not None else ())),
         )

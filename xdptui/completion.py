@@ -42,6 +42,8 @@ class CompletionContext:
     traffic_devices: tuple[str, ...] = ()  # devices a pktgen source feeds
     taps: tuple[str, ...] = ()  # tun/tap devices (``reader TAP rate R``)
     cpumaps: tuple[str, ...] = ()  # maps whose value is ``qsize N [prog PROG]``
+    xskmaps: tuple[str, ...] = ()  # maps whose value is an AF_XDP socket
+    xsks: tuple[str, ...] = ()  # AF_XDP sockets (``reader XSK rate R``, an xskmap's value)
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,8 @@ def _bpftool(rest: list[str], ctx: CompletionContext) -> tuple[str, ...]:
         if not words:
             return ("prog",)
         return tuple(sorted(CPUMAP_PROGRAMS_OK)) if words == ["prog"] else ()
+    if len(rest) > 3 and rest[3] in ctx.xskmaps:  # xsk_map_update_elem: a socket
+        return ctx.xsks if words == ["value"] else ()
     if words == ["value"]:
         return ctx.devices
     words = words[2:]
@@ -262,9 +266,10 @@ def _pktgen(rest: list[str], ctx: CompletionContext) -> tuple[str, ...]:
 
 
 def _reader(rest: list[str], ctx: CompletionContext) -> tuple[str, ...]:
-    """``reader TAP rate R | reader TAP stop``: how fast userspace reads a tap."""
+    """``reader TAP|XSK rate R | reader TAP|XSK stop``: how fast userspace reads a tap or
+    an AF_XDP socket."""
     if not rest:
-        return ctx.taps
+        return (*ctx.taps, *ctx.xsks)
     if len(rest) == 1:
         return ("rate", "stop")
     return ()

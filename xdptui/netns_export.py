@@ -194,6 +194,13 @@ def _need_builtin(s: _Script, name: str, body: str) -> None:
 
 
 def _entries(topo: Topology, s: _Script) -> None:
+    for x in topo.xsks:  # a socket lives in a process: the lab has none
+        s.say(
+            f"{x.name}: an AF_XDP socket on {x.dev} q{x.queue} is not built (it needs a "
+            "userspace program); its frames take the program's fallback"
+        )
+    for c in topo.cpumaps:
+        s.say(f"map {c.name}: a cpumap is not built here")
     for m in topo.maps:
         for e in m.entries:
             if e.dev not in s.built:

@@ -157,20 +157,8 @@ class CpuMapEntry:
         return self.qsize - self.ring.total - self.lag
 
     def consumed(self, n: int) -> None:
-        """``__ptr_ring_discard_one`` for ``n`` frames: the consumed slots are zeroed once a
-        batch of them gathers, or at the ring's end."""
-        head, lag, size, batch = self.head, self.lag, self.qsize, self.batch
-        left = n
-        while left:
-            step = min(left, batch - lag, size - head)
-            head += step
-            lag += step
-            left -= step
-            if lag >= batch or head >= size:
-                lag = 0
-            if head >= size:
-                head = 0
-        self.head, self.lag = head, lag
+        """``__ptr_ring_discard_one`` for ``n`` frames (:func:`ptr_ring_discard`)."""
+        self.head, self.lag = ptr_ring_discard(self.head, self.lag, n, self.qsize, self.batch)
 
 
 @dataclass
@@ -444,6 +432,24 @@ def pending(cpumaps: Mapping[str, CpuMap], cpu: int) -> tuple[CpuMap, int, CpuMa
     return None
 
 
+def ptr_ring_discard(head: int, lag: int, n: int, size: int, batch: int) -> tuple[int, int]:
+    """``__ptr_ring_discard_one`` for ``n`` consumed frames of a ring of ``size``: the
+    consumed slots are zeroed -- free for the producer -- once ``batch`` of them gather, or at
+    the ring's end. Returns the new (``consumer_head``, consumed-not-zeroed) pair; the rule
+    exact mode's :meth:`CpuMapEntry.consumed` and fast mode's :func:`kthread_run` share."""
+    left = n
+    while left > 0:
+        step = min(left, batch - lag, size - head)
+        head += step
+        lag += step
+        left -= step
+        if lag >= batch or head >= size:
+            lag = 0
+        if head >= size:
+            head = 0
+    return head, lag
+
+
 def kthread_run(
     arr_t: IntArray,
     arr_k: IntArray,
@@ -483,16 +489,7 @@ def kthread_run(
         if ring > 0 and t_free <= t1:
             m = min(CPUMAP_BATCH, ring)
             ring -= m
-            left = m
-            while left > 0:  # __ptr_ring_discard_one
-                step = min(left, zb - lag, qsize - head)
-                head += step
-                lag += step
-                left -= step
-                if lag >= zb or head >= qsize:
-                    lag = 0
-                if head >= qsize:
-                    head = 0
+            head, lag = ptr_ring_discard(head, lag, m, qsize, zb)
             out[2] += sleeping
             sleeping = 0
             cost = m * per_frame + per_batch
@@ -524,7 +521,7 @@ def _serve_timed(
     if len(times) > 4096:
         from xdptui.sim import cpumap, jit
 
-        jit.compile_functions(cpumap, ("kthread_run",))
+        jit.compile_functions(cpumap, ("ptr_ring_discard", "kthread_run"))
     backlog = _aggregate(e.ring) if e.ring.ordered else e.ring
     act = verdicts(dp, m, key, e)
     both = _aggregate(backlog.concat(arrived))

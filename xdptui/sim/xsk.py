@@ -371,7 +371,7 @@ def _polls(
         return counts, shape.times.astype(np.int64)
     t0, t1 = window
     span = max(t1 - t0, 1)
-    times = t0 + ((np.arange(len(counts)) + 0.5) * span / len(counts)).astype(np.int64)
+    times = t0 + ((np.arange(len(counts)) + 1) * span // len(counts)).astype(np.int64)
     return counts, times
 
 
