@@ -302,3 +302,41 @@ def test_an_entry_program_with_two_verdicts_splits_its_frames_in_both_modes(exac
     sim.run_until(2_000_000)
     _, kth = tallies(sim)
     assert (kth["processed"], kth["xdp_drop"], kth["xdp_pass"]) == (400, 200, 200)
+
+
+TWO_PORTS = """
+name: two ports one cpu
+cpus: 4
+devices:
+  eth0: {type: nic, driver: i40e, queues: 1, irq_cpus: [0],
+         xdp: {program: redirect_cpu, params: {map: cpus, cpu: 2}}}
+  eth1: {type: nic, driver: i40e, queues: 1, irq_cpus: [0],
+         xdp: {program: redirect_cpu, params: {map: cpus, cpu: 2}}}
+maps:
+  cpus: {type: cpumap, max_entries: 4, entries: {2: {qsize: 64}}}
+traffic:
+  - {name: a, to: eth0, rate: 3Mpps, size: 64, proto: udp, flows: 16, count: 6000}
+  - {name: b, to: eth1, rate: 1Mpps, size: 64, proto: udp, flows: 16, count: 2000}
+"""
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_two_ports_on_one_cpu_each_show_their_own_arrow_to_the_kthread(exact: bool):
+    """The tracepoint knows only the sending CPU (both ports poll on CPU 0); the Paths arrow
+    of each port carries that port's frames and that port's ring-full drops, which add up to
+    the tracepoint's."""
+    from xdptui.widgets.project_paths import project_paths
+
+    sim = Simulator(topo(TWO_PORTS), exact=exact)
+    sim.run_until(3_000_000)
+    frame = sim.frame()
+    (enq,) = sim.report()["tracepoints"]["xdp_cpumap_enqueue"]
+    boxes = {b.name: b for b in project_paths(None, frame).boxes}
+    arrows = {}
+    for name in ("eth0", "eth1"):
+        (a,) = [a for a in boxes[name].verdicts if "kthread" in a.target]
+        arrows[name] = a
+        assert a.total == frame.device(name).counter("xdp_redirect")
+    assert arrows["eth0"].total == 6000 and arrows["eth1"].total == 2000
+    lost = [a.losses[0].total if a.losses else 0 for a in arrows.values()]
+    assert sum(lost) == enq["drops"] > 0

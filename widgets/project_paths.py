@@ -201,6 +201,12 @@ def _xsk_box(x: XskView, deltas: RatesView) -> DeviceBox:
         else "no reader: nothing leaves the RX ring"
     )
     wake = " · fill ring NEED_WAKEUP" if x.rx_need_wakeup else ""
+    caveat: tuple[str, ...] = ()
+    if x.mode == "zerocopy":  # said on screen, not only in the docs
+        caveat = (
+            "zero-copy: the driver's refill from the fill ring is not modelled; "
+            "a dry fill ring shows as ENOMEM here, where the NIC would drop the queue's frames",
+        )
     return DeviceBox(
         name=x.name,
         kind=f"AF_XDP socket, {x.mode}",
@@ -210,6 +216,7 @@ def _xsk_box(x: XskView, deltas: RatesView) -> DeviceBox:
             f"fill {fill.entries}/{fill.size} · RX {rx.entries}/{rx.size}{wake}",
             f"UMEM {x.frames}×{x.frame_size}: {umem}",
             reader,
+            *caveat,
         ),
     )
 
@@ -538,34 +545,21 @@ def _verdicts(
                     step=step,
                 )
             )
-        # bpf_redirect_map into a cpumap: what this device's CPUs enqueued toward each CPU
-        cpus = {q.cpu for q in dev.queues}
-        mine = [q for q in tp.xdp_cpumap_enqueue if q.cpu in cpus]
-        by_target: dict[tuple[str, int], list[int]] = {}
-        for q in mine:
-            row = by_target.setdefault((q.map, q.to_cpu), [0, 0, 0])
-            row[0] += q.processed
-            row[1] += q.drops
-            row[2] += q.hits
-        for (name, to_cpu), (processed, drops, hits) in sorted(by_target.items()):
-            rows = [q for q in mine if (q.map, q.to_cpu) == (name, to_cpu)]
-            tkeys = [("cpumap", name, q.cpu, to_cpu) for q in rows]
-            r = sum_rates(
-                deltas.tracepoint((*k, "processed"), q.processed)
-                for k, q in zip(tkeys, rows, strict=True)
-            )
-            lost = sum_rates(
-                deltas.tracepoint((*k, "drops"), q.drops) for k, q in zip(tkeys, rows, strict=True)
-            )
-            losses = (Loss("ptr_ring full (cpumap_enqueue drops)", lost, drops),) if drops else ()
-            note = f"{name} · bulk-avg {processed / hits:.1f}" if hits else name
+        # bpf_redirect_map into a cpumap: what this device's frames enqueued toward each CPU
+        by_target = [f for f in tp.cpumap_from_dev if f.dev == dev.name]
+        for f in by_target:
+            r = deltas.tracepoint(("cpumap_dev", f.map, f.dev, f.to_cpu, "processed"), f.processed)
+            lost = deltas.tracepoint(("cpumap_dev", f.map, f.dev, f.to_cpu, "drops"), f.drops)
+            why = "ptr_ring full (cpumap_enqueue drops)"
+            losses = (Loss(why, lost, f.drops),) if f.drops else ()
+            note = f"{f.map} · bulk-avg {f.processed / f.hits:.1f}" if f.hits else f.map
             out.append(
                 Arrow(
                     "XDP_REDIRECT",
-                    f"cpu{to_cpu} kthread (ptr_ring)",
+                    f"cpu{f.to_cpu} kthread (ptr_ring)",
                     None,
                     r,
-                    processed,
+                    f.processed,
                     weight_of(r),
                     note,
                     losses,

@@ -212,6 +212,9 @@ def _tracepoint_table(frame: Frame | None) -> dict[object, int]:
     for q in tp.xdp_cpumap_enqueue:
         out[("cpumap", q.map, q.cpu, q.to_cpu, "processed")] = q.processed
         out[("cpumap", q.map, q.cpu, q.to_cpu, "drops")] = q.drops
+    for f in tp.cpumap_from_dev:
+        out[("cpumap_dev", f.map, f.dev, f.to_cpu, "processed")] = f.processed
+        out[("cpumap_dev", f.map, f.dev, f.to_cpu, "drops")] = f.drops
     for k in tp.xdp_cpumap_kthread:
         out[("kthread", k.map, k.cpu, "processed")] = k.processed
         out[("kthread", k.map, k.cpu, "busy_ns")] = int(k.busy_ns)

@@ -190,6 +190,18 @@ sums them by verdict.
             strip([(f"{x.name}: AF_XDP socket on {x.dev} q{x.queue}", s("queue-zoom--title"))]),
             strip([(f"{x.mode} · {reader} · {wake}", s("queue-zoom--dim"))]),
         ]
+        if x.mode == "zerocopy":
+            head.append(
+                strip(
+                    [
+                        (
+                            "zero-copy's driver refill from the fill ring is not modelled: "
+                            "a dry fill ring shows as ENOMEM",
+                            s("queue-zoom--dim"),
+                        )
+                    ]
+                )
+            )
         body: list[Strip] = []
         bar_w = max(8, min(64, width - 44))
         about = {

@@ -211,6 +211,19 @@ class CpumapEnqueueView:
 
 
 @dataclass(frozen=True)
+class CpumapFromDevView:
+    """The same frames per (map, receiving device, target CPU): which port's they were (the
+    tracepoint knows only the sending CPU, which ports may share)."""
+
+    map: str
+    dev: str
+    to_cpu: int
+    processed: int
+    drops: int
+    hits: int
+
+
+@dataclass(frozen=True)
 class CpumapKthreadView:
     """``xdp:xdp_cpumap_kthread`` summed per (map, CPU), and the entry's ring now."""
 
@@ -237,6 +250,7 @@ class TracepointsView:
     xdp_redirect: int = 0  # successful redirects (xdp:xdp_redirect hits)
     xdp_bulk_tx: tuple[BulkTxView, ...] = ()
     xdp_cpumap_enqueue: tuple[CpumapEnqueueView, ...] = ()
+    cpumap_from_dev: tuple[CpumapFromDevView, ...] = ()
     xdp_cpumap_kthread: tuple[CpumapKthreadView, ...] = ()
 
 

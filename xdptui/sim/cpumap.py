@@ -103,6 +103,9 @@ class KthreadTally:
 @dataclass
 class CpumapTally:
     enqueue: dict[tuple[str, int, int], EnqueueTally] = field(default_factory=dict)
+    # the same per (map, receiving device, target CPU): which port's frames they were (the
+    # tracepoint knows only the CPU, which ports may share)
+    from_dev: dict[tuple[str, str, int], EnqueueTally] = field(default_factory=dict)
     kthread: dict[tuple[str, int], KthreadTally] = field(default_factory=dict)
     exception: dict[str, int] = field(default_factory=dict)  # xdp_exception in the kthread
 
@@ -112,6 +115,18 @@ class CpumapTally:
         if row is None:
             row = self.enqueue[key] = EnqueueTally()
         return row
+
+    def src(self, name: str, dev: str, to_cpu: int) -> EnqueueTally:
+        key = (name, dev, to_cpu)
+        row = self.from_dev.get(key)
+        if row is None:
+            row = self.from_dev[key] = EnqueueTally()
+        return row
+
+    def dropped(self, name: str, sender: tuple[int, str], to_cpu: int, n: int) -> None:
+        """``n`` frames of ``sender`` (CPU, device) found the ring full."""
+        self.enq(name, sender[0], to_cpu).drops += n
+        self.src(name, sender[1], to_cpu).drops += n
 
     def kth(self, name: str, cpu: int) -> KthreadTally:
         row = self.kthread.get((name, cpu))
@@ -137,11 +152,11 @@ class CpuMapEntry:
     arrived: Rows = field(default_factory=Rows.empty)
     step_polls: int = 0
     step_bulks: int = 0
-    step_from: dict[int, int] = field(default_factory=dict)  # frames per sending CPU
+    step_from: dict[tuple[int, str], int] = field(default_factory=dict)  # per (CPU, device)
     # each sending poll's time, frames toward the ring and sending CPU (fast mode, NAPI's loop)
     step_times: list[IntArray] = field(default_factory=list)
     step_counts: list[IntArray] = field(default_factory=list)
-    step_cpus: list[int] = field(default_factory=list)
+    step_cpus: list[tuple[int, str]] = field(default_factory=list)  # (CPU, device) per sender
     step_timed: bool = True  # every sending poll's time is known this step
     step_bursts: int = 0  # interrupts behind those polls (a burst of back-to-back polls)
     step_gap_ns: float = 0.0  # the sender's CPU time per poll: polls of a burst come that far apart
@@ -231,6 +246,7 @@ def enqueue(
         if entry is None:  # deleted since the compile: the next compile says so
             continue
         tally = dp.cpumap_tp.enq(cmap.name, cpu, entry.cpu)
+        src = dp.cpumap_tp.src(cmap.name, dev.name, entry.cpu)
         if dp.watched(part):
             entry.watch_dev = dev.name
             dp.hop(
@@ -241,9 +257,10 @@ def enqueue(
             for start in range(0, n, CPU_MAP_BULK_SIZE):
                 chunk = part.slice(start, start + CPU_MAP_BULK_SIZE)
                 took = _produce(dp, entry, chunk, t)
-                tally.processed += len(chunk)
-                tally.drops += len(chunk) - took
-                tally.hits += 1
+                for row in (tally, src):
+                    row.processed += len(chunk)
+                    row.drops += len(chunk) - took
+                    row.hits += 1
                 reason = "poll_end" if start + CPU_MAP_BULK_SIZE >= n else "full"
                 out.cost_ns += costs.CPUMAP_FLUSH
                 out.cpumap_flushes.append(
@@ -266,21 +283,23 @@ def enqueue(
             if per_poll is not None
             else -(-part.total // CPU_MAP_BULK_SIZE)
         )
-        tally.processed += part.total  # the drops are known once the ring is served
-        tally.hits += hits
+        for row in (tally, src):
+            row.processed += part.total  # the drops are known once the ring is served
+            row.hits += hits
         out.cost_ns += hits * costs.CPUMAP_FLUSH
         entry.arrived = entry.arrived.concat(part)
         polls = shape.polls if per_poll is None else int((per_poll > 0).sum())
         entry.step_polls += polls
         entry.step_bursts += min(max(shape.bursts, 1), polls)
-        sender = dp.compiled[dev.name].cost[rows.entry]
-        entry.step_gap_ns = float(rows.count @ sender) / max(shape.polls, 1)
+        sender_ns = dp.compiled[dev.name].cost[rows.entry]
+        entry.step_gap_ns = float(rows.count @ sender_ns) / max(shape.polls, 1)
         entry.step_bulks += hits
-        entry.step_from[cpu] = entry.step_from.get(cpu, 0) + part.total
+        sender = (cpu, dev.name)
+        entry.step_from[sender] = entry.step_from.get(sender, 0) + part.total
         if shape.times is not None and per_poll is not None and len(per_poll) == len(shape.times):
             entry.step_times.append(shape.times)
             entry.step_counts.append(per_poll)
-            entry.step_cpus.append(cpu)
+            entry.step_cpus.append(sender)
         else:
             entry.step_timed = False
 
@@ -537,8 +556,8 @@ def _serve_timed(
         times.astype(np.int64), counts.astype(np.int64), who.astype(np.int64), st,
         per_frame, costs.CPUMAP_BATCH, t1, out, drops,
     )  # fmt: skip
-    for cpu, d in zip(e.step_cpus, drops.tolist(), strict=True):
-        dp.cpumap_tp.enq(m.name, cpu, e.cpu).drops += int(d)
+    for sender, d in zip(e.step_cpus, drops.tolist(), strict=True):
+        dp.cpumap_tp.dropped(m.name, sender, e.cpu, int(d))
     n, dropped = int(out[0]), int(drops.sum())
     took = both.head(n)  # what waited first, then the step's arrivals, in proportion
     rest = both.minus(took)
@@ -624,16 +643,20 @@ def serve_fast(
 
 
 def _drops_by_sender(
-    dp: CpumapCore, m: CpuMap, e: CpuMapEntry, senders: dict[int, int], dropped: int
+    dp: CpumapCore,
+    m: CpuMap,
+    e: CpuMapEntry,
+    senders: dict[tuple[int, str], int],
+    dropped: int,
 ) -> None:
-    """Fast mode: a step's ring-full drops, split over the CPUs that enqueued in it in
-    proportion to what each sent (``bq_flush_to_queue``'s ``drops``)."""
-    cpus = sorted(senders)
-    if not cpus:
+    """Fast mode: a step's ring-full drops, split over the (CPU, device) senders that
+    enqueued in it in proportion to what each sent (``bq_flush_to_queue``'s ``drops``)."""
+    order = sorted(senders)
+    if not order:
         return
-    share = _split(np.array([senders[c] for c in cpus], np.int64), dropped)
-    for cpu, d in zip(cpus, share.tolist(), strict=True):
-        dp.cpumap_tp.enq(m.name, cpu, e.cpu).drops += int(d)
+    share = _split(np.array([senders[c] for c in order], np.int64), dropped)
+    for sender, d in zip(order, share.tolist(), strict=True):
+        dp.cpumap_tp.dropped(m.name, sender, e.cpu, int(d))
 
 
 def _split(weights: IntArray, n: int) -> IntArray:

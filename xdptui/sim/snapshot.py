@@ -14,6 +14,7 @@ from xdptui.model.views import (
     BulkQueueView,
     BulkTxView,
     CpumapEnqueueView,
+    CpumapFromDevView,
     CpumapKthreadView,
     CpuView,
     DeviceView,
@@ -165,12 +166,17 @@ def cpu_views(
 
 def tracepoints_view(tp: Tracepoints, st: State | None = None) -> TracepointsView:
     enq: tuple[CpumapEnqueueView, ...] = ()
+    by_dev: tuple[CpumapFromDevView, ...] = ()
     kth: tuple[CpumapKthreadView, ...] = ()
     if st is not None and st.world.cpumaps:
         ctp = st.dp.cpumap_tp
         enq = tuple(
             CpumapEnqueueView(m, c, to, r.processed, r.drops, r.hits)
             for (m, c, to), r in sorted(ctp.enqueue.items())
+        )
+        by_dev = tuple(
+            CpumapFromDevView(m, d, to, r.processed, r.drops, r.hits)
+            for (m, d, to), r in sorted(ctp.from_dev.items())
         )
         rings = {(m.name, e.cpu): e for m in st.world.cpumaps.values() for e in m.entries.values()}
         kth = tuple(
@@ -195,6 +201,7 @@ def tracepoints_view(tp: Tracepoints, st: State | None = None) -> TracepointsVie
         )
     return TracepointsView(
         xdp_cpumap_enqueue=enq,
+        cpumap_from_dev=by_dev,
         xdp_cpumap_kthread=kth,
         xdp_exception=tuple(
             ExceptionView(dev, act, n) for (dev, act), n in sorted(tp.exception.items()) if n

@@ -49,6 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.model.errors import Errno, KernelError
+from xdptui.model.views import XSK_COUNTERS
 from xdptui.sim import costs
 from xdptui.sim.batch import PollShape, Rows
 from xdptui.sim.kconst import BPF_EXIST, BPF_NOEXIST, XSK_TARGET
@@ -57,17 +58,7 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
 XDP_PACKET_HEADROOM = 256  # include/uapi/linux/bpf.h: the headroom of every UMEM chunk
-ZEROCOPY_DRIVERS = frozenset({"ice", "i40e", "mlx5", "ixgbe"})  # ndo_xsk_wakeup
-# getsockopt(XDP_STATISTICS), struct xdp_statistics, in its order
-XDP_STATISTICS = (
-    "rx_dropped",
-    "rx_invalid_descs",
-    "tx_invalid_descs",
-    "rx_ring_full",
-    "rx_fill_ring_empty_descs",
-    "tx_ring_empty_descs",
-)
-COUNTERS = ("rx_packets", "rx_bytes", *XDP_STATISTICS, "tx_packets")
+COUNTERS = XSK_COUNTERS  # rx_packets, rx_bytes, XDP_STATISTICS (struct xdp_statistics), tx
 XSK_BULK = 1 << 30  # a poll's frames toward a socket: one xsk_flush, however many
 
 
