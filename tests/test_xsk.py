@@ -332,3 +332,15 @@ def test_fast_equals_exact_every_millisecond(text: str):
     c = compare(topo(text), [m * 1_000_000 for m in range(1, 9)])
     assert c.compared > 400
     assert c.differing == (), c.differing[:5]
+
+
+def test_the_run_summary_has_a_line_per_socket_with_the_reports_counts():
+    from xdptui.report import summary
+
+    sim = Simulator(topo(xsk_text(frames=64, fill=2048, rx=2048)), exact=False)
+    sim.run_until(2_000_000)
+    k = sim.report()["xsks"]["xsk0"]["counters"]
+    (line,) = [ln for ln in summary(sim.frame()).splitlines() if ln.strip().startswith("xsk0")]
+    assert f"rx {k['rx_packets']} " in line and k["rx_packets"] == 64
+    assert f"rx_fill_ring_empty_descs {k['rx_fill_ring_empty_descs']}" in line
+    assert "fill 0/2048  rx ring 64/2048" in line

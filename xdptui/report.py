@@ -120,6 +120,17 @@ def summary(frame: Frame) -> str:
                 f"  xdp:xdp_cpumap_kthread {k.map} cpu{k.cpu}  processed {k.processed} "
                 f"({verdicts}) sched {k.sched} ring {k.ring}/{k.qsize} busy {busy:.0%}"
             )
+    if frame.xsks:
+        lines.append("")
+        lines.append("AF_XDP sockets (XDP_STATISTICS, rings now):")
+        for x in frame.xsks:
+            fill, rx = x.ring("fill"), x.ring("rx")
+            lines.append(
+                f"  {x.name:<10} {x.dev} q{x.queue} {x.mode:<8} rx {x.counter('rx_packets')}"
+                f"  rx_dropped {x.counter('rx_dropped')}  rx_ring_full {x.counter('rx_ring_full')}"
+                f"  rx_fill_ring_empty_descs {x.counter('rx_fill_ring_empty_descs')}"
+                f"  fill {fill.entries}/{fill.size}  rx ring {rx.entries}/{rx.size}"
+            )
     failed = [e for e in frame.events if not e.ok]
     if failed:
         lines.append("")
