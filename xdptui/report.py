@@ -123,12 +123,13 @@ def summary(frame: Frame) -> str:
     if frame.xsks:
         lines.append("")
         lines.append("AF_XDP sockets (XDP_STATISTICS, rings now):")
-        for x in frame.xsks:
-            fill, rx = x.ring("fill"), x.ring("rx")
+        for sock in frame.xsks:
+            fill, rx = sock.ring("fill"), sock.ring("rx")
+            c = dict(sock.counters)
             lines.append(
-                f"  {x.name:<10} {x.dev} q{x.queue} {x.mode:<8} rx {x.counter('rx_packets')}"
-                f"  rx_dropped {x.counter('rx_dropped')}  rx_ring_full {x.counter('rx_ring_full')}"
-                f"  rx_fill_ring_empty_descs {x.counter('rx_fill_ring_empty_descs')}"
+                f"  {sock.name:<10} {sock.dev} q{sock.queue} {sock.mode:<8} rx {c['rx_packets']}"
+                f"  rx_dropped {c['rx_dropped']}  rx_ring_full {c['rx_ring_full']}"
+                f"  rx_fill_ring_empty_descs {c['rx_fill_ring_empty_descs']}"
                 f"  fill {fill.entries}/{fill.size}  rx ring {rx.entries}/{rx.size}"
             )
     failed = [e for e in frame.events if not e.ok]

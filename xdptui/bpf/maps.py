@@ -648,6 +648,8 @@ def mem_usage(mdef: MapDef, ncpus: int) -> int:
         return 0
     vs8 = _round8(mdef.value_size)
     n = mdef.max_entries
+    if t in (MapType.CPUMAP, MapType.XSKMAP):  # cpu_map_mem_usage, xsk_map_mem_usage: a
+        return BPF_ARRAY_SIZE + n * 8  # pointer per slot (its entries are allocated on update)
     if t in ARRAY_TYPES or t in (MapType.DEVMAP, MapType.ARRAY_OF_MAPS):
         if t == MapType.PERCPU_ARRAY:
             return BPF_ARRAY_SIZE + n * 8 + n * vs8 * ncpus
