@@ -61,9 +61,7 @@ def test_every_shipped_topology_is_covered():
 
 # Where fast mode still runs its own arithmetic rather than NAPI's loop (``fast_napi``).
 NOT_YET = {
-    "devmap_egress": "a veth peer's NAPI, run on the sender's CPU, is not in NAPI's loop yet",
     "line_rate": "a card short of DMA (rx_missed_errors) is not in NAPI's loop yet",
-    "tun_vm": "a tap's writes and reader are not in NAPI's loop yet",
 }
 
 

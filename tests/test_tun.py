@@ -235,7 +235,10 @@ def test_slowing_the_reader_overflows_the_tap_ring():
     assert sim.submit("reader tap0 rate 200Kpps").ok
     sim.run_until(6_000_000)
     m = sim.frame().tracepoints.xdp_devmap_xmit[0]
-    assert m.drops > 0 and sim.frame().device("tap0").xdp_tx_rings[0].occupancy == 500
+    # tun_xdp_xmit fills the ring at each flush; between flushes the 200 Kpps reader takes one
+    # frame every 5 us, so at any instant the ring is full but for the last few microseconds'
+    occ = sim.frame().device("tap0").xdp_tx_rings[0].occupancy
+    assert m.drops > 0 and 500 - 100_000 // 5_000 <= occ <= 500
     assert sim.submit("reader tap0 stop").ok
     res = sim.submit("reader eth0 rate 1Mpps")
     assert not res.ok

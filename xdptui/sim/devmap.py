@@ -364,6 +364,8 @@ def _flush_fast(
     per_poll = shape.classes.get(cls)
     if per_poll is None or abs(int(per_poll.sum()) - rows.total) > 0.02 * rows.total + 1:
         per_poll = _even(rows.total, shape.polls)  # no poll-by-poll record: spread evenly
+    recorded = shape.times is not None and len(shape.times) == len(per_poll)
+    recorded = recorded and int(per_poll.sum()) == rows.total
     flushes = int((-(-per_poll // DEV_MAP_BULK_SIZE)).sum())
     out.cost_ns += flushes * flush_cost(dev, tgt)
     tally.flushes += flushes
@@ -386,6 +388,9 @@ def _flush_fast(
         if kept.total:
             share = max(1, round(flushes * part.total / rows.total))
             x = Xmit(dev, tgt, cpu, t, kept, share, tally, bursts=shape.bursts)
+            if recorded and len(parts) == 1 and kept.total == rows.total:
+                assert shape.times is not None
+                x.sched = (shape.times, per_poll)  # the polls' own bulks, played in order
             tgt.ndo_xdp_xmit(dp, x)
     first = shape.first_key.get(cls) if progs else None
     if first is not None and len(first) == len(per_poll) and len(first):
@@ -562,6 +567,8 @@ def calls_full(x: Xmit, refused: int, taken: int) -> int:
     """How many of the ``ndo_xdp_xmit`` calls behind ``x`` met a full ring. One call: it did.
     Many (a fast-mode step): each interrupt's burst of bulks of 16 goes in until the room the
     reader made since the last burst is gone; the calls after that met the full ring."""
+    if x.full_calls is not None:
+        return x.full_calls
     if x.calls <= 1:
         return 1
     bursts = max(1, x.bursts)

@@ -32,7 +32,7 @@ from xdptui.sim.dev import vhost_net
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Card, Nic
 from xdptui.sim.dev.rings import ARMED, IRQ_PENDING, SCHEDULED, RxQueue, TxRing
-from xdptui.sim.dev.tun import Tun
+from xdptui.sim.dev.tun import Tun, reader_departures
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.events import Event, EventStream
 from xdptui.sim.exact_admit import Arrivals, admission
@@ -616,9 +616,11 @@ class Exact:
             s = self._service_ps(dev, entries) if entries is not None else dev.service_ps(wire)
             start = dev.wire_free_ps
         elif isinstance(dev, Tun):  # (a reader-less tap's times may wrap: no shortcut)
-            s = np.full(len(wire), dev.reader_ps(), np.int64)
-            start = dev.reader_free_ps[ring.index]
-            ready = np.full(len(wire), t, np.int64) if ready is None else ready
+            r = np.full(len(wire), t, np.int64) if ready is None else ready
+            dep_ps = reader_departures(dev.reader_free_ps[ring.index], r * 1000, dev.reader_ps())
+            dev.reader_free_ps[ring.index] = int(dep_ps[-1])
+            tap: IntArray = -(-dep_ps // 1000)
+            return tap
         else:
             return np.full(len(wire), t, np.int64) if ready is None else ready
         cs = s.cumsum()
@@ -626,10 +628,7 @@ class Exact:
             dep_ps = cs + max(start, t * 1000)
         else:  # d_i = cs_i + max(start, max_{j <= i} (ready_j - cs_{j-1}))
             dep_ps = cs + np.maximum.accumulate(np.maximum(ready * 1000 - (cs - s), start))
-        if isinstance(dev, Nic):
-            dev.wire_free_ps = int(dep_ps[-1])
-        else:
-            dev.reader_free_ps[ring.index] = int(dep_ps[-1])
+        dev.wire_free_ps = int(dep_ps[-1])
         dep: IntArray = -(-dep_ps // 1000)
         return dep
 

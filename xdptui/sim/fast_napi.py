@@ -17,19 +17,20 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.sim import costs, napi
+from xdptui.sim import costs, devmap, napi
 from xdptui.sim.batch import PollShape, Rows
+from xdptui.sim.core.filter import Compiled
 from xdptui.sim.cpumap import CPU_MAP_BULK_SIZE
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue
+from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
-from xdptui.sim.devmap import flush_cost
 from xdptui.sim.fast_burst import Feed
 from xdptui.sim.fast_shapes import Facts
-from xdptui.sim.kconst import CPU_TARGET, DEV_MAP_BULK_SIZE, XSK_TARGET
-from xdptui.sim.layout import Grouped, SourceLayout
+from xdptui.sim.kconst import CPU_TARGET, DEV_MAP_BULK_SIZE, XDP_TX, XSK_TARGET
+from xdptui.sim.layout import Grouped, SourceLayout, sequence_layout
 from xdptui.sim.shared import SharedCache
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
@@ -63,6 +64,7 @@ class Config:
     label_value: tuple[IntArray, ...]  # per instance: each label's bulk class (target)
     multi_key: tuple[BoolArray, ...]  # per instance: labels whose frames have several keys
     covered: BoolArray  # instances NAPI's loop may run (before the step's card check)
+    fed_by: IntArray  # a veth instance's sender (its row), else -1
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Config:
         return self
@@ -92,6 +94,8 @@ class FastNapi:
         self.dp = dp
         self.facts = facts
         self._configs: SharedCache[tuple[Any, ...], Config] = SharedCache()
+        # per veth queue the loop fed this step: (frames its sender offered, refused)
+        self.fed_rx: dict[int, tuple[int, int]] = {}
         self._groups: SharedCache[tuple[int, int, int], Grouped] = SharedCache()
         n_cpus = world.nr_cpus
         self.state = NapiState(
@@ -121,100 +125,129 @@ class FastNapi:
         dp = self.dp
         names: list[tuple[str, int]] = []
         rows: list[list[int]] = []
-        tab: list[IntArray] = []
-        pre: list[IntArray] = []
-        lab: list[IntArray] = []
-        lfl: list[IntArray] = []
+        tables = _Tables(w, dp)
         layouts: list[SourceLayout | None] = []
         label_values: list[IntArray] = []
         multi: list[BoolArray] = []
         covered: list[bool] = []
-        sizes = [0, 0, 0, 0]  # tab, pre, lab, lfl offsets
-        of_entry = dp.classes.of_entry
+        seqs: list[IntArray | None] = []  # each instance's entries over one period
+        # a veth queue's senders: (its instance, the label of their frames toward it)
+        feeders: dict[tuple[str, int], list[tuple[int, int]]] = {}
         for dev in w.devices.values():
             ok_dev, src = self._device_covered(dev)
             for rxq in dev.rxq:
+                i = len(names)
                 names.append((dev.name, rxq.index))
-                row = [0] * napi.I_POLL_PS + [0]
+                row = [0] * napi.I_CONF
                 row[napi.I_SRC] = -1
+                row[napi.I_FEED] = -1
                 row[napi.I_CPU] = rxq.irq_cpu
                 row[napi.I_W] = rxq.weight
                 row[napi.I_ITR] = rxq.itr_ns
                 row[napi.I_R] = rxq.size
                 row[napi.I_POLL_PS] = round(dev.costs().poll * 1000)
                 lay = None
+                seq = None
                 values = np.zeros(0, np.int64)
                 mk = np.zeros(0, bool)
                 if ok_dev and src is not None:
                     lay = self.facts.layout(src, dev)
                     q = rxq.index
-                    m = int(lay.per_queue[q])
                     g = lay.queues
                     positions = g.key[g.start[q] : g.start[q + 1]] - q * g.span
-                    entries = lay.entry[positions]
-                    c = dp.compiled[dev.name]
-                    cost_ps = np.round(c.cost[entries] * 1000).astype(np.int64)
-                    bq = c.bq_class[entries] if c.mode == MODE_DRV else np.full(m, -1, np.int64)
-                    values = np.unique(bq[(bq >= 0) | (bq <= CPU_TARGET)])
+                    seq = lay.entry[positions]
                     row[napi.I_SRC] = src.index
-                    row[napi.I_M] = m
-                    row[napi.I_TAB] = sizes[0]
-                    row[napi.I_PRE] = sizes[1]
-                    row[napi.I_LAB] = sizes[2]
-                    row[napi.I_NLAB] = len(values)
-                    row[napi.I_LFL] = sizes[3]
-                    tab.append(positions.astype(np.int64))
-                    pre.append(np.concatenate(([0], np.cumsum(cost_ps))))
-                    flushes = []
-                    mk = np.zeros(len(values), bool)
+                    row[napi.I_TAB] = tables.add_tab(positions)
+                    values, mk = tables.add(row, dev, seq)
                     for k, v in enumerate(values.tolist()):
-                        hit = (bq == v).astype(np.int64)
-                        lab.append(np.concatenate(([0], np.cumsum(hit))))
-                        if v <= XSK_TARGET:  # an AF_XDP socket: one xsk_flush a poll
-                            flushes += [round(costs.XSK_FLUSH * 1000), XSK_BULK]
-                        elif v <= CPU_TARGET:  # a cpumap entry's bulk queue
-                            flushes += [round(costs.CPUMAP_FLUSH * 1000), CPU_MAP_BULK_SIZE]
-                        else:
-                            flush = round(flush_cost(dev, w.by_ifindex[v]) * 1000)
-                            flushes += [flush, DEV_MAP_BULK_SIZE]
-                        mk[k] = len(np.unique(c.key[entries[bq == v]])) > 1
-                    lfl.append(np.array(flushes, np.int64))
-                    sizes[0] += m
-                    sizes[1] += m + 1
-                    sizes[2] += len(values) * (m + 1)
-                    sizes[3] += 2 * len(values)
+                        peer = _veth_napi(w, dp, v)
+                        if peer is not None:
+                            at = (peer.name, rxq.irq_cpu % len(peer.rxq))
+                            feeders.setdefault(at, []).append((i, k))
                 rows.append(row)
                 layouts.append(lay)
+                seqs.append(seq)
                 label_values.append(values)
                 multi.append(mk)
                 covered.append(ok_dev)
+        # a veth queue one covered instance feeds: NAPI on that instance's CPU, its frames
+        # the sender's frames toward it, in order
+        fed_by = np.full(len(names), -1, np.int64)
+        for i, (name, q) in enumerate(names):
+            dev = w.devices[name]
+            if not isinstance(dev, Veth):
+                continue
+            fs = feeders.get((name, q), [])
+            if len(fs) != 1 or not self._veth_covered(dev):
+                continue
+            f, k = fs[0]
+            ent = seqs[f]
+            if not covered[f] or ent is None or rows[f][napi.I_FEED] >= 0:
+                continue
+            c = dp.compiled[w.devices[names[f][0]].name]
+            mine = c.bq_class[ent] == label_values[f][k]
+            if devmap.programs_of(w.maps.get(c.map_name or ""), c.key[ent[mine]]):
+                continue  # egress programs on the bulk: not in the loop
+            seq = ent[mine]
+            row = rows[i]
+            row[napi.I_CPU] = rows[f][napi.I_CPU]
+            values, mk = tables.add(row, dev, seq)
+            label_values[i] = values
+            multi[i] = mk
+            seqs[i] = seq
+            layouts[i] = sequence_layout(seq, len(dev.rxq), q, dp.classes.of_entry)
+            rows[f][napi.I_FEED] = i
+            rows[f][napi.I_FLAB] = k
+            fed_by[i] = f
+            covered[i] = True
+        for i, row in enumerate(rows):  # a sender toward a veth the loop does not run
+            if (
+                covered[i]
+                and any(_veth_napi(w, dp, v) is not None for v in label_values[i].tolist())
+                and row[napi.I_FEED] < 0
+            ):
+                covered[i] = False
         n = len(names)
-        static = np.array(rows, np.int64).reshape(n, napi.I_POLL_PS + 1)
+        static = np.array(rows, np.int64).reshape(n, napi.I_CONF)
         cpu_of = static[:, napi.I_CPU] if n else np.zeros(0, np.int64)
         order = np.argsort(cpu_of, kind="stable")
         cpu_first = np.searchsorted(cpu_of[order], np.arange(w.nr_cpus + 1)).astype(np.int64)
-        _ = of_entry
         return Config(
             key,
             tuple(names),
             static,
-            _cat(tab),
-            _cat(pre),
-            _cat(lab),
-            _cat(lfl),
+            _cat(tables.tab),
+            _cat(tables.pre),
+            _cat(tables.lab),
+            _cat(tables.lfl),
             cpu_first,
             order.astype(np.int64),
             tuple(layouts),
             tuple(label_values),
             tuple(multi),
             np.array(covered, bool),
+            fed_by,
         )
+
+    def _veth_covered(self, dev: Veth) -> bool:
+        """Whether NAPI's loop can run a veth's queues: frames reach them only from a sender's
+        redirects, and its program ends each frame there or sends it to a NIC."""
+        w = self.world
+        if any(w.lands_on(s) is dev for s in w.sources):
+            return False
+        c = self.dp.compiled.get(dev.name)
+        if c is None or c.mode != MODE_DRV or not self._program_covered(c):
+            return False
+        if (c.act == XDP_TX).any():  # veth_xdp_tx: into the peer's ring
+            return False
+        targets = np.unique(c.target[c.target >= 0]).tolist()
+        return all(isinstance(w.by_ifindex.get(int(i)), Nic) for i in targets)
 
     def _device_covered(self, dev: NetDev) -> tuple[bool, Source | None]:
         """Whether NAPI's loop can run ``dev``'s instances: a NIC fed by one source (or none:
         its instances never poll), whose frames' paths cost the polling CPU only their own
         cost."""
-        if not isinstance(dev, Nic):
+        if not isinstance(dev, Nic) and not _written_tap(dev):
             return False, None
         if not any(self.world.lands_on(s) is dev for s in self.world.sources):
             return True, None  # nothing arrives: armed, never interrupted
@@ -222,24 +255,30 @@ class FastNapi:
         if src is None or src.local or src.pacing is not None:
             return False, None  # a capture's own timing: not the loop's integer pacing
         c = self.dp.compiled.get(dev.name)
-        if c is None:
+        if c is None or not self._program_covered(c):
             return False, None
+        return True, src
+
+    def _program_covered(self, c: Compiled) -> bool:
+        """A program NAPI's loop can run: no state carried from frame to frame, no broadcast
+        or round-robin bulks, its frames sent to NICs, taps, or a veth whose peer's NAPI the
+        loop runs too (``_build`` checks that)."""
         if c.obj is not None and c.obj.depends is not None:
-            return False, None  # a real program run frame by frame, in ring order
+            return False  # a real program run frame by frame, in ring order
         if c.broadcast:
-            return False, None
+            return False
         if ((c.bq_class < -1) & (c.bq_class > CPU_TARGET)).any():  # round-robin, broadcast
-            return False, None
+            return False
         for ifindex in np.unique(c.target[c.target >= 0]).tolist():
             tgt = self.world.by_ifindex.get(int(ifindex))
-            if tgt is not None and not isinstance(tgt, Nic):
-                return False, None  # a veth peer's or tap's work on this CPU
+            if tgt is not None and not isinstance(tgt, Nic | Veth) and not _tap(tgt):
+                return False
         if c.master is not None:
             for ifindex in np.unique(c.tx_slave[c.tx_slave >= 0]).tolist():
                 tgt = self.world.by_ifindex.get(int(ifindex))
                 if tgt is not None and not isinstance(tgt, Nic):
-                    return False, None
-        return True, src
+                    return False
+        return True
 
     def _fed(self) -> set[str]:
         """Devices frames may reach: a source's, a program's redirect or XDP_TX target, a
@@ -248,15 +287,20 @@ class FastNapi:
         w = self.world
         fed = {s.device for s in w.sources}
         fed |= {d.name for s in w.sources if (d := w.lands_on(s)) is not None}
-        for c in self.dp.compiled.values():
-            if c.broadcast or ((c.bq_class < -1) & (c.bq_class > CPU_TARGET)).any():
-                return set(w.devices)
-            out = np.concatenate((c.target[c.target >= 0], c.tx_slave[c.tx_slave >= 0]))
-            fed |= {w.by_ifindex[i].name for i in np.unique(out).tolist() if i in w.by_ifindex}
         for name in list(fed):
             dev = w.devices.get(name)
             if isinstance(dev, Veth):
                 fed.add(dev.peer)
+        for c in self.dp.compiled.values():
+            if c.broadcast or ((c.bq_class < -1) & (c.bq_class > CPU_TARGET)).any():
+                return set(w.devices)
+            out = np.concatenate((c.target[c.target >= 0], c.tx_slave[c.tx_slave >= 0]))
+            for i in np.unique(out).tolist():
+                tgt = w.by_ifindex.get(i)
+                if isinstance(tgt, Veth):  # veth_xdp_xmit: into the peer's queues
+                    fed.add(tgt.peer)
+                elif tgt is not None and not _tap(tgt):  # a tap's ring goes to its reader
+                    fed.add(tgt.name)
         return fed
 
     # ------------------------------------------------------------ a step
@@ -274,6 +318,7 @@ class FastNapi:
         RxQueues done (fast mode's arithmetic does the others). ``kept``: the share of its
         arrivals each queue's card took this step (by id); ``cycling``: queues whose card
         cycles."""
+        self.fed_rx = {}
         cfg = self.config()
         st = self._state_for(cfg)
         w = self.world
@@ -286,16 +331,20 @@ class FastNapi:
         for i, rxq in enumerate(rxqs):
             if ok[i] and (id(rxq) in cycling or kept.get(id(rxq), 1.0) < 1.0):
                 ok[i] = False
+        for i in np.flatnonzero(cfg.fed_by >= 0).tolist():  # the veth's NAPI is still there
+            dev = devs[i]
+            assert isinstance(dev, Veth)
+            sender = dev.peer_dev(self.dp)
+            if not isinstance(sender, Veth) or sender.xdp_napi(self.dp) is not dev:
+                ok[i] = ok[cfg.fed_by[i]] = False
         cpu_of = cfg.static[:, napi.I_CPU]
         fed = self._fed()
         idle = np.array([not isinstance(d, Nic) and d.name not in fed for d in devs], bool)
         bad_cpu = np.zeros(w.nr_cpus + 1, bool)
         bad_cpu[cpu_of[~ok & ~idle]] = True  # an idle veth or tap takes no CPU time
-        for dev in w.devices.values():  # a veth or tap served on a CPU: not this loop's
-            if not isinstance(dev, Nic):
-                for rxq in dev.rxq:
-                    if rxq.held.total or rxq.state != 0:
-                        bad_cpu[min(max(rxq.irq_cpu, 0), w.nr_cpus)] = True
+        for i in np.flatnonzero(~ok).tolist():  # a veth or vhost's tap served on a CPU
+            if not isinstance(devs[i], Nic) and (rxqs[i].held.total or rxqs[i].state != 0):
+                bad_cpu[min(max(rxqs[i].irq_cpu, 0), w.nr_cpus)] = True
         used = np.bincount(cpu_of, minlength=w.nr_cpus) > 0
         cpus = np.flatnonzero(~bad_cpu[: w.nr_cpus] & used)
         run = np.isin(cpu_of, cpus) & ok
@@ -307,6 +356,8 @@ class FastNapi:
         src = _source_rows(w.sources)
         st.ins[:, napi.I_RUNNING] = [1 if d.running else 0 for d in devs]
         basis = [_basis(w, devs[i], cfg.static[i, napi.I_SRC]) for i in range(n)]
+        for i in np.flatnonzero(cfg.fed_by >= 0).tolist():  # a veth's: its sender's
+            basis[i] = (-2, *basis[cfg.fed_by[i]])
         for i in np.flatnonzero(run & st.known).tolist():
             if basis[i] != st.basis[i]:  # the source's table or the queues were rebuilt:
                 self._rebase(st, cfg, src, i, t0)  # its ring's frames as the last arrivals
@@ -331,6 +382,10 @@ class FastNapi:
         before = st.ins.copy()
         busy_before = st.cpu[:, napi.C_BUSY_NS].copy()
         polls, segs = self._run(cfg, st, src, cpus.astype(np.int64), t1)
+        for i in np.flatnonzero(run & (cfg.fed_by >= 0)).tolist():
+            offered = int(st.ins[i, napi.I_ARR] - before[i, napi.I_ARR])
+            refused = int(st.ins[i, napi.I_DROPPED] - before[i, napi.I_DROPPED])
+            self.fed_rx[id(rxqs[i])] = (offered, refused)
         _polls_run[0] += len(polls)
         if _polls_run[0] > JIT_AFTER_POLLS:
             napi.compile_rules()
@@ -342,7 +397,7 @@ class FastNapi:
         """The state arrays laid out for ``cfg``'s instances (rows kept by name)."""
         st = self.state
         if st.names == cfg.names:
-            st.ins[:, : napi.I_POLL_PS + 1] = cfg.static
+            st.ins[:, : napi.I_CONF] = cfg.static
             return st
         n = len(cfg.names)
         ins = np.zeros((n, napi.I_WIDTH), np.int64)
@@ -357,7 +412,7 @@ class FastNapi:
                 runs[i] = st.runs[k]
                 known[i] = True
                 basis[i] = st.basis[k]
-        ins[:, : napi.I_POLL_PS + 1] = cfg.static
+        ins[:, : napi.I_CONF] = cfg.static
         per_cpu = int(np.bincount(cfg.static[:, napi.I_CPU], minlength=1).max(initial=1)) + 1
         plist = st.plist
         if plist.shape[1] < per_cpu:
@@ -379,6 +434,8 @@ class FastNapi:
         arr = 0
         if s >= 0:
             arr = napi.queue_frames(ins, cfg.tab, src, i, napi.emitted_until(src, s, t0))
+        if cfg.fed_by[i] >= 0:  # a veth's ring: its frames as the first of its sequence
+            arr = rxq.held.total
         occ = min(rxq.held.total, int(ins[i, napi.I_R]), arr)
         ins[i, napi.I_ARR] = arr
         ins[i, napi.I_OCC] = occ
@@ -402,6 +459,8 @@ class FastNapi:
         arr = 0
         if s >= 0 and ins[i, napi.I_M] > 0:
             arr = napi.queue_frames(ins, cfg.tab, src, i, napi.emitted_until(src, s, t0))
+        if cfg.fed_by[i] >= 0:  # a veth's ring: its frames as the first of its sequence
+            arr = int(ins[i, napi.I_OCC])
         occ = min(int(ins[i, napi.I_OCC]), arr)
         ins[i, napi.I_ARR] = arr
         ins[i, napi.I_OCC] = occ
@@ -583,12 +642,88 @@ class FastNapi:
         rxq.last_irq = int(ins[i, napi.I_LAST_IRQ])
         pending = ins[i, napi.I_STATE] == napi.IRQ_PENDING
         rxq.fast_irq = int(ins[i, napi.I_IRQ_AT]) if pending else -1
-        if dropped:
+        if dropped and isinstance(dev, Tun):  # the writer waits: it writes slower
+            dev.throttled += dropped
+        elif dropped and isinstance(dev, Veth):  # the sender's (``FastIO.rx``: fed_rx)
+            pass
+        elif dropped:
             rxq.rx_dropped += dropped
             dev.add("rx_dropped", dropped)
 
 
 # ---------------------------------------------------------------- helpers
+
+
+class _Tables:
+    """The per-position tables of a configuration's instances, concatenated: queue positions
+    (``tab``), prefix sums of each frame's cost (``pre``) and of each bulk label (``lab``),
+    and per label the cost of a flush and the frames of a bulk (``lfl``)."""
+
+    def __init__(self, world: World, dp: Datapath) -> None:
+        self.world = world
+        self.dp = dp
+        self.tab: list[IntArray] = []
+        self.pre: list[IntArray] = []
+        self.lab: list[IntArray] = []
+        self.lfl: list[IntArray] = []
+        self.sizes = [0, 0, 0, 0]
+
+    def add_tab(self, positions: IntArray) -> int:
+        at = self.sizes[0]
+        self.tab.append(positions.astype(np.int64))
+        self.sizes[0] += len(positions)
+        return at
+
+    def add(self, row: list[int], dev: NetDev, seq: IntArray) -> tuple[IntArray, BoolArray]:
+        """An instance whose frames are ``seq`` (entries, repeated): its cost and label
+        tables; returns its labels (bulk classes) and which of them span several keys."""
+        m = len(seq)
+        c = self.dp.compiled[dev.name]
+        cost_ps = np.round(c.cost[seq] * 1000).astype(np.int64)
+        bq = c.bq_class[seq] if c.mode == MODE_DRV else np.full(m, -1, np.int64)
+        values = np.unique(bq[(bq >= 0) | (bq <= CPU_TARGET)])
+        row[napi.I_M] = m
+        row[napi.I_PRE] = self.sizes[1]
+        row[napi.I_LAB] = self.sizes[2]
+        row[napi.I_NLAB] = len(values)
+        row[napi.I_LFL] = self.sizes[3]
+        self.pre.append(np.concatenate(([0], np.cumsum(cost_ps))))
+        flushes: list[int] = []
+        mk = np.zeros(len(values), bool)
+        for k, v in enumerate(values.tolist()):
+            hit = (bq == v).astype(np.int64)
+            self.lab.append(np.concatenate(([0], np.cumsum(hit))))
+            if v <= XSK_TARGET:  # an AF_XDP socket: one xsk_flush a poll
+                flushes += [round(costs.XSK_FLUSH * 1000), XSK_BULK]
+            elif v <= CPU_TARGET:  # a cpumap entry's bulk queue
+                flushes += [round(costs.CPUMAP_FLUSH * 1000), CPU_MAP_BULK_SIZE]
+            else:
+                flush = round(devmap.flush_cost(dev, self.world.by_ifindex[v]) * 1000)
+                flushes += [flush, DEV_MAP_BULK_SIZE]
+            mk[k] = len(np.unique(c.key[seq[bq == v]])) > 1
+        self.lfl.append(np.array(flushes, np.int64))
+        self.sizes[1] += m + 1
+        self.sizes[2] += len(values) * (m + 1)
+        self.sizes[3] += 2 * len(values)
+        return values, mk
+
+
+def _veth_napi(world: World, dp: Datapath, label: int) -> NetDev | None:
+    """The veth whose NAPI takes the frames of a bulk label (a redirect into its peer)."""
+    tgt = world.by_ifindex.get(label) if label >= 0 else None
+    return tgt.xdp_napi(dp) if isinstance(tgt, Veth) else None
+
+
+def _written_tap(dev: NetDev) -> bool:
+    """A tap written one frame per ``write`` (``tun_get_user`` on the writer's CPU): NAPI's
+    loop with a budget of one and no interrupt to wait for, as exact mode runs it (vhost's
+    batches are not in the loop)."""
+    return _tap(dev) and isinstance(dev, Tun) and dev.writer == "write"
+
+
+def _tap(dev: NetDev) -> bool:
+    """A tap: what is redirected into it waits for its reader (userspace), on no CPU."""
+    return isinstance(dev, Tun) and dev.mode == "tap"
 
 
 def _basis(world: World, dev: NetDev, s: int) -> tuple[int, ...]:

@@ -16,9 +16,9 @@ from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import NetDev, Refusal
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import TxRing
-from xdptui.sim.dev.tun import Tun
+from xdptui.sim.dev.tun import Tun, reader_backlog, xdp_xmit_bulks
 from xdptui.sim.fast_burst import Feed, fifo_wire, ring_offers
-from xdptui.sim.kconst import WIRE_OVERHEAD
+from xdptui.sim.kconst import DEV_MAP_BULK_SIZE, WIRE_OVERHEAD
 from xdptui.sim.splitting import take_rows
 from xdptui.sim.world import World
 
@@ -61,6 +61,8 @@ def drain(
         if not rings:
             continue
         mine = by_dev.get(dev.name, [])
+        if isinstance(dev, Tun) and _play_tap(world, dp, dev, mine, t0, t0 + dt):
+            continue
         R = len(rings)
         offered = np.zeros((len(mine), R), np.int64)
         offered_b = np.zeros((len(mine), R))
@@ -111,6 +113,9 @@ def drain(
                 ok = cl.rows.head(cl.rows.total - n_lost)
                 dp.accounts.accepted(cl.ref, ok, into_rx=False)
                 dp.accounts.refused(cl.ref, dev, n_lost, ok.total)
+        if isinstance(dev, Tun):  # the reader is busy with what is left (``reader_backlog``)
+            for r in rings:
+                dev.reader_free_ps[r.index] = 1000 * (t0 + dt) + r.occ * dev.reader_ps()
         sent = int(out.sum())
         dev.add("tx_packets", sent)
         dev.add("tx_bytes", round(float(out_b.sum())) - WIRE_OVERHEAD * sent)
@@ -120,6 +125,80 @@ def drain(
         card = world.cards[name]
         card.tat += round((sent - card.tx_ahead) * card.tx_weight * card.s)
         card.tx_ahead = 0
+
+
+def _play_tap(world: World, dp: Datapath, tap: Tun, claims: list[Claim], t0: int, t1: int) -> bool:
+    """A tap's rings when every frame offered to them is an ``ndo_xdp_xmit`` whose polls NAPI's
+    loop ran: the polls' bulks played in time order through ``tun.xdp_xmit_bulks`` -- exact
+    mode's rule, so the same frames get in, the same calls meet a full ring and the reader has
+    read the same frames. Returns False (nothing done) otherwise."""
+    for cl in claims:
+        x = cl.ref.xmit
+        if cl.ref.kind != "xmit" or x is None or x.sched is None or cl.ring is None:
+            return False
+    s = tap.reader_ps()
+    wire_bytes = world.entries.wire_bytes
+    for ring in tap.tx:
+        mine = [cl for cl in claims if cl.ring is ring]
+        held0 = ring.occ
+        free = tap.reader_free_ps[ring.index]
+        if reader_backlog(free, t0, s) < held0:  # (left by the fluid rule: read from t0 on)
+            free = 1000 * t0 + held0 * s
+        times, bulks, who = _bulks(mine)
+        got, free, held = xdp_xmit_bulks(ring.size, s, free, held0, times, bulks)
+        left = min(held, reader_backlog(free, t1, s))
+        acc = np.bincount(who, weights=got, minlength=len(mine)).astype(np.int64)
+        full = np.bincount(who, weights=got < bulks, minlength=len(mine)).astype(np.int64)
+        new_b = 0.0
+        for k, cl in enumerate(mine):
+            x = cl.ref.xmit
+            assert x is not None
+            ok = cl.rows.head(int(acc[k]))
+            new_b += float((ok.count * wire_bytes[ok.entry]).sum())
+            dp.accounts.accepted(cl.ref, ok, into_rx=False)
+            x.full_calls = int(full[k])
+            lost = cl.rows.total - ok.total
+            ring.dropped += lost
+            dp.accounts.refused(cl.ref, tap, lost, ok.total)
+        taken = int(acc.sum())
+        gone = held0 + taken - left
+        if gone <= held0:  # first in, first read
+            out_b = ring.occ_bytes * gone / held0 if held0 else 0.0
+        else:
+            out_b = ring.occ_bytes + new_b * (gone - held0) / taken
+        ring.occ_bytes = ring.occ_bytes + new_b - out_b
+        ring.occ = left
+        ring.credit = 0.0
+        ring.sent += gone
+        ring.sent_wire += out_b
+        tap.reader_free_ps[ring.index] = free
+        tap.add("tx_packets", gone)
+        tap.add("tx_bytes", round(out_b) - WIRE_OVERHEAD * gone)
+    return True
+
+
+def _bulks(claims: list[Claim]) -> tuple[IntArray, IntArray, IntArray]:
+    """The claims' polls as bulks of at most 16 (``bq_enqueue`` / ``__dev_flush``), in time
+    order: (time, frames, which claim)."""
+    ts: list[IntArray] = []
+    ks: list[IntArray] = []
+    ws: list[IntArray] = []
+    for k, cl in enumerate(claims):
+        assert cl.ref.xmit is not None and cl.ref.xmit.sched is not None
+        times, per_poll = cl.ref.xmit.sched
+        nb = -(-per_poll // DEV_MAP_BULK_SIZE)
+        first = np.cumsum(nb) - nb
+        within = np.arange(int(nb.sum()), dtype=np.int64) - np.repeat(first, nb)
+        n = np.repeat(per_poll, nb)
+        ts.append(np.repeat(times, nb))
+        ks.append(np.minimum(n - within * DEV_MAP_BULK_SIZE, DEV_MAP_BULK_SIZE))
+        ws.append(np.full(len(n), k, np.int64))
+    if not ts:
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    t, b, w = np.concatenate(ts), np.concatenate(ks), np.concatenate(ws)
+    order = np.lexsort((w, t))
+    return t[order], b[order], w[order]
 
 
 def _wire_caps(nic: NetDev, dt: int) -> tuple[float, float]:

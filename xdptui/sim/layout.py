@@ -118,6 +118,18 @@ def build_layout(world: World, src: Source, dev: NetDev, of_entry: IntArray) -> 
         queue = dev.queue_of_entry[entry].astype(np.int64)
     else:
         queue = (world.entries.rss_hash[entry].astype(np.int64) % nq).astype(np.int64)
+    return _layout(entry, queue, nq, of_entry)
+
+
+def sequence_layout(entry: IntArray, nq: int, q: int, of_entry: IntArray) -> SourceLayout:
+    """A sequence of entries that all land on queue ``q`` of ``nq``, laid out as a source's
+    table would be (a veth queue fed by one sender: the sender's frames toward it)."""
+    return _layout(entry.astype(np.int64), np.full(len(entry), q, np.int64), nq, of_entry)
+
+
+def _layout(entry: IntArray, queue: IntArray, nq: int, of_entry: IntArray) -> SourceLayout:
+    L = len(entry)
+    pos = np.arange(L, dtype=np.int64)
     cls = of_entry[entry] if len(of_entry) else np.zeros(L, np.int64)
     queues = Grouped(queue, pos, nq, L)
     rank = np.empty(L, np.int64)

@@ -41,9 +41,10 @@ SCHEDULED = 2
 # a source's pacing (``Source.emitted_until`` / ``arrival_of``), one row each
 S_ORIGIN, S_N0, S_MILLI, S_CAP, S_L, S_MQ, S_MR, S_A, S_AR, S_WIDTH = range(10)
 # an instance: its configuration, then its state
-(I_SRC, I_M, I_TAB, I_PRE, I_LAB, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS,
- I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD, I_RLEN, I_TAKEN,
- I_DROPPED, I_PEAK, I_POLLS, I_IRQS, I_WIDTH) = range(27)  # fmt: skip
+(I_SRC, I_M, I_TAB, I_PRE, I_LAB, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS, I_FEED,
+ I_FLAB, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD, I_RLEN,
+ I_TAKEN, I_DROPPED, I_PEAK, I_POLLS, I_IRQS, I_WIDTH) = range(29)  # fmt: skip
+I_CONF = I_RUNNING  # the configuration columns come first
 # a CPU
 C_BUSY, C_RUN_AT, C_RUN_SEQ, C_PHEAD, C_PLEN, C_BUSY_NS, C_WIDTH = range(7)
 # a poll record (fast mode reads these after a run)
@@ -283,6 +284,52 @@ def poll(
     return k, nseg, dur
 
 
+# ---------------------------------------------------------------- a veth peer's ring
+
+
+def feed(
+    ins: IntArray, runs: IntArray, lab: IntArray, segs: IntArray, ns: int, nseg: int, i: int,
+    j: int,
+) -> int:  # fmt: skip
+    """Instance ``i``'s poll redirected frames (label ``I_FLAB``) into veth instance ``j``'s
+    ``ptr_ring`` (``veth_xdp_xmit``, at the poll's ``xdp_do_flush``): each takes a slot while
+    one is free, the rest are returned to the sender (devmap drops). The veth's frames are
+    positions in its own sequence: the sender's frames of that label, in order, so the
+    sender's positions [a, b) are the veth's [H(a), H(b)), H the label's prefix count.
+    Returns the frames the ring took."""
+    m = ins[i, I_M]
+    base = ins[i, I_LAB] + ins[i, I_FLAB] * (m + 1)
+    h = lab[base + m]
+    got = 0
+    for k in range(nseg):
+        a = segs[ns + k, 0]
+        b = segs[ns + k, 1]
+        x0 = (a // m) * h + lab[base + a % m]
+        x1 = (b // m) * h + lab[base + b % m]
+        new = x1 - x0
+        if new <= 0:
+            continue
+        room = ins[j, I_R] - ins[j, I_OCC]
+        took = new if new < room else room
+        if took > 0:
+            n = ins[j, I_RLEN]
+            last = (ins[j, I_RHEAD] + n - 1) % RUNCAP
+            if n > 0 and runs[j, last, 1] == x0:
+                runs[j, last, 1] = x0 + took
+            else:
+                slot = (ins[j, I_RHEAD] + n) % RUNCAP
+                runs[j, slot, 0] = x0
+                runs[j, slot, 1] = x0 + took
+                ins[j, I_RLEN] = n + 1
+            ins[j, I_OCC] += took
+            if ins[j, I_OCC] > ins[j, I_PEAK]:
+                ins[j, I_PEAK] = ins[j, I_OCC]
+            got += took
+        ins[j, I_DROPPED] += new - took
+        ins[j, I_ARR] += new
+    return got
+
+
 # ---------------------------------------------------------------- the CPUs
 
 
@@ -351,6 +398,11 @@ def run_cpus(
                 n_segs += nseg
                 cpu[c, C_BUSY] = t + dur
                 cpu[c, C_BUSY_NS] += dur
+                j = ins[i, I_FEED]
+                got = feed(ins, runs, lab, segs, n_segs - nseg, nseg, i, j) if j >= 0 else 0
+                if got > 0 and ins[j, I_STATE] != SCHEDULED:
+                    # __veth_xdp_flush: the peer's NAPI onto this CPU's list, at the poll's end
+                    schedule(ins, cpu, plist, glob, j, c, t)
                 if ins[i, I_STATE] == SCHEDULED:  # a full poll: back to the tail
                     plist[c, (cpu[c, C_PHEAD] + cpu[c, C_PLEN]) % cap] = i
                     cpu[c, C_PLEN] += 1
@@ -370,5 +422,5 @@ def compile_rules() -> None:
     jit.compile_functions(
         sys.modules[__name__],
         ("emitted_until", "arrival_of", "queue_frames", "position_time", "_range_sum", "admit",
-         "arm", "schedule", "rearm_all", "take", "poll_ps", "poll", "run_cpus"),
+         "arm", "schedule", "rearm_all", "take", "poll_ps", "poll", "feed", "run_cpus"),
     )  # fmt: skip

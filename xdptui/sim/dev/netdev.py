@@ -142,6 +142,10 @@ class Xmit:
     bursts: int = 1  # the interrupts whose polls made those calls (fast mode: a step's)
     parent: Xmit | None = None  # a bond's bond_xdp_xmit that handed these on to a slave
     err: str | None = None  # the errno ndo_xdp_xmit returned (the trace's ``err``), if any
+    # fast mode, from NAPI's loop: each poll's start (ns) and frames toward the target, the
+    # polls' bulks in time order (None: not known)
+    sched: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
+    full_calls: int | None = None  # of ``calls``, those that met a full ring (when played)
 
     def add_sent(self, n: int) -> None:
         x: Xmit | None = self
