@@ -60,20 +60,10 @@ def test_every_shipped_topology_is_covered():
 
 
 # Where fast mode still runs its own arithmetic rather than NAPI's loop (``fast_napi``).
-NOT_YET = {
-    "line_rate": "a card short of DMA (rx_missed_errors) is not in NAPI's loop yet",
-}
+TRANSMITTING_CARD = "a card whose ports also transmit (DMA both ways) is not in the loop yet"
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[n]))
-        if n in NOT_YET
-        else n
-        for n in sorted(HORIZON_MS)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(HORIZON_MS))
 def test_fast_equals_exact_on_every_shipped_topology(name: str):
     t = load_topology(TOPOLOGIES / f"{name}.yaml")
     assert_fast_equals_exact(t, instants(HORIZON_MS[name]))
@@ -162,7 +152,7 @@ def test_fast_equals_exact_beside_a_veth_nothing_sends_to():
     assert_fast_equals_exact(topo(IDLE_VETH), instants(3))
 
 
-@pytest.mark.xfail(strict=True, reason=NOT_YET["line_rate"])
+@pytest.mark.xfail(strict=True, reason=TRANSMITTING_CARD)
 def test_fast_equals_exact_on_the_bond_seeds_saturated_two_port_rows():
     """Two ports of one card, one queue each, saturated, XDP_TX through a balance-rr bond:
     the card's DMA, the rings and the transmits cycle together."""

@@ -173,8 +173,9 @@ class Fast:
         )
         budget = np.maximum(float(dt) - self.cpu_debt, 0.0)
         self.cpu_debt = np.maximum(self.cpu_debt - float(dt), 0.0)
+        owned = set(self.napi.owned_cards()) if w.cards else set()
         if w.cards and len(work):
-            card_admit(w, self.facts, work, t0, t1, self.steps)
+            card_admit(w, self.facts, work, t0, t1, self.steps, skip=owned)
         kept = {id(r): float(k) for r, k in zip(work.rxqs, work.kept, strict=True)}
         busy0 = dp.cpu.busy_ns.copy() if w.cpumaps else None
         done = self.napi.step(t0, t1, kept, {id(work.rxqs[i]) for i in work.cycle})
@@ -182,6 +183,9 @@ class Fast:
             budget = np.maximum(budget - (dp.cpu.busy_ns - busy0), 0.0)
         if done:
             work = work.without(done)
+        left = owned - self.napi.cards_run
+        if left and len(work):  # a card the loop could not run this step
+            card_admit(w, self.facts, work, t0, t1, self.steps, skip=set(w.cards) - left)
         self._serve(work, budget, t0, t1)
         for _ in range(MAX_CHAIN):
             if not io.pending:

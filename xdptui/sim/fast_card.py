@@ -42,14 +42,25 @@ MAX_EVENTS = 100_000  # a step's phase changes at most (a safety net; a cycle ha
 POLLING = -1.0  # ``Cycle.wait`` of an instance that is not waiting for its interrupt
 
 
-def card_admit(world: World, facts: Facts, work: Work, t0: int, t1: int, steps: int) -> None:
-    """Every card's arrivals this step: what gets past its DMA stays in ``work.arr`` (and
-    ``work.kept``); the rest is counted where the kernel counts it."""
+def card_admit(
+    world: World,
+    facts: Facts,
+    work: Work,
+    t0: int,
+    t1: int,
+    steps: int,
+    skip: set[str] | None = None,
+) -> None:
+    """Every card's arrivals this step (but ``skip``'s: NAPI's loop applies their DMA): what
+    gets past its DMA stays in ``work.arr`` (and ``work.kept``); the rest is counted where
+    the kernel counts it."""
     dt = t1 - t0
     arrived = work.arr.sum(axis=1)
     by_card: dict[str, list[int]] = {}
     for i, dev in enumerate(work.devs):
         if isinstance(dev, Nic) and dev.card in world.cards and arrived[i]:
+            if skip and dev.card in skip:
+                continue
             by_card.setdefault(dev.card, []).append(i)
     for name, rows in by_card.items():
         idx = np.array(rows, np.int64)

@@ -65,6 +65,9 @@ class Config:
     multi_key: tuple[BoolArray, ...]  # per instance: labels whose frames have several keys
     covered: BoolArray  # instances NAPI's loop may run (before the step's card check)
     fed_by: IntArray  # a veth instance's sender (its row), else -1
+    cards: IntArray  # the cards the loop admits for (``napi.K_*`` configuration columns)
+    qmap: IntArray  # per card, per table position: (instance, rank in its queue's sequence)
+    card_names: tuple[str, ...]
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Config:
         return self
@@ -83,6 +86,7 @@ class NapiState:
     names: tuple[tuple[str, int], ...] = ()
     rearm: int = -1  # a change at this time: re-arm before the next step
     basis: list[tuple[int, ...]] = field(default_factory=list)  # what positions count
+    rxqs: list[RxQueue] = field(default_factory=list)  # each row's queue (a row is its queue)
 
 
 class FastNapi:
@@ -141,6 +145,7 @@ class FastNapi:
                 row = [0] * napi.I_CONF
                 row[napi.I_SRC] = -1
                 row[napi.I_FEED] = -1
+                row[napi.I_CARD] = -1
                 row[napi.I_CPU] = rxq.irq_cpu
                 row[napi.I_W] = rxq.weight
                 row[napi.I_ITR] = rxq.itr_ns
@@ -207,6 +212,7 @@ class FastNapi:
                 and row[napi.I_FEED] < 0
             ):
                 covered[i] = False
+        cards, qmap, card_names = self._cards(names, rows, layouts, covered)
         n = len(names)
         static = np.array(rows, np.int64).reshape(n, napi.I_CONF)
         cpu_of = static[:, napi.I_CPU] if n else np.zeros(0, np.int64)
@@ -227,7 +233,75 @@ class FastNapi:
             tuple(multi),
             np.array(covered, bool),
             fed_by,
+            cards,
+            qmap,
+            card_names,
         )
+
+    def _cards(
+        self,
+        names: list[tuple[str, int]],
+        rows: list[list[int]],
+        layouts: list[SourceLayout | None],
+        covered: list[bool],
+    ) -> tuple[IntArray, IntArray, tuple[str, ...]]:
+        """The cards whose DMA the loop applies (``napi.card_admit``): one port fed, by one
+        source, every queue of its ports in the loop, and nothing sent out of them (their
+        transmits would take DMA too: fast mode's own arithmetic, ``fast_card``)."""
+        w = self.world
+        at = {name: i for i, name in enumerate(names)}
+        out: list[list[int]] = []
+        qmaps: list[IntArray] = []
+        owned: list[str] = []
+        base = 0
+        for name, card in w.cards.items():
+            ports = [d for d in w.devices.values() if isinstance(d, Nic) and d.card == name]
+            inst = [at[(d.name, rxq.index)] for d in ports for rxq in d.rxq]
+            fed = [d for d in ports if any(w.lands_on(s) is d for s in w.sources)]
+            if len(fed) != 1 or not all(covered[i] for i in inst) or not self._quiet(ports):
+                continue
+            port = fed[0]
+            lay = layouts[at[(port.name, 0)]] if port.rxq else None
+            src = self.facts.single_source(port)
+            if lay is None or src is None:
+                continue
+            q_inst = np.array([at[(port.name, q)] for q in range(len(port.rxq))], np.int64)
+            qmaps.append(np.stack((q_inst[lay.queue], lay.rank), axis=1))
+            k = len(out)
+            row = [0] * napi.K_WIDTH
+            row[napi.K_SRC] = src.index
+            row[napi.K_L] = lay.L
+            row[napi.K_S] = card.s
+            row[napi.K_TAU] = card.burst * card.s
+            row[napi.K_QBASE] = base
+            out.append(row)
+            owned.append(name)
+            base += lay.L
+            for i in q_inst.tolist():
+                rows[i][napi.I_CARD] = k
+        cards = np.array(out, np.int64).reshape(len(out), napi.K_WIDTH)
+        qmap = np.concatenate(qmaps) if qmaps else np.zeros((1, 2), np.int64)
+        return cards, qmap.astype(np.int64), tuple(owned)
+
+    def _quiet(self, ports: list[Nic]) -> bool:
+        """Nothing is sent out of these ports: no XDP_TX, no redirect into them, no bond
+        above them, no frames the local stack sends."""
+        names = {d.name for d in ports}
+        ifindexes = np.array([d.ifindex for d in ports], np.int64)
+        if any(d.master is not None for d in ports):
+            return False
+        if any(s.local and s.device in names for s in self.world.sources):
+            return False
+        for dev_name, c in self.dp.compiled.items():
+            if dev_name in names and c.mode is not None and (c.act == XDP_TX).any():
+                return False
+            if np.isin(c.target, ifindexes).any() or np.isin(c.tx_slave, ifindexes).any():
+                return False
+        return True
+
+    def owned_cards(self) -> tuple[str, ...]:
+        """The cards whose DMA NAPI's loop applies (fast mode's ``card_admit`` leaves them)."""
+        return self.config().card_names
 
     def _veth_covered(self, dev: Veth) -> bool:
         """Whether NAPI's loop can run a veth's queues: frames reach them only from a sender's
@@ -319,17 +393,19 @@ class FastNapi:
         arrivals each queue's card took this step (by id); ``cycling``: queues whose card
         cycles."""
         self.fed_rx = {}
+        self.cards_run: set[str] = set()
         cfg = self.config()
-        st = self._state_for(cfg)
         w = self.world
+        rxqs = [w.devices[d].rxq[q] for d, q in cfg.names]
+        st = self._state_for(cfg, rxqs)
         n = len(cfg.names)
         if not n:
             return set()
-        rxqs = [w.devices[d].rxq[q] for d, q in cfg.names]
         devs = [w.devices[d] for d, _ in cfg.names]
         ok = cfg.covered.copy()
+        on_card = cfg.static[:, napi.I_CARD] >= 0  # the loop applies their card's DMA
         for i, rxq in enumerate(rxqs):
-            if ok[i] and (id(rxq) in cycling or kept.get(id(rxq), 1.0) < 1.0):
+            if ok[i] and not on_card[i] and (id(rxq) in cycling or kept.get(id(rxq), 1.0) < 1.0):
                 ok[i] = False
         for i in np.flatnonzero(cfg.fed_by >= 0).tolist():  # the veth's NAPI is still there
             dev = devs[i]
@@ -345,9 +421,20 @@ class FastNapi:
         for i in np.flatnonzero(~ok).tolist():  # a veth or vhost's tap served on a CPU
             if not isinstance(devs[i], Nic) and (rxqs[i].held.total or rxqs[i].state != 0):
                 bad_cpu[min(max(rxqs[i].irq_cpu, 0), w.nr_cpus)] = True
+        group = np.arange(w.nr_cpus + 1)
+        for k in range(len(cfg.card_names)):  # a card's CPUs go together, or not at all
+            cs = np.unique(cpu_of[cfg.static[:, napi.I_CARD] == k])
+            bad_cpu[cs] |= bad_cpu[cs].any()
+            group[np.isin(group, group[cs])] = group[cs].min()
         used = np.bincount(cpu_of, minlength=w.nr_cpus) > 0
         cpus = np.flatnonzero(~bad_cpu[: w.nr_cpus] & used)
+        cpus = cpus[np.lexsort((cpus, group[cpus]))]
+        gstart = np.flatnonzero(np.diff(group[cpus], prepend=-1, append=-2)).astype(np.int64)
         run = np.isin(cpu_of, cpus) & ok
+        self.cards_run = {
+            name for k, name in enumerate(cfg.card_names)
+            if run[cfg.static[:, napi.I_CARD] == k].all()
+        }  # fmt: skip
         for i in np.flatnonzero(~run & st.known).tolist():
             self._hand_back(st, cfg, i, rxqs[i])
         st.known &= run
@@ -381,7 +468,14 @@ class FastNapi:
         st.basis = basis
         before = st.ins.copy()
         busy_before = st.cpu[:, napi.C_BUSY_NS].copy()
-        polls, segs = self._run(cfg, st, src, cpus.astype(np.int64), t1)
+        cards = cfg.cards.copy()
+        for k, name in enumerate(cfg.card_names):
+            cards[k, napi.K_TAT] = w.cards[name].tat
+            cards[k, napi.K_NEXT] = napi.emitted_until(src, int(cards[k, napi.K_SRC]), t0)
+        polls, segs = self._run(cfg, st, src, cpus.astype(np.int64), gstart, cards, t1)
+        for k, name in enumerate(cfg.card_names):
+            if name in self.cards_run:
+                w.cards[name].tat = int(cards[k, napi.K_TAT])
         for i in np.flatnonzero(run & (cfg.fed_by >= 0)).tolist():
             offered = int(st.ins[i, napi.I_ARR] - before[i, napi.I_ARR])
             refused = int(st.ins[i, napi.I_DROPPED] - before[i, napi.I_DROPPED])
@@ -393,10 +487,13 @@ class FastNapi:
         self.dp.cpu.busy_ns += st.cpu[:, napi.C_BUSY_NS] - busy_before
         return {id(rxqs[i]) for i in np.flatnonzero(run).tolist()}
 
-    def _state_for(self, cfg: Config) -> NapiState:
-        """The state arrays laid out for ``cfg``'s instances (rows kept by name)."""
+    def _state_for(self, cfg: Config, rxqs: list[RxQueue]) -> NapiState:
+        """The state arrays laid out for ``cfg``'s instances: a row stays with its queue (a
+        queue the driver re-created, ``ethtool -L``, is a new instance), and the CPUs' poll
+        lists keep the instances still there, in order."""
         st = self.state
-        if st.names == cfg.names:
+        same = len(st.rxqs) == len(rxqs) and all(a is b for a, b in zip(st.rxqs, rxqs, strict=True))
+        if st.names == cfg.names and same:
             st.ins[:, : napi.I_CONF] = cfg.static
             return st
         n = len(cfg.names)
@@ -405,23 +502,29 @@ class FastNapi:
         known = np.zeros(n, bool)
         basis: list[tuple[int, ...]] = [()] * n
         old = {name: k for k, name in enumerate(st.names)}
+        remap = np.full(len(st.names), -1, np.int64)
         for i, name in enumerate(cfg.names):
             k = old.get(name)
-            if k is not None and st.known[k]:
+            if k is not None and k < len(st.rxqs) and st.rxqs[k] is rxqs[i] and st.known[k]:
                 ins[i] = st.ins[k]
                 runs[i] = st.runs[k]
                 known[i] = True
                 basis[i] = st.basis[k]
+                remap[k] = i
         ins[:, : napi.I_CONF] = cfg.static
         per_cpu = int(np.bincount(cfg.static[:, napi.I_CPU], minlength=1).max(initial=1)) + 1
-        plist = st.plist
-        if plist.shape[1] < per_cpu:
-            plist = np.zeros((len(st.cpu), per_cpu), np.int64)
-            st.cpu[:, napi.C_PHEAD] = 0
-            st.cpu[:, napi.C_PLEN] = 0
-            st.cpu[:, napi.C_RUN_AT] = -1
-            known[:] = False
-        self.state = NapiState(ins, runs, st.cpu, plist, st.glob, known, cfg.names, st.rearm, basis)
+        cap = st.plist.shape[1]
+        plist = np.zeros((len(st.cpu), max(per_cpu, cap)), np.int64)
+        for c in np.flatnonzero(st.cpu[:, napi.C_PLEN]).tolist():
+            h, m = int(st.cpu[c, napi.C_PHEAD]), int(st.cpu[c, napi.C_PLEN])
+            rows = remap[st.plist[c, (h + np.arange(m)) % cap]]
+            rows = rows[rows >= 0]
+            plist[c, : len(rows)] = rows
+            st.cpu[c, napi.C_PHEAD] = 0
+            st.cpu[c, napi.C_PLEN] = len(rows)
+        self.state = NapiState(
+            ins, runs, st.cpu, plist, st.glob, known, cfg.names, st.rearm, basis, list(rxqs)
+        )
         return self.state
 
     def _take_over(
@@ -480,7 +583,14 @@ class FastNapi:
         ins[i, napi.I_STATE] = napi.ARMED
 
     def _run(
-        self, cfg: Config, st: NapiState, src: IntArray, cpus: IntArray, t1: int
+        self,
+        cfg: Config,
+        st: NapiState,
+        src: IntArray,
+        cpus: IntArray,
+        gstart: IntArray,
+        cards: IntArray,
+        t1: int,
     ) -> tuple[IntArray, IntArray]:
         """``napi.run_cpus`` to ``t1``, in as many calls as its output takes."""
         outs_p: list[IntArray] = []
@@ -490,8 +600,9 @@ class FastNapi:
             polls = np.zeros((POLLS_CHUNK, napi.P_WIDTH), np.int64)
             segs = np.zeros((POLLS_CHUNK * 2 + napi.RUNCAP, 2), np.int64)
             n = napi.run_cpus(
-                t1, cpus, cfg.cpu_first, cfg.cpu_inst, st.ins, st.cpu, st.plist, st.runs,
-                cfg.tab, src, cfg.pre, cfg.lab, cfg.lfl, st.glob, polls, segs,
+                t1, cpus, gstart, cfg.cpu_first, cfg.cpu_inst, st.ins, st.cpu, st.plist,
+                st.runs, cfg.tab, src, cards, cfg.qmap, cfg.pre, cfg.lab, cfg.lfl, st.glob,
+                polls, segs,
             )  # fmt: skip
             p = polls[:n].copy()
             nseg = int(p[-1, napi.P_SEG] + p[-1, napi.P_NSEG]) if n else 0
@@ -635,6 +746,9 @@ class FastNapi:
         rxq.held = _rows(held, self.dp.classes.rep)
         taken = int(ins[i, napi.I_TAKEN] - before[i, napi.I_TAKEN])
         dropped = int(ins[i, napi.I_DROPPED] - before[i, napi.I_DROPPED])
+        missed = int(ins[i, napi.I_MISSED] - before[i, napi.I_MISSED])
+        if missed:  # the card's own limit: port-level discards (ice_update_vsi_stats)
+            dev.add("rx_missed_errors", missed)
         rxq.rx_packets += taken
         rxq.polls += int(ins[i, napi.I_POLLS] - before[i, napi.I_POLLS])
         rxq.fast_pos += taken

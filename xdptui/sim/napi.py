@@ -42,9 +42,13 @@ SCHEDULED = 2
 S_ORIGIN, S_N0, S_MILLI, S_CAP, S_L, S_MQ, S_MR, S_A, S_AR, S_WIDTH = range(10)
 # an instance: its configuration, then its state
 (I_SRC, I_M, I_TAB, I_PRE, I_LAB, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS, I_FEED,
- I_FLAB, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD, I_RLEN,
- I_TAKEN, I_DROPPED, I_PEAK, I_POLLS, I_IRQS, I_WIDTH) = range(29)  # fmt: skip
+ I_FLAB, I_CARD, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD,
+ I_RLEN, I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_WIDTH) = range(31)  # fmt: skip
 I_CONF = I_RUNNING  # the configuration columns come first
+# a card (``Card``) whose one source's frames NAPI's loop admits: its configuration (the
+# source, the table length, ps of DMA per frame, the burst allowance in ps, where its table
+# positions' (instance, rank) rows start in ``qmap``), then its state
+K_SRC, K_L, K_S, K_TAU, K_QBASE, K_NEXT, K_TAT, K_WIDTH = range(8)
 # a CPU
 C_BUSY, C_RUN_AT, C_RUN_SEQ, C_PHEAD, C_PLEN, C_BUSY_NS, C_WIDTH = range(7)
 # a poll record (fast mode reads these after a run)
@@ -124,8 +128,31 @@ def _range_sum(pre: IntArray, base: int, m: int, a: int, b: int) -> int:
 # ---------------------------------------------------------------- the RX ring
 
 
-def admit(ins: IntArray, runs: IntArray, tab: IntArray, src: IntArray, i: int, t: int) -> None:
-    """Arrivals up to ``t`` into the ring in order; those that find it full are dropped."""
+def push(ins: IntArray, runs: IntArray, i: int, start: int, n: int) -> None:
+    """Positions [start, start + n) join the tail of instance ``i``'s ring."""
+    k = ins[i, I_RLEN]
+    last = (ins[i, I_RHEAD] + k - 1) % RUNCAP
+    if k > 0 and runs[i, last, 1] == start:
+        runs[i, last, 1] = start + n
+    else:
+        slot = (ins[i, I_RHEAD] + k) % RUNCAP
+        runs[i, slot, 0] = start
+        runs[i, slot, 1] = start + n
+        ins[i, I_RLEN] = k + 1
+    ins[i, I_OCC] += n
+    if ins[i, I_OCC] > ins[i, I_PEAK]:
+        ins[i, I_PEAK] = ins[i, I_OCC]
+
+
+def admit(
+    ins: IntArray, runs: IntArray, tab: IntArray, src: IntArray, cards: IntArray,
+    qmap: IntArray, i: int, t: int,
+) -> None:  # fmt: skip
+    """Arrivals up to ``t`` into the ring in order; those that find it full are dropped (on
+    a card the loop runs, every port's arrivals at once: ``card_admit``)."""
+    if ins[i, I_CARD] >= 0:
+        card_admit(ins, runs, src, cards, qmap, ins[i, I_CARD], t)
+        return
     s = ins[i, I_SRC]
     if s < 0:
         return
@@ -139,22 +166,51 @@ def admit(ins: IntArray, runs: IntArray, tab: IntArray, src: IntArray, i: int, t
     room = ins[i, I_R] - ins[i, I_OCC]
     took = new if new < room else room
     if took > 0:
-        start = ins[i, I_ARR]
-        n = ins[i, I_RLEN]
-        last = (ins[i, I_RHEAD] + n - 1) % RUNCAP
-        if n > 0 and runs[i, last, 1] == start:
-            runs[i, last, 1] = start + took
-        else:
-            slot = (ins[i, I_RHEAD] + n) % RUNCAP
-            runs[i, slot, 0] = start
-            runs[i, slot, 1] = start + took
-            ins[i, I_RLEN] = n + 1
-        ins[i, I_OCC] += took
-        if ins[i, I_OCC] > ins[i, I_PEAK]:
-            ins[i, I_PEAK] = ins[i, I_OCC]
+        push(ins, runs, i, ins[i, I_ARR], took)
     if new > took:
         ins[i, I_DROPPED] += new - took
     ins[i, I_ARR] = a
+
+
+def card_admit(
+    ins: IntArray, runs: IntArray, src: IntArray, cards: IntArray, qmap: IntArray, k: int,
+    t: int,
+) -> None:  # fmt: skip
+    """A card's arrivals up to ``t``, frame by frame in arrival order (``Exact.admit``): a
+    frame whose ring is full is dropped before any DMA (``rx_dropped``); one that arrives
+    more than the burst allowance behind the card's DMA is missed (``rx_missed_errors``);
+    the rest take a descriptor and the card's DMA: ``tat = max(tat, a) + s`` (``Card.trial``,
+    a GCRA)."""
+    s = cards[k, K_SRC]
+    n1 = emitted_until(src, s, t)
+    n = cards[k, K_NEXT]
+    if n >= n1:
+        return
+    L = cards[k, K_L]
+    base = cards[k, K_QBASE]
+    tat = cards[k, K_TAT]
+    sps = cards[k, K_S]
+    tau = cards[k, K_TAU]
+    while n < n1:
+        j = n % L
+        i = qmap[base + j, 0]
+        if i >= 0:
+            p = (n // L) * ins[i, I_M] + qmap[base + j, 1]
+            ins[i, I_ARR] = p + 1
+            if ins[i, I_RUNNING] == 0:  # a device that is down: lost
+                pass
+            elif ins[i, I_OCC] >= ins[i, I_R]:
+                ins[i, I_DROPPED] += 1
+            else:
+                a = arrival_of(src, s, n) * 1000
+                if a < tat - tau:
+                    ins[i, I_MISSED] += 1
+                else:
+                    tat = (tat if tat > a else a) + sps
+                    push(ins, runs, i, p, 1)
+        n += 1
+    cards[k, K_TAT] = tat
+    cards[k, K_NEXT] = n1
 
 
 # ---------------------------------------------------------------- interrupts and poll lists
@@ -261,13 +317,14 @@ def poll_ps(
 
 
 def poll(
-    ins: IntArray, runs: IntArray, tab: IntArray, src: IntArray, pre: IntArray, lab: IntArray,
-    lfl: IntArray, glob: IntArray, segs: IntArray, ns: int, i: int, t: int,
+    ins: IntArray, runs: IntArray, tab: IntArray, src: IntArray, cards: IntArray,
+    qmap: IntArray, pre: IntArray, lab: IntArray, lfl: IntArray, glob: IntArray, segs: IntArray,
+    ns: int, i: int, t: int,
 ) -> tuple[int, int, int]:  # fmt: skip
     """One ``napi_poll`` of instance ``i`` at ``t``: arrivals taken in, min(weight, waiting)
     frames from the head; a poll short of its weight completes and re-arms the interrupt.
     Returns (frames, runs written to ``segs``, duration in ns)."""
-    admit(ins, runs, tab, src, i, t)
+    admit(ins, runs, tab, src, cards, qmap, i, t)
     k = ins[i, I_OCC]
     if k > ins[i, I_W]:
         k = ins[i, I_W]
@@ -312,18 +369,7 @@ def feed(
         room = ins[j, I_R] - ins[j, I_OCC]
         took = new if new < room else room
         if took > 0:
-            n = ins[j, I_RLEN]
-            last = (ins[j, I_RHEAD] + n - 1) % RUNCAP
-            if n > 0 and runs[j, last, 1] == x0:
-                runs[j, last, 1] = x0 + took
-            else:
-                slot = (ins[j, I_RHEAD] + n) % RUNCAP
-                runs[j, slot, 0] = x0
-                runs[j, slot, 1] = x0 + took
-                ins[j, I_RLEN] = n + 1
-            ins[j, I_OCC] += took
-            if ins[j, I_OCC] > ins[j, I_PEAK]:
-                ins[j, I_PEAK] = ins[j, I_OCC]
+            push(ins, runs, j, x0, took)
             got += took
         ins[j, I_DROPPED] += new - took
         ins[j, I_ARR] += new
@@ -334,40 +380,46 @@ def feed(
 
 
 def run_cpus(
-    t_end: int, cpus: IntArray, cpu_first: IntArray, cpu_inst: IntArray, ins: IntArray,
-    cpu: IntArray, plist: IntArray, runs: IntArray, tab: IntArray, src: IntArray,
-    pre: IntArray, lab: IntArray, lfl: IntArray, glob: IntArray, polls: IntArray,
-    segs: IntArray,
+    t_end: int, cpus: IntArray, gstart: IntArray, cpu_first: IntArray, cpu_inst: IntArray,
+    ins: IntArray, cpu: IntArray, plist: IntArray, runs: IntArray, tab: IntArray, src: IntArray,
+    cards: IntArray, qmap: IntArray, pre: IntArray, lab: IntArray, lfl: IntArray,
+    glob: IntArray, polls: IntArray, segs: IntArray,
 ) -> int:  # fmt: skip
     """Every event of the CPUs ``cpus`` up to ``t_end``, in time order (ties in the order they
-    were raised), each CPU on its own: its instances' interrupts and its softirq's polls
-    (``net_rx_action``); then their rings take in what arrived by ``t_end``. Polls are written
-    to ``polls`` and their runs to ``segs``; returns how many. When those are full it stops
-    early with ``glob[1]`` set (the state is consistent: call again to go on)."""
+    were raised): their instances' interrupts and their softirqs' polls (``net_rx_action``);
+    then their rings take in what arrived by ``t_end``. The CPUs go group by group
+    (``cpus[gstart[g]:gstart[g + 1]]``): a CPU on its own, or the CPUs of a card's queues,
+    whose arrivals share its DMA, together. Polls are written to ``polls`` and their runs to
+    ``segs``; returns how many. When those are full it stops early with ``glob[1]`` set (the
+    state is consistent: call again to go on)."""
     n_polls = 0
     n_segs = 0
     cap = plist.shape[1]
     glob[1] = 0
-    for kc in range(len(cpus)):
-        c = cpus[kc]
-        first, last = cpu_first[c], cpu_first[c + 1]
+    for g in range(len(gstart) - 1):
         while True:
-            # the CPU's next event: its softirq or one of its instances' interrupts
+            # the group's next event: a softirq or an instance's interrupt
             best_t = NEVER
             best_seq = NEVER
             best = -2
-            if cpu[c, C_RUN_AT] >= 0:
-                best_t = cpu[c, C_RUN_AT]
-                best_seq = cpu[c, C_RUN_SEQ]
-                best = -1
-            for j in range(first, last):
-                i = cpu_inst[j]
-                if ins[i, I_STATE] == IRQ_PENDING:
-                    t_i = ins[i, I_IRQ_AT]
-                    if t_i < best_t or (t_i == best_t and ins[i, I_IRQ_SEQ] < best_seq):
-                        best_t = t_i
-                        best_seq = ins[i, I_IRQ_SEQ]
-                        best = i
+            c = -1
+            for kc in range(gstart[g], gstart[g + 1]):
+                cc = cpus[kc]
+                t_r = cpu[cc, C_RUN_AT]
+                if t_r >= 0 and (t_r < best_t or (t_r == best_t and cpu[cc, C_RUN_SEQ] < best_seq)):
+                    best_t = t_r
+                    best_seq = cpu[cc, C_RUN_SEQ]
+                    best = -1
+                    c = cc
+                for j in range(cpu_first[cc], cpu_first[cc + 1]):
+                    i = cpu_inst[j]
+                    if ins[i, I_STATE] == IRQ_PENDING:
+                        t_i = ins[i, I_IRQ_AT]
+                        if t_i < best_t or (t_i == best_t and ins[i, I_IRQ_SEQ] < best_seq):
+                            best_t = t_i
+                            best_seq = ins[i, I_IRQ_SEQ]
+                            best = i
+                            c = cc
             if best == -2 or best_t > t_end:
                 break
             t = best_t
@@ -387,7 +439,9 @@ def run_cpus(
             cpu[c, C_PHEAD] = (cpu[c, C_PHEAD] + 1) % cap
             cpu[c, C_PLEN] -= 1
             if ins[i, I_STATE] == SCHEDULED:
-                k, nseg, dur = poll(ins, runs, tab, src, pre, lab, lfl, glob, segs, n_segs, i, t)
+                k, nseg, dur = poll(
+                    ins, runs, tab, src, cards, qmap, pre, lab, lfl, glob, segs, n_segs, i, t
+                )
                 polls[n_polls, P_T] = t
                 polls[n_polls, P_INST] = i
                 polls[n_polls, P_K] = k
@@ -410,8 +464,10 @@ def run_cpus(
                 cpu[c, C_RUN_AT] = max(t, cpu[c, C_BUSY])
                 glob[0] += 1
                 cpu[c, C_RUN_SEQ] = glob[0]
-        for j in range(first, last):  # what arrived by t_end waits in the rings
-            admit(ins, runs, tab, src, cpu_inst[j], t_end)
+        for kc in range(gstart[g], gstart[g + 1]):  # what arrived by t_end waits in the rings
+            cc = cpus[kc]
+            for j in range(cpu_first[cc], cpu_first[cc + 1]):
+                admit(ins, runs, tab, src, cards, qmap, cpu_inst[j], t_end)
     return n_polls
 
 
@@ -421,6 +477,7 @@ def compile_rules() -> None:
 
     jit.compile_functions(
         sys.modules[__name__],
-        ("emitted_until", "arrival_of", "queue_frames", "position_time", "_range_sum", "admit",
-         "arm", "schedule", "rearm_all", "take", "poll_ps", "poll", "feed", "run_cpus"),
+        ("emitted_until", "arrival_of", "queue_frames", "position_time", "_range_sum", "push",
+         "card_admit", "admit", "arm", "schedule", "rearm_all", "take", "poll_ps", "poll",
+         "feed", "run_cpus"),
     )  # fmt: skip
