@@ -167,7 +167,11 @@ def test_fast_equals_exact_at_scale():
     assert_fast_equals_exact(t, [1_000_000, 2_000_000])
 
 
-def test_napis_loop_gives_the_same_report_compiled_and_as_plain_python():
+@pytest.mark.parametrize(
+    ("name", "ms"),
+    [("dual_port", 20), ("line_rate", 2), ("tun_vm", 3)],  # NICs; a card's DMA; taps
+)
+def test_napis_loop_gives_the_same_report_compiled_and_as_plain_python(name: str, ms: int):
     """The loop is integer arithmetic: compiled (numba) or run as plain Python
     (``XDPTUI_NO_JIT=1``, and every run's first polls), the report is the same."""
     import json
@@ -178,16 +182,17 @@ def test_napis_loop_gives_the_same_report_compiled_and_as_plain_python():
     from xdptui.sim import fast_napi
 
     fast_napi._polls_run[0] = fast_napi.JIT_AFTER_POLLS + 1  # compiled from the first poll
-    sim = Simulator(load_topology(TOPOLOGIES / "dual_port.yaml"))
-    sim.run_until(20_000_000)
+    sim = Simulator(load_topology(TOPOLOGIES / f"{name}.yaml"))
+    sim.run_until(ms * 1_000_000)
     compiled = sim.report()
     env = {**os.environ, "XDPTUI_NO_JIT": "1"}
     res = subprocess.run(
-        [sys.executable, "-m", "xdptui", "run", str(TOPOLOGIES / "dual_port.yaml"),
-         "--duration", "20ms", "--json", "-"],
+        [sys.executable, "-m", "xdptui", "run", str(TOPOLOGIES / f"{name}.yaml"),
+         "--duration", f"{ms}ms", "--json", "-"],
         capture_output=True, text=True, env=env, check=True,
     )  # fmt: skip
     plain = json.loads(res.stdout)
     assert plain["devices"] == compiled["devices"]
     assert plain["tracepoints"] == compiled["tracepoints"]
-    assert sum(q["rx_packets"] for q in compiled["devices"]["eth0"]["queues"]) > 100_000
+    polled = sum(q["rx_packets"] for d in compiled["devices"].values() for q in d["queues"])
+    assert polled > 1000 * ms
