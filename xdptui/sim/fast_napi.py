@@ -29,7 +29,14 @@ from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.fast_burst import Feed
 from xdptui.sim.fast_shapes import Facts
-from xdptui.sim.kconst import CPU_TARGET, DEV_MAP_BULK_SIZE, XDP_TX, XSK_TARGET
+from xdptui.sim.kconst import (
+    CPU_TARGET,
+    DEV_MAP_BULK_SIZE,
+    XDP_PASS,
+    XDP_REDIRECT,
+    XDP_TX,
+    XSK_TARGET,
+)
 from xdptui.sim.layout import Grouped, SourceLayout, sequence_layout
 from xdptui.sim.shared import SharedCache
 from xdptui.sim.traffic import Source
@@ -136,6 +143,7 @@ class FastNapi:
         multi: list[BoolArray] = []
         covered: list[bool] = []
         seqs: list[IntArray | None] = []  # each instance's entries over one period
+        bqs: list[IntArray | None] = []  # and each one's bulk label
         # a veth queue's senders: (its instance, the label of their frames toward it)
         feeders: dict[tuple[str, int], list[tuple[int, int]]] = {}
         for dev in w.devices.values():
@@ -156,6 +164,7 @@ class FastNapi:
                 seq = None
                 values = np.zeros(0, np.int64)
                 mk = np.zeros(0, bool)
+                bq = None
                 if ok_dev and src is not None:
                     lay = self.facts.layout(src, dev)
                     q = rxq.index
@@ -164,15 +173,15 @@ class FastNapi:
                     seq = lay.entry[positions]
                     row[napi.I_SRC] = src.index
                     row[napi.I_TAB] = tables.add_tab(positions)
-                    values, mk = tables.add(row, dev, seq)
+                    values, mk, bq = tables.add(row, dev, seq)
                     for k, v in enumerate(values.tolist()):
-                        peer = _veth_napi(w, dp, v)
-                        if peer is not None:
-                            at = (peer.name, rxq.irq_cpu % len(peer.rxq))
-                            feeders.setdefault(at, []).append((i, k))
+                        rq = self._veth_rq(dev, rxq.irq_cpu, v, seq[bq == v])
+                        if rq is not None:
+                            feeders.setdefault(rq, []).append((i, k))
                 rows.append(row)
                 layouts.append(lay)
                 seqs.append(seq)
+                bqs.append(bq)
                 label_values.append(values)
                 multi.append(mk)
                 covered.append(ok_dev)
@@ -187,23 +196,24 @@ class FastNapi:
             if len(fs) != 1 or not self._veth_covered(dev):
                 continue
             f, k = fs[0]
-            ent = seqs[f]
-            if not covered[f] or ent is None or rows[f][napi.I_FEED] >= 0:
+            ent, bq = seqs[f], bqs[f]
+            if not covered[f] or ent is None or bq is None or rows[f][napi.I_FEED] >= 0:
                 continue
-            c = dp.compiled[w.devices[names[f][0]].name]
-            mine = c.bq_class[ent] == label_values[f][k]
-            if devmap.programs_of(w.maps.get(c.map_name or ""), c.key[ent[mine]]):
-                continue  # egress programs on the bulk: not in the loop
-            seq = ent[mine]
+            sender = w.devices[names[f][0]]
+            mine = bq == label_values[f][k]
+            passed = self._egress_passes(sender, int(label_values[f][k]), ent, mine)
+            if passed is None:
+                continue  # egress programs the loop cannot run: not in the loop
+            seq = ent[passed]
             row = rows[i]
             row[napi.I_CPU] = rows[f][napi.I_CPU]
-            values, mk = tables.add(row, dev, seq)
+            values, mk, _ = tables.add(row, dev, seq)
             label_values[i] = values
             multi[i] = mk
             seqs[i] = seq
             layouts[i] = sequence_layout(seq, len(dev.rxq), q, dp.classes.of_entry)
             rows[f][napi.I_FEED] = i
-            rows[f][napi.I_FLAB] = k
+            rows[f][napi.I_FPRE] = tables.add_prefix(passed)
             fed_by[i] = f
             covered[i] = True
         for i, row in enumerate(rows):  # a sender toward a veth the loop does not run
@@ -303,6 +313,43 @@ class FastNapi:
     def owned_cards(self) -> tuple[str, ...]:
         """The cards whose DMA NAPI's loop applies (fast mode's ``card_admit`` leaves them)."""
         return self.config().card_names
+
+    def _veth_rq(self, dev: NetDev, cpu: int, label: int, ent: IntArray) -> tuple[str, int] | None:
+        """The veth queue a sender's frames of one label reach (None: no veth NAPI, or several
+        queues): ``veth_xdp_xmit`` picks the sending CPU's (``veth_select_rxq``), ``veth_xmit``
+        (generic XDP) the queue the flow hash maps over the sending end's queues."""
+        peer = _veth_napi(self.world, self.dp, label)
+        tgt = self.world.by_ifindex.get(label)
+        if peer is None or not isinstance(tgt, Veth):
+            return None
+        c = self.dp.compiled[dev.name]
+        if c.mode == MODE_DRV:
+            return (peer.name, cpu % len(peer.rxq))
+        rows = Rows(ent, np.ones(len(ent), np.int64), False)
+        qs = self.dp.by_rx_queue(peer, rows, tgt.queues)
+        return (peer.name, qs[0][0]) if len(qs) == 1 else None
+
+    def _egress_passes(
+        self, dev: NetDev, label: int, ent: IntArray, mine: BoolArray
+    ) -> BoolArray | None:
+        """Which of a sender's frames toward a veth reach its ring: those of the label, less
+        what the devmap entries' egress program drops -- one built-in or Python program on
+        every key (its verdict is the entry's, whichever frame enqueued first); None for
+        anything else."""
+        w = self.world
+        c = self.dp.compiled[dev.name]
+        keys = np.unique(c.key[ent[mine]])
+        progs = devmap.programs_of(w.maps.get(c.map_name or ""), keys)
+        if not progs:
+            return mine
+        distinct = {id(p) for p in progs.values()}
+        prog = next(iter(progs.values()))
+        if len(progs) != len(keys) or len(distinct) != 1 or prog.obj is not None:
+            return None
+        tgt = w.by_ifindex[label]
+        verdict = devmap.egress_verdicts(self.dp, prog, dev, tgt)
+        passed: BoolArray = mine & (verdict[ent] == XDP_PASS)
+        return passed
 
     def _veth_covered(self, dev: Veth) -> bool:
         """Whether NAPI's loop can run a veth's queues: frames reach them only from a sender's
@@ -791,13 +838,32 @@ class _Tables:
         self.sizes[0] += len(positions)
         return at
 
-    def add(self, row: list[int], dev: NetDev, seq: IntArray) -> tuple[IntArray, BoolArray]:
+    def add_prefix(self, hit: BoolArray) -> int:
+        """A prefix count over an instance's positions (where it starts in ``lab``)."""
+        at = self.sizes[2]
+        self.lab.append(np.concatenate(([0], np.cumsum(hit.astype(np.int64)))))
+        self.sizes[2] += len(hit) + 1
+        return at
+
+    def add(
+        self, row: list[int], dev: NetDev, seq: IntArray
+    ) -> tuple[IntArray, BoolArray, IntArray]:
         """An instance whose frames are ``seq`` (entries, repeated): its cost and label
-        tables; returns its labels (bulk classes) and which of them span several keys."""
+        tables; returns its labels (bulk classes), which of them span several keys, and each
+        frame's label (-1: none). Generic XDP sends each skb at once: its only labels are the
+        veths whose NAPI its redirects feed (``veth_xmit``), at no cost of their own."""
         m = len(seq)
         c = self.dp.compiled[dev.name]
         cost_ps = np.round(c.cost[seq] * 1000).astype(np.int64)
-        bq = c.bq_class[seq] if c.mode == MODE_DRV else np.full(m, -1, np.int64)
+        if c.mode == MODE_DRV:
+            bq = c.bq_class[seq]
+        elif c.mode is not None:
+            t = c.target[seq]
+            red = (c.act[seq] == XDP_REDIRECT) & (c.err[seq] == 0) & (t >= 0)
+            fed = [v for v in np.unique(t[red]).tolist() if _veth_napi(self.world, self.dp, v)]
+            bq = np.where(red & np.isin(t, fed), t, -1)
+        else:
+            bq = np.full(m, -1, np.int64)
         values = np.unique(bq[(bq >= 0) | (bq <= CPU_TARGET)])
         row[napi.I_M] = m
         row[napi.I_PRE] = self.sizes[1]
@@ -810,7 +876,9 @@ class _Tables:
         for k, v in enumerate(values.tolist()):
             hit = (bq == v).astype(np.int64)
             self.lab.append(np.concatenate(([0], np.cumsum(hit))))
-            if v <= XSK_TARGET:  # an AF_XDP socket: one xsk_flush a poll
+            if c.mode != MODE_DRV:  # generic XDP: no bulk, no flush
+                flushes += [0, 1]
+            elif v <= XSK_TARGET:  # an AF_XDP socket: one xsk_flush a poll
                 flushes += [round(costs.XSK_FLUSH * 1000), XSK_BULK]
             elif v <= CPU_TARGET:  # a cpumap entry's bulk queue
                 flushes += [round(costs.CPUMAP_FLUSH * 1000), CPU_MAP_BULK_SIZE]
@@ -822,7 +890,7 @@ class _Tables:
         self.sizes[1] += m + 1
         self.sizes[2] += len(values) * (m + 1)
         self.sizes[3] += 2 * len(values)
-        return values, mk
+        return values, mk, bq
 
 
 def _veth_napi(world: World, dp: Datapath, label: int) -> NetDev | None:

@@ -42,7 +42,7 @@ SCHEDULED = 2
 S_ORIGIN, S_N0, S_MILLI, S_CAP, S_L, S_MQ, S_MR, S_A, S_AR, S_WIDTH = range(10)
 # an instance: its configuration, then its state
 (I_SRC, I_M, I_TAB, I_PRE, I_LAB, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS, I_FEED,
- I_FLAB, I_CARD, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD,
+ I_FPRE, I_CARD, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD,
  I_RLEN, I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_WIDTH) = range(31)  # fmt: skip
 I_CONF = I_RUNNING  # the configuration columns come first
 # a card (``Card``) whose one source's frames NAPI's loop admits: its configuration (the
@@ -348,14 +348,14 @@ def feed(
     ins: IntArray, runs: IntArray, lab: IntArray, segs: IntArray, ns: int, nseg: int, i: int,
     j: int,
 ) -> int:  # fmt: skip
-    """Instance ``i``'s poll redirected frames (label ``I_FLAB``) into veth instance ``j``'s
-    ``ptr_ring`` (``veth_xdp_xmit``, at the poll's ``xdp_do_flush``): each takes a slot while
-    one is free, the rest are returned to the sender (devmap drops). The veth's frames are
-    positions in its own sequence: the sender's frames of that label, in order, so the
-    sender's positions [a, b) are the veth's [H(a), H(b)), H the label's prefix count.
-    Returns the frames the ring took."""
+    """Instance ``i``'s poll sent frames into veth instance ``j``'s ``ptr_ring``
+    (``veth_xdp_xmit`` at the poll's ``xdp_do_flush``, or ``veth_xmit`` skb by skb from
+    generic XDP): each takes a slot while one is free, the rest are the sender's drops. The
+    veth's frames are positions in its own sequence: the sender's frames that reach it, in
+    order (prefix counts at ``I_FPRE``), so the sender's positions [a, b) are the veth's
+    [H(a), H(b)). Returns the frames the ring took."""
     m = ins[i, I_M]
-    base = ins[i, I_LAB] + ins[i, I_FLAB] * (m + 1)
+    base = ins[i, I_FPRE]
     h = lab[base + m]
     got = 0
     for k in range(nseg):
