@@ -152,6 +152,30 @@ def test_fast_equals_exact_beside_a_veth_nothing_sends_to():
     assert_fast_equals_exact(topo(IDLE_VETH), instants(3))
 
 
+SLOWER_PORT = """
+name: a redirect into a slower port
+cpus: 2
+devices:
+  eth0: {type: nic, driver: i40e, speed: 40G, queues: 2,
+         xdp: {program: redirect, params: {dev: eth1}}}
+  eth1: {type: nic, driver: ixgbe, speed: 10G, queues: 2, xdp: xdp_pass}
+traffic:
+  - {name: g, to: eth0, rate: RATE, SIZE flows: 16, src_port: 1000-1015}
+"""
+
+
+@pytest.mark.parametrize(("rate", "size"), [("20Mpps", ""), ("5Mpps", "size: [64, 64, 1500],")])
+def test_fast_equals_exact_when_a_redirect_overruns_a_slower_ports_rings(rate: str, size: str):
+    """40G into 10G: each CPU's XDP ring on eth1 fills as the wire sends one frame after the
+    other; a bulk takes what its ring has room for when it is flushed (64-byte frames, or a
+    third of them 1500 bytes)."""
+    t = topo(SLOWER_PORT.replace("RATE", rate).replace("SIZE", size))
+    assert_fast_equals_exact(t, instants(4))
+    sim = Simulator(t, exact=True)
+    sim.run_until(4_000_000)
+    assert sum(r.dropped for r in sim.world.devices["eth1"].tx) > 0  # the rings overflowed
+
+
 def _seed_topologies() -> dict[str, Topology]:
     """The seed tables' set-ups (``xdptui reproduce``), each once, by name."""
     from xdptui import reproduce

@@ -420,12 +420,18 @@ def enqueue_many(
     calls = np.zeros(len(polls), np.int64)
     bursts = 0
     cls = tgt.ifindex
+    scheds: list[tuple[int, IntArray, IntArray]] | None = []
     for i in np.flatnonzero(n).tolist():
         _, cpu, _, shape = polls[i]
         per_poll = shape.classes.get(cls)
         total = int(n[i])
         if per_poll is None or abs(int(per_poll.sum()) - total) > 0.02 * total + 1:
             per_poll = _even(total, shape.polls)  # no poll-by-poll record: spread evenly
+            scheds = None
+        elif scheds is not None and shape.times is not None and int(per_poll.sum()) == total:
+            scheds.append((cpu, shape.times, per_poll))  # the polls' own bulks, in order
+        else:
+            scheds = None
         flushes = int((-(-per_poll // DEV_MAP_BULK_SIZE)).sum())
         calls[i] = flushes
         bursts += shape.bursts
@@ -437,6 +443,7 @@ def enqueue_many(
     cost += calls * flush
     tally.flushes += int(calls.sum())
     x = Xmit(dev, tgt, -1, t, rows, int(calls.sum()), tally, bursts=max(bursts, 1))
+    x.scheds = scheds
     row_calls = np.zeros(len(rows), np.int64)
     first = np.unique(who, return_index=True)[1]  # each instance's calls on one of its rows
     row_calls[first] = calls[who[first]]

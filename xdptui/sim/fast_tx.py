@@ -14,7 +14,7 @@ import numpy.typing as npt
 from xdptui.sim.batch import Rows
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import NetDev, Refusal
-from xdptui.sim.dev.nic import Nic
+from xdptui.sim.dev.nic import Nic, wire_left, xdp_xmit_wire
 from xdptui.sim.dev.rings import TxRing
 from xdptui.sim.dev.tun import Tun, reader_backlog, xdp_xmit_bulks
 from xdptui.sim.fast_burst import Feed, fifo_wire, ring_offers
@@ -62,6 +62,8 @@ def drain(
             continue
         mine = by_dev.get(dev.name, [])
         if isinstance(dev, Tun) and _play_tap(world, dp, dev, mine, t0, t0 + dt):
+            continue
+        if isinstance(dev, Nic) and _play_wire(world, dp, dev, mine, t0, t0 + dt):
             continue
         R = len(rings)
         offered = np.zeros((len(mine), R), np.int64)
@@ -113,6 +115,8 @@ def drain(
                 ok = cl.rows.head(cl.rows.total - n_lost)
                 dp.accounts.accepted(cl.ref, ok, into_rx=False)
                 dp.accounts.refused(cl.ref, dev, n_lost, ok.total)
+        if isinstance(dev, Nic):  # (what is queued is counts now, not played batches)
+            dev.wire_batches = []
         if isinstance(dev, Tun):  # the reader is busy with what is left (``reader_backlog``)
             for r in rings:
                 dev.reader_free_ps[r.index] = 1000 * (t0 + dt) + r.occ * dev.reader_ps()
@@ -175,6 +179,120 @@ def _play_tap(world: World, dp: Datapath, tap: Tun, claims: list[Claim], t0: int
         tap.add("tx_packets", gone)
         tap.add("tx_bytes", round(out_b) - WIRE_OVERHEAD * gone)
     return True
+
+
+def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: int, t1: int) -> bool:
+    """A port's XDP rings when every frame offered to them is an ``ndo_xdp_xmit`` whose polls
+    NAPI's loop ran, and no card shares its DMA with the port's receive side: the polls'
+    bulks played in time order through ``nic.xdp_xmit_wire`` -- exact mode's rings and wire.
+    Returns False (nothing done) otherwise."""
+    if nic.card in world.cards or not nic.running or not nic.tx:
+        return False
+    if not claims and not any(r.occ for r in nic.tx) and not nic.wire_batches:
+        return True  # nothing queued, nothing offered
+    for cl in claims:
+        x = cl.ref.xmit
+        if cl.ref.kind != "xmit" or x is None:
+            return False
+        if x.scheds is None and (x.sched is None or cl.ring is None):
+            return False
+    wire_bytes = world.entries.wire_bytes
+    s_of = [_service(nic, cl.rows, wire_bytes) for cl in claims]
+    batches = list(nic.wire_batches)
+    at0 = 1000 * t0
+    held = {r.index: 0 for r in nic.tx}
+    for wb in batches:
+        held[wb[0]] += wire_left(wb, at0)
+    free = nic.wire_free_ps
+    if any(held[r.index] != r.occ for r in nic.tx):  # (left by the fluid rule: send from t0)
+        batches, free = [], at0
+        for r in nic.tx:
+            if r.occ:
+                s = int(nic.service_ps(np.array([max(1, round(r.occ_bytes / r.occ))]))[0])
+                batches.append((r.index, free + s, r.occ, s))
+                free += r.occ * s
+    ts: list[IntArray] = []
+    rs: list[IntArray] = []
+    ks: list[IntArray] = []
+    ws: list[IntArray] = []
+    for k, cl in enumerate(claims):
+        x = cl.ref.xmit
+        assert x is not None
+        scheds = x.scheds
+        if scheds is None:
+            assert x.sched is not None and cl.ring is not None
+            scheds = [(x.cpu, *x.sched)]
+        for cpu, times, per_poll in scheds:
+            ring = int(nic.ring_of_cpu[cpu]) if cl.ring is None else cl.ring.index
+            pt, pb = _poll_bulks(times, per_poll)
+            ts.append(pt)
+            ks.append(pb)
+            rs.append(np.full(len(pt), ring, np.int64))
+            ws.append(np.full(len(pt), k, np.int64))
+    z = np.zeros(0, np.int64)
+    t = np.concatenate(ts) if ts else z
+    ring_of = np.concatenate(rs) if rs else z
+    bulk = np.concatenate(ks) if ks else z
+    who = np.concatenate(ws) if ws else z
+    order = np.lexsort((who, t))
+    t, ring_of, bulk, who = t[order], ring_of[order], bulk[order], who[order]
+    service = np.array(s_of, np.int64)[who] if len(who) else z
+    sizes = [r.size for r in nic.tx]
+    got, free, left = xdp_xmit_wire(sizes, free, batches, t, ring_of, bulk, service)
+    at1 = 1000 * t1
+    left = [wb for wb in left if wire_left(wb, at1) > 0]
+    acc = np.bincount(who, weights=got, minlength=len(claims)).astype(np.int64)
+    full = np.bincount(who, weights=got < bulk, minlength=len(claims)).astype(np.int64)
+    for k, cl in enumerate(claims):
+        x = cl.ref.xmit
+        assert x is not None
+        ok = cl.rows.head(int(acc[k]))
+        dp.accounts.accepted(cl.ref, ok, into_rx=False)
+        x.full_calls = int(full[k])
+        dp.accounts.refused(cl.ref, nic, cl.rows.total - ok.total, ok.total)
+    taken = np.bincount(ring_of, weights=got, minlength=len(nic.tx)).astype(np.int64)
+    lost = np.bincount(ring_of, weights=bulk - got, minlength=len(nic.tx)).astype(np.int64)
+    mean = np.array([_mean_wire(cl.rows, wire_bytes) for cl in claims] or [0.0])
+    new_b = np.bincount(ring_of, weights=got * mean[who], minlength=len(nic.tx))
+    sent_all = 0
+    sent_b = 0.0
+    for r in nic.tx:
+        i = r.index
+        still = sum(wire_left(wb, at1) for wb in left if wb[0] == i)
+        gone = r.occ + int(taken[i]) - still
+        total_b = r.occ_bytes + float(new_b[i])
+        out_b = total_b * gone / max(r.occ + int(taken[i]), 1)
+        r.occ, r.occ_bytes = still, total_b - out_b
+        r.credit = 0.0
+        r.sent += gone
+        r.sent_wire += out_b
+        r.dropped += int(lost[i])
+        sent_all += gone
+        sent_b += out_b
+    nic.wire_batches = left
+    nic.wire_free_ps = free
+    nic.add("tx_packets", sent_all)
+    nic.add("tx_bytes", round(sent_b) - WIRE_OVERHEAD * sent_all)
+    return True
+
+
+def _mean_wire(rows: Rows, wire_bytes: IntArray) -> float:
+    return float((rows.count * wire_bytes[rows.entry]).sum()) / max(rows.total, 1)
+
+
+def _service(nic: Nic, rows: Rows, wire_bytes: IntArray) -> int:
+    """Ps of wire per frame of these rows (their mean frame: exact where they are alike)."""
+    return int(nic.service_ps(np.array([max(1, round(_mean_wire(rows, wire_bytes)))]))[0])
+
+
+def _poll_bulks(times: IntArray, per_poll: IntArray) -> tuple[IntArray, IntArray]:
+    """Each poll's frames as bulks of at most 16 (``bq_enqueue`` / ``__dev_flush``), at the
+    poll's time."""
+    nb = -(-per_poll // DEV_MAP_BULK_SIZE)
+    first = np.cumsum(nb) - nb
+    within = np.arange(int(nb.sum()), dtype=np.int64) - np.repeat(first, nb)
+    n = np.repeat(per_poll, nb)
+    return np.repeat(times, nb), np.minimum(n - within * DEV_MAP_BULK_SIZE, DEV_MAP_BULK_SIZE)
 
 
 def _bulks(claims: list[Claim]) -> tuple[IntArray, IntArray, IntArray]:

@@ -25,6 +25,9 @@ def switch_mode(st: State, exact: bool) -> None:
             for rxq in dev.rxq:
                 rxq.to_exact(st.fast.facts.queue_order(dev, rxq), st.dp.classes.of_entry, t)
                 rxq.state = ARMED
+            if isinstance(dev, Nic):  # the queued frames leave from t on, ring after ring
+                dev.wire_free_ps = min(dev.wire_free_ps, 1000 * t)
+                dev.wire_batches = []
             if isinstance(dev, Nic | Tun):
                 for ring in dev.tx:
                     st.exact.refill(dev, ring, t)

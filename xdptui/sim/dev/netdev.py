@@ -146,6 +146,8 @@ class Xmit:
     # polls' bulks in time order (None: not known)
     sched: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
     full_calls: int | None = None  # of ``calls``, those that met a full ring (when played)
+    # fast mode, many CPUs' bulks at once: per sending CPU its polls' starts and frames
+    scheds: list[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64]]] | None = None
 
     def add_sent(self, n: int) -> None:
         x: Xmit | None = self
