@@ -17,10 +17,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.sim import costs, devmap, napi
+from xdptui.sim import devmap, napi
 from xdptui.sim.batch import PollShape, Rows
 from xdptui.sim.core.filter import Compiled
-from xdptui.sim.cpumap import CPU_MAP_BULK_SIZE
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev
 from xdptui.sim.dev.nic import Nic
@@ -31,17 +30,28 @@ from xdptui.sim.fast_burst import Feed
 from xdptui.sim.fast_shapes import Facts
 from xdptui.sim.kconst import (
     CPU_TARGET,
-    DEV_MAP_BULK_SIZE,
     XDP_PASS,
-    XDP_REDIRECT,
     XDP_TX,
-    XSK_TARGET,
 )
 from xdptui.sim.layout import Grouped, SourceLayout, sequence_layout
+from xdptui.sim.napi_tables import (
+    Tables,
+    basis_of,
+    cat,
+    class_counts,
+    class_rows,
+    cpu_rows,
+    first_at,
+    is_tap,
+    segments,
+    seq_range,
+    source_rows,
+    veth_napi,
+    written_tap,
+)
 from xdptui.sim.shared import SharedCache
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
-from xdptui.sim.xsk import XSK_BULK
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -113,7 +123,7 @@ class FastNapi:
         self.state = NapiState(
             np.zeros((0, napi.I_WIDTH), np.int64),
             np.zeros((0, napi.RUNCAP, 2), np.int64),
-            _cpu_rows(n_cpus),
+            cpu_rows(n_cpus),
             np.zeros((n_cpus, 1), np.int64),
             np.zeros(2, np.int64),
             np.zeros(0, bool),
@@ -137,7 +147,7 @@ class FastNapi:
         dp = self.dp
         names: list[tuple[str, int]] = []
         rows: list[list[int]] = []
-        tables = _Tables(w, dp)
+        tables = Tables(w, dp)
         layouts: list[SourceLayout | None] = []
         label_values: list[IntArray] = []
         multi: list[BoolArray] = []
@@ -219,7 +229,7 @@ class FastNapi:
         for i, row in enumerate(rows):  # a sender toward a veth the loop does not run
             if (
                 covered[i]
-                and any(_veth_napi(w, dp, v) is not None for v in label_values[i].tolist())
+                and any(veth_napi(w, dp, v) is not None for v in label_values[i].tolist())
                 and row[napi.I_FEED] < 0
             ):
                 covered[i] = False
@@ -233,10 +243,10 @@ class FastNapi:
             key,
             tuple(names),
             static,
-            _cat(tables.tab),
-            _cat(tables.pre),
-            _cat(tables.lab),
-            _cat(tables.lfl),
+            cat(tables.tab),
+            cat(tables.pre),
+            cat(tables.lab),
+            cat(tables.lfl),
             cpu_first,
             order.astype(np.int64),
             tuple(layouts),
@@ -318,7 +328,7 @@ class FastNapi:
         """The veth queue a sender's frames of one label reach (None: no veth NAPI, or several
         queues): ``veth_xdp_xmit`` picks the sending CPU's (``veth_select_rxq``), ``veth_xmit``
         (generic XDP) the queue the flow hash maps over the sending end's queues."""
-        peer = _veth_napi(self.world, self.dp, label)
+        peer = veth_napi(self.world, self.dp, label)
         tgt = self.world.by_ifindex.get(label)
         if peer is None or not isinstance(tgt, Veth):
             return None
@@ -369,7 +379,7 @@ class FastNapi:
         """Whether NAPI's loop can run ``dev``'s instances: a NIC fed by one source (or none:
         its instances never poll), whose frames' paths cost the polling CPU only their own
         cost."""
-        if not isinstance(dev, Nic) and not _written_tap(dev):
+        if not isinstance(dev, Nic) and not written_tap(dev):
             return False, None
         if not any(self.world.lands_on(s) is dev for s in self.world.sources):
             return True, None  # nothing arrives: armed, never interrupted
@@ -393,7 +403,7 @@ class FastNapi:
             return False
         for ifindex in np.unique(c.target[c.target >= 0]).tolist():
             tgt = self.world.by_ifindex.get(int(ifindex))
-            if tgt is not None and not isinstance(tgt, Nic | Veth) and not _tap(tgt):
+            if tgt is not None and not isinstance(tgt, Nic | Veth) and not is_tap(tgt):
                 return False
         if c.master is not None:
             for ifindex in np.unique(c.tx_slave[c.tx_slave >= 0]).tolist():
@@ -421,7 +431,7 @@ class FastNapi:
                 tgt = w.by_ifindex.get(i)
                 if isinstance(tgt, Veth):  # veth_xdp_xmit: into the peer's queues
                     fed.add(tgt.peer)
-                elif tgt is not None and not _tap(tgt):  # a tap's ring goes to its reader
+                elif tgt is not None and not is_tap(tgt):  # a tap's ring goes to its reader
                     fed.add(tgt.name)
         return fed
 
@@ -488,9 +498,9 @@ class FastNapi:
         st.known &= run
         if not run.any():
             return set()
-        src = _source_rows(w.sources)
+        src = source_rows(w.sources)
         st.ins[:, napi.I_RUNNING] = [1 if d.running else 0 for d in devs]
-        basis = [_basis(w, devs[i], cfg.static[i, napi.I_SRC]) for i in range(n)]
+        basis = [basis_of(w, devs[i], cfg.static[i, napi.I_SRC]) for i in range(n)]
         for i in np.flatnonzero(cfg.fed_by >= 0).tolist():  # a veth's: its sender's
             basis[i] = (-2, *basis[cfg.fed_by[i]])
         for i in np.flatnonzero(run & st.known).tolist():
@@ -700,9 +710,9 @@ class FastNapi:
                     continue
                 mine = polls[bounds[i] : bounds[i + 1]]
                 cls_group = self._class_groups(lay, of_entry, C)
-                a, b, who = _segments(mine, segs)
-                took = _class_counts(cls_group, lay, rxqs[i].index, C, a, b)
-                rows = _rows(took, rep)
+                a, b, who = segments(mine, segs)
+                took = class_counts(cls_group, lay, rxqs[i].index, C, a, b)
+                rows = class_rows(took, rep)
                 shape = self._shape(cfg, i, lay, mine, a, b, who, ins, before)
                 batch.append((rxqs[i].index, int(ins[i, napi.I_CPU]), rows, shape))
                 if feeds is not None and len(mine):
@@ -755,7 +765,7 @@ class FastNapi:
         lab = cfg.lab
         for k, v in enumerate(values.tolist()):
             pre = lab[base + k * (m + 1) : base + (k + 1) * (m + 1)]
-            cnt = _seq_range(pre, m, a, b)
+            cnt = seq_range(pre, m, a, b)
             per_poll = np.bincount(who, weights=cnt, minlength=n_polls).astype(np.int64)
             shape.classes[int(v)] = per_poll
             if cfg.multi_key[i][k]:
@@ -766,7 +776,7 @@ class FastNapi:
                 if len(seg_idx):
                     first_seg = seg_idx[np.unique(who[seg_idx], return_index=True)[1]]
                     pos = a[first_seg]
-                    ks = _first_at(pre, m, pos)
+                    ks = first_at(pre, m, pos)
                     g = lay.queues
                     positions = g.key[g.start[q] : g.start[q + 1]] - q * g.span
                     entries = lay.entry[positions[ks % m]]
@@ -792,8 +802,8 @@ class FastNapi:
         h = int(ins[i, napi.I_RHEAD])
         slots = (h + np.arange(n_runs)) % napi.RUNCAP
         ra, rb = st.runs[i, slots, 0], st.runs[i, slots, 1]
-        held = _class_counts(cls_group, lay, rxq.index, C, ra, rb)
-        rxq.held = _rows(held, self.dp.classes.rep)
+        held = class_counts(cls_group, lay, rxq.index, C, ra, rb)
+        rxq.held = class_rows(held, self.dp.classes.rep)
         taken = int(ins[i, napi.I_TAKEN] - before[i, napi.I_TAKEN])
         dropped = int(ins[i, napi.I_DROPPED] - before[i, napi.I_DROPPED])
         missed = int(ins[i, napi.I_MISSED] - before[i, napi.I_MISSED])
@@ -813,192 +823,3 @@ class FastNapi:
         elif dropped:
             rxq.rx_dropped += dropped
             dev.add("rx_dropped", dropped)
-
-
-# ---------------------------------------------------------------- helpers
-
-
-class _Tables:
-    """The per-position tables of a configuration's instances, concatenated: queue positions
-    (``tab``), prefix sums of each frame's cost (``pre``) and of each bulk label (``lab``),
-    and per label the cost of a flush and the frames of a bulk (``lfl``)."""
-
-    def __init__(self, world: World, dp: Datapath) -> None:
-        self.world = world
-        self.dp = dp
-        self.tab: list[IntArray] = []
-        self.pre: list[IntArray] = []
-        self.lab: list[IntArray] = []
-        self.lfl: list[IntArray] = []
-        self.sizes = [0, 0, 0, 0]
-
-    def add_tab(self, positions: IntArray) -> int:
-        at = self.sizes[0]
-        self.tab.append(positions.astype(np.int64))
-        self.sizes[0] += len(positions)
-        return at
-
-    def add_prefix(self, hit: BoolArray) -> int:
-        """A prefix count over an instance's positions (where it starts in ``lab``)."""
-        at = self.sizes[2]
-        self.lab.append(np.concatenate(([0], np.cumsum(hit.astype(np.int64)))))
-        self.sizes[2] += len(hit) + 1
-        return at
-
-    def add(
-        self, row: list[int], dev: NetDev, seq: IntArray
-    ) -> tuple[IntArray, BoolArray, IntArray]:
-        """An instance whose frames are ``seq`` (entries, repeated): its cost and label
-        tables; returns its labels (bulk classes), which of them span several keys, and each
-        frame's label (-1: none). Generic XDP sends each skb at once: its only labels are the
-        veths whose NAPI its redirects feed (``veth_xmit``), at no cost of their own."""
-        m = len(seq)
-        c = self.dp.compiled[dev.name]
-        cost_ps = np.round(c.cost[seq] * 1000).astype(np.int64)
-        if c.mode == MODE_DRV:
-            bq = c.bq_class[seq]
-        elif c.mode is not None:
-            t = c.target[seq]
-            red = (c.act[seq] == XDP_REDIRECT) & (c.err[seq] == 0) & (t >= 0)
-            fed = [v for v in np.unique(t[red]).tolist() if _veth_napi(self.world, self.dp, v)]
-            bq = np.where(red & np.isin(t, fed), t, -1)
-        else:
-            bq = np.full(m, -1, np.int64)
-        values = np.unique(bq[(bq >= 0) | (bq <= CPU_TARGET)])
-        row[napi.I_M] = m
-        row[napi.I_PRE] = self.sizes[1]
-        row[napi.I_LAB] = self.sizes[2]
-        row[napi.I_NLAB] = len(values)
-        row[napi.I_LFL] = self.sizes[3]
-        self.pre.append(np.concatenate(([0], np.cumsum(cost_ps))))
-        flushes: list[int] = []
-        mk = np.zeros(len(values), bool)
-        for k, v in enumerate(values.tolist()):
-            hit = (bq == v).astype(np.int64)
-            self.lab.append(np.concatenate(([0], np.cumsum(hit))))
-            if c.mode != MODE_DRV:  # generic XDP: no bulk, no flush
-                flushes += [0, 1]
-            elif v <= XSK_TARGET:  # an AF_XDP socket: one xsk_flush a poll
-                flushes += [round(costs.XSK_FLUSH * 1000), XSK_BULK]
-            elif v <= CPU_TARGET:  # a cpumap entry's bulk queue
-                flushes += [round(costs.CPUMAP_FLUSH * 1000), CPU_MAP_BULK_SIZE]
-            else:
-                flush = round(devmap.flush_cost(dev, self.world.by_ifindex[v]) * 1000)
-                flushes += [flush, DEV_MAP_BULK_SIZE]
-            mk[k] = len(np.unique(c.key[seq[bq == v]])) > 1
-        self.lfl.append(np.array(flushes, np.int64))
-        self.sizes[1] += m + 1
-        self.sizes[2] += len(values) * (m + 1)
-        self.sizes[3] += 2 * len(values)
-        return values, mk, bq
-
-
-def _veth_napi(world: World, dp: Datapath, label: int) -> NetDev | None:
-    """The veth whose NAPI takes the frames of a bulk label (a redirect into its peer)."""
-    tgt = world.by_ifindex.get(label) if label >= 0 else None
-    return tgt.xdp_napi(dp) if isinstance(tgt, Veth) else None
-
-
-def _written_tap(dev: NetDev) -> bool:
-    """A tap written one frame per ``write`` (``tun_get_user`` on the writer's CPU): NAPI's
-    loop with a budget of one and no interrupt to wait for, as exact mode runs it (vhost's
-    batches are not in the loop)."""
-    return _tap(dev) and isinstance(dev, Tun) and dev.writer == "write"
-
-
-def _tap(dev: NetDev) -> bool:
-    """A tap: what is redirected into it waits for its reader (userspace), on no CPU."""
-    return isinstance(dev, Tun) and dev.mode == "tap"
-
-
-def _basis(world: World, dev: NetDev, s: int) -> tuple[int, ...]:
-    """What a queue's positions count: its source's table and the device's queues."""
-    if s < 0:
-        return (-1,)
-    src = world.sources[s]
-    return (s, id(src.table), src.offset, len(dev.rxq), id(getattr(dev, "queue_of_entry", None)))
-
-
-def _cpu_rows(n: int) -> IntArray:
-    cpu = np.zeros((n, napi.C_WIDTH), np.int64)
-    cpu[:, napi.C_RUN_AT] = -1
-    return cpu
-
-
-def _cat(parts: list[IntArray]) -> IntArray:
-    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(1, np.int64)
-
-
-def _source_rows(sources: list[Source]) -> IntArray:
-    """Each source's pacing as ``napi``'s integer columns."""
-    out = np.zeros((max(len(sources), 1), napi.S_WIDTH), np.int64)
-    for k, s in enumerate(sources):
-        milli = 0 if s.stopped else int(s.milli)
-        out[k, napi.S_ORIGIN] = s.rate_origin_ns
-        out[k, napi.S_N0] = s.emitted_at_origin
-        out[k, napi.S_MILLI] = milli
-        out[k, napi.S_CAP] = s.spec.count if s.spec.count is not None else -1
-        out[k, napi.S_L] = len(s.table)
-        out[k, napi.S_MQ] = milli // 1_000_000
-        out[k, napi.S_MR] = milli % 1_000_000
-        if milli > 0:
-            out[k, napi.S_A] = 10**18 // milli
-            out[k, napi.S_AR] = 10**18 % milli
-    return out
-
-
-def _segments(mine: IntArray, segs: IntArray) -> tuple[IntArray, IntArray, IntArray]:
-    """The runs the polls took: starts, ends and each run's poll (its index in ``mine``)."""
-    if not len(mine):
-        z = np.zeros(0, np.int64)
-        return z, z, z
-    counts = mine[:, napi.P_NSEG]
-    starts = mine[:, napi.P_SEG]
-    who = np.repeat(np.arange(len(mine), dtype=np.int64), counts)
-    first = np.cumsum(counts) - counts
-    within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(first, counts)
-    rows = np.repeat(starts, counts) + within
-    return segs[rows, 0], segs[rows, 1], who
-
-
-def _seq_range(pre: IntArray, m: int, a: IntArray, b: IntArray) -> IntArray:
-    """``napi._range_sum`` for many ranges."""
-    total = pre[m]
-    out: IntArray = (b // m - a // m) * total + pre[b % m] - pre[a % m]
-    return out
-
-
-def _first_at(pre: IntArray, m: int, pos: IntArray) -> IntArray:
-    """The first position at or after ``pos`` whose indicator (prefix ``pre``) is set."""
-    r = pos % m
-    k = np.searchsorted(pre, pre[r], side="right") - 1  # the first j >= r with pre[j+1] > pre[r]
-    wrap = k >= m
-    k = np.where(wrap, np.searchsorted(pre, 0, side="right") - 1 + m, k)
-    out: IntArray = pos - r + k
-    return out
-
-
-def _class_counts(
-    grp: Grouped, lay: SourceLayout, q: int, C: int, a: IntArray, b: IntArray
-) -> IntArray:
-    """Frames per class at queue positions [a_k, b_k), summed over k."""
-    out = np.zeros(C, np.int64)
-    if not len(a):
-        return out
-    if len(a) > 1:  # runs that meet are one run: the counts telescope
-        cut = a[1:] != b[:-1]
-        a = a[np.concatenate(([True], cut))]
-        b = b[np.concatenate((cut, [True]))]
-    m = int(lay.per_queue[q])
-    present = np.flatnonzero(grp.size[q * C : (q + 1) * C])
-    if not len(present):
-        return out
-    g = (q * C + present)[:, None]
-    cnt = grp.count(g, b[None, :], m) - grp.count(g, a[None, :], m)
-    out[present] = cnt.sum(axis=1)
-    return out
-
-
-def _rows(counts: IntArray, rep: IntArray) -> Rows:
-    nz = np.flatnonzero(counts)
-    return Rows(rep[nz], counts[nz], False)

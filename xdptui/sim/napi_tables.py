@@ -1,0 +1,211 @@
+"""The tables NAPI's loop reads and what its polls mean (``xdptui.sim.fast_napi``): per
+instance, its frames' queue positions, prefix sums of their costs and of their bulk labels;
+the pacing of the sources as integer columns; and the runs of positions polls took, counted
+back per flow class."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from xdptui.sim import costs, devmap, napi
+from xdptui.sim.batch import Rows
+from xdptui.sim.cpumap import CPU_MAP_BULK_SIZE
+from xdptui.sim.datapath import Datapath
+from xdptui.sim.dev.netdev import MODE_DRV, NetDev
+from xdptui.sim.dev.tun import Tun
+from xdptui.sim.dev.veth import Veth
+from xdptui.sim.kconst import CPU_TARGET, DEV_MAP_BULK_SIZE, XDP_REDIRECT, XSK_TARGET
+from xdptui.sim.layout import Grouped, SourceLayout
+from xdptui.sim.traffic import Source
+from xdptui.sim.world import World
+from xdptui.sim.xsk import XSK_BULK
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+class Tables:
+    """The per-position tables of a configuration's instances, concatenated: queue positions
+    (``tab``), prefix sums of each frame's cost (``pre``) and of each bulk label (``lab``),
+    and per label the cost of a flush and the frames of a bulk (``lfl``)."""
+
+    def __init__(self, world: World, dp: Datapath) -> None:
+        self.world = world
+        self.dp = dp
+        self.tab: list[IntArray] = []
+        self.pre: list[IntArray] = []
+        self.lab: list[IntArray] = []
+        self.lfl: list[IntArray] = []
+        self.sizes = [0, 0, 0, 0]
+
+    def add_tab(self, positions: IntArray) -> int:
+        at = self.sizes[0]
+        self.tab.append(positions.astype(np.int64))
+        self.sizes[0] += len(positions)
+        return at
+
+    def add_prefix(self, hit: BoolArray) -> int:
+        """A prefix count over an instance's positions (where it starts in ``lab``)."""
+        at = self.sizes[2]
+        self.lab.append(np.concatenate(([0], np.cumsum(hit.astype(np.int64)))))
+        self.sizes[2] += len(hit) + 1
+        return at
+
+    def add(
+        self, row: list[int], dev: NetDev, seq: IntArray
+    ) -> tuple[IntArray, BoolArray, IntArray]:
+        """An instance whose frames are ``seq`` (entries, repeated): its cost and label
+        tables; returns its labels (bulk classes), which of them span several keys, and each
+        frame's label (-1: none). Generic XDP sends each skb at once: its only labels are the
+        veths whose NAPI its redirects feed (``veth_xmit``), at no cost of their own."""
+        m = len(seq)
+        c = self.dp.compiled[dev.name]
+        cost_ps = np.round(c.cost[seq] * 1000).astype(np.int64)
+        if c.mode == MODE_DRV:
+            bq = c.bq_class[seq]
+        elif c.mode is not None:
+            t = c.target[seq]
+            red = (c.act[seq] == XDP_REDIRECT) & (c.err[seq] == 0) & (t >= 0)
+            fed = [v for v in np.unique(t[red]).tolist() if veth_napi(self.world, self.dp, v)]
+            bq = np.where(red & np.isin(t, fed), t, -1)
+        else:
+            bq = np.full(m, -1, np.int64)
+        values = np.unique(bq[(bq >= 0) | (bq <= CPU_TARGET)])
+        row[napi.I_M] = m
+        row[napi.I_PRE] = self.sizes[1]
+        row[napi.I_LAB] = self.sizes[2]
+        row[napi.I_NLAB] = len(values)
+        row[napi.I_LFL] = self.sizes[3]
+        self.pre.append(np.concatenate(([0], np.cumsum(cost_ps))))
+        flushes: list[int] = []
+        mk = np.zeros(len(values), bool)
+        for k, v in enumerate(values.tolist()):
+            hit = (bq == v).astype(np.int64)
+            self.lab.append(np.concatenate(([0], np.cumsum(hit))))
+            if c.mode != MODE_DRV:  # generic XDP: no bulk, no flush
+                flushes += [0, 1]
+            elif v <= XSK_TARGET:  # an AF_XDP socket: one xsk_flush a poll
+                flushes += [round(costs.XSK_FLUSH * 1000), XSK_BULK]
+            elif v <= CPU_TARGET:  # a cpumap entry's bulk queue
+                flushes += [round(costs.CPUMAP_FLUSH * 1000), CPU_MAP_BULK_SIZE]
+            else:
+                flush = round(devmap.flush_cost(dev, self.world.by_ifindex[v]) * 1000)
+                flushes += [flush, DEV_MAP_BULK_SIZE]
+            mk[k] = len(np.unique(c.key[seq[bq == v]])) > 1
+        self.lfl.append(np.array(flushes, np.int64))
+        self.sizes[1] += m + 1
+        self.sizes[2] += len(values) * (m + 1)
+        self.sizes[3] += 2 * len(values)
+        return values, mk, bq
+
+
+def veth_napi(world: World, dp: Datapath, label: int) -> NetDev | None:
+    """The veth whose NAPI takes the frames of a bulk label (a redirect into its peer)."""
+    tgt = world.by_ifindex.get(label) if label >= 0 else None
+    return tgt.xdp_napi(dp) if isinstance(tgt, Veth) else None
+
+
+def written_tap(dev: NetDev) -> bool:
+    """A tap written one frame per ``write`` (``tun_get_user`` on the writer's CPU): NAPI's
+    loop with a budget of one and no interrupt to wait for, as exact mode runs it (vhost's
+    batches are not in the loop)."""
+    return is_tap(dev) and isinstance(dev, Tun) and dev.writer == "write"
+
+
+def is_tap(dev: NetDev) -> bool:
+    """A tap: what is redirected into it waits for its reader (userspace), on no CPU."""
+    return isinstance(dev, Tun) and dev.mode == "tap"
+
+
+def basis_of(world: World, dev: NetDev, s: int) -> tuple[int, ...]:
+    """What a queue's positions count: its source's table and the device's queues."""
+    if s < 0:
+        return (-1,)
+    src = world.sources[s]
+    return (s, id(src.table), src.offset, len(dev.rxq), id(getattr(dev, "queue_of_entry", None)))
+
+
+def cpu_rows(n: int) -> IntArray:
+    cpu = np.zeros((n, napi.C_WIDTH), np.int64)
+    cpu[:, napi.C_RUN_AT] = -1
+    return cpu
+
+
+def cat(parts: list[IntArray]) -> IntArray:
+    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(1, np.int64)
+
+
+def source_rows(sources: list[Source]) -> IntArray:
+    """Each source's pacing as ``napi``'s integer columns."""
+    out = np.zeros((max(len(sources), 1), napi.S_WIDTH), np.int64)
+    for k, s in enumerate(sources):
+        milli = 0 if s.stopped else int(s.milli)
+        out[k, napi.S_ORIGIN] = s.rate_origin_ns
+        out[k, napi.S_N0] = s.emitted_at_origin
+        out[k, napi.S_MILLI] = milli
+        out[k, napi.S_CAP] = s.spec.count if s.spec.count is not None else -1
+        out[k, napi.S_L] = len(s.table)
+        out[k, napi.S_MQ] = milli // 1_000_000
+        out[k, napi.S_MR] = milli % 1_000_000
+        if milli > 0:
+            out[k, napi.S_A] = 10**18 // milli
+            out[k, napi.S_AR] = 10**18 % milli
+    return out
+
+
+def segments(mine: IntArray, segs: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    """The runs the polls took: starts, ends and each run's poll (its index in ``mine``)."""
+    if not len(mine):
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    counts = mine[:, napi.P_NSEG]
+    starts = mine[:, napi.P_SEG]
+    who = np.repeat(np.arange(len(mine), dtype=np.int64), counts)
+    first = np.cumsum(counts) - counts
+    within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(first, counts)
+    rows = np.repeat(starts, counts) + within
+    return segs[rows, 0], segs[rows, 1], who
+
+
+def seq_range(pre: IntArray, m: int, a: IntArray, b: IntArray) -> IntArray:
+    """``napi._range_sum`` for many ranges."""
+    total = pre[m]
+    out: IntArray = (b // m - a // m) * total + pre[b % m] - pre[a % m]
+    return out
+
+
+def first_at(pre: IntArray, m: int, pos: IntArray) -> IntArray:
+    """The first position at or after ``pos`` whose indicator (prefix ``pre``) is set."""
+    r = pos % m
+    k = np.searchsorted(pre, pre[r], side="right") - 1  # the first j >= r with pre[j+1] > pre[r]
+    wrap = k >= m
+    k = np.where(wrap, np.searchsorted(pre, 0, side="right") - 1 + m, k)
+    out: IntArray = pos - r + k
+    return out
+
+
+def class_counts(
+    grp: Grouped, lay: SourceLayout, q: int, C: int, a: IntArray, b: IntArray
+) -> IntArray:
+    """Frames per class at queue positions [a_k, b_k), summed over k."""
+    out = np.zeros(C, np.int64)
+    if not len(a):
+        return out
+    if len(a) > 1:  # runs that meet are one run: the counts telescope
+        cut = a[1:] != b[:-1]
+        a = a[np.concatenate(([True], cut))]
+        b = b[np.concatenate((cut, [True]))]
+    m = int(lay.per_queue[q])
+    present = np.flatnonzero(grp.size[q * C : (q + 1) * C])
+    if not len(present):
+        return out
+    g = (q * C + present)[:, None]
+    cnt = grp.count(g, b[None, :], m) - grp.count(g, a[None, :], m)
+    out[present] = cnt.sum(axis=1)
+    return out
+
+
+def class_rows(counts: IntArray, rep: IntArray) -> Rows:
+    nz = np.flatnonzero(counts)
+    return Rows(rep[nz], counts[nz], False)
