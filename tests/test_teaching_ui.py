@@ -275,3 +275,28 @@ async def test_m_gives_one_panel_the_whole_screen_for_the_room() -> None:
         await pilot.press("m")
         await pilot.pause()
         assert app.main_screen.maximized is None and rings.size.height == small
+
+
+def test_cpu_busy_covers_the_rates_window_not_the_last_few_microseconds():
+    """At 100 us/s a frame comes every ~3 us of simulated time; a poll every ~50 us lasting
+    a few microseconds. The CPU bar is over the same window as every rate on screen: the
+    NAPI time the CPU spent in it over its length -- not the last 3 us, which a poll mostly
+    misses (0 %) and sometimes overfills (100 %)."""
+    from xdptui.sim.engine import Simulator
+    from xdptui.topology_io import load_topology
+    from xdptui.widgets.project import _cpus
+    from xdptui.widgets.rates import RatesView
+
+    sim = Simulator(load_topology(TOPOLOGIES / "line_rate.yaml"), exact=True)
+    sim.run_until(1_000_000)
+    base = sim.frame()
+    raw = []
+    for t in range(1_003_000, 2_000_001, 3_000):
+        sim.run_until(t)
+        frame = sim.frame()
+        raw.append(frame.cpus[0].busy)
+    row = _cpus(frame, None, RatesView(base, frame)).rows[0]
+    spent = frame.cpus[0].busy_ns - base.cpus[0].busy_ns
+    assert row.busy == spent / (frame.t_ns - base.t_ns)
+    assert 0.05 < row.busy < 0.5  # xdp_drop of ~7 Mpps on a queue: some of the CPU
+    assert sum(r == 0.0 for r in raw) > len(raw) // 2  # what the last 3 us alone would say

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from xdptui.model.topology import Lesson
-from xdptui.model.views import DeviceView, EventView, Frame, StreamEventView
+from xdptui.model.views import CpuView, DeviceView, EventView, Frame, StreamEventView
 from xdptui.widgets.crosswalk import CountersView, project_counters
 from xdptui.widgets.event_list import EventListView
 from xdptui.widgets.format import format_cpus, format_pps, program_name
@@ -611,6 +611,12 @@ def lock_shares(frame: Frame, rates: RatesView) -> dict[int, float]:
     return out
 
 
+def _busy(cpu: CpuView, rates: RatesView | None) -> float:
+    """The CPU's busy share over the rates' window, as every rate on screen is."""
+    share = rates.cpu_busy(cpu.cpu) if rates is not None else None
+    return cpu.busy if share is None else share
+
+
 def _cpus(
     frame: Frame, mark: Highlight | None = None, rates: RatesView | None = None
 ) -> CpuMapView:
@@ -626,7 +632,7 @@ def _cpus(
     rows = tuple(
         CpuRow(
             cpu=cpu.cpu,
-            busy=min(max(cpu.busy, 0.0), 1.0),
+            busy=min(max(_busy(cpu, rates), 0.0), 1.0),
             rx_queues=tuple(f"{dev}:q{queue}" for dev, queue in cpu.rx_queues)
             + tuple(kthreads.get(cpu.cpu, ())),
             xdp_tx_rings=tuple(

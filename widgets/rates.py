@@ -182,6 +182,18 @@ class RatesView:
         "tx_down" | "stack_down")``."""
         return self._of(self._tracepoints, key, now)
 
+    def cpu_busy(self, cpu: int) -> float | None:
+        """A CPU's busy share over the window (None: no window yet). A frame's own share
+        covers only the time since the frame before: at slow speeds a few microseconds, which
+        a poll every 50 us mostly misses (0 %) and sometimes overfills (100 %)."""
+        if self.base is None or self.window_ns <= 0:
+            return None
+        before = {c.cpu: c.busy_ns for c in self.base.cpus}
+        now = {c.cpu: c.busy_ns for c in self.frame.cpus}
+        if cpu not in before or cpu not in now:
+            return None
+        return max(0, now[cpu] - before[cpu]) / self.window_ns
+
     def devmap(self, from_dev: str, to_dev: str, field: str, now: int) -> float | None:
         """``xdp:xdp_devmap_xmit`` from -> to: ``sent``, ``drops``, ``err``, ``flushes`` or
         ``egress_drops``, per second."""

@@ -161,6 +161,7 @@ class CpuView:
     polls: int
     rx_queues: tuple[tuple[str, int], ...]  # (device, queue)
     xdp_tx_rings: tuple[tuple[str, int, bool], ...]  # (device, ring, locked)
+    busy_ns: int = 0  # NAPI time spent on it so far (what busy shares over a window come from)
 
 
 @dataclass(frozen=True)

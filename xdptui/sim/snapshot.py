@@ -159,7 +159,14 @@ def cpu_views(
                 if ring >= 0 and entry not in txr[q.irq_cpu]:
                     txr[q.irq_cpu].append(entry)
     return tuple(
-        CpuView(c, float(busy[c]), int(polls[c]), tuple(rx[c]), tuple(txr[c]))
+        CpuView(
+            c,
+            float(busy[c]),
+            int(polls[c]),
+            tuple(rx[c]),
+            tuple(txr[c]),
+            int(st.dp.cpu.busy_ns[c]),
+        )
         for c in range(w.nr_cpus)
     )
 
