@@ -31,8 +31,8 @@ from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev import vhost_net
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Card, Nic
-from xdptui.sim.dev.rings import ARMED, IRQ_PENDING, SCHEDULED, RxQueue, TxRing
-from xdptui.sim.dev.tun import Tun, reader_departures
+from xdptui.sim.dev.rings import ARMED, IRQ_PENDING, SCHEDULED, RxQueue, TxRing, fifo_departures
+from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.events import Event, EventStream
 from xdptui.sim.exact_admit import Arrivals, admission
@@ -612,23 +612,18 @@ class Exact:
         d_i = max(d_{i-1}, ready_i) + s_i, in picoseconds so a 6.72 ns frame time is not
         rounded to 7. ``entries``: the frames' flow-table entries (their wire times are
         then looked up, not computed)."""
+        when: IntArray | int = t * 1000 if ready is None else ready * 1000
         if isinstance(dev, Nic):
             s = self._service_ps(dev, entries) if entries is not None else dev.service_ps(wire)
-            start = dev.wire_free_ps
+            dep_ps = fifo_departures(dev.wire_free_ps, when, s)
+            dev.wire_free_ps = int(dep_ps[-1])
         elif isinstance(dev, Tun):  # (a reader-less tap's times may wrap: no shortcut)
-            r = np.full(len(wire), t, np.int64) if ready is None else ready
-            dep_ps = reader_departures(dev.reader_free_ps[ring.index], r * 1000, dev.reader_ps())
+            s = np.full(len(wire), dev.reader_ps(), np.int64)
+            each = np.full(len(wire), t * 1000, np.int64) if ready is None else ready * 1000
+            dep_ps = fifo_departures(dev.reader_free_ps[ring.index], each, s)
             dev.reader_free_ps[ring.index] = int(dep_ps[-1])
-            tap: IntArray = -(-dep_ps // 1000)
-            return tap
         else:
             return np.full(len(wire), t, np.int64) if ready is None else ready
-        cs = s.cumsum()
-        if ready is None:  # every frame ready at t: the wire is free at max(start, t)
-            dep_ps = cs + max(start, t * 1000)
-        else:  # d_i = cs_i + max(start, max_{j <= i} (ready_j - cs_{j-1}))
-            dep_ps = cs + np.maximum.accumulate(np.maximum(ready * 1000 - (cs - s), start))
-        dev.wire_free_ps = int(dep_ps[-1])
         dep: IntArray = -(-dep_ps // 1000)
         return dep
 

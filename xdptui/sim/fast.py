@@ -84,12 +84,11 @@ class FastIO:
         """A cpumap kthread woke: fast mode serves the rings at the end of the step."""
 
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int:
-        hit = self.fast.napi.fed_rx.pop(id(rxq), None)
-        if hit is None:
+        refused = self.fast.napi.fed_rx.pop(id(rxq), None)
+        if refused is None:
             self.pending.append(Pending(dev, rxq, rows, cpu, ref))
             return rows.total
         # a veth queue NAPI's loop ran: its ring took what the loop says (``napi.feed``)
-        _, refused = hit
         ok = rows.head(max(0, rows.total - refused))
         self.fast.dp.accounts.accepted(ref, ok, into_rx=True)
         self.fast.dp.accounts.refused(ref, dev, rows.total - ok.total)

@@ -116,8 +116,8 @@ class FastNapi:
         self.dp = dp
         self.facts = facts
         self._configs: SharedCache[tuple[Any, ...], Config] = SharedCache()
-        # per veth queue the loop fed this step: (frames its sender offered, refused)
-        self.fed_rx: dict[int, tuple[int, int]] = {}
+        # per veth queue the loop fed this step: the frames its ring refused
+        self.fed_rx: dict[int, int] = {}
         self._groups: SharedCache[tuple[int, int, int], Grouped] = SharedCache()
         n_cpus = world.nr_cpus
         self.state = NapiState(
@@ -537,9 +537,8 @@ class FastNapi:
             if name in self.cards_run:
                 w.cards[name].tat = int(cards[k, napi.K_TAT])
         for i in np.flatnonzero(run & (cfg.fed_by >= 0)).tolist():
-            offered = int(st.ins[i, napi.I_ARR] - before[i, napi.I_ARR])
             refused = int(st.ins[i, napi.I_DROPPED] - before[i, napi.I_DROPPED])
-            self.fed_rx[id(rxqs[i])] = (offered, refused)
+            self.fed_rx[id(rxqs[i])] = refused
         _polls_run[0] += len(polls) + admitted // CARD_FRAMES_PER_POLL
         if _polls_run[0] > JIT_AFTER_POLLS:
             napi.compile_rules()

@@ -14,9 +14,9 @@ import numpy.typing as npt
 from xdptui.sim.batch import Rows
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import NetDev, Refusal
-from xdptui.sim.dev.nic import Nic, wire_left, xdp_xmit_wire
-from xdptui.sim.dev.rings import TxRing
-from xdptui.sim.dev.tun import Tun, reader_backlog, xdp_xmit_bulks
+from xdptui.sim.dev.nic import Nic
+from xdptui.sim.dev.rings import TxRing, batch_left, offer_bulks
+from xdptui.sim.dev.tun import Tun
 from xdptui.sim.fast_burst import Feed, fifo_wire, ring_offers
 from xdptui.sim.kconst import DEV_MAP_BULK_SIZE, WIRE_OVERHEAD
 from xdptui.sim.splitting import take_rows
@@ -117,7 +117,7 @@ def drain(
                 dp.accounts.refused(cl.ref, dev, n_lost, ok.total)
         if isinstance(dev, Nic):  # (what is queued is counts now, not played batches)
             dev.wire_batches = []
-        if isinstance(dev, Tun):  # the reader is busy with what is left (``reader_backlog``)
+        if isinstance(dev, Tun):  # the reader is busy with what is left (``rings.batch_left``)
             for r in rings:
                 dev.reader_free_ps[r.index] = 1000 * (t0 + dt) + r.occ * dev.reader_ps()
         sent = int(out.sum())
@@ -133,7 +133,7 @@ def drain(
 
 def _play_tap(world: World, dp: Datapath, tap: Tun, claims: list[Claim], t0: int, t1: int) -> bool:
     """A tap's rings when every frame offered to them is an ``ndo_xdp_xmit`` whose polls NAPI's
-    loop ran: the polls' bulks played in time order through ``tun.xdp_xmit_bulks`` -- exact
+    loop ran: the polls' bulks played in time order through ``rings.offer_bulks`` -- exact
     mode's rule, so the same frames get in, the same calls meet a full ring and the reader has
     read the same frames. Returns False (nothing done) otherwise."""
     for cl in claims:
@@ -142,15 +142,21 @@ def _play_tap(world: World, dp: Datapath, tap: Tun, claims: list[Claim], t0: int
             return False
     s = tap.reader_ps()
     wire_bytes = world.entries.wire_bytes
+    at0, at1 = 1000 * t0, 1000 * t1
     for ring in tap.tx:
         mine = [cl for cl in claims if cl.ring is ring]
         held0 = ring.occ
         free = tap.reader_free_ps[ring.index]
-        if reader_backlog(free, t0, s) < held0:  # (left by the fluid rule: read from t0 on)
-            free = 1000 * t0 + held0 * s
+        queued = [(0, free - (held0 - 1) * s, held0, s)] if held0 else []
+        if held0 and batch_left(queued[0], at0) < held0:  # (left by the fluid rule)
+            free = at0 + held0 * s
+            queued = [(0, at0 + s, held0, s)]
         times, bulks, who = _bulks(mine)
-        got, free, held = xdp_xmit_bulks(ring.size, s, free, held0, times, bulks)
-        left = min(held, reader_backlog(free, t1, s))
+        got, free, after = offer_bulks(
+            [ring.size], free, queued, times, np.zeros(len(times), np.int64), bulks,
+            np.full(len(times), s, np.int64),
+        )  # fmt: skip
+        left = sum(batch_left(b, at1) for b in after)
         acc = np.bincount(who, weights=got, minlength=len(mine)).astype(np.int64)
         full = np.bincount(who, weights=got < bulks, minlength=len(mine)).astype(np.int64)
         new_b = 0.0
@@ -184,7 +190,7 @@ def _play_tap(world: World, dp: Datapath, tap: Tun, claims: list[Claim], t0: int
 def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: int, t1: int) -> bool:
     """A port's XDP rings when every frame offered to them is an ``ndo_xdp_xmit`` whose polls
     NAPI's loop ran, and no card shares its DMA with the port's receive side: the polls'
-    bulks played in time order through ``nic.xdp_xmit_wire`` -- exact mode's rings and wire.
+    bulks played in time order through ``rings.offer_bulks`` -- exact mode's rings and wire.
     Returns False (nothing done) otherwise."""
     if nic.card in world.cards or not nic.running or not nic.tx:
         return False
@@ -202,7 +208,7 @@ def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: in
     at0 = 1000 * t0
     held = {r.index: 0 for r in nic.tx}
     for wb in batches:
-        held[wb[0]] += wire_left(wb, at0)
+        held[wb[0]] += batch_left(wb, at0)
     free = nic.wire_free_ps
     if any(held[r.index] != r.occ for r in nic.tx):  # (left by the fluid rule: send from t0)
         batches, free = [], at0
@@ -238,9 +244,9 @@ def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: in
     t, ring_of, bulk, who = t[order], ring_of[order], bulk[order], who[order]
     service = np.array(s_of, np.int64)[who] if len(who) else z
     sizes = [r.size for r in nic.tx]
-    got, free, left = xdp_xmit_wire(sizes, free, batches, t, ring_of, bulk, service)
+    got, free, left = offer_bulks(sizes, free, batches, t, ring_of, bulk, service)
     at1 = 1000 * t1
-    left = [wb for wb in left if wire_left(wb, at1) > 0]
+    left = [wb for wb in left if batch_left(wb, at1) > 0]
     acc = np.bincount(who, weights=got, minlength=len(claims)).astype(np.int64)
     full = np.bincount(who, weights=got < bulk, minlength=len(claims)).astype(np.int64)
     for k, cl in enumerate(claims):
@@ -258,7 +264,7 @@ def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: in
     sent_b = 0.0
     for r in nic.tx:
         i = r.index
-        still = sum(wire_left(wb, at1) for wb in left if wb[0] == i)
+        still = sum(batch_left(wb, at1) for wb in left if wb[0] == i)
         gone = r.occ + int(taken[i]) - still
         total_b = r.occ_bytes + float(new_b[i])
         out_b = total_b * gone / max(r.occ + int(taken[i]), 1)
@@ -296,21 +302,17 @@ def _poll_bulks(times: IntArray, per_poll: IntArray) -> tuple[IntArray, IntArray
 
 
 def _bulks(claims: list[Claim]) -> tuple[IntArray, IntArray, IntArray]:
-    """The claims' polls as bulks of at most 16 (``bq_enqueue`` / ``__dev_flush``), in time
-    order: (time, frames, which claim)."""
+    """The claims' polls as bulks (``_poll_bulks``), in time order: (time, frames, which
+    claim)."""
     ts: list[IntArray] = []
     ks: list[IntArray] = []
     ws: list[IntArray] = []
     for k, cl in enumerate(claims):
         assert cl.ref.xmit is not None and cl.ref.xmit.sched is not None
-        times, per_poll = cl.ref.xmit.sched
-        nb = -(-per_poll // DEV_MAP_BULK_SIZE)
-        first = np.cumsum(nb) - nb
-        within = np.arange(int(nb.sum()), dtype=np.int64) - np.repeat(first, nb)
-        n = np.repeat(per_poll, nb)
-        ts.append(np.repeat(times, nb))
-        ks.append(np.minimum(n - within * DEV_MAP_BULK_SIZE, DEV_MAP_BULK_SIZE))
-        ws.append(np.full(len(n), k, np.int64))
+        times, bulks = _poll_bulks(*cl.ref.xmit.sched)
+        ts.append(times)
+        ks.append(bulks)
+        ws.append(np.full(len(times), k, np.int64))
     if not ts:
         z = np.zeros(0, np.int64)
         return z, z, z

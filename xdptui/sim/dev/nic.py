@@ -18,7 +18,7 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno
 from xdptui.sim import costs
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev, XdpCore, Xmit
-from xdptui.sim.dev.rings import RxQueue, TxRing
+from xdptui.sim.dev.rings import Batch, RxQueue, TxRing
 from xdptui.sim.drivers import DriverProfile
 from xdptui.sim.hashing import default_reta, rss_queue
 from xdptui.sim.kconst import NAPI_POLL_WEIGHT, WIRE_OVERHEAD
@@ -58,8 +58,8 @@ class Nic(NetDev):
     # kept for every port, printed for mlx5 only
     sw_stats: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SW_STATS, 0))
     wire_free_ps: int = 0  # exact mode: when the wire finishes the frame it is sending (ps)
-    # fast mode, where the XDP rings were played (``xdp_xmit_wire``): the frames still queued
-    wire_batches: list[WireBatch] = field(default_factory=list)
+    # fast mode, where the XDP rings were played (``rings.offer_bulks``): the frames still queued
+    wire_batches: list[Batch] = field(default_factory=list)
 
     @property
     def drv(self) -> DriverProfile:
@@ -245,64 +245,6 @@ class Nic(NetDev):
 
     def stack_xmit(self, dp: XdpCore, cpu: int, t: int, rows: Rows) -> None:
         dp.io.tx(self, self.stack_ring, rows, t, dp.accounts.refusal("stack", self))
-
-
-WireBatch = tuple[int, int, int, int]
-"""Frames queued on one ring and sent back to back: (ring, first departure in ps, frames,
-ps each)."""
-
-
-def wire_left(b: WireBatch, at_ps: int) -> int:
-    """Frames of a batch not sent by ``at_ps`` (a frame has left once its time is past)."""
-    _, first, n, s = b
-    if at_ps < first:
-        return n
-    return max(0, n - ((at_ps - first) // s + 1))
-
-
-def xdp_xmit_wire(
-    sizes: list[int],
-    free_ps: int,
-    batches: list[WireBatch],
-    times: IntArray,
-    rings: IntArray,
-    bulks: IntArray,
-    service: IntArray,
-) -> tuple[IntArray, int, list[WireBatch]]:
-    """Bulks offered to a port's XDP rings at ``times`` (ns, in order), as ``ExactIO.tx``
-    takes each: what its ring has room for -- a frame holds its slot until it has left --
-    and the wire sends the queued frames one after the other in the order they were queued,
-    across rings, ``service`` ps each (``Exact.departures``: d_i = max(d_{i-1}, ready_i) +
-    s_i). ``batches``: what is still queued. Returns the frames each bulk got in, when the
-    wire is free and what is still queued after the last bulk."""
-    got = np.zeros(len(bulks), np.int64)
-    queued: dict[int, list[WireBatch]] = {}
-    held: dict[int, int] = {}
-    for b in batches:
-        queued.setdefault(b[0], []).append(b)
-        held[b[0]] = held.get(b[0], 0) + b[2]
-    head = dict.fromkeys(queued, 0)
-    for j, (t, r, k, s) in enumerate(
-        zip(times.tolist(), rings.tolist(), bulks.tolist(), service.tolist(), strict=True)
-    ):
-        at = 1000 * t
-        mine = queued.setdefault(r, [])
-        h = head.setdefault(r, 0)
-        while h < len(mine) and wire_left(mine[h], at) == 0:  # sent: their slots are free
-            held[r] -= mine[h][2]
-            h += 1
-        head[r] = h
-        inside = held.get(r, 0) - (mine[h][2] - wire_left(mine[h], at) if h < len(mine) else 0)
-        a = min(k, sizes[r] - inside)
-        if a > 0:
-            start = max(free_ps, at)
-            mine.append((r, start + s, a, s))
-            held[r] = held.get(r, 0) + a
-            free_ps = start + a * s
-            got[j] = a
-    left = [b for r, mine in queued.items() for b in mine[head[r] :]]
-    left.sort(key=lambda b: b[1])
-    return got, free_ps, left
 
 
 def configure_queues(

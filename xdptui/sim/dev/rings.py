@@ -22,6 +22,77 @@ FloatArray = npt.NDArray[np.float64]
 RX_COLUMNS = ("entry", "ident", "t")
 TX_COLUMNS = ("entry", "wire", "t")
 
+Batch = tuple[int, int, int, int]
+"""Frames queued on one ring and sent back to back: (ring, first departure in ps, frames,
+ps each)."""
+
+
+def batch_left(b: Batch, at_ps: int) -> int:
+    """Frames of a batch not sent by ``at_ps`` (a frame has left once its time is past)."""
+    _, first, n, s = b
+    if at_ps < first:
+        return n
+    return max(0, n - ((at_ps - first) // s + 1))
+
+
+def offer_bulks(
+    sizes: list[int],
+    free_ps: int,
+    batches: list[Batch],
+    times: IntArray,
+    rings: IntArray,
+    bulks: IntArray,
+    service: IntArray,
+) -> tuple[IntArray, int, list[Batch]]:
+    """Bulks offered to transmit rings at ``times`` (ns, in order) as ``ExactIO.tx`` takes
+    each: what its ring has room for -- a frame holds its slot until it has left -- while one
+    server (a port's wire across its XDP rings, a tap queue's reader) takes the queued frames
+    one after the other in the order they were queued, ``service`` ps each
+    (:func:`fifo_departures`). ``batches``: what is still queued. Returns the frames each
+    bulk got in, when the server is free and what is still queued after the last bulk."""
+    got = np.zeros(len(bulks), np.int64)
+    queued: dict[int, list[Batch]] = {}
+    held: dict[int, int] = {}
+    for b in batches:
+        queued.setdefault(b[0], []).append(b)
+        held[b[0]] = held.get(b[0], 0) + b[2]
+    head = dict.fromkeys(queued, 0)
+    for j, (t, r, k, s) in enumerate(
+        zip(times.tolist(), rings.tolist(), bulks.tolist(), service.tolist(), strict=True)
+    ):
+        at = 1000 * t
+        mine = queued.setdefault(r, [])
+        h = head.setdefault(r, 0)
+        while h < len(mine) and batch_left(mine[h], at) == 0:  # sent: their slots are free
+            held[r] -= mine[h][2]
+            h += 1
+        head[r] = h
+        inside = held.get(r, 0) - (mine[h][2] - batch_left(mine[h], at) if h < len(mine) else 0)
+        a = min(k, sizes[r] - inside)
+        if a > 0:
+            start = max(free_ps, at)
+            mine.append((r, start + s, a, s))
+            held[r] = held.get(r, 0) + a
+            free_ps = start + a * s
+            got[j] = a
+    left = [b for r, mine in queued.items() for b in mine[head[r] :]]
+    left.sort(key=lambda b: b[1])
+    return got, free_ps, left
+
+
+def fifo_departures(free_ps: int, ready_ps: IntArray | int, service_ps: IntArray) -> IntArray:
+    """When one server (a port's wire, a tap queue's reader) is done with frames queued at
+    ``ready_ps`` in order (one time: all ready then), ``service_ps`` each, from when it is
+    free: d_i = max(d_{i-1}, ready_i) + s_i = cs_i + max(free, max_{j <= i} (ready_j -
+    cs_{j-1})), in picoseconds so a 6.72 ns frame time is not rounded to 7."""
+    cs = np.cumsum(service_ps)
+    if isinstance(ready_ps, int):
+        out: IntArray = cs + max(free_ps, ready_ps)
+        return out
+    dep: IntArray = cs + np.maximum.accumulate(np.maximum(ready_ps - (cs - service_ps), free_ps))
+    return dep
+
+
 # NAPI instance states (include/linux/netdevice.h: NAPI_STATE_SCHED and the armed IRQ)
 ARMED = 0  # interrupt enabled, nothing pending
 IRQ_PENDING = 1  # the interrupt will fire at ``irq_at`` (interrupt moderation)

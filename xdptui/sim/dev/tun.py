@@ -51,44 +51,6 @@ FAST_PATH_MAX = kconst.page_limit(TUN_RX_PAD + XDP_PACKET_HEADROOM)
 """The longest frame a tap write can take the fast path with (``tun_can_build_skb``)."""
 
 
-def reader_backlog(free_ps: int, t: int, s: int) -> int:
-    """Frames still in a queue's ``tx_ring`` at ``t`` (ns) whose reader (``tun_do_read``,
-    one frame every ``s`` ps) is busy until ``free_ps``: the frames left form one run read
-    back to back up to ``free_ps`` (a gap only opens when the ring is empty), and a frame has
-    left once its read ends by ``t``."""
-    left = free_ps - 1000 * t
-    return 0 if left <= 0 else -(-left // s)
-
-
-def reader_departures(free_ps: int, ready_ps: IntArray, s: int) -> IntArray:
-    """When the reader has read each of frames queued at ``ready_ps`` (in order), one every
-    ``s`` ps from when it is free: d_i = max(d_{i-1}, ready_i) + s (ps)."""
-    cs = s * np.arange(1, len(ready_ps) + 1, dtype=np.int64)
-    dep: IntArray = cs + np.maximum.accumulate(np.maximum(ready_ps - (cs - s), free_ps))
-    return dep
-
-
-def xdp_xmit_bulks(
-    size: int, s: int, free_ps: int, held: int, times: IntArray, bulks: IntArray
-) -> tuple[IntArray, int, int]:
-    """``tun_xdp_xmit`` for bulks offered to one queue's ring at ``times`` (ns, in order):
-    each pushes its frames until the ring is full (``__ptr_ring_produce`` per frame, the rest
-    returned), the reader taking them as :func:`reader_departures` says. ``held``: frames in
-    the ring at the last look. Returns the frames each bulk got in, when the reader is free
-    and the frames in the ring after the last bulk -- the same count exact mode's ring of
-    descriptors holds (``ExactIO.tx``)."""
-    got = np.zeros(len(bulks), np.int64)
-    for j, (t, k) in enumerate(zip(times.tolist(), bulks.tolist(), strict=True)):
-        inside = min(held, reader_backlog(free_ps, t, s))
-        a = min(k, size - inside)
-        if a > 0:
-            free_ps = max(free_ps, 1000 * t) + a * s
-            inside += a
-            got[j] = a
-        held = inside
-    return got, free_ps, held
-
-
 @dataclass(eq=False)
 class Tun(NetDev):
     mode: str = "tap"
