@@ -93,6 +93,7 @@ class GaugeRow:
 
     device: str
     kind: str  # "rx" | "tx" | "tap" | "bq" | "ptr_ring" (a cpumap entry's) | "xsk_fill" | "xsk_rx"
+    # | "xsk_tx" | "xsk_comp"
     label: str  # "eth0 q3 cpu3" / "eth0 tx3 cpu3,19" / "bq eth0→eth1"
     size: int
     occupancy: int
@@ -507,6 +508,37 @@ def _xsk_rings(frame: Frame, focus: str | None) -> list[GaugeRow]:
                 peak=None,
                 dropped=x.counter("rx_ring_full"),
                 sent=rx.consumer,
+                locked=False,
+                queue=x.queue,
+            )
+        )
+        if x.writer is None:
+            continue
+        tx, comp = x.ring("tx"), x.ring("comp")
+        rows.append(
+            GaugeRow(
+                device=x.name,
+                kind="xsk_tx",
+                label=f"{x.name} TX user→kernel {x.writer.batch}/sendto",
+                size=tx.size,
+                occupancy=tx.entries,
+                peak=None,
+                dropped=x.writer.not_written,
+                sent=tx.consumer,
+                locked=False,
+                queue=x.queue,
+            )
+        )
+        rows.append(
+            GaugeRow(
+                device=x.name,
+                kind="xsk_comp",
+                label=f"{x.name} comp kernel→user",
+                size=comp.size,
+                occupancy=comp.entries,
+                peak=None,
+                dropped=0,
+                sent=comp.consumer,
                 locked=False,
                 queue=x.queue,
             )

@@ -202,8 +202,18 @@ def _xsk_box(x: XskView, deltas: RatesView) -> DeviceBox:
     )
     wake = " · fill ring NEED_WAKEUP" if x.rx_need_wakeup else ""
     caveat: tuple[str, ...] = ()
+    if x.writer is not None:
+        w, tx, comp = x.writer, x.ring("tx"), x.ring("comp")
+        sent = deltas.tracepoint(("xsk", x.name, "tx_packets"), x.counter("tx_packets"))
+        caveat += (
+            f"TX {tx.entries}/{tx.size} · comp {comp.entries}/{comp.size} · UMEM tx "
+            f"{format_count(owners['tx'])} comp {format_count(owners['comp'])}",
+            f"writer {format_pps(w.offered_pps)}, {w.batch} a sendto · sends "
+            f"{format_pps(sent)} · EAGAIN {format_count(w.eagain)} of "
+            f"{format_count(w.kicks)} sendto · not written {format_count(w.not_written)}",
+        )
     if x.mode == "zerocopy":  # said on screen, not only in the docs
-        caveat = (
+        caveat += (
             "zero-copy: the driver's refill from the fill ring is not modelled; "
             "a dry fill ring shows as ENOMEM here, where the NIC would drop the queue's frames",
         )

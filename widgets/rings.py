@@ -218,7 +218,14 @@ def _tail(row: GaugeRow, sizes_w: int, *, compact: bool) -> list[tuple[str, str]
             peak = row.peak if row.peak is not None else 0
             tail.append((f" peak {peak:>{sizes_w}}", "rings-panel--dim"))
         else:
-            words = {"tap": "read", "ptr_ring": "taken", "xsk_fill": "taken", "xsk_rx": "read"}
+            words = {
+                "tap": "read",
+                "ptr_ring": "taken",
+                "xsk_fill": "taken",
+                "xsk_rx": "read",
+                "xsk_tx": "sent",
+                "xsk_comp": "reaped",
+            }
             word = words.get(row.kind, "sent")
             tail.append((f" {word} {format_count(row.sent or 0):>{sizes_w}}", "rings-panel--dim"))
     tail.append((" drop " if not compact else " ✗", "rings-panel--dim"))

@@ -190,6 +190,20 @@ sums them by verdict.
             strip([(f"{x.name}: AF_XDP socket on {x.dev} q{x.queue}", s("queue-zoom--title"))]),
             strip([(f"{x.mode} · {reader} · {wake}", s("queue-zoom--dim"))]),
         ]
+        if x.writer is not None:
+            w = x.writer
+            head.append(
+                strip(
+                    [
+                        (
+                            f"writer: {w.batch} descriptors a sendto · {w.kicks} sendto, "
+                            f"{w.eagain} EAGAIN · {w.per_kick} sent a call · "
+                            f"{w.not_written} not written (TX ring full)",
+                            s("queue-zoom--dim"),
+                        )
+                    ]
+                )
+            )
         if x.mode == "zerocopy":
             head.append(
                 strip(
@@ -207,7 +221,7 @@ sums them by verdict.
         about = {
             "fill": "user gives empty chunks → kernel",
             "rx": "kernel gives frames → user",
-            "tx": "user gives frames to send → kernel (not modelled)",
+            "tx": "user gives frames to send → kernel (sendto: at most 32 a call)",
             "comp": "kernel gives sent chunks back → user",
         }
         for r in x.rings:

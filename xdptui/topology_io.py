@@ -164,6 +164,7 @@ class DocumentLoader:
         self.cpumap_specs: list[CpuMapSpec] = []
         self.xsk = XskLoader(self.nodes)
         self.xskmap_specs: list[XskMapSpec] = []
+        self.from_nodes: dict[str, tuple[Node, str]] = {}  # each source's 'from:' and path
 
     def topology(self, root: Node | None) -> Topology:
         filename = self.nodes.filename
@@ -204,6 +205,9 @@ class DocumentLoader:
         object_maps = tuple(self.object_map_specs)
         self.object_maps.check(object_maps, devices, cpus)
         xsks = self.xsk.check(devices, cpus)
+        no_traffic: tuple[TrafficSpec, ...] = ()
+        traffic = self.nodes.opt(fields, "traffic", "", self.traffic, no_traffic)
+        self.xsk.check_writers(traffic, xsks, devices, self.from_nodes)
         return Topology(
             name=name,
             description=description,
@@ -215,7 +219,7 @@ class DocumentLoader:
             xsks=xsks,
             xskmaps=tuple(self.xskmap_specs),
             object_maps=object_maps,
-            traffic=self.nodes.opt(fields, "traffic", "", self.traffic, ()),
+            traffic=traffic,
             timeline=timeline,
             lessons=lessons,
             source=filename,
@@ -471,7 +475,10 @@ class DocumentLoader:
         name_node = self.nodes.require(fields, "name", node, path, "a unique source name")
         name = None if name_node is None else self.nodes.text(name_node, f"{path}.name")
         to = self.nodes.opt(fields, "to", path, self.nodes.device_ref, None)
-        from_ = self.nodes.opt(fields, "from", path, self.nodes.device_ref, None)
+        from_ = self.nodes.opt(fields, "from", path, self.sender_ref, None)
+        if from_ is not None and name_node is not None:
+            key = self.nodes.text(name_node, f"{path}.name") or ""
+            self.from_nodes[key] = (fields["from"].value, f"{path}.from")
         if "to" in fields and "from" in fields:
             self.nodes.error(
                 fields["from"].key_node,
@@ -532,6 +539,12 @@ class DocumentLoader:
         elif not self.check_flow_table(spec, fields, node, path):
             return None
         return None if name is None or name_node is None else (spec, name_node)
+
+    def sender_ref(self, node: Node, path: str) -> str | None:
+        """``from:``: a device the local stack sends out of, or an AF_XDP socket's writer."""
+        if isinstance(node, ScalarNode) and str(node.value) in self.xsk.names:
+            return str(node.value)
+        return self.nodes.device_ref(node, path)
 
     def capture_source(
         self, spec: TrafficSpec, fields: dict[str, _Pair], node: Node, path: str

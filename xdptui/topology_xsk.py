@@ -3,6 +3,8 @@ xskmap`` maps, checked as ``xsk_bind`` and ``xsk_map_update_elem`` would check t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from yaml.nodes import Node, ScalarNode
 
 from xdptui.model.limits import DRIVER_LIMITS, U32_MAX
@@ -11,6 +13,7 @@ from xdptui.model.topology import (
     DeviceSpec,
     Loc,
     NicSpec,
+    TrafficSpec,
     TunSpec,
     VethSpec,
     XskMapSpec,
@@ -64,6 +67,7 @@ class XskLoader:
             comp=ring("comp"),
             reader_pps=n.opt(fields, "reader", path, self.reader, None),
             need_wakeup=n.opt(fields, "need_wakeup", path, n.boolean, True),
+            batch=n.opt(fields, "batch", path, lambda x, p: n.integer(x, p, 1, 4096), 1),
             loc=loc,
         )
         self.raw.append((spec, fields))
@@ -157,6 +161,49 @@ class XskLoader:
             out.append(_with_mode(spec, mode))
         return tuple(out)
 
+    def check_writers(
+        self,
+        traffic: tuple[TrafficSpec, ...],
+        xsks: tuple[XskSpec, ...],
+        devices: tuple[DeviceSpec, ...],
+        from_nodes: dict[str, tuple[Node, str]],
+    ) -> None:
+        """A source ``from:`` a socket is its writer (``__xsk_generic_xmit``). Modelled in copy
+        mode on a veth, whose ``veth_xmit`` hands the skb to the peer at once (its completion
+        comes before ``sendto`` returns); one writer per socket."""
+        by_name = {x.name: x for x in xsks}
+        kinds = {d.name: d for d in devices}
+        seen: dict[str, str] = {}
+        for t in traffic:
+            if t.from_ not in self.names:
+                continue
+            node, path = from_nodes[t.name]
+            xs = by_name.get(t.from_)
+            if xs is None:
+                continue  # its own error was given
+            dev = kinds.get(xs.dev)
+            if not isinstance(dev, VethSpec):
+                what = dev.type if dev is not None else "?"
+                if isinstance(dev, NicSpec):
+                    what = f"nic/{dev.driver}"
+                self.nodes.error(
+                    node,
+                    path,
+                    f"{t.from_} is bound to {xs.dev} ({what}): AF_XDP TX is modelled on a veth "
+                    f"only (copy mode, veth_xmit); a NIC's driver TX (zero-copy, or the copy "
+                    f"mode's completion at TX clean) and a tap's are not modelled",
+                )
+                continue
+            if t.from_ in seen:
+                self.nodes.error(
+                    node,
+                    path,
+                    f"{t.from_} already has a writer (source {seen[t.from_]}): one writer per "
+                    f"socket",
+                )
+                continue
+            seen[t.from_] = t.name
+
     def xskmap(self, pair: _Pair, fields: dict[str, _Pair], path: str) -> XskMapSpec | None:
         """``type: xskmap``: max_entries (``xsk_map_alloc``: > 0) and entries {key: socket},
         each key below max_entries (``xsk_map_update_elem``: E2BIG)."""
@@ -216,18 +263,4 @@ def _queues(dev: DeviceSpec, cpus: int) -> int:
 
 
 def _with_mode(spec: XskSpec, mode: str) -> XskSpec:
-    return XskSpec(
-        spec.name,
-        spec.dev,
-        spec.queue,
-        mode,
-        spec.frames,
-        spec.frame_size,
-        spec.fill,
-        spec.rx,
-        spec.tx,
-        spec.comp,
-        spec.reader_pps,
-        spec.need_wakeup,
-        spec.loc,
-    )
+    return replace(spec, mode=mode)

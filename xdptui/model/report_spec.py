@@ -101,6 +101,17 @@ class XskRingEntry(TypedDict):
     consumer: Annotated[int, "the free-running consumer index"]
 
 
+class XskWriterEntry(TypedDict):
+    """An AF_XDP socket's writer and its ``sendto`` kicks (``__xsk_generic_xmit``)."""
+
+    batch: Annotated[int, "descriptors written before each sendto"]
+    offered_pps: Annotated[float, "descriptors the writer would write per second"]
+    per_kick: Annotated[int, "frames one sendto sends: min(batch, 32, comp ring, TX limit)"]
+    sendto: Annotated[int, "kicks so far"]
+    eagain: Annotated[int, "kicks answered EAGAIN (descriptors left in the TX ring)"]
+    not_written: Annotated[int, "descriptors the writer found no room for"]
+
+
 class XskEntry(TypedDict):
     """An AF_XDP socket (not a net device: no ifindex)."""
 
@@ -116,6 +127,7 @@ class XskEntry(TypedDict):
     ]
     rings: Annotated[dict[str, XskRingEntry], "fill, rx, tx, comp"]
     umem: Annotated[dict[str, int], "the UMEM's chunks by owner"]
+    writer: NotRequired[Annotated[XskWriterEntry, "the TX side's writer (a source from: it)"]]
 
 
 class ExceptionHit(TypedDict):

@@ -195,6 +195,7 @@ class XskSpec:
     comp: int = 2048
     reader_pps: float | None = None
     need_wakeup: bool = True
+    batch: int = 1  # TX descriptors per sendto (a source ``from:`` the socket writes them)
     loc: Loc = field(default_factory=Loc, compare=False)
 
 

@@ -232,6 +232,13 @@ DEVICE = Tagged(
                     "none: it never reads",
                 ),
                 Field("need_wakeup", Bool(), "XDP_USE_NEED_WAKEUP", default=True),
+                Field(
+                    "batch",
+                    Int(1, 4096),
+                    "TX descriptors the writer (a source 'from:' the socket) puts on the TX "
+                    "ring before each sendto kick",
+                    default=1,
+                ),
             ),
             description="an AF_XDP socket (not a net device: no up, mtu or xdp)",
         ),
@@ -345,7 +352,12 @@ TRAFFIC = Obj(
     (
         Field("name", Str(), "a unique source name", True),
         Field("to", Str(), "frames arrive on this device (from the wire)"),
-        Field("from", Str(), "the local stack sends out of this device"),
+        Field(
+            "from",
+            Str(),
+            "the local stack sends out of this device; or an AF_XDP socket's writer sends "
+            "through its TX ring",
+        ),
         Field(
             "rate",
             AnyOf((*_rate(line=True).options, Str(AS_CAPTURED_PATTERN, examples=("as-captured",)))),

@@ -462,6 +462,18 @@ class XskRingView:
 
 
 @dataclass(frozen=True)
+class XskWriterView:
+    """An AF_XDP socket's writer and what its ``sendto`` kicks got (``__xsk_generic_xmit``)."""
+
+    batch: int  # descriptors written before each kick
+    offered_pps: float  # the source's rate: descriptors the writer would write
+    per_kick: int  # frames each kick sends: min(batch, 32, comp ring, TX limit)
+    kicks: int  # sendto calls
+    eagain: int  # of them, answered EAGAIN (descriptors left in the TX ring)
+    not_written: int  # descriptors the writer could not put on a full TX ring
+
+
+@dataclass(frozen=True)
 class XskView:
     """An AF_XDP socket (``struct xdp_sock``): where it is bound, its rings, its UMEM's
     chunks by owner, its reader and its counters (``XDP_STATISTICS`` names)."""
@@ -479,6 +491,7 @@ class XskView:
     rx_need_wakeup: bool
     wakeups: int
     counters: tuple[tuple[str, int], ...]
+    writer: XskWriterView | None = None  # the TX side's writer (a source ``from:`` it)
 
     def counter(self, name: str) -> int:
         return dict(self.counters).get(name, 0)

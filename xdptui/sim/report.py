@@ -121,6 +121,21 @@ def _map_entry(kind: str, e: MapEntryView) -> MapEntryEntry | CpumapEntryEntry |
 
 
 def _xsk(x: XskView) -> XskEntry:
+    entry = _xsk_entry(x)
+    if x.writer is not None:
+        w = x.writer
+        entry["writer"] = {
+            "batch": w.batch,
+            "offered_pps": w.offered_pps,
+            "per_kick": w.per_kick,
+            "sendto": w.kicks,
+            "eagain": w.eagain,
+            "not_written": w.not_written,
+        }
+    return entry
+
+
+def _xsk_entry(x: XskView) -> XskEntry:
     return {
         "dev": x.dev,
         "queue": x.queue,

@@ -37,6 +37,7 @@ from xdptui.model.views import (
     XdpView,
     XskRingView,
     XskView,
+    XskWriterView,
 )
 from xdptui.sim.bond.bond_main import Bond, bond_get_stats
 from xdptui.sim.dev.netdev import NetDev
@@ -313,18 +314,38 @@ def build_frame(
         lesson=LessonPosition(*st.lesson) if st.lesson is not None else None,
         stream=stream,
         objects=object_views(w),
-        xsks=tuple(xsk_view(xs.at(t_ns)) for xs in w.xsks.values()),
+        xsks=tuple(xsk_view(xs.at(t_ns, _sent(w, xs, t_ns))) for xs in w.xsks.values()),
     )
+
+
+def _sent(w: World, xs: XskSocket, t: int) -> int:
+    """What a socket's writer has sent by ``t``: its source's frames."""
+    return 0 if xs.source is None else w.sources[xs.source].emitted_until(t)
 
 
 def xsk_view(xs: XskSocket) -> XskView:
     """An AF_XDP socket as the screen shows it."""
+    tx = xs.tx_state()
     rings = (
         XskRingView("fill", xs.fill_size, xs.fill, xs.fill_prod, xs.fill_cons),
         XskRingView("rx", xs.rx_size, xs.rx, xs.stats["rx_packets"], xs.rx_cons),
-        XskRingView("tx", xs.tx_size, 0, 0, 0),
-        XskRingView("comp", xs.comp_size, 0, 0, 0),
+        XskRingView("tx", xs.tx_size, tx["backlog"], tx["written"], xs.sent),
+        XskRingView("comp", xs.comp_size, tx["comp"], xs.sent, xs.sent - tx["comp"]),
     )
+    counters = dict(xs.stats)
+    counters["tx_packets"] = xs.sent
+    counters["tx_ring_empty_descs"] = tx["drained"]
+    writer = None
+    if xs.writer is not None:
+        w = xs.writer
+        writer = XskWriterView(
+            w.batch,
+            w.batch * 1e12 / w.period_ps,
+            w.per_kick,
+            tx["kicks"],
+            tx["eagain"],
+            tx["not_written"],
+        )
     return XskView(
         xs.name,
         xs.dev,
@@ -338,7 +359,8 @@ def xsk_view(xs: XskSocket) -> XskView:
         xs.need_wakeup,
         xs.rx_need_wakeup,
         xs.wakeups,
-        tuple(xs.stats.items()),
+        tuple(counters.items()),
+        writer,
     )
 
 

@@ -124,13 +124,18 @@ class Source:
     emitted_at_origin: int = 0
     milli: int = 0  # frames per 1000 s at the current rate (set by the engine)
     pacing: Pacing | None = None  # a capture's own timing (``xdptui.sim.replay``)
+    writer: Pacing | None = None  # an AF_XDP socket's writer: its kicks' timing (sim/xsk.py)
+    via: str | None = None  # an AF_XDP writer's frames leave through this (bound) device
 
     def __post_init__(self) -> None:
         self.rate_origin_ns = self.start_ns
 
     @property
     def paced(self) -> Pacing | None:
-        """The pacing in force: the capture's timing while the rate is ``as-captured``."""
+        """The pacing in force: an AF_XDP writer's kicks, or the capture's timing while the
+        rate is ``as-captured``."""
+        if self.writer is not None:
+            return self.writer
         return self.pacing if self.rate.kind == "captured" else None
 
     def _paced_until(self, p: Pacing, t: npt.NDArray[np.int64]) -> IntArray:
@@ -145,7 +150,7 @@ class Source:
 
     @property
     def device(self) -> str:
-        return self.spec.to or self.spec.from_ or ""
+        return self.via or self.spec.to or self.spec.from_ or ""
 
     @property
     def local(self) -> bool:

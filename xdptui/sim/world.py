@@ -31,7 +31,7 @@ from xdptui.sim.hashing import FlowHeaders
 from xdptui.sim.kconst import NAPI_POLL_WEIGHT, VETH_RING_SIZE, VHOST_NET_BATCH
 from xdptui.sim.replay import capture_flow_table
 from xdptui.sim.traffic import FlowTable, Source, build_flow_table
-from xdptui.sim.xsk import XskMap, XskSocket
+from xdptui.sim.xsk import XskMap, XskSocket, XskWriter
 
 IntArray = npt.NDArray[np.int64]
 
@@ -110,6 +110,8 @@ class World:
         dev = self.devices.get(src.device)
         wire = src.mean_wire_bytes()
         line = dev.speed_bps / (8.0 * wire) if isinstance(dev, Nic) and dev.speed_bps else None
+        if src.writer is not None:
+            return src.writer.mean_pps  # an AF_XDP writer: what its kicks send
         if src.rate.kind == "captured" and src.pacing is not None:
             return src.pacing.mean_pps  # the capture's own pace: not capped
         if src.rate.kind == "pps":
@@ -290,6 +292,16 @@ def build_world(topology: Topology) -> World:
             reader_pps=sspec.reader_pps,
             need_wakeup=sspec.need_wakeup,
         )
+    for src in sources:
+        xs = world.xsks.get(src.spec.from_ or "")
+        if xs is not None:  # the socket's writer: what it sends leaves through its device
+            sspec = next(x for x in topology.xsks if x.name == xs.name)
+            xs.tx_chunks, xs.user = xs.user, 0
+            pps = world.source_pps(src)
+            xs.writer = XskWriter.of(xs, sspec.batch, pps, src.spec.count)
+            xs.source = src.index
+            src.via = xs.dev
+            src.writer = xs.writer
     world.next_map_id = map_id + 1
     for dev in devices.values():
         if isinstance(dev, Nic) and dev.drv.rx_pps_max is not None and dev.card not in world.cards:

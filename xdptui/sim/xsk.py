@@ -60,6 +60,7 @@ FloatArray = npt.NDArray[np.float64]
 XDP_PACKET_HEADROOM = 256  # include/uapi/linux/bpf.h: the headroom of every UMEM chunk
 COUNTERS = XSK_COUNTERS  # rx_packets, rx_bytes, XDP_STATISTICS (struct xdp_statistics), tx
 XSK_BULK = 1 << 30  # a poll's frames toward a socket: one xsk_flush, however many
+TX_BUDGET = 32  # net/xdp/xsk.c: TX_BATCH_SIZE, __xsk_generic_xmit's descriptors per call
 
 
 def socket_of_target(target: int) -> int:
@@ -97,6 +98,10 @@ class XskSocket:
     rx_need_wakeup: bool = False  # XDP_RING_NEED_WAKEUP on the fill ring (zero-copy)
     wakeups: int = 0  # the reader's kicks (recvfrom/poll) while the flag was up
     stats: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
+    tx_chunks: int = 0  # chunks the writer owns for TX (those not on the fill ring at bind)
+    writer: XskWriter | None = None
+    sent: int = 0  # frames the writer's kicks have sent (set by the view's time)
+    source: int | None = None  # the writer's source (index)
 
     def __post_init__(self) -> None:
         if not self.fill and not self.user:
@@ -201,23 +206,114 @@ class XskSocket:
                 self.reader_free_ps = start + ok * s
         return ok, int(err)
 
-    def at(self, t: int) -> XskSocket:
-        """A copy as it is at ``t`` (ns): the reader's progress since the last poll."""
+    def at(self, t: int, sent: int = 0) -> XskSocket:
+        """A copy as it is at ``t`` (ns): the reader's progress since the last poll, and the
+        writer's (``sent``: the frames its kicks have sent by then)."""
         other = copy.copy(self)
+        other.sent = sent
         other.pending = [list(p) for p in self.pending]
         other.stats = dict(self.stats)
         other.advance(t)
         return other
 
+    def tx_state(self) -> dict[str, int]:
+        """The TX side as the writer's kicks left it (all 0 without a writer)."""
+        if self.writer is None:
+            return dict.fromkeys(
+                ("kicks", "backlog", "comp", "written", "not_written", "eagain", "drained"), 0
+            )
+        return self.writer.state(self.sent)
+
     def owners(self) -> dict[str, int]:
         """The UMEM's chunks by owner (kernel: the pool's free list)."""
+        tx = self.tx_state()
         return {
             "fill": self.fill,
             "kernel": self.free_list,
             "rx": self.rx,
-            "user": self.user,
-            "tx": 0,
-            "comp": 0,
+            "user": self.user + self.tx_chunks - tx["backlog"] - tx["comp"],
+            "tx": tx["backlog"],
+            "comp": tx["comp"],
+        }
+
+
+@dataclass(frozen=True)
+class XskWriter:
+    """The socket's TX side: userspace's writer (xdpsock's ``tx_only`` loop, paced) and the
+    kernel's copy-mode transmit, ``xsk_sendmsg`` -> ``__xsk_generic_xmit``.
+
+    Every ``period_ps`` the writer reaps the completion ring (the chunks are its own again),
+    puts ``batch`` descriptors on the TX ring -- as many as the ring has room for and it has
+    free chunks; the others are not written -- and kicks the kernel with one ``sendto``
+    (in copy mode the TX ring's ``need_wakeup`` flag is always up). The kernel then takes
+    descriptors while there are any: after ``TX_BUDGET`` of them it stops with EAGAIN; each
+    needs a completion-ring slot reserved first (``xsk_cq_reserve_addr_locked``: none left,
+    EAGAIN); each is built into an skb and handed to ``__dev_direct_xmit`` -> ``veth_xmit``,
+    which gives it to the peer at once: the skb is freed, and its completion published
+    (``xsk_destruct_skb``), before ``sendto`` returns.
+
+    The completion ring is empty at every kick (reaped just before), so each kick sends
+    ``min(batch, TX_BUDGET, comp, limit)`` frames -- ``per_kick`` -- and what a bigger batch
+    leaves behind piles up in the TX ring until it is full. That is arithmetic over the kicks,
+    one function for both modes: the frames leave at their kick's time (:meth:`at`), and the
+    rings at any instant follow from how many have left (:meth:`state`)."""
+
+    batch: int
+    period_ps: int  # between kicks: batch / the source's rate
+    per_kick: int
+    limit: int  # min(TX ring size, the chunks the writer owns)
+    count: int | None = None  # the source's count: the writer stops after it
+
+    @classmethod
+    def of(cls, xs: XskSocket, batch: int, pps: float, count: int | None) -> XskWriter:
+        limit = min(xs.tx_size, xs.tx_chunks)
+        per_kick = max(0, min(batch, TX_BUDGET, xs.comp_size, limit))
+        period = max(1, round(batch * 1e12 / pps)) if pps > 0 else 1 << 62
+        return cls(batch, period, per_kick, limit, count)
+
+    @property
+    def mean_pps(self) -> float:
+        return self.per_kick * 1e12 / self.period_ps
+
+    def kicks_until(self, x: npt.NDArray[np.int64]) -> IntArray:
+        """Kicks at or before ``x`` (ns past the first, which is at 0)."""
+        k: IntArray = np.where(x >= 0, (x * 1000 + 999) // self.period_ps + 1, 0)
+        return k
+
+    def at(self, n: npt.NDArray[np.int64]) -> IntArray:
+        """When sent frame ``n`` leaves (ns past the first kick): its kick's time."""
+        if not self.per_kick:
+            return np.full(len(n), 1 << 62, np.int64)
+        out: IntArray = ((n // self.per_kick) * self.period_ps) // 1000
+        return out
+
+    def count_until(self, x: npt.NDArray[np.int64]) -> IntArray:
+        """Frames sent at or before ``x`` (ns past the first kick)."""
+        sent: IntArray = self.kicks_until(x) * self.per_kick
+        return sent
+
+    def state(self, sent: int) -> dict[str, int]:
+        """The TX side after the kicks that sent ``sent`` frames: the TX ring's backlog (the
+        writer's batches beyond what each kick takes), the completion ring (the last kick's,
+        not yet reaped), the descriptors never written, and the ``sendto`` answers."""
+        s = self.per_kick
+        kicks = -(-sent // s) if s else 0
+        if self.count is not None and sent >= self.count:
+            kicks = -(-self.count // s) if s else 0
+        extra = self.batch - s  # what each kick leaves behind
+        backlog = min(kicks * extra, self.limit - s) if kicks and extra > 0 else 0
+        last = sent - (kicks - 1) * s if kicks else 0
+        written = sent + backlog
+        offered = kicks * self.batch if self.count is None else max(written, kicks * s)
+        eagain = kicks if backlog else 0
+        return {
+            "kicks": kicks,
+            "backlog": backlog,
+            "comp": last,
+            "written": written,
+            "not_written": max(0, offered - written),
+            "eagain": eagain,
+            "drained": kicks - eagain,  # kicks that left the TX ring empty
         }
 
 
