@@ -10,7 +10,13 @@ from xdptui.app import XdpApp
 from xdptui.bpf.batch import Record
 from xdptui.bpf.isa import encode
 from xdptui.bpf.maps import MapType
-from xdptui.model.report_spec import BpfMapEntry, DeviceEntry, ObjectEntry, QueueEntry
+from xdptui.model.report_spec import (
+    BpfMapEntry,
+    DeviceEntry,
+    ObjectEntry,
+    QueueEntry,
+    XskWriterEntry,
+)
 from xdptui.sim.dev.tun import FAST_PATH_MAX
 from xdptui.sim.dev.vhost_net import BATCH_MAX
 from xdptui.sim.engine import Simulator
@@ -28,6 +34,7 @@ _.ALLOW_IN_MAXIMIZED_VIEW  # Textual reads it: what stays on screen beside a max
 _.writeable  # numpy's flags.writeable = False freezes shared arrays
 QueueEntry.ring_peak  # report keys (TypedDict fields): report.py writes them as string keys
 DeviceEntry.active_slave
+XskWriterEntry.sendto
 DeviceEntry.slow_path_reasons
 DeviceEntry.writes_throttled
 DeviceEntry.verdicts_by_path
