@@ -19,6 +19,7 @@ from xdptui.topology_io import load_topology
 # Each shipped topology's horizon (ms): long enough for its timeline's events.
 HORIZON_MS = {
     "af_xdp_fill": 12,
+    "af_xdp_tx": 6,
     "bond_failover": 4,
     "bond_modes": 12,
     "bond_redirect": 20,

@@ -505,3 +505,44 @@ def test_af_xdp_fill() -> None:
     # the reader back at 2 Mpps: the backlog drains, losses stop early in the step
     assert gained(s3, "rx_fill_ring_empty_descs") < 0.1 * queue0(s3)
     assert xsk(s3.after).ring("fill").entries > 0.9 * 2048
+
+
+def test_af_xdp_tx() -> None:
+    """The writer at 2 Mpps, a kick every ``batch`` descriptors' time; the kernel sends at most
+    32 a call (``__xsk_generic_xmit``), EAGAIN with descriptors left; the TX ring holds 512."""
+    s1, s2, s3 = walk("af_xdp_tx", (2, 2, 2))
+
+    def writer(step: Step) -> dict[str, int]:
+        def of(frame: Frame) -> dict[str, int]:
+            (x,) = frame.xsks
+            assert x.writer is not None
+            return {
+                "sent": x.counter("tx_packets"),
+                "empty": x.counter("tx_ring_empty_descs"),
+                "kicks": x.writer.kicks,
+                "eagain": x.writer.eagain,
+                "not_written": x.writer.not_written,
+                "ring": x.ring("tx").entries,
+                "comp": x.ring("comp").entries,
+            }
+
+        a, b = of(step.before), of(step.after)
+        return {k: b[k] - a[k] for k in a} | {"ring_after": b["ring"], "comp_after": b["comp"]}
+
+    # batch 64: 32 a call, EAGAIN every call, the ring fills to 512 - 32 and half of every
+    # batch is not written once it has
+    w = writer(s1)
+    assert w["kicks"] == pytest.approx(2e-3 * 2e6 / 64, abs=1)
+    assert w["sent"] == 32 * w["kicks"] and w["eagain"] == w["kicks"]
+    assert w["ring_after"] == 480 and w["comp_after"] == 32
+    assert w["not_written"] == 64 * w["kicks"] - w["sent"] - 480
+    assert s1.delta("vi", "xdp_pass") == s1.delta("vs", "tx_packets") == w["sent"]
+    # batch 32: all written, all sent -- but the 480 left behind stay: EAGAIN every call
+    w = writer(s2)
+    assert w["not_written"] == 0 and w["eagain"] == w["kicks"] > 0
+    assert w["sent"] == 32 * w["kicks"] and w["ring_after"] == 480
+    # batch 16: 32 a call drains the backlog 16 a call, 30 calls; then every call empties it
+    w = writer(s3)
+    assert w["eagain"] == 480 // 16 - 1 and w["empty"] == w["kicks"] - w["eagain"] > 0
+    assert w["sent"] == 480 + 16 * w["kicks"] and w["ring_after"] == 0
+    assert w["not_written"] == 0

@@ -16,6 +16,7 @@ from xdptui.topology_io import load_topology
 # Long enough for every counter to matter and for most timelines' first events.
 DURATIONS_MS = {
     "af_xdp_fill": 12,
+    "af_xdp_tx": 6,
     "bond_failover": 4,
     "bond_modes": 12,
     "bond_redirect": 20,

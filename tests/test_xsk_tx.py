@@ -163,3 +163,46 @@ def test_a_writer_needs_a_socket_on_a_veth_and_one_per_socket():
     assert "traffic[1].from" in msg and "already has a writer (source app)" in msg
     assert "unknown device 'xsk9'" in bad(text().replace("from: xsk0", "from: xsk9"))
     assert "batch" in bad(text(batch=0))
+
+
+def test_the_writer_command_changes_batch_and_pace_from_the_state_it_left():
+    """``writer xsk0 batch 16`` after 1 ms of batch 64: the 224 descriptors left behind drain
+    16 a call (32 sent, 16 written), then every call empties the ring; both modes agree."""
+    reports = []
+    for exact in (True, False):
+        sim = Simulator(topo(text(batch=64, tx=256)), exact=exact)
+        sim.run_until(1_000_000)
+        before = sim.report()["xsks"]["xsk0"]
+        res = sim.submit("writer xsk0 batch 16 rate 2Mpps")
+        assert res.ok and "16 descriptors a sendto" in res.reply
+        sim.run_until(2_000_000)
+        after = sim.report()["xsks"]["xsk0"]
+        kicks = after["writer"]["sendto"] - before["writer"]["sendto"]
+        assert kicks == 1_000_000 // 8_000  # a kick every 8 us from 1 ms + 1 ns
+        backlog = before["rings"]["tx"]["entries"]
+        assert backlog == 224
+        sent = after["counters"]["tx_packets"] - before["counters"]["tx_packets"]
+        assert sent == backlog + 16 * kicks
+        assert after["writer"]["eagain"] - before["writer"]["eagain"] == 224 // 16 - 1
+        assert after["rings"]["tx"]["entries"] == 0
+        assert sim.submit("writer xsk0 stop").ok
+        sim.run_until(3_000_000)
+        assert (
+            sim.report()["xsks"]["xsk0"]["counters"]["tx_packets"]
+            == (after["counters"]["tx_packets"])
+        )
+        r = sim.report()
+        counters = {d: r["devices"][d]["counters"] for d in ("vs", "vi")}
+        reports.append(json.dumps([r["xsks"], counters], sort_keys=True))
+    assert reports[0] == reports[1]
+
+
+def test_the_writer_command_answers_like_a_tool():
+    sim = Simulator(topo(text()), exact=False)
+    assert "no AF_XDP socket xsk9" in sim.submit("writer xsk9 batch 4").reply
+    assert 'batch "0" is not valid; valid: 1..4096' in sim.submit("writer xsk0 batch 0").reply
+    assert "give a rate in pps" in sim.submit("writer xsk0 rate 1Gbps").reply
+    reply = sim.submit("pktgen vs rate 1Mpps").reply
+    assert "app is xsk0's writer: use writer xsk0" in reply
+    plain = Simulator(topo(text().replace("from: xsk0", "from: vs")), exact=False)
+    assert "xsk0 has no writer" in plain.submit("writer xsk0 batch 4").reply

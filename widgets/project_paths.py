@@ -389,12 +389,16 @@ def _box(
     elif dev.type == "veth":
         peer = dev.veth.peer if dev.veth is not None else "peer"
         inbound = c.arrow(f"{peer} TX", "rx_packets", "RX", peer, losses=ring_full)
+        writers = [x.name for x in frame.xsks if x.dev == dev.name and x.writer is not None]
         outbound = c.arrow(
             "TX",
             "tx_packets",
             f"{peer} RX",
             peer,
-            note=c.xmit_note(),
+            note=" ".join(
+                [c.xmit_note()] * bool(c.xmit_note())
+                + [f"from {w}'s TX ring (sendto)" for w in writers]
+            ),
             losses=xmit_losses + c.loss("tx_dropped", "tx_dropped"),
         )
     elif dev.type == "tun":

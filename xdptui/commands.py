@@ -29,6 +29,7 @@ from xdptui.model.commands import (
     SetChannels,
     SetReader,
     SetRings,
+    SetWriter,
     ShowStats,
     XdpSet,
 )
@@ -78,6 +79,10 @@ COMMAND_HELP: tuple[tuple[str, str], ...] = (
     ("ethtool -S DEV", "driver statistics"),
     ("pktgen DEV rate R [size S] [flows F] [gso G] | pktgen DEV stop", "retune traffic into DEV"),
     ("reader TAP rate R | reader TAP stop", "how fast userspace reads a tap (xdptui's own)"),
+    (
+        "writer XSK [batch N] [rate R] | writer XSK stop",
+        "an AF_XDP socket's writer: descriptors per sendto, its pace (xdptui's own)",
+    ),
     ("help [COMMAND]", "this list, or the lines of one command"),
 )
 """Every command's synopsis: ``help`` prints these and completion takes its first words."""
@@ -140,6 +145,8 @@ def parse(line: str) -> Command:
         return _parse_pktgen(rest)
     if tool == "reader":
         return _parse_reader(rest)
+    if tool == "writer":
+        return _parse_writer(rest)
     if tool == "help":
         topic = rest.next() if rest.more() else None
         if topic is not None and topic not in TOOLS:
@@ -580,6 +587,31 @@ def _rate(value: str, tool: str) -> Rate:
         largest = f"{top / 1e9:.0f}G{rate.kind}"
         raise UsageError(f'{tool}: rate "{value}" is out of range; valid: above 0, up to {largest}')
     return rate
+
+
+def _parse_writer(w: _Words) -> SetWriter:
+    sock = w.next()
+    if w.more() and w.peek() == "stop":
+        w.next()
+        return SetWriter(sock, stop=True)
+    batch: int | None = None
+    rate: Rate | None = None
+    if not w.more():
+        raise UsageError('writer: expected "batch N", "rate R" or "stop"')
+    while w.more():
+        word = w.next()
+        if word == "batch" and batch is None:
+            text = w.next()
+            if not text.isdigit() or not 1 <= int(text) <= 4096:
+                raise UsageError(f'writer: batch "{text}" is not valid; valid: 1..4096')
+            batch = int(text)
+        elif word == "rate" and rate is None:
+            rate = _rate(w.next(), "writer")
+            if rate.kind != "pps":
+                raise UsageError("writer: give a rate in pps (e.g. 1Mpps)")
+        else:
+            raise UsageError(f'writer: expected "batch N" or "rate R", not "{word}"')
+    return SetWriter(sock, batch, rate)
 
 
 def _parse_reader(w: _Words) -> SetReader:

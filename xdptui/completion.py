@@ -103,6 +103,8 @@ def next_words(words: list[str], partial: str, ctx: CompletionContext) -> tuple[
         return _pktgen(rest, ctx)
     if tool == "reader":
         return _reader(rest, ctx)
+    if tool == "writer":
+        return _writer(rest, ctx)
     if tool == "help":
         return TOOLS if not rest else ()
     return ()
@@ -263,6 +265,17 @@ def _pktgen(rest: list[str], ctx: CompletionContext) -> tuple[str, ...]:
     if words[-1] in PKTGEN_KEYS or words[0] == "stop":
         return ()
     return tuple(k for k in PKTGEN_KEYS if k not in words)
+
+
+def _writer(rest: list[str], ctx: CompletionContext) -> tuple[str, ...]:
+    """``writer XSK [batch N] [rate R] | writer XSK stop``: an AF_XDP socket's writer."""
+    if not rest:
+        return ctx.xsks
+    if len(rest) == 1:
+        return ("batch", "rate", "stop")
+    if rest[1] == "stop" or len(rest) % 2 == 0:
+        return ()
+    return tuple(k for k in ("batch", "rate") if k not in rest)
 
 
 def _reader(rest: list[str], ctx: CompletionContext) -> tuple[str, ...]:

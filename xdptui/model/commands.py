@@ -179,6 +179,17 @@ class SetReader:
     rate: Rate | None  # None = the reader goes away (no queue attached)
 
 
+@dataclass(frozen=True)
+class SetWriter:
+    """``writer XSK [batch N] [rate R] | writer XSK stop``: an AF_XDP socket's writer (the
+    source ``from:`` it): descriptors per ``sendto`` and how fast it writes (xdptui's own)."""
+
+    sock: str
+    batch: int | None = None
+    rate: Rate | None = None
+    stop: bool = False
+
+
 Command = (
     XdpSet
     | LinkSetState
@@ -196,6 +207,7 @@ Command = (
     | ShowStats
     | Pktgen
     | SetReader
+    | SetWriter
     | ProgShow
     | NetShow
     | Help

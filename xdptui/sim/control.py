@@ -631,6 +631,12 @@ class Control(BondControl):
         replies = []
         rebuild = False
         for src in sources:
+            if src.writer is not None:
+                raise KernelError(
+                    Errno.EINVAL,
+                    f"pktgen: {src.spec.name} is {src.spec.from_}'s writer: "
+                    f"use writer {src.spec.from_} [batch N] [rate R] | stop",
+                )
             if src.spec.pcap is not None and (c.size or c.flows or c.gso is not None):
                 raise KernelError(
                     Errno.EINVAL,
@@ -683,6 +689,39 @@ class Control(BondControl):
             self._rebuild_entries()
         self.world.touch()
         return "\n".join(replies)
+
+    def _SetWriter(self, c: cmd.SetWriter) -> str:
+        """An AF_XDP socket's writer changes its batch or pace, stops or starts again, from
+        the state its kicks left (``XskWriter.changed``)."""
+        w = self.world
+        xs = w.xsks.get(c.sock)
+        if xs is None:
+            valid = ", ".join(sorted(w.xsks)) or "none"
+            raise ToolError(Errno.ENODEV, f"writer: no AF_XDP socket {c.sock}; sockets: {valid}")
+        if xs.writer is None or xs.source is None:
+            raise ToolError(
+                Errno.EINVAL, f"writer: {c.sock} has no writer (no traffic source from: it)"
+            )
+        src = w.sources[xs.source]
+        now = self.now()
+        old = xs.writer
+        src.emitted_at_origin = src.emitted
+        src.rate_origin_ns = max(now, src.start_ns)
+        if c.stop:
+            src.stopped = True
+            w.touch()
+            return f"{src.spec.name}: {c.sock}'s writer stopped after {src.emitted} frames"
+        src.stopped = False
+        batch = c.batch if c.batch is not None else old.batch
+        pps = c.rate.value if c.rate is not None else old.batch * 1e12 / old.period_ps
+        if c.rate is not None:
+            src.rate = c.rate
+        xs.writer = src.writer = old.changed(src.emitted, batch, pps)
+        w.touch()
+        return (
+            f"{src.spec.name}: {c.sock}'s writer: {batch} descriptors a sendto, "
+            f"{pps / 1e6:g} Mpps offered (at most {min(batch, old.cap)} sent a call)"
+        )
 
     def _SetReader(self, c: cmd.SetReader) -> str:
         """The tap's userspace side: a reader attaches a queue (``tun_attach``: carrier on);

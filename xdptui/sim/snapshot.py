@@ -341,7 +341,7 @@ def xsk_view(xs: XskSocket) -> XskView:
         writer = XskWriterView(
             w.batch,
             w.batch * 1e12 / w.period_ps,
-            w.per_kick,
+            min(w.batch, w.cap),
             tx["kicks"],
             tx["eagain"],
             tx["not_written"],

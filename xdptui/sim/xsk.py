@@ -250,70 +250,97 @@ class XskWriter:
     needs a completion-ring slot reserved first (``xsk_cq_reserve_addr_locked``: none left,
     EAGAIN); each is built into an skb and handed to ``__dev_direct_xmit`` -> ``veth_xmit``,
     which gives it to the peer at once: the skb is freed, and its completion published
-    (``xsk_destruct_skb``), before ``sendto`` returns.
+    (``xsk_destruct_skb``), before ``sendto`` returns. A call that ends on an empty TX ring
+    counts ``tx_ring_empty_descs``.
 
-    The completion ring is empty at every kick (reaped just before), so each kick sends
-    ``min(batch, TX_BUDGET, comp, limit)`` frames -- ``per_kick`` -- and what a bigger batch
-    leaves behind piles up in the TX ring until it is full. That is arithmetic over the kicks,
-    one function for both modes: the frames leave at their kick's time (:meth:`at`), and the
-    rings at any instant follow from how many have left (:meth:`state`)."""
+    The completion ring is empty at every kick (reaped just before), so a kick sends
+    ``min(backlog + batch, cap)``, ``cap = min(TX_BUDGET, comp, limit)``: after ``k`` kicks
+    from a backlog ``b0``, ``S(k) = min(k cap, b0 + k batch)`` frames have left. The whole
+    TX side is arithmetic over the kicks, one function for both modes: the frames leave at
+    their kick's time (:meth:`at`, the source's pacing) and the rings at any instant follow
+    from how many have left (:meth:`state`). A change of batch or rate (``writer``) starts a
+    new writer from the old one's state (``base``: frames sent by then)."""
 
     batch: int
-    period_ps: int  # between kicks: batch / the source's rate
-    per_kick: int
+    period_ps: int  # between kicks: batch / the writer's rate
+    cap: int  # frames one kick can send: min(TX_BUDGET, comp ring, limit)
     limit: int  # min(TX ring size, the chunks the writer owns)
     count: int | None = None  # the source's count: the writer stops after it
+    base: int = 0  # frames sent before this writer took over
+    b0: int = 0  # ... the TX ring's backlog then
+    carried: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)  # kicks, nw, eagain, drained, comp
 
     @classmethod
     def of(cls, xs: XskSocket, batch: int, pps: float, count: int | None) -> XskWriter:
         limit = min(xs.tx_size, xs.tx_chunks)
-        per_kick = max(0, min(batch, TX_BUDGET, xs.comp_size, limit))
+        cap = max(0, min(TX_BUDGET, xs.comp_size, limit))
         period = max(1, round(batch * 1e12 / pps)) if pps > 0 else 1 << 62
-        return cls(batch, period, per_kick, limit, count)
+        return cls(batch, period, cap, limit, count)
+
+    def changed(self, sent: int, batch: int, pps: float) -> XskWriter:
+        """The writer from now on (``sent`` frames have left): a new batch or rate."""
+        st = self.state(sent)
+        period = max(1, round(batch * 1e12 / pps)) if pps > 0 else 1 << 62
+        carried = (st["kicks"], st["not_written"], st["eagain"], st["drained"], st["comp"])
+        return XskWriter(
+            batch, period, self.cap, self.limit, self.count, sent, st["backlog"], carried
+        )
 
     @property
     def mean_pps(self) -> float:
-        return self.per_kick * 1e12 / self.period_ps
-
-    def kicks_until(self, x: npt.NDArray[np.int64]) -> IntArray:
-        """Kicks at or before ``x`` (ns past the first, which is at 0)."""
-        k: IntArray = np.where(x >= 0, (x * 1000 + 999) // self.period_ps + 1, 0)
-        return k
+        return min(self.batch, self.cap) * 1e12 / self.period_ps
 
     def at(self, n: npt.NDArray[np.int64]) -> IntArray:
-        """When sent frame ``n`` leaves (ns past the first kick): its kick's time."""
-        if not self.per_kick:
+        """When sent frame ``n`` leaves (ns past this writer's first kick): its kick's time,
+        the first kick ``k`` with ``S(k + 1) > n - base``."""
+        if not self.cap:
             return np.full(len(n), 1 << 62, np.int64)
-        out: IntArray = ((n // self.per_kick) * self.period_ps) // 1000
+        m = n - self.base
+        k = np.maximum(m // self.cap, np.where(m >= self.b0, (m - self.b0) // self.batch, 0))
+        out: IntArray = (k * self.period_ps) // 1000
         return out
 
     def count_until(self, x: npt.NDArray[np.int64]) -> IntArray:
-        """Frames sent at or before ``x`` (ns past the first kick)."""
-        sent: IntArray = self.kicks_until(x) * self.per_kick
-        return sent
+        """Frames sent (counted from the source's first) at or before ``x`` ns past this
+        writer's first kick."""
+        k = np.where(x >= 0, (x * 1000 + 999) // self.period_ps + 1, 0)
+        out: IntArray = self.base + np.minimum(k * self.cap, self.b0 + k * self.batch)
+        return out
 
     def state(self, sent: int) -> dict[str, int]:
-        """The TX side after the kicks that sent ``sent`` frames: the TX ring's backlog (the
-        writer's batches beyond what each kick takes), the completion ring (the last kick's,
-        not yet reaped), the descriptors never written, and the ``sendto`` answers."""
-        s = self.per_kick
-        kicks = -(-sent // s) if s else 0
+        """The TX side once ``sent`` frames have left: the kicks so far, the TX ring's backlog,
+        the completion ring (the last kick's, not yet reaped), the descriptors never written,
+        and the ``sendto`` answers (EAGAIN: descriptors left; drained: the ring left empty)."""
+        kicks0, nw0, eagain0, drained0, comp0 = self.carried
+        b, cap, b0 = self.batch, self.cap, self.b0
+        m = sent - self.base
         if self.count is not None and sent >= self.count:
-            kicks = -(-self.count // s) if s else 0
-        extra = self.batch - s  # what each kick leaves behind
-        backlog = min(kicks * extra, self.limit - s) if kicks and extra > 0 else 0
-        last = sent - (kicks - 1) * s if kicks else 0
-        written = sent + backlog
-        offered = kicks * self.batch if self.count is None else max(written, kicks * s)
-        eagain = kicks if backlog else 0
+            m = self.count - self.base
+        if not cap or m <= 0:
+            return {"kicks": kicks0, "backlog": b0, "comp": comp0, "written": sent + b0,
+                    "not_written": nw0, "eagain": eagain0, "drained": drained0}  # fmt: skip
+
+        def sent_by(k: int) -> int:
+            return min(k * cap, b0 + k * b)
+
+        k = max(-(-m // cap), -(-(m - b0) // b) if m > b0 else 0)
+        top = max(b0, self.limit - cap)  # the backlog the TX ring can hold at a kick's end
+        backlog = min(b0 + k * b - sent_by(k), top)
+        wrote = sent_by(k) + backlog - b0
+        if not top:
+            eagain = 0
+        elif b > cap or (b == cap and b0 > 0):
+            eagain = k
+        else:
+            eagain = min(k, (b0 - 1) // (cap - b)) if b0 > 0 and b < cap else 0
         return {
-            "kicks": kicks,
+            "kicks": kicks0 + k,
             "backlog": backlog,
-            "comp": last,
-            "written": written,
-            "not_written": max(0, offered - written),
-            "eagain": eagain,
-            "drained": kicks - eagain,  # kicks that left the TX ring empty
+            "comp": sent_by(k) - sent_by(k - 1),
+            "written": self.base + sent_by(k) + backlog,
+            "not_written": nw0 + k * b - wrote,
+            "eagain": eagain0 + eagain,
+            "drained": drained0 + k - eagain,
         }
 
 
