@@ -172,3 +172,29 @@ def test_a_rewind_before_the_oldest_checkpoint_kept_goes_to_it(
     assert sim.now_ns == oldest
     sim.restart()  # home still goes back to t = 0 as built
     assert sim.now_ns == 0 and sim.report()["events"] == sim.report()["events"][:1]
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "fast"])
+def test_the_boot_state_is_built_again_when_needed_and_is_the_boot_it_was(exact: bool) -> None:
+    """Starting keeps no copy of the booted state (for a large topology most of its build):
+    ``home`` (restart) and a rewind to 0 build it again, and what they give is the state a
+    fresh boot gives -- the same report at 0 and after the same run; a rewind to 0 replays
+    the commands given since."""
+    fresh = Simulator(loads_topology(HOST), exact=exact)
+    fresh.run_until(300_000)
+    sim = Simulator(loads_topology(HOST), exact=exact)
+    sim.run_until(200_000)
+    assert sim.submit("ip link set dev eth0 xdp off").ok
+    sim.run_until(400_000)
+    sim.restart()
+    assert sim.now_ns == 0
+    assert sim.report() == Simulator(loads_topology(HOST), exact=exact).report()
+    sim.run_until(300_000)
+    assert sim.report() == fresh.report()
+    sim.run_until(150_000 + 300_000)
+    assert sim.submit("ip link set dev eth0 xdp off").ok  # at 450 us
+    sim.run_until(600_000)
+    want = sim.report()
+    sim.rewind(0)
+    sim.run_until(600_000)
+    assert sim.report() == want

@@ -116,8 +116,26 @@ class Simulator:
             self.state = self._fresh_state(st.is_exact)
             self.control = self._control()
             self._boot()
-        self._checkpoint()
-        self._boot_ck = self.checkpoints[0]
+        st = self.state
+        inputs, stream = st.inputs, st.stream
+        boot_ck = Checkpoint(st.now, inputs.count, None, stream.seq, polls=st.exact.polls)
+        boot_ck.is_exact = st.is_exact
+
+        def reboot() -> State:
+            """The state right after boot, built again (what a copy then would have been:
+            the simulator's inputs and event stream shared)."""
+            twin = Simulator(
+                self.topology,
+                exact=boot_ck.is_exact,
+                devmap_egress=self._devmap_egress,
+                trust=self.trust,
+                timed_steps=self.timed_steps,
+            )
+            return copy_state(twin.state, stream, inputs)
+
+        boot_ck.build = reboot
+        self.checkpoints = [boot_ck]
+        self._boot_ck = boot_ck
 
     def _fresh_state(self, exact: bool) -> State:
         """The topology's host as built, before boot: nothing enslaved, attached or filled."""
@@ -481,7 +499,7 @@ class Simulator:
         t0 = max(t0, self.checkpoints[0].t)
         inputs = [i for i in st.inputs if not (i[2] == "mode" and i[0] > t0)]
         modes = [i for i in inputs if i[2] == "mode"]
-        if not (modes[-1][3] == "exact" if modes else self.checkpoints[0].state.is_exact):
+        if not (modes[-1][3] == "exact" if modes else self.checkpoints[0].is_exact):
             st.timers.seq += 1
             inputs = sorted([*inputs, (t0, st.timers.seq, "mode", "exact")])
         st.inputs = st.inputs.replaced(inputs)
@@ -499,9 +517,9 @@ class Simulator:
         now = st.now
         if target < 0:
             return False
-        usable = [c for c in self.checkpoints if c.t <= now and c.state.exact.polls <= target]
-        before = [c for c in usable if c.state.exact.polls < target]
-        usable = before or [c for c in usable if c.state.is_exact]
+        usable = [c for c in self.checkpoints if c.t <= now and c.polls <= target]
+        before = [c for c in usable if c.polls < target]
+        usable = before or [c for c in usable if c.is_exact]
         if not usable:
             return False
         ck = max(usable, key=lambda c: (c.t, c.inputs))

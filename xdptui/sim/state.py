@@ -6,6 +6,7 @@ long the simulation has run."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,17 +44,36 @@ class State:
 
 @dataclass
 class Checkpoint:
+    """The state at ``t`` (a copy nobody changes: a restore copies it again). The boot's is
+    built again only when first needed (``build``: the same topology booted anew, which is
+    deterministic), not copied at every start: a copy is most of a large topology's build."""
+
     t: int
     inputs: int  # inputs[:inputs] were applied in this state
-    state: State
+    copied: State | None
     stream_seq: int  # the event stream had reached this record
+    build: Callable[[], State] | None = None
+    polls: int = 0  # exact mode's polls by then (read without building the state)
+    is_exact: bool = False
+
+    def __post_init__(self) -> None:
+        if self.copied is not None:
+            self.polls, self.is_exact = self.copied.exact.polls, self.copied.is_exact
+
+    @property
+    def state(self) -> State:
+        if self.copied is None:
+            assert self.build is not None
+            self.copied, self.build = self.build(), None
+        return self.copied
 
 
-def copy_state(st: State, stream: EventStream | None = None) -> State:
+def copy_state(st: State, stream: EventStream | None = None, inputs: Inputs | None = None) -> State:
     """A deep copy sharing what never changes (the topology, flow tables, entries) and what
     only grows (the logs' sealed chunks, the inputs). The event stream is append-only: a copy
-    shares it (``stream`` None) or starts a new one."""
+    shares it (``stream`` None) or starts a new one; ``inputs``: another simulator's state
+    taken over (a boot built again) gets this one's."""
     memo: dict[int, Any] = {id(st.world.topology): st.world.topology}
     memo[id(st.stream)] = st.stream if stream is None else stream
-    memo[id(st.inputs)] = st.inputs
+    memo[id(st.inputs)] = st.inputs if inputs is None else inputs
     return copy.deepcopy(st, memo)
