@@ -22,7 +22,7 @@ def candidates(line: str) -> tuple[str, ...]:
 
 
 def test_an_empty_line_offers_the_tools() -> None:
-    assert candidates("") == ("ip", "bpftool", "ethtool", "pktgen", "reader", "help")
+    assert candidates("") == ("ip", "bpftool", "ethtool", "pktgen", "reader", "writer", "help")
 
 
 def test_a_partial_word_is_filtered() -> None:
@@ -108,3 +108,11 @@ def test_completing_a_valid_prefix_gives_lines_the_parser_accepts(line: str) -> 
     }
     text = (line + first + finished.get(first, "")).strip()
     assert validate(text) is None, text
+
+
+def test_writer_offers_sockets_then_its_words() -> None:
+    ctx = CompletionContext(devices=("vs", "vi"), xsks=("xsk0",))
+    assert complete("writer ", ctx).candidates == ("xsk0",)
+    assert complete("writer xsk0 ", ctx).candidates == ("batch", "rate", "stop")
+    assert complete("writer xsk0 batch 16 ", ctx).candidates == ("rate",)
+    assert complete("writer xsk0 stop ", ctx).candidates == ()
