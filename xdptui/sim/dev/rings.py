@@ -49,35 +49,92 @@ def offer_bulks(
     server (a port's wire across its XDP rings, a tap queue's reader) takes the queued frames
     one after the other in the order they were queued, ``service`` ps each
     (:func:`fifo_departures`). ``batches``: what is still queued. Returns the frames each
-    bulk got in, when the server is free and what is still queued after the last bulk."""
-    got = np.zeros(len(bulks), np.int64)
-    queued: dict[int, list[Batch]] = {}
-    held: dict[int, int] = {}
-    for b in batches:
-        queued.setdefault(b[0], []).append(b)
-        held[b[0]] = held.get(b[0], 0) + b[2]
-    head = dict.fromkeys(queued, 0)
-    for j, (t, r, k, s) in enumerate(
-        zip(times.tolist(), rings.tolist(), bulks.tolist(), service.tolist(), strict=True)
-    ):
-        at = 1000 * t
-        mine = queued.setdefault(r, [])
-        h = head.setdefault(r, 0)
-        while h < len(mine) and batch_left(mine[h], at) == 0:  # sent: their slots are free
-            held[r] -= mine[h][2]
-            h += 1
+    bulk got in, when the server is free and what is still queued after the last bulk
+    (compiled once a step offers many bulks)."""
+    if len(times) > 4096:
+        from xdptui.sim import jit
+        from xdptui.sim.dev import rings as me
+
+        jit.compile_functions(me, ("_left", "_offer"))
+    nb, nk = len(batches), len(times)
+    out = np.zeros((nb + nk, 4), np.int64)
+    if nb:
+        out[:nb] = np.array(batches, np.int64)
+    got = np.zeros(nk, np.int64)
+    alive = np.zeros(nb + nk, np.bool_)
+    sz = np.array(sizes, np.int64)
+    free_ps, m = _offer(sz, free_ps, out, nb, times, rings, bulks, service, got, alive)
+    rows = out[:m][alive[:m]]
+    rows = rows[np.argsort(rows[:, 1], kind="stable")]
+    left: list[Batch] = [(int(r), int(f), int(n), int(e)) for r, f, n, e in rows.tolist()]
+    return got, int(free_ps), left
+
+
+def _left(first: int, n: int, s: int, at_ps: int) -> int:
+    """:func:`batch_left` over a batch's fields (the compiled loop's form)."""
+    if at_ps < first:
+        return n
+    k = n - ((at_ps - first) // s + 1)
+    return k if k > 0 else 0
+
+
+def _offer(
+    sizes: IntArray, free_ps: int, out: IntArray, nb: int, times: IntArray, rings: IntArray,
+    bulks: IntArray, service: IntArray, got: IntArray, alive: npt.NDArray[np.bool_],
+) -> tuple[int, int]:  # fmt: skip
+    """:func:`offer_bulks`' loop over arrays: ``out[:nb]`` the batches queued, each ring's a
+    list linked through ``nxt`` in queueing order; each bulk taken appends a batch. Marks in
+    ``alive`` the batches still queued; returns (when the server is free, batches in ``out``)."""
+    nr = len(sizes)
+    head = np.full(nr, -1, np.int64)
+    tail = np.full(nr, -1, np.int64)
+    held = np.zeros(nr, np.int64)
+    nxt = np.full(len(out), -1, np.int64)
+    for i in range(nb):
+        r = out[i, 0]
+        if head[r] < 0:
+            head[r] = i
+        else:
+            nxt[tail[r]] = i
+        tail[r] = i
+        held[r] += out[i, 2]
+    m = nb
+    for j in range(len(times)):
+        at = 1000 * times[j]
+        r = rings[j]
+        h = head[r]
+        while h >= 0 and _left(out[h, 1], out[h, 2], out[h, 3], at) == 0:  # sent: slots free
+            held[r] -= out[h, 2]
+            h = nxt[h]
         head[r] = h
-        inside = held.get(r, 0) - (mine[h][2] - batch_left(mine[h], at) if h < len(mine) else 0)
-        a = min(k, sizes[r] - inside)
+        inside = held[r]
+        if h >= 0:
+            inside -= out[h, 2] - _left(out[h, 1], out[h, 2], out[h, 3], at)
+        a = sizes[r] - inside
+        if bulks[j] < a:
+            a = bulks[j]
         if a > 0:
-            start = max(free_ps, at)
-            mine.append((r, start + s, a, s))
-            held[r] = held.get(r, 0) + a
+            s = service[j]
+            start = free_ps if free_ps > at else at
+            out[m, 0] = r
+            out[m, 1] = start + s
+            out[m, 2] = a
+            out[m, 3] = s
+            if head[r] < 0:
+                head[r] = m
+            else:
+                nxt[tail[r]] = m
+            tail[r] = m
+            held[r] += a
             free_ps = start + a * s
             got[j] = a
-    left = [b for r, mine in queued.items() for b in mine[head[r] :]]
-    left.sort(key=lambda b: b[1])
-    return got, free_ps, left
+            m += 1
+    for r in range(nr):
+        h = head[r]
+        while h >= 0:
+            alive[h] = True
+            h = nxt[h]
+    return free_ps, m
 
 
 def fifo_departures(free_ps: int, ready_ps: IntArray | int, service_ps: IntArray) -> IntArray:
