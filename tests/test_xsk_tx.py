@@ -206,3 +206,16 @@ def test_the_writer_command_answers_like_a_tool():
     assert "app is xsk0's writer: use writer xsk0" in reply
     plain = Simulator(topo(text().replace("from: xsk0", "from: vs")), exact=False)
     assert "xsk0 has no writer" in plain.submit("writer xsk0 batch 4").reply
+
+
+def test_the_run_summary_has_the_writers_line_with_the_reports_counts():
+    from xdptui.report import summary
+
+    sim = Simulator(topo(text(batch=64, tx=256)), exact=False)
+    sim.run_until(1_000_000)
+    x = sim.report()["xsks"]["xsk0"]
+    lines = summary(sim.frame()).splitlines()
+    (line,) = [ln for ln in lines if "writer 64/sendto" in ln]
+    assert f"tx {x['counters']['tx_packets']} " in line
+    assert f"sendto {x['writer']['sendto']}  EAGAIN {x['writer']['eagain']}" in line
+    assert f"not written {x['writer']['not_written']}" in line and "tx ring 224/256" in line

@@ -132,6 +132,14 @@ def summary(frame: Frame) -> str:
                 f"  rx_fill_ring_empty_descs {c['rx_fill_ring_empty_descs']}"
                 f"  fill {fill.entries}/{fill.size}  rx ring {rx.entries}/{rx.size}"
             )
+            if sock.writer is not None:
+                w, tx = sock.writer, sock.ring("tx")
+                lines.append(
+                    f"  {'':<10} writer {w.batch}/sendto  tx {c['tx_packets']}  sendto "
+                    f"{w.kicks}  EAGAIN {w.eagain}  not written {w.not_written}"
+                    f"  tx_ring_empty_descs {c['tx_ring_empty_descs']}"
+                    f"  tx ring {tx.entries}/{tx.size}"
+                )
     failed = [e for e in frame.events if not e.ok]
     if failed:
         lines.append("")
