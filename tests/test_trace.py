@@ -46,3 +46,14 @@ def test_trace_rejects_unknown_flows():
     sim = sim_at("line_rate")
     assert sim.trace("nope", 0)[0].detail == "no such traffic source"
     assert "flow must be" in sim.trace("pktgen", 5000)[0].detail
+
+
+def test_trace_of_an_af_xdp_writers_frame_starts_at_its_kick_and_ends_where_vi_counts_it():
+    sim = sim_at("af_xdp_tx")
+    hops = sim.trace("app", 0)
+    assert "written to xsk0's TX ring" in hops[0].detail and "sendto" in hops[0].detail
+    assert hops[0].t_ns == 1 + 32 * 32_000  # the next kick: one every 32 us from 1 ns
+    assert hops[-1].dev == "vi" and hops[-1].stage == "stack"
+    before = sim.report()["devices"]["vi"]["counters"]["xdp_pass"]
+    sim.run_until(hops[-1].t_ns + 1)
+    assert sim.report()["devices"]["vi"]["counters"]["xdp_pass"] > before

@@ -80,6 +80,11 @@ def trace_frame(sim: Forkable, source: str, flow: int) -> tuple[TraceHop, ...]:
     dp.watch = int(ident(src.index, np.array([n], np.int64))[0])
     size = int(st.world.entries.size[src.offset + n % len(src.table)])
     where = f"sent by the local stack out of {src.device}" if src.local else "from the wire"
+    if src.writer is not None:  # an AF_XDP socket's writer (xsk.XskWriter)
+        where = (
+            f"written to {src.spec.from_}'s TX ring, sent out of {src.device} by sendto "
+            f"(__xsk_generic_xmit)"
+        )
     dp.hop(t_arr, src.device, "wire", f"{source} frame {n} (flow {flow}, {size} bytes), {where}")
     limit = t_arr + TRACE_HORIZON_NS
     while not dp.watch_done:
