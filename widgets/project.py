@@ -482,67 +482,32 @@ def _xsk_rings(frame: Frame, focus: str | None) -> list[GaugeRow]:
     for x in frame.xsks:
         if focus is not None and focus not in (x.dev, x.name):
             continue
-        fill, rx = x.ring("fill"), x.ring("rx")
         reader = format_pps(x.reader_pps) if x.reader_pps else "none"
-        rows.append(
-            GaugeRow(
-                device=x.name,
-                kind="xsk_fill",
-                label=f"{x.name} fill user→kernel",
-                size=fill.size,
-                occupancy=fill.entries,
-                peak=None,
-                dropped=x.counter("rx_fill_ring_empty_descs"),
-                sent=fill.consumer,
-                locked=False,
-                queue=x.queue,
+        which = [
+            ("fill", "fill user→kernel", x.counter("rx_fill_ring_empty_descs")),
+            ("rx", f"RX kernel→user {reader}", x.counter("rx_ring_full")),
+        ]
+        if x.writer is not None:  # its TX side: what the writer could not write, then reaped
+            which += [
+                ("tx", f"TX user→kernel {x.writer.batch}/sendto", x.writer.not_written),
+                ("comp", "comp kernel→user", 0),
+            ]
+        for name, label, dropped in which:
+            ring = x.ring(name)
+            rows.append(
+                GaugeRow(
+                    device=x.name,
+                    kind=f"xsk_{name}",
+                    label=f"{x.name} {label}",
+                    size=ring.size,
+                    occupancy=ring.entries,
+                    peak=None,
+                    dropped=dropped,
+                    sent=ring.consumer,
+                    locked=False,
+                    queue=x.queue,
+                )
             )
-        )
-        rows.append(
-            GaugeRow(
-                device=x.name,
-                kind="xsk_rx",
-                label=f"{x.name} RX kernel→user {reader}",
-                size=rx.size,
-                occupancy=rx.entries,
-                peak=None,
-                dropped=x.counter("rx_ring_full"),
-                sent=rx.consumer,
-                locked=False,
-                queue=x.queue,
-            )
-        )
-        if x.writer is None:
-            continue
-        tx, comp = x.ring("tx"), x.ring("comp")
-        rows.append(
-            GaugeRow(
-                device=x.name,
-                kind="xsk_tx",
-                label=f"{x.name} TX user→kernel {x.writer.batch}/sendto",
-                size=tx.size,
-                occupancy=tx.entries,
-                peak=None,
-                dropped=x.writer.not_written,
-                sent=tx.consumer,
-                locked=False,
-                queue=x.queue,
-            )
-        )
-        rows.append(
-            GaugeRow(
-                device=x.name,
-                kind="xsk_comp",
-                label=f"{x.name} comp kernel→user",
-                size=comp.size,
-                occupancy=comp.entries,
-                peak=None,
-                dropped=0,
-                sent=comp.consumer,
-                locked=False,
-                queue=x.queue,
-            )
-        )
     return rows
 
 
