@@ -224,7 +224,7 @@ def _tail(row: GaugeRow, sizes_w: int, *, compact: bool) -> list[tuple[str, str]
                 "xsk_fill": "taken",
                 "xsk_rx": "read",
                 "xsk_tx": "sent",
-                "xsk_comp": "reaped",
+                "xsk_comp": "read",
             }
             word = words.get(row.kind, "sent")
             tail.append((f" {word} {format_count(row.sent or 0):>{sizes_w}}", "rings-panel--dim"))

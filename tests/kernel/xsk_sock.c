@@ -25,39 +25,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef AF_XDP
-#define AF_XDP 44
-#endif
-#ifndef SOL_XDP
-#define SOL_XDP 283
-#endif
-
-static void die(const char *what)
-{
-	fprintf(stderr, "xsk_sock: %s: %s (errno %d)\n", what, strerror(errno), errno);
-	exit(1);
-}
-
-struct ring {
-	uint32_t *producer, *consumer, *flags;
-	void *desc;
-	uint32_t mask;
-};
-
-static void map_ring(int fd, struct ring *r, const struct xdp_ring_offset *off, uint32_t n,
-		     size_t desc_size, off_t pgoff, const char *what)
-{
-	size_t len = off->desc + n * desc_size;
-	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, pgoff);
-
-	if (p == MAP_FAILED)
-		die(what);
-	r->producer = (uint32_t *)(p + off->producer);
-	r->consumer = (uint32_t *)(p + off->consumer);
-	r->flags = (uint32_t *)(p + off->flags);
-	r->desc = p + off->desc;
-	r->mask = n - 1;
-}
+#define XSK_PROG "xsk_sock"
+#include "xsk_ring.h"
 
 static long sys_bpf(int cmd, union bpf_attr *attr)
 {

@@ -59,42 +59,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef AF_XDP
-#define AF_XDP 44
-#endif
-#ifndef SOL_XDP
-#define SOL_XDP 283
-#endif
+#define XSK_PROG "xsk_tx"
+#include "xsk_ring.h"
+
 #ifndef XDP_MAX_TX_BUDGET
 #define XDP_MAX_TX_BUDGET 9
 #endif
-
-static void die(const char *what)
-{
-	fprintf(stderr, "xsk_tx: %s: %s (errno %d)\n", what, strerror(errno), errno);
-	exit(1);
-}
-
-struct ring {
-	uint32_t *producer, *consumer, *flags;
-	void *desc;
-	uint32_t mask;
-};
-
-static void map_ring(int fd, struct ring *r, const struct xdp_ring_offset *off, uint32_t n,
-		     size_t desc_size, off_t pgoff, const char *what)
-{
-	size_t len = off->desc + n * desc_size;
-	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, pgoff);
-
-	if (p == MAP_FAILED)
-		die(what);
-	r->producer = (uint32_t *)(p + off->producer);
-	r->consumer = (uint32_t *)(p + off->consumer);
-	r->flags = (uint32_t *)(p + off->flags);
-	r->desc = p + off->desc;
-	r->mask = n - 1;
-}
 
 static uint32_t load(uint32_t *p)
 {
