@@ -144,9 +144,9 @@ def _columns(dp: ClassesCore, outs: list[IntArray]) -> Iterable[IntArray]:
     starts = np.array([src.offset for src in w.sources] + [e.sources_end], np.int64)
     source = np.searchsorted(starts, np.arange(n, dtype=np.int64), side="right")
     yield source  # (1 + the source's index; past the sources: the frames programs leave)
-    yield e.size.astype(np.int64)
-    yield e.gso.astype(np.int64)
-    yield e.proto.astype(np.int64)
+    for col in (e.size, e.gso, e.proto):
+        if col.strides[0]:
+            yield col.astype(np.int64)
     for name in sorted(dp.compiled):
         c = dp.compiled[name]
         # A port receives only its sources' frames: its path for any other entry is never
@@ -165,7 +165,9 @@ def _columns(dp: ClassesCore, outs: list[IntArray]) -> Iterable[IntArray]:
                 for col in _object_columns(c.obj, own_outs):
                     yield col if reach is None else np.where(reach, col, 0)
                 outs.extend(o if reach is None else np.where(reach, o, -2) for o in own_outs)
-            elif isinstance(value, np.ndarray) and value.shape == (n,):
+            elif isinstance(value, np.ndarray) and value.shape == (n,) and value.strides[0]:
+                # (a column of one value -- stored once, ``columns.compact`` -- says nothing
+                # the source column does not: it is skipped before it costs memory)
                 col = _as_int64(value)
                 yield col if reach is None else np.where(reach, col, -9)
     from xdptui.sim.bond.bond_main import Bond, BondLogic

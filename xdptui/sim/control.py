@@ -32,15 +32,14 @@ from xdptui.sim.core.derived import carry_over
 from xdptui.sim.core.filter import make_context
 from xdptui.sim.cpumap import CpuMap
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_HW, MODE_SKB, Attachment, NetDev
-from xdptui.sim.dev.nic import Nic, configure_queues, configure_xdp_rings
+from xdptui.sim.dev.nic import Nic, configure_queues, configure_xdp_rings, map_entries
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import DevMap, DevmapEntry
-from xdptui.sim.hashing import rss_queue
 from xdptui.sim.programs import Program, make_object_program, make_program
 from xdptui.sim.replay import CapturePacing
 from xdptui.sim.traffic import build_flow_table
-from xdptui.sim.world import World, concat_entries
+from xdptui.sim.world import World, concat_entries, share_tables
 from xdptui.sim.xsk import XskMap
 
 XDP_MAX_MTU = 3046  # one 4 KiB page less headroom and skb_shared_info (UNVERIFIED per driver)
@@ -765,6 +764,7 @@ class Control(BondControl):
             offset += new_len
         # frames programs made stay, after the new tables; their pinned outcomes go
         w.entries, moved = carry_over(old, concat_entries([s.table for s in w.sources]))
+        share_tables(w.sources, w.entries)
         mapping[old.sources_end :] = moved
         for dev in w.devices.values():
             for att in dev.xdp.values():
@@ -774,7 +774,7 @@ class Control(BondControl):
             for rxq in dev.rxq:
                 rxq.resize_entries(mapping, len(w.entries))
             if isinstance(dev, Nic):
-                dev.queue_of_entry = rss_queue(w.entries.rss_hash, dev.reta).astype(np.int64)
+                map_entries(dev, w.entries.rss_hash)
 
 
 def format_kernel_error(exc: KernelError) -> str:

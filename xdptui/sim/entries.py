@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from xdptui.sim.columns import compact
 from xdptui.sim.hashing import FlowHeaders
 from xdptui.sim.kconst import WIRE_OVERHEAD
 
@@ -57,8 +58,8 @@ class Entries:
     ) -> Entries:
         """Entries whose header fields are ``headers``' own (read-only) arrays; the wire size
         adds the preamble, gap and FCS."""
-        wire = size + WIRE_OVERHEAD
-        wire.flags.writeable = False
+        size, gso, rss_hash = compact(size), compact(gso), compact(rss_hash)
+        wire = compact(size + WIRE_OVERHEAD)
         return cls(
             size=size,
             wire_bytes=wire,

@@ -385,7 +385,7 @@ class Exact:
 
     def queue_of(self, dev: NetDev, entries: IntArray) -> IntArray:
         if isinstance(dev, Nic):
-            out: IntArray = dev.queue_of_entry[entries]
+            out: IntArray = dev.queue_of_entry[entries].astype(np.int64)
             return out
         rss = self.world.entries.rss_hash[entries].astype(np.int64)
         spread = dev.peer_queues if isinstance(dev, Veth) else len(dev.rxq)  # veth_xmit

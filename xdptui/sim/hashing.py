@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.model.topology import XMIT_HASH_POLICIES
+from xdptui.sim.columns import owned
 
 __all__ = [
     "DEFAULT_RSS_KEY",
@@ -92,7 +93,8 @@ class FlowHeaders:
 
     ``ethertype`` is the L3 protocol the kernel's parser sees; ``vlan`` is the 802.1Q TCI
     (0 = untagged). ``frag`` marks IPv4 fragments (MF set or a non-zero fragment offset). Arrays
-    are copied to the dtypes below (read-only) on construction; all must have the same length.
+    are taken read-only in the dtypes below (``columns.owned``: a field with one value stores
+    it once); all must have the same length.
     """
 
     src_mac: npt.NDArray[np.uint64]
@@ -109,8 +111,7 @@ class FlowHeaders:
     def __post_init__(self) -> None:
         n: int | None = None
         for f in fields(self):
-            arr = np.array(getattr(self, f.name), dtype=_FLOW_DTYPES[f.name], copy=True)
-            arr.flags.writeable = False
+            arr = owned(getattr(self, f.name), _FLOW_DTYPES[f.name])
             if arr.ndim != 1:
                 raise ValueError(f"FlowHeaders.{f.name} must be 1-D, got shape {arr.shape}")
             if n is None:
@@ -157,8 +158,9 @@ class FlowHeaders:
         out: dict[str, Any] = {k: np.broadcast_to(a, shape) for k, a in arrays.items()}
         return cls(**out)
 
-    def take(self, index: npt.ArrayLike) -> FlowHeaders:
-        """The rows at ``index`` (integer array or boolean mask), as new headers."""
+    def take(self, index: npt.ArrayLike | slice) -> FlowHeaders:
+        """The rows at ``index`` (integer array or boolean mask; a slice gives views), as new
+        headers."""
         out: dict[str, Any] = {f.name: getattr(self, f.name)[index] for f in fields(self)}
         return type(self)(**out)
 

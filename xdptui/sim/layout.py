@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from xdptui.sim.columns import compact
 from xdptui.sim.shared import SharedCache
 
 if TYPE_CHECKING:
@@ -130,14 +131,20 @@ def sequence_layout(entry: IntArray, nq: int, q: int, of_entry: IntArray) -> Sou
 def _layout(entry: IntArray, queue: IntArray, nq: int, of_entry: IntArray) -> SourceLayout:
     L = len(entry)
     pos = np.arange(L, dtype=np.int64)
-    cls = of_entry[entry] if len(of_entry) else np.zeros(L, np.int64)
+    cls = compact(of_entry[entry] if len(of_entry) else np.zeros(L, np.int64))
     queues = Grouped(queue, pos, nq, L)
     rank = np.empty(L, np.int64)
     rank[queues.order] = np.arange(L, dtype=np.int64) - np.repeat(queues.start[:-1], queues.size)
     n_cls = int(cls.max(initial=-1)) + 1
-    pid_all = queue * max(n_cls, 1) + cls
-    uniq, inverse = np.unique(pid_all, return_inverse=True)
-    pairs = Grouped(inverse.astype(np.int64), pos, len(uniq), L)
+    if L and not cls.strides[0] and queues.size.all():
+        # one class on every queue: the (queue, class) pairs are the queues
+        pairs, pair_q, pair_c = queues, np.arange(nq, dtype=np.int64), np.full(nq, cls[0])
+    else:
+        pid_all = queue * max(n_cls, 1) + cls
+        uniq, inverse = np.unique(pid_all, return_inverse=True)
+        pairs = Grouped(inverse.astype(np.int64), pos, len(uniq), L)
+        pair_q = (uniq // max(n_cls, 1)).astype(np.int64)
+        pair_c = (uniq % max(n_cls, 1)).astype(np.int64)
     return SourceLayout(
         L=L,
         nq=nq,
@@ -145,8 +152,8 @@ def _layout(entry: IntArray, queue: IntArray, nq: int, of_entry: IntArray) -> So
         queue=queue,
         cls=cls,
         queues=queues,
-        pair_q=(uniq // max(n_cls, 1)).astype(np.int64),
-        pair_c=(uniq % max(n_cls, 1)).astype(np.int64),
+        pair_q=pair_q,
+        pair_c=pair_c,
         pairs=pairs,
         rank=rank,
         seq_entry=entry[queues.order],

@@ -76,4 +76,8 @@ def copy_state(st: State, stream: EventStream | None = None, inputs: Inputs | No
     memo: dict[int, Any] = {id(st.world.topology): st.world.topology}
     memo[id(st.stream)] = st.stream if stream is None else stream
     memo[id(st.inputs)] = st.inputs if inputs is None else inputs
+    for dev in st.world.devices.values():  # RSS's queue per entry: replaced, never changed
+        q = getattr(dev, "queue_of_entry", None)
+        if q is not None:
+            memo[id(q)] = q
     return copy.deepcopy(st, memo)

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from xdptui.model.limits import MAX_TABLE_ENTRIES
 from xdptui.model.topology import Range, TrafficSpec
 from xdptui.model.units import Rate
+from xdptui.sim.columns import owned
 from xdptui.sim.hashing import (
     ETH_P_IP,
     IPPROTO_ICMP,
@@ -79,10 +80,9 @@ class FlowTable:
     def __post_init__(self) -> None:
         n = len(self.headers)
         for name, dtype in (("size", np.int64), ("gso", np.bool_), ("rss_hash", np.uint32)):
-            arr = np.array(getattr(self, name), dtype=dtype, copy=True)
+            arr = owned(getattr(self, name), dtype)
             if arr.shape != (n,):
                 raise ValueError(f"FlowTable.{name} has shape {arr.shape}, expected ({n},)")
-            arr.flags.writeable = False
             object.__setattr__(self, name, arr)
 
     def __len__(self) -> int:

@@ -161,6 +161,20 @@ def concat_entries(tables: list[FlowTable]) -> Entries:
     )
 
 
+def share_tables(sources: list[Source], entries: Entries) -> None:
+    """Each source's table becomes its slice of ``entries`` (views: a million-entry table is
+    stored once, in the global index)."""
+    for src in sources:
+        lo, hi = src.offset, src.offset + len(src.table)
+        src.table = FlowTable(
+            headers=entries.headers.take(slice(lo, hi)),
+            size=entries.size[lo:hi],
+            gso=entries.gso[lo:hi],
+            rss_hash=entries.rss_hash[lo:hi],
+            frames=src.table.frames,
+        )
+
+
 def _common(spec: DeviceSpec, ifindex: int) -> dict[str, Any]:
     """The ``struct net_device`` fields every device type takes from its spec."""
     return {
@@ -254,6 +268,7 @@ def build_world(topology: Topology) -> World:
         tables.append(table)
         offset += len(table)
     entries = concat_entries(tables)
+    share_tables(sources, entries)
     devices: dict[str, NetDev] = {}
     for index, dspec in enumerate(topology.devices):
         devices[dspec.name] = build_device(dspec, index + 2, topology.cpus, entries)

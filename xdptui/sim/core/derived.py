@@ -24,9 +24,9 @@ import numpy.typing as npt
 
 from xdptui.bpf.memory import MAX_LINEAR
 from xdptui.sim.core.xdp_buff import Headers, build_frames, parse_frames
-from xdptui.sim.dev.nic import Nic
+from xdptui.sim.dev.nic import Nic, map_entries
 from xdptui.sim.entries import Entries
-from xdptui.sim.hashing import FlowHeaders, rss_queue
+from xdptui.sim.hashing import FlowHeaders
 
 if TYPE_CHECKING:
     from xdptui.sim.dev.netdev import Host
@@ -120,7 +120,7 @@ def grow(world: Host, frames: list[FrameKey], distinct: bool = True) -> list[int
         for rxq in dev.rxq:
             rxq.resize_entries(np.arange(len(old), dtype=np.int64), len(world.entries))
         if isinstance(dev, Nic):
-            dev.queue_of_entry = rss_queue(world.entries.rss_hash, dev.reta).astype(np.int64)
+            map_entries(dev, world.entries.rss_hash)
     world.touch()
     return out
 

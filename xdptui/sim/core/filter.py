@@ -24,6 +24,7 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno
 from xdptui.sim import costs
 from xdptui.sim.bond.bond_main import Bond, BondLogic
+from xdptui.sim.columns import compact, filled
 from xdptui.sim.core.bpf_eval import EvalCore, ObjEval, evaluate, rx_queues
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, Host, NetDev
 from xdptui.sim.dev.nic import Nic
@@ -170,14 +171,14 @@ def compile_device(dp: FilterCore, dev: NetDev) -> Compiled:
     w = dp.world
     e = w.entries
     n = len(e)
-    minus = np.full(n, -1, dtype=np.int64)
-    zeros = np.zeros(n, dtype=np.int64)
+    minus: IntArray = filled(n, -1, np.int64)
+    zeros: IntArray = filled(n, 0, np.int64)
     att = dev.prog
-    fast = np.zeros(n, dtype=bool)
+    fast: BoolArray = filled(n, False, np.bool_)
     if att is None:
-        full = np.full(n, XDP_PASS, dtype=np.int64)
+        full: IntArray = filled(n, XDP_PASS, np.int64)
         d = dev.costs()
-        cost = np.full(n, d.rx_frame + d.build_skb + costs.STACK_RX)
+        cost: FloatArray = filled(n, d.rx_frame + d.build_skb + costs.STACK_RX, np.float64)
         return Compiled(
             None, full, full, minus, zeros, minus, None, 0, fast, None, minus, zeros, cost, minus
         )
@@ -193,7 +194,8 @@ def compile_device(dp: FilterCore, dev: NetDev) -> Compiled:
         raw = att.prog.run(ctx)
         redirect_ifindex, redirect_key = ctx.redirect_ifindex, ctx.redirect_key
         map_name, broadcast = ctx.redirect_map_name, ctx.redirect_broadcast_flags
-    act = np.where((raw >= XDP_ABORTED) & (raw <= XDP_REDIRECT), raw, XDP_ABORTED)
+    valid = (raw >= XDP_ABORTED) & (raw <= XDP_REDIRECT)
+    act = raw if valid.all() else np.where(valid, raw, XDP_ABORTED)
     target = np.where(act == XDP_REDIRECT, redirect_ifindex, -1)
     if isinstance(dev, Tun) and att.mode == MODE_DRV:
         fast = dev.fast_path(e.size, e.gso)
@@ -206,7 +208,7 @@ def compile_device(dp: FilterCore, dev: NetDev) -> Compiled:
             target <= XSK_TARGET, xsk_errors(w.xsk_by_index, dev.name, target, queue, sizes), err
         )
     bond = master_of(dp, dev)
-    tx_slave = np.full(n, TX_HERE, dtype=np.int64)
+    tx_slave: IntArray = filled(n, TX_HERE, np.int64)
     tx_err = zeros
     if bond is not None:
         tx_slave, tx_err = _master_redirect(dp, dev, bond, att.mode, out)
@@ -223,7 +225,7 @@ def compile_device(dp: FilterCore, dev: NetDev) -> Compiled:
         bond.name if bond is not None else None,
         tx_slave,
         tx_err,
-        np.zeros(n),
+        filled(n, 0.0, np.float64),
         minus,
     )
     c.bq_class = _bq_class(c)
@@ -231,7 +233,13 @@ def compile_device(dp: FilterCore, dev: NetDev) -> Compiled:
     if ev is not None:
         c.obj, c.out = ev, ev.out
         c.cost = c.cost + ev.insns * costs.BPF_INSN_NS
+    for name in _COLUMNS:
+        setattr(c, name, compact(getattr(c, name)))
     return c
+
+
+# The per-entry columns of a compile, stored without memory where they hold one value.
+_COLUMNS = ("raw", "act", "target", "err", "key", "fast", "tx_slave", "tx_err", "cost", "bq_class")
 
 
 def _master_redirect(

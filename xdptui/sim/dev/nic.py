@@ -47,7 +47,8 @@ class Nic(NetDev):
     queues: int = 1
     tx_ring_size: int = 512
     reta: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    queue_of_entry: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # RSS's queue per flow-table entry (``map_entries``; 16 bits: at most 256 queues a port)
+    queue_of_entry: npt.NDArray[np.int16] = field(default_factory=lambda: np.zeros(0, np.int16))
     xdp_rings: int = 0
     xdp_locking: bool = False
     ring_of_cpu: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -247,6 +248,15 @@ class Nic(NetDev):
         dp.io.tx(self, self.stack_ring, rows, t, dp.accounts.refusal("stack", self))
 
 
+def map_entries(nic: Nic, rss_hash: npt.NDArray[np.uint32]) -> None:
+    """The RX queue RSS gives each flow-table entry, through the RETA (16 bits an entry),
+    read-only -- replaced, never changed, so state
+    copies share it."""
+    q = rss_queue(rss_hash, nic.reta).astype(np.int16)
+    q.flags.writeable = False
+    nic.queue_of_entry = q
+
+
 def configure_queues(
     nic: Nic, queues: int, nr_cpus: int, rss_hash: npt.NDArray[np.uint32], irq: IntArray | None
 ) -> None:
@@ -256,7 +266,7 @@ def configure_queues(
     drv = nic.drv
     nic.queues = queues
     nic.reta = default_reta(drv.reta_size, min(queues, drv.rss_queues_max))
-    nic.queue_of_entry = rss_queue(rss_hash, nic.reta).astype(np.int64)
+    map_entries(nic, rss_hash)
     if irq is None or len(irq) != queues:
         irq = np.arange(queues, dtype=np.int64) % nr_cpus
     size = nic.rxq[0].size if nic.rxq else drv.rx_ring_default

@@ -1,0 +1,43 @@
+"""Per-entry columns that hold one value everywhere take no memory: a read-only view of that
+value with stride 0 (``np.broadcast_to``). Most compiled columns are constant on most devices
+(every entry passes, none redirects), and a flow table of a million entries would otherwise
+pay eight bytes per entry per column per device."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+A = TypeVar("A", bound=npt.NDArray[Any])
+
+
+def filled(n: int, value: Any, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
+    """``n`` copies of ``value``, read-only and without storage."""
+    return np.broadcast_to(np.array(value, dtype=dtype), (n,))
+
+
+def compact(col: A) -> A:
+    """``col`` itself, or its one value without storage when every entry holds it; read-only
+    either way (nothing writes a compiled column after its compile)."""
+    if col.ndim == 1 and len(col) > 1 and col.strides[0] != 0:
+        first = col[0]
+        if bool(np.all(col == first)):
+            out: A = np.broadcast_to(col[:1].copy(), col.shape)  # type: ignore[assignment]
+            return out
+    if col.flags.writeable and col.base is None:
+        col.flags.writeable = False
+    return col
+
+
+def owned(value: npt.ArrayLike, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
+    """``value`` as a read-only array of ``dtype`` nobody else can change: a read-only array
+    of that dtype is shared (this project never writes one), anything else copied; one value
+    everywhere is stored once."""
+    arr = np.asarray(value, dtype=dtype)
+    if arr.ndim == 1 and len(arr) > 1 and arr.strides[0] == 0:
+        return filled(len(arr), arr[0], dtype)
+    if arr is value and arr.flags.writeable:
+        arr = arr.copy()
+    return compact(arr)
