@@ -68,3 +68,32 @@ def test_a_sources_table_is_its_slice_of_the_entries_and_copies_share_rss():
     for name in ("eth0", "eth1"):
         q = sim.world.devices[name].queue_of_entry
         assert copy.world.devices[name].queue_of_entry is q and not q.flags.writeable
+
+
+@given(
+    st.lists(st.integers(0, 3), min_size=1, max_size=60),
+    st.integers(0, 2),
+    st.lists(st.integers(0, 200), min_size=1, max_size=8),
+)
+def test_one_label_counts_and_finds_what_the_full_grouping_does(queues, label, ns):
+    """A source whose entries share one class is grouped by queue without per-entry arrays;
+    every count and every next element equal the full (queue, label) grouping's."""
+    from xdptui.sim.layout import Grouped, OneLabel, _layout
+
+    n_labels = 3
+    entry = np.arange(len(queues), dtype=np.int64)
+    lay = _layout(entry, np.array(queues, np.int64), 4, np.zeros(len(entry), np.int64))
+    labels = np.full(len(entry), label, np.int64)
+    fast = lay.by_queue(labels, n_labels)
+    assert isinstance(fast, OneLabel)
+    span = max(int(lay.per_queue.max(initial=1)), 1)
+    full = Grouped(lay.queue * n_labels + labels, lay.rank, lay.nq * n_labels, span)
+    g = np.arange(lay.nq * n_labels, dtype=np.int64)
+    assert np.array_equal(fast.size, full.size)
+    for n in ns:
+        period = np.maximum(lay.per_queue[g // n_labels], 1)
+        m = np.full(len(g), n)
+        assert np.array_equal(fast.count(g, m, period), full.count(g, m, period))
+        nonempty = g[full.size[g] > 0]
+        p = np.full(len(nonempty), n % span)
+        assert np.array_equal(fast.next_at(nonempty, p), full.next_at(nonempty, p))

@@ -62,6 +62,31 @@ class Grouped:
         return out
 
 
+class OneLabel(Grouped):
+    """Queue sequences grouped by (queue, label) when every element has one label ``label``:
+    group ``q * n_labels + label`` is queue ``q``'s sequence, whose ranks are ``0 ..
+    size - 1``, and the other groups are empty -- counted from the queues' grouping, with no
+    per-element arrays."""
+
+    def __init__(self, queues: Grouped, label: int, n_labels: int, span: int) -> None:
+        self.queues, self.label, self.n_labels, self.span = queues, label, n_labels, span
+        nq = len(queues.size)
+        self.size = np.zeros(nq * n_labels, np.int64)
+        self.size[np.arange(nq, dtype=np.int64) * n_labels + label] = queues.size
+        self.start = np.concatenate(([0], np.cumsum(self.size))).astype(np.int64)
+
+    def below(self, g: IntArray, p: IntArray) -> IntArray:
+        q, lab = np.divmod(g, self.n_labels)
+        out: IntArray = np.where(lab == self.label, np.minimum(p, self.queues.size[q]), 0)
+        return out
+
+    def next_at(self, g: IntArray, p: IntArray) -> IntArray:
+        q = g // self.n_labels
+        r = np.where(p < self.queues.size[q], p, 0)
+        out: IntArray = self.queues.order[self.queues.start[q] + r]
+        return out
+
+
 @dataclass(frozen=True, eq=False)
 class SourceLayout:
     """One source's table over one device's queues and the flow classes of one epoch."""
@@ -104,8 +129,11 @@ class SourceLayout:
 
     def by_queue(self, label: IntArray, n_labels: int) -> Grouped:
         """Queue sequences grouped by (queue, ``label[entry]``): group ``q * n_labels + l``."""
-        g = self.queue * n_labels + label[self.entry]
-        return Grouped(g, self.rank, self.nq * n_labels, max(int(self.per_queue.max(initial=1)), 1))
+        span = max(int(self.per_queue.max(initial=1)), 1)
+        lab = label[self.entry]
+        if len(lab) and lab.min() == lab.max():
+            return OneLabel(self.queues, int(lab[0]), n_labels, span)
+        return Grouped(self.queue * n_labels + lab, self.rank, self.nq * n_labels, span)
 
 
 def build_layout(world: World, src: Source, dev: NetDev, of_entry: IntArray) -> SourceLayout:
