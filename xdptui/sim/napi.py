@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.sim import jit
+from xdptui.sim.dev.nic import gcra
 
 IntArray = npt.NDArray[np.int64]
 
@@ -179,8 +180,7 @@ def card_admit(
     """A card's arrivals up to ``t``, frame by frame in arrival order (``Exact.admit``): a
     frame whose ring is full is dropped before any DMA (``rx_dropped``); one that arrives
     more than the burst allowance behind the card's DMA is missed (``rx_missed_errors``);
-    the rest take a descriptor and the card's DMA: ``tat = max(tat, a) + s`` (``Card.trial``,
-    a GCRA)."""
+    the rest take a descriptor and the card's DMA (``nic.gcra``)."""
     s = cards[k, K_SRC]
     n1 = emitted_until(src, s, t)
     n = cards[k, K_NEXT]
@@ -202,11 +202,11 @@ def card_admit(
             elif ins[i, I_OCC] >= ins[i, I_R]:
                 ins[i, I_DROPPED] += 1
             else:
-                a = arrival_of(src, s, n) * 1000
-                if a < tat - tau:
+                took = gcra(tat, arrival_of(src, s, n) * 1000, sps, tau)
+                if took < 0:
                     ins[i, I_MISSED] += 1
                 else:
-                    tat = (tat if tat > a else a) + sps
+                    tat = took
                     push(ins, runs, i, p, 1)
         n += 1
     cards[k, K_TAT] = tat
@@ -477,7 +477,7 @@ def compile_rules() -> None:
 
     jit.compile_functions(
         sys.modules[__name__],
-        ("emitted_until", "arrival_of", "queue_frames", "position_time", "_range_sum", "push",
+        ("gcra", "emitted_until", "arrival_of", "queue_frames", "position_time", "_range_sum", "push",
          "card_admit", "admit", "arm", "schedule", "rearm_all", "take", "poll_ps", "poll",
          "feed", "run_cpus"),
     )  # fmt: skip

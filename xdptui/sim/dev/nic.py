@@ -312,6 +312,17 @@ def configure_xdp_rings(nic: Nic, nr_cpus: int) -> None:
     ] + [stack]
 
 
+def gcra(tat: int, a: int, s: int, tau: int) -> int:
+    """The card's DMA for one received frame arriving at ``a`` (picoseconds), a generic
+    cell-rate algorithm: the frame is missed (``rx_missed_errors``; -1) when it finds the card
+    more than ``tau`` behind (``a < tat - tau``); otherwise the card is free ``s`` after the
+    later of ``tat`` and ``a`` (the new ``tat``). Exact mode applies it to a batch in closed
+    form (``Card.trial``), NAPI's compiled loop frame by frame (``napi.card_admit``)."""
+    if a < tat - tau:
+        return -1
+    return (tat if tat > a else a) + s
+
+
 @dataclass
 class Card:
     """A card's DMA budget, shared by its ports (fitted on E810: ``rx_pps_max`` received
@@ -358,8 +369,8 @@ class Card:
 
     def trial(self, a: IntArray) -> tuple[npt.NDArray[np.bool_], int]:
         """Which frames arriving at (sorted) times ``a`` the card would take, and its TAT
-        after them -- frame by frame in order (a frame is taken iff it arrives no earlier
-        than ``tat - burst * s``, and then ``tat = max(tat, a) + s``), vectorised over runs:
+        after them -- ``gcra`` frame by frame in order, with ``tau = burst * s``, in closed
+        form over runs:
         while the card keeps up, TAT is a running maximum; while it is behind it takes the
         first frame after each slot opens."""
         n = len(a)
