@@ -477,7 +477,7 @@ def compile_rules() -> None:
 
     jit.compile_functions(
         sys.modules[__name__],
-        ("gcra", "emitted_until", "arrival_of", "queue_frames", "position_time", "_range_sum", "push",
-         "card_admit", "admit", "arm", "schedule", "rearm_all", "take", "poll_ps", "poll",
+        ("gcra", "emitted_until", "arrival_of", "queue_frames", "position_time", "_range_sum",
+         "push", "card_admit", "admit", "arm", "schedule", "rearm_all", "take", "poll_ps", "poll",
          "feed", "run_cpus"),
     )  # fmt: skip
