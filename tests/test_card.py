@@ -29,3 +29,65 @@ def test_the_batch_form_takes_what_the_rule_takes_frame_by_frame(gaps, pps, burs
         want.append(took >= 0)
         t = took if took >= 0 else t
     assert keep.tolist() == want and tat == t
+
+
+def merged_by_hand(
+    card: Card, arrivals: list[int], departures: list[int]
+) -> tuple[list[bool], int]:
+    """The card's rule one frame at a time, in time order -- a frame leaving at the instant
+    another arrives goes first: ``gcra`` for an arrival, ``max(tat, d) + c`` for a departure."""
+    s, tau, c = card.s, card.burst * card.s, round(card.tx_weight * card.s)
+    events = sorted(
+        [(d * 1000, 0, -1) for d in departures] + [(a * 1000, 1, i) for i, a in enumerate(arrivals)]
+    )
+    keep, tat = [False] * len(arrivals), card.tat
+    for t, arrival, i in events:
+        if not arrival:
+            tat = max(tat, t) + c
+            continue
+        took = gcra(tat, t, s, tau)
+        if took >= 0:
+            keep[i], tat = True, took
+    return keep, tat
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 400), min_size=0, max_size=200),  # gaps between arrivals, ns
+    st.lists(st.integers(0, 600), min_size=0, max_size=200),  # gaps between departures, ns
+    st.sampled_from([5e6, 20e6, 50e6]),  # frames/s the card moves
+    st.sampled_from([0.5, 1.0, 1.3]),  # a sent frame's DMA, in received frames
+    st.integers(1, 40),  # burst allowance, frames
+    st.integers(0, 30_000),  # TAT at the start, ps
+)
+def test_frames_sent_meanwhile_take_their_dma_in_time_order(gaps, dgaps, pps, weight, burst, tat0):
+    """The card's ports transmit while frames arrive: ``Card.trial`` with the departures
+    takes exactly what the rule takes frame by frame in time order, and ends at its TAT."""
+    arrivals = np.cumsum(np.array(gaps, dtype=np.int64))
+    departures = np.cumsum(np.array(dgaps, dtype=np.int64))
+    card = Card("c", rx_pps=pps, tx_weight=weight, burst=burst, tat=tat0)
+    keep, tat = card.trial(arrivals, departures)
+    want, t = merged_by_hand(card, arrivals.tolist(), departures.tolist())
+    assert keep.tolist() == want and tat == t
+
+
+def test_the_compiled_card_takes_the_same_frames(monkeypatch):
+    """Once a process has taken many frames one by one the loop is compiled; what it takes
+    does not change."""
+    from xdptui.sim import jit
+    from xdptui.sim.dev import nic
+
+    rng = np.random.default_rng(7)
+    cases = [
+        (np.cumsum(rng.integers(0, 300, 500)), np.cumsum(rng.integers(0, 500, 300)), tat0)
+        for tat0 in (0, 20_000, 900_000)
+    ]
+    monkeypatch.delenv("XDPTUI_NO_JIT", raising=False)
+    monkeypatch.setattr(nic, "GCRA_COMPILED", 0)
+    for arrivals, departures, tat0 in cases:
+        card = Card("c", rx_pps=20e6, tx_weight=1.0, burst=16, tat=tat0)
+        card.trial(arrivals, departures)  # the first call compiles
+        assert jit.compiled(nic)
+        keep, tat = card.trial(arrivals, departures)
+        want, t = merged_by_hand(card, arrivals.tolist(), departures.tolist())
+        assert keep.tolist() == want and tat == t

@@ -171,13 +171,16 @@ def test_fast_and_exact_agree_on_a_wire_whose_tx_rings_are_fed_in_bursts(ms: int
 
 def test_fast_and_exact_agree_on_what_the_bond_seeds_saturated_ports_poll_and_send():
     """Only what the card took reaches the CPUs: what they poll and send agrees (the split
-    of the card's and the rings' refusals is the xfail above)."""
+    of the card's and the rings' refusals is the xfail above). Both modes cycle (rings full,
+    the card behind, a ring empty: ``fast_card``), exact mode's cycles drifting against fast
+    mode's fluid: at one instant they may be a cycle apart (1.5 % at 1, 3 and 5 ms), so the
+    totals are compared over many cycles."""
     from xdptui.reproduce import _bond
 
     runs = {}
     for exact in (False, True):
         sim = Simulator(_bond("xdp_tx", False, 2), exact=exact)
-        sim.run_until(3_000_000)
+        sim.run_until(10_000_000)
         c = counters(sim)
         runs[exact] = {k: v for k, v in c.items() if not k.endswith(("_missed_errors", "_dropped"))}
     assert_agree(runs[False], runs[True])
@@ -196,20 +199,34 @@ def test_a_cards_ports_share_its_dma_evenly_on_simultaneous_arrivals():
         assert abs(a - b) <= max(0.01 * max(a, b), 64), (k, a, b)
 
 
-@pytest.mark.parametrize("exact", [False, True])
-def test_the_bond_seeds_saturated_ports_do_not_depend_on_how_time_is_cut(exact: bool):
-    from xdptui.reproduce import _bond
+SATURATED = {  # the bond seed's rows whose ports transmit while the card is behind
+    "2 ports, 1 flow": ("bond", "xdp_tx", False, 2),
+    "2 ports, 1 card, 1 flow": ("bond", "xdp_tx", False, 1),
+    "1 port, RSS": ("ice", "xdp_tx", True, 0),
+    "2 ports, 1 card, RSS": ("bond", "xdp_tx", True, 1),
+}
 
-    t = _bond("xdp_tx", False, 2)
+
+@pytest.mark.parametrize("row", list(SATURATED))
+@pytest.mark.parametrize("exact", [False, True])
+def test_the_bond_seeds_saturated_ports_do_not_depend_on_how_time_is_cut(exact: bool, row: str):
+    """Looks at odd instants change nothing: the card's DMA takes the frames its ports send
+    and the frames arriving in time order whatever batches they come in, and a frame whose
+    ring is already full is the ring's refusal in any batch."""
+    from xdptui.reproduce import _bond, _ice_port
+
+    kind, program, rss, devs = SATURATED[row]
+    t = _bond(program, rss, devs) if kind == "bond" else _ice_port(program, rss)
     one = Simulator(t, exact=exact)
     one.run_until(1_500_000)
-    cut = Simulator(t, exact=exact)
-    cut.run_until(123_457)
-    cut.frame()
-    for _ in range(30):
-        cut.advance(33_333)
-    cut.run_until(1_500_000)
-    assert cut.report() == one.report()
+    for first, step in ((123_457, 33_333), (7_001, 7_001)):
+        cut = Simulator(t, exact=exact)
+        cut.run_until(first)
+        cut.frame()
+        while cut.now_ns + step < 1_500_000:
+            cut.advance(step)
+        cut.run_until(1_500_000)
+        assert cut.report() == one.report(), (first, step)
 
 
 def test_switching_modes_moves_no_counter():

@@ -407,8 +407,7 @@ class Exact:
             return
         for d in group:
             self.admitted[d.name] = t
-        if card is not None:
-            self.charge_due(card, t)
+        dep = self.take_due(card, t) if card is not None else None
         parts: list[Arrivals] = []
         for src in w.sources:
             target = self.world.lands_on(src)
@@ -433,7 +432,9 @@ class Exact:
                 )
             )
         if parts:
-            self._admit(parts, card, group)
+            self._admit(parts, card, group, dep)
+        elif card is not None and dep is not None:
+            card.charge_sent(dep)
 
     def _ports(self, card: Card) -> list[NetDev]:
         """The ports of ``card`` (a world's devices and their cards never change)."""
@@ -444,12 +445,14 @@ class Exact:
             ]
         return group
 
-    def _admit(self, parts: list[Arrivals], card: Card | None, group: list[NetDev]) -> None:
+    def _admit(
+        self, parts: list[Arrivals], card: Card | None, group: list[NetDev], dep: IntArray | None
+    ) -> None:
         if len(parts) == 1:  # one source: already in arrival order
             p = parts[0]
             free = _free_slots(p.dev.rxq, p.queue)
             ports = np.full(len(p.times), group.index(p.dev), np.int64)
-            keep, full = admission(p.times, p.queue, ports, free, card, len(group))
+            keep, full = admission(p.times, p.queue, ports, free, card, len(group), dep)
             self._fill(p, keep, full)
             return
         devs = list(dict.fromkeys(p.dev for p in parts))
@@ -462,7 +465,7 @@ class Exact:
         order = np.argsort(times, kind="stable") if len(parts) > 1 else np.arange(len(times))
         times, key, ports = times[order], key[order], ports[order]
         free = _free_slots([r for d in devs for r in d.rxq], key)
-        keep, full = admission(times, key, ports, free, card, len(group))
+        keep, full = admission(times, key, ports, free, card, len(group), dep)
         n = len(times)
         back = np.empty(n, np.int64)
         back[order] = np.arange(n)
@@ -639,13 +642,19 @@ class Exact:
 
     def charge_due(self, card: Card, t: int) -> None:
         """The DMA of the frames the card's ports sent by ``t`` (charged as they leave)."""
+        card.charge_sent(self.take_due(card, t))
+
+    def take_due(self, card: Card, t: int) -> IntArray:
+        """The (sorted) times of the frames the card's ports sent by ``t`` and the card has
+        not charged yet, no longer pending (the caller charges them)."""
         due = self.tx_due.get(card.name)
         if not due or min(int(d[0]) for d in due) > t:  # (each list sorted) none left yet
-            return
+            return np.zeros(0, np.int64)
         dep = np.sort(np.concatenate(due)) if len(due) > 1 else due[0]
         n = int(np.searchsorted(dep, t, side="right"))
-        card.charge_sent(dep[:n])
         self.tx_due[card.name] = [dep[n:]] if n < len(dep) else []
+        out: IntArray = dep[:n]
+        return out
 
     def refill(self, dev: NetDev, ring: TxRing, t: int) -> None:
         """A fast-mode ring's frames (counts) become descriptors leaving from ``t`` on."""

@@ -34,11 +34,19 @@ class Arrivals:
 
 
 def admission(
-    times: IntArray, key: IntArray, port: IntArray, free: IntArray, card: Card | None, ports: int
+    times: IntArray,
+    key: IntArray,
+    port: IntArray,
+    free: IntArray,
+    card: Card | None,
+    ports: int,
+    dep: IntArray | None = None,
 ) -> tuple[BoolArray, BoolArray]:
     """Frames in arrival order (``times``, each bound for ring ``key`` of port number ``port``
     with ``free`` slots): which take a descriptor (``keep``) and which a full ring refuses
-    before any DMA (``full``); the others the card had no DMA for."""
+    before any DMA (``full``); the others the card had no DMA for. The frames its ports
+    sent at (sorted) times ``dep`` meanwhile take their DMA in time order among them
+    (``Card.trial``), so where time is cut does not change what the card takes."""
     nkeys = len(free)
     n = len(times)
     keep = np.zeros(n, dtype=bool)
@@ -46,18 +54,39 @@ def admission(
     if card is None:
         keep = _fits(key, free, np.zeros(nkeys, np.int64))
         return keep, ~keep
-    took_all, tat = card.trial(times)
+    keep, full = _with_card(times, key, port, free, card, ports, dep)
+    return keep, _full_first(keep, full, key, free)
+
+
+def _with_card(
+    times: IntArray,
+    key: IntArray,
+    port: IntArray,
+    free: IntArray,
+    card: Card,
+    ports: int,
+    dep: IntArray | None,
+) -> tuple[BoolArray, BoolArray]:
+    """``admission`` through a card: the first frame the card takes whose ring overflows
+    ends a trial; the frames before it are committed and those after it retried."""
+    nkeys = len(free)
+    n = len(times)
+    keep = np.zeros(n, dtype=bool)
+    full = np.zeros(n, dtype=bool)
+    if dep is None:
+        dep = np.zeros(0, np.int64)
+    took_all, tat = card.trial(times, dep)
     took_all, rr = arbitrate(took_all, times, port, card.rr, ports)
     if (np.bincount(key[took_all], minlength=nkeys) <= free).all():
         card.tat, card.rr = tat, rr  # no ring overflows: what the card takes is kept
         return took_all, full
     live = np.ones(n, dtype=bool)
-    start = 0
+    start = j = 0  # j: the departures charged so far
     while start < n:
         cand = np.flatnonzero(live[start:]) + start
         if not len(cand):
             break
-        took_mask, tat = card.trial(times[cand])
+        took_mask, tat = card.trial(times[cand], dep[j:])
         took_mask, rr = arbitrate(took_mask, times[cand], port[cand], card.rr, ports)
         took = cand[took_mask]
         used = np.bincount(key[keep], minlength=nkeys)
@@ -65,19 +94,44 @@ def admission(
         if not over.any():
             card.tat, card.rr = tat, rr
             keep[took] = True
-            break
+            return keep, full
         f = int(took[int(np.argmax(over))])
-        before = cand[cand < f]
-        if len(before):
-            got = card.admit(times[before])
-            got, card.rr = arbitrate(got, times[before], port[before], card.rr, ports)
-            keep[before[got]] = True
+        # commit what arrived before f's instant (the arbiter's grants at that instant are
+        # made again without f, which its ring refuses before any DMA)
+        g = int(np.searchsorted(times, times[f], side="left"))
+        before = cand[cand < g]
+        upto = int(np.searchsorted(dep, times[f], side="right"))  # they leave before f
+        got = card.admit(times[before], dep[j:upto])
+        j = max(j, upto)
+        got, card.rr = arbitrate(got, times[before], port[before], card.rr, ports)
+        keep[before[got]] = True
         later = np.arange(f, n)
         mine = later[(key[later] == key[f]) & live[later]]
         full[mine] = True  # the ring is full: no descriptor, no DMA
         live[mine] = False
-        start = f + 1
+        start = g
+    card.charge_sent(dep[j:])  # what left after the last frame the card could take
     return keep, full
+
+
+def _full_first(keep: BoolArray, full: BoolArray, key: IntArray, free: IntArray) -> BoolArray:
+    """A frame whose ring was already full when it arrived is refused before any DMA
+    (``rx_dropped``), even when the card had no DMA for it either: the refusal is the ring's,
+    whatever batch the frame came in. (The card's TAT does not move for a frame it refuses,
+    so this changes only whose refusal it is.)"""
+    refused = ~keep & ~full
+    if not refused.any():
+        return full
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    starts = np.flatnonzero(np.concatenate(([True], sk[1:] != sk[:-1])))
+    k = keep[order].astype(np.int64)
+    kept: IntArray = np.cumsum(k) - k  # kept before each frame, over all rings
+    base: IntArray = np.repeat(kept[starts], np.diff(np.concatenate((starts, [len(key)]))))
+    before = np.empty(len(key), np.int64)
+    before[order] = kept - base  # kept before each frame on its own ring
+    out: BoolArray = full | (refused & (before >= free[key]))
+    return out
 
 
 def arbitrate(

@@ -28,3 +28,8 @@ def compile_functions(module: ModuleType, names: tuple[str, ...]) -> None:
         fn = getattr(module, name)
         setattr(module, name, numba.njit(cache=True, nogil=True)(fn))
     _done.add(module.__name__)
+
+
+def compiled(module: ModuleType) -> bool:
+    """Whether ``module``'s functions were compiled (its callers then pass arrays, not lists)."""
+    return module.__name__ in _done

@@ -9,6 +9,7 @@ stack's TX queue drain onto one wire. Ports of one card share its DMA budget (``
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.model.errors import Errno
-from xdptui.sim import costs
+from xdptui.sim import costs, jit
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev, XdpCore, Xmit
 from xdptui.sim.dev.rings import Batch, RxQueue, TxRing
 from xdptui.sim.drivers import DriverProfile
@@ -27,8 +28,12 @@ if TYPE_CHECKING:
     from xdptui.sim.batch import Rows
 
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+Ints = IntArray | list[int]  # a compiled loop takes arrays, the plain one lists
 
 GCRA_WINDOW = 4096  # frames (or slots) a vectorised run of the card's admission looks at
+GCRA_COMPILED = 200_000  # frames taken one by one in a process after which that loop is compiled
+_one_by_one = [0]  # frames this process's cards took one by one (``Card.trial``)
 SW_STATS = (
     "rx_xdp_drop",
     "rx_xdp_redirect",
@@ -323,6 +328,36 @@ def gcra(tat: int, a: int, s: int, tau: int) -> int:
     return (tat if tat > a else a) + s
 
 
+def gcra_sent(tat: int, d: int, c: int) -> int:
+    """The card's DMA for one frame its ports transmit, leaving at ``d`` (picoseconds): never
+    refused, it takes ``c`` after the later of ``tat`` and ``d`` (the new ``tat``). Its closed
+    form over many frames is ``Card.charge_sent``."""
+    return (tat if tat > d else d) + c
+
+
+def gcra_merged(tat: int, af: Ints, dp: Ints, s: int, tau: int, c: int, keep: BoolArray) -> int:
+    """The card's DMA for frames arriving at ``af`` and frames leaving at ``dp`` (both sorted,
+    picoseconds), one at a time in time order -- a frame that leaves at the instant another
+    arrives goes first: ``gcra`` for each arrival (``keep`` marks those taken),
+    ``gcra_sent`` for each departure. Returns the card's TAT after all of them (compiled when
+    a batch is big: ``Card.trial``)."""
+    j = 0
+    m = len(dp)
+    for i in range(len(af)):
+        a = af[i]
+        while j < m and dp[j] <= a:
+            tat = gcra_sent(tat, dp[j], c)
+            j += 1
+        took = gcra(tat, a, s, tau)
+        if took >= 0:
+            keep[i] = True
+            tat = took
+    while j < m:
+        tat = gcra_sent(tat, dp[j], c)
+        j += 1
+    return tat
+
+
 @dataclass
 class Card:
     """A card's DMA budget, shared by its ports (fitted on E810: ``rx_pps_max`` received
@@ -348,36 +383,66 @@ class Card:
         """Picoseconds of DMA per received frame."""
         return round(1e12 / self.rx_pps)
 
+    @property
+    def c(self) -> int:
+        """Picoseconds of DMA per transmitted frame (``tx_weight`` received frames' worth)."""
+        return round(self.tx_weight * self.s)
+
     def charge_sent(self, dep: IntArray) -> None:
         """Frames transmitted at (sorted) times ``dep`` (ns) take their DMA when they leave:
-        ``tat = max(tat, d) + c`` frame after frame, c = ``tx_weight`` received frames' worth,
-        which is max(tat + n c, max_j d_j + (n - j) c)."""
-        n = len(dep)
-        if not n:
-            return
-        c = round(self.tx_weight * self.s)
-        tail = (n - np.arange(n, dtype=np.int64)) * c
-        self.tat = max(self.tat + n * c, int((dep * 1000 + tail).max()))
+        ``gcra_sent`` frame after frame, in closed form max(tat + n c, max_j d_j + (n - j) c)."""
+        self.tat = self._sent(self.tat, dep * 1000)
 
-    def admit(self, a: IntArray, commit: bool = True) -> npt.NDArray[np.bool_]:
-        """Which frames arriving at (sorted) times ``a`` the card takes (``trial``), taking
-        them when ``commit``."""
-        keep, tat = self.trial(a)
-        if commit:
-            self.tat = tat
+    def _sent(self, tat: int, dp: IntArray) -> int:
+        n = len(dp)
+        if not n:
+            return tat
+        c = self.c
+        tail = (n - np.arange(n, dtype=np.int64)) * c
+        return max(tat + n * c, int((dp + tail).max()))
+
+    def admit(self, a: IntArray, dep: IntArray | None = None) -> BoolArray:
+        """Which frames arriving at (sorted) times ``a`` the card takes, the frames leaving
+        at ``dep`` charged in time order among them (``trial``); the card takes them."""
+        keep, self.tat = self.trial(a, dep)
         return keep
 
-    def trial(self, a: IntArray) -> tuple[npt.NDArray[np.bool_], int]:
-        """Which frames arriving at (sorted) times ``a`` the card would take, and its TAT
-        after them -- ``gcra`` frame by frame in order, with ``tau = burst * s``, in closed
-        form over runs:
-        while the card keeps up, TAT is a running maximum; while it is behind it takes the
-        first frame after each slot opens."""
-        n = len(a)
+    def trial(self, a: IntArray, dep: IntArray | None = None) -> tuple[BoolArray, int]:
+        """Which frames arriving at (sorted) times ``a`` (ns) the card would take, and its TAT
+        after them and the frames its ports send at (sorted) times ``dep``, all in time order
+        (``gcra_merged``). Arrivals before the first departure and after the last go in
+        closed form (``_runs``); those among departures one by one."""
+        af = a * 1000  # picoseconds
+        if dep is None or not len(dep):
+            return self._runs(self.tat, af)
+        dp = dep * 1000
+        me = sys.modules[__name__]
+        s, tau, c = self.s, self.burst * self.s, self.c
+        if jit.compiled(me):  # one compiled pass beats three NumPy ones
+            keep = np.zeros(len(af), dtype=bool)
+            return keep, gcra_merged(self.tat, af, dp, s, tau, c, keep)
+        lo = int(np.searchsorted(af, dp[0], side="left"))
+        hi = int(np.searchsorted(af, dp[-1], side="left"))
+        keep, tat = self._runs(self.tat, af[:lo])
+        mid = np.zeros(hi - lo, dtype=bool)
+        if hi == lo:  # no arrival among the departures
+            tat = self._sent(tat, dp)
+        else:
+            tat = gcra_merged(tat, af[lo:hi].tolist(), dp.tolist(), s, tau, c, mid)
+            _one_by_one[0] += hi - lo + len(dp)
+            if _one_by_one[0] > GCRA_COMPILED:
+                jit.compile_functions(me, ("gcra", "gcra_sent", "gcra_merged"))
+        after, tat = self._runs(tat, af[hi:])
+        return np.concatenate((keep, mid, after)), tat
+
+    def _runs(self, tat: int, af: IntArray) -> tuple[BoolArray, int]:
+        """Which frames arriving at (sorted) times ``af`` (ps) the card would take from
+        ``tat``, and its TAT after them -- ``gcra`` frame by frame in order, with
+        ``tau = burst * s``, in closed form over runs: while the card keeps up, TAT is a
+        running maximum; while it is behind it takes the first frame after each slot opens."""
+        n = len(af)
         keep = np.zeros(n, dtype=bool)
         s, tau = self.s, self.burst * self.s
-        af = a * 1000  # picoseconds
-        tat = self.tat
         i = 0
         while i < n:
             # keeping up: T_j = s (j - i) + max(tat, max_{i <= m < j} a_m - s (m - i))
