@@ -9,7 +9,7 @@ from conftest import topo
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xdptui.sim.columns import compact
+from xdptui.sim.columns import compact, narrow
 from xdptui.sim.engine import Simulator
 from xdptui.sim.state import copy_state
 
@@ -46,8 +46,10 @@ def test_a_column_of_one_value_takes_no_memory_and_the_others_keep_theirs():
     eth0, eth1 = dp.compiled["eth0"], dp.compiled["eth1"]
     # eth1 has no program: every entry goes to the stack, at one cost
     assert not any(_stored(getattr(eth1, f)) for f in ("act", "target", "err", "cost"))
-    # eth0's program drops port 80 and passes 79: its verdict differs between entries
+    # eth0's program drops port 80 and passes 79: its verdict differs between entries, a
+    # byte each (and the raw verdict is the same column: every verdict is valid)
     assert _stored(eth0.act) and set(np.unique(eth0.act)) == {1, 2}  # XDP_DROP, XDP_PASS
+    assert eth0.act.itemsize == 1 and eth0.raw is eth0.act
     assert np.array_equal(eth0.act == 1, e.dst_port == 80)
     assert not _stored(eth0.target)  # nothing redirects
     # one size, no GSO: stored once; the addresses differ per entry
@@ -82,12 +84,13 @@ def test_one_label_counts_and_finds_what_the_full_grouping_does(queues, label, n
 
     n_labels = 3
     entry = np.arange(len(queues), dtype=np.int64)
-    lay = _layout(entry, np.array(queues, np.int64), 4, np.zeros(len(entry), np.int64))
+    lay = _layout(0, entry, np.array(queues, np.int16), 4, np.zeros(len(entry), np.int64))
     labels = np.full(len(entry), label, np.int64)
     fast = lay.by_queue(labels, n_labels)
     assert isinstance(fast, OneLabel)
     span = max(int(lay.per_queue.max(initial=1)), 1)
-    full = Grouped(lay.queue * n_labels + labels, lay.rank, lay.nq * n_labels, span)
+    group = lay.queue.astype(np.int64) * n_labels + labels
+    full = Grouped(group, lay.rank.astype(np.int64), lay.nq * n_labels, span)
     g = np.arange(lay.nq * n_labels, dtype=np.int64)
     assert np.array_equal(fast.size, full.size)
     for n in ns:
@@ -97,3 +100,29 @@ def test_one_label_counts_and_finds_what_the_full_grouping_does(queues, label, n
         nonempty = g[full.size[g] > 0]
         p = np.full(len(nonempty), n % span)
         assert np.array_equal(fast.next_at(nonempty, p), full.next_at(nonempty, p))
+
+
+@given(st.lists(st.integers(-300, 300), min_size=0, max_size=40))
+def test_narrow_keeps_every_value_in_a_byte_when_they_fit(values):
+    col = np.array(values, dtype=np.int64)
+    out = narrow(col.copy())
+    assert np.array_equal(out, col)
+    fits = all(-128 <= v <= 127 for v in values)
+    assert (out.itemsize == 1) == (fits and len(values) > 0)
+
+
+def test_a_sources_layout_reads_the_devices_rss_column():
+    """No per-entry copy of a source's entries or queues: the layout's queues are a view of
+    the device's RSS column, and queue q's sequence is the source's entries RSS sends to q,
+    in table order."""
+    sim = Simulator(topo(TWO_PORTS))
+    dp, w = sim.state.dp, sim.world
+    dp.compile()
+    for src in w.sources:
+        dev = w.devices[src.spec.to]
+        lay = dp.layouts.get(w, src, dev, dp.classes.of_entry)
+        assert lay.listed is None and np.shares_memory(lay.queue, dev.queue_of_entry)
+        entries = np.arange(src.offset, src.offset + len(src.table))
+        for q in range(len(dev.rxq)):
+            want = entries[dev.queue_of_entry[entries] == q]
+            assert np.array_equal(lay.sequence(q), want)

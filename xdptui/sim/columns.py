@@ -41,3 +41,16 @@ def owned(value: npt.ArrayLike, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
     if arr is value and arr.flags.writeable:
         arr = arr.copy()
     return compact(arr)
+
+
+def narrow(col: A) -> A:
+    """An integer column whose values fit in 8 bits as int8 (a program's verdicts: one byte
+    per entry, not eight), read-only; anything else as it is."""
+    if col.dtype.kind != "i" or col.itemsize == 1 or not len(col) or not col.strides[0]:
+        return col
+    lo, hi = int(col.min()), int(col.max())
+    if lo < -128 or hi > 127:
+        return col
+    out: A = col.astype(np.int8)  # type: ignore[assignment]
+    out.flags.writeable = False
+    return out

@@ -54,6 +54,7 @@ from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
+Int32Array = npt.NDArray[np.int32]
 BoolArray = npt.NDArray[np.bool_]
 
 POLLS_CHUNK = 1 << 16
@@ -72,7 +73,7 @@ class Config:
     key: tuple[Any, ...]
     names: tuple[tuple[str, int], ...]  # (device, queue) per instance row
     static: IntArray  # the configuration columns of ``napi.ins`` (I_SRC .. I_POLL_PS)
-    tab: IntArray
+    tab: Int32Array
     pre: IntArray
     lab: IntArray
     lfl: IntArray
@@ -84,7 +85,7 @@ class Config:
     covered: BoolArray  # instances NAPI's loop may run (before the step's card check)
     fed_by: IntArray  # a veth instance's sender (its row), else -1
     cards: IntArray  # the cards the loop admits for (``napi.K_*`` configuration columns)
-    qmap: IntArray  # per card, per table position: (instance, rank in its queue's sequence)
+    qmap: Int32Array  # per card, per table position: (instance, rank in its queue's sequence)
     card_names: tuple[str, ...]
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Config:
@@ -180,7 +181,7 @@ class FastNapi:
                     q = rxq.index
                     g = lay.queues
                     positions = g.key[g.start[q] : g.start[q + 1]] - q * g.span
-                    seq = lay.entry[positions]
+                    seq = lay.entry(positions)
                     row[napi.I_SRC] = src.index
                     row[napi.I_TAB] = tables.add_tab(positions)
                     values, mk, bq = tables.add(row, dev, seq)
@@ -243,7 +244,7 @@ class FastNapi:
             key,
             tuple(names),
             static,
-            cat(tables.tab),
+            cat(tables.tab, np.int32),
             cat(tables.pre),
             cat(tables.lab),
             cat(tables.lfl),
@@ -265,14 +266,14 @@ class FastNapi:
         rows: list[list[int]],
         layouts: list[SourceLayout | None],
         covered: list[bool],
-    ) -> tuple[IntArray, IntArray, tuple[str, ...]]:
+    ) -> tuple[IntArray, Int32Array, tuple[str, ...]]:
         """The cards whose DMA the loop applies (``napi.card_admit``): one port fed, by one
         source, every queue of its ports in the loop, and nothing sent out of them (their
         transmits would take DMA too: fast mode's own arithmetic, ``fast_card``)."""
         w = self.world
         at = {name: i for i, name in enumerate(names)}
         out: list[list[int]] = []
-        qmaps: list[IntArray] = []
+        qmaps: list[Int32Array] = []
         owned: list[str] = []
         base = 0
         for name, card in w.cards.items():
@@ -287,7 +288,7 @@ class FastNapi:
             if lay is None or src is None:
                 continue
             q_inst = np.array([at[(port.name, q)] for q in range(len(port.rxq))], np.int64)
-            qmaps.append(np.stack((q_inst[lay.queue], lay.rank), axis=1))
+            qmaps.append(np.stack((q_inst.astype(np.int32)[lay.queue], lay.rank), axis=1))
             k = len(out)
             row = [0] * napi.K_WIDTH
             row[napi.K_SRC] = src.index
@@ -301,8 +302,10 @@ class FastNapi:
             for i in q_inst.tolist():
                 rows[i][napi.I_CARD] = k
         cards = np.array(out, np.int64).reshape(len(out), napi.K_WIDTH)
-        qmap = np.concatenate(qmaps) if qmaps else np.zeros((1, 2), np.int64)
-        return cards, qmap.astype(np.int64), tuple(owned)
+        if not qmaps:
+            qmaps.append(np.zeros((1, 2), np.int32))
+        qmap = np.concatenate(qmaps) if len(qmaps) > 1 else qmaps[0]
+        return cards, qmap, tuple(owned)
 
     def _quiet(self, ports: list[Nic]) -> bool:
         """Nothing is sent out of these ports: no XDP_TX, no redirect into them, no bond
@@ -784,7 +787,7 @@ class FastNapi:
                     ks = first_at(pre, m, pos)
                     g = lay.queues
                     positions = g.key[g.start[q] : g.start[q + 1]] - q * g.span
-                    entries = lay.entry[positions[ks % m]]
+                    entries = lay.entry(positions[ks % m])
                     first[who[first_seg]] = c.key[entries]
                 shape.first_key[int(v)] = first
         return shape

@@ -187,7 +187,7 @@ class Facts:
             cls = int(f.bq_value[lab])
             first = None
             if f.multi_key[lab]:  # the poll's first enqueuer decides the egress program
-                first = c.key[lay.entry[grp.next_at(g, bounds % period)]]
+                first = c.key[lay.entry(grp.next_at(g, bounds % period))]
             for k, i in enumerate(rows):
                 if per_label[exact[k], lab]:
                     out[i].classes[cls] = d[offs[k] : offs[k + 1] - 1]

@@ -89,19 +89,21 @@ class OneLabel(Grouped):
 
 @dataclass(frozen=True, eq=False)
 class SourceLayout:
-    """One source's table over one device's queues and the flow classes of one epoch."""
+    """One source's table over one device's queues and the flow classes of one epoch. Table
+    position ``p`` is entry ``offset + p`` (a source's table is its slice of the entries),
+    unless the entries are ``listed``; the queues are the device's own column (a view)."""
 
     L: int
     nq: int
-    entry: IntArray  # the table's entries (global index), table order
-    queue: IntArray  # the queue each lands on
+    offset: int  # the entry at table position 0
+    listed: IntArray | None  # the entries in table order, when they are not a slice
+    queue: npt.NDArray[np.integer[Any]]  # the queue each position lands on (narrow)
     cls: IntArray  # its flow class
     queues: Grouped  # group = queue, position = table position
     pair_q: IntArray  # (queue, class) pairs present
     pair_c: IntArray
     pairs: Grouped  # group = pair, position = table position
-    rank: IntArray  # each table position's index in its queue's sequence
-    seq_entry: IntArray  # every queue's sequence, queue after queue (``queues.start``)
+    rank: npt.NDArray[np.int32]  # each table position's index in its queue's sequence
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SourceLayout:
         return self
@@ -110,6 +112,19 @@ class SourceLayout:
     def per_queue(self) -> IntArray:
         """Frames of one table cycle per queue."""
         return self.queues.size
+
+    def entry(self, positions: IntArray) -> IntArray:
+        """The entries at table ``positions``."""
+        if self.listed is not None:
+            out: IntArray = self.listed[positions]
+            return out
+        return positions.astype(np.int64) + self.offset
+
+    def column(self, per_entry: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """A per-entry column in table order (a view when the table is a slice)."""
+        if self.listed is not None:
+            return per_entry[self.listed]
+        return per_entry[self.offset : self.offset + self.L]
 
     def queue_frames(self, q: IntArray, n: IntArray) -> IntArray:
         """How many of the source's first ``n`` frames land on queue ``q``."""
@@ -125,15 +140,16 @@ class SourceLayout:
 
     def sequence(self, q: int) -> IntArray:
         """Queue ``q``'s entries in arrival order over one cycle."""
-        return self.seq_entry[self.queues.start[q] : self.queues.start[q + 1]]
+        return self.entry(self.queues.order[self.queues.start[q] : self.queues.start[q + 1]])
 
     def by_queue(self, label: IntArray, n_labels: int) -> Grouped:
         """Queue sequences grouped by (queue, ``label[entry]``): group ``q * n_labels + l``."""
         span = max(int(self.per_queue.max(initial=1)), 1)
-        lab = label[self.entry]
-        if len(lab) and lab.min() == lab.max():
+        lab = self.column(label)
+        if len(lab) and (not lab.strides[0] or lab.min() == lab.max()):
             return OneLabel(self.queues, int(lab[0]), n_labels, span)
-        return Grouped(self.queue * n_labels + lab, self.rank, self.nq * n_labels, span)
+        group = self.queue.astype(np.int64) * n_labels + lab
+        return Grouped(group, self.rank.astype(np.int64), self.nq * n_labels, span)
 
 
 def build_layout(world: World, src: Source, dev: NetDev, of_entry: IntArray) -> SourceLayout:
@@ -141,34 +157,46 @@ def build_layout(world: World, src: Source, dev: NetDev, of_entry: IntArray) -> 
 
     L = len(src.table)
     nq = max(len(dev.rxq), 1)
-    pos = np.arange(L, dtype=np.int64)
-    entry = pos + src.offset
+    span = slice(src.offset, src.offset + L)
     if isinstance(dev, Nic):
-        queue = dev.queue_of_entry[entry].astype(np.int64)
+        queue = dev.queue_of_entry[span]  # a view of the device's RSS column
     else:
-        queue = (world.entries.rss_hash[entry].astype(np.int64) % nq).astype(np.int64)
-    return _layout(entry, queue, nq, of_entry)
+        queue = (world.entries.rss_hash[span] % nq).astype(np.int32)
+    return _layout(src.offset, None, queue, nq, of_entry)
 
 
 def sequence_layout(entry: IntArray, nq: int, q: int, of_entry: IntArray) -> SourceLayout:
     """A sequence of entries that all land on queue ``q`` of ``nq``, laid out as a source's
     table would be (a veth queue fed by one sender: the sender's frames toward it)."""
-    return _layout(entry.astype(np.int64), np.full(len(entry), q, np.int64), nq, of_entry)
+    listed = entry.astype(np.int64)
+    return _layout(0, listed, np.full(len(entry), q, np.int32), nq, of_entry)
 
 
-def _layout(entry: IntArray, queue: IntArray, nq: int, of_entry: IntArray) -> SourceLayout:
-    L = len(entry)
+def _layout(
+    offset: int,
+    listed: IntArray | None,
+    queue: npt.NDArray[np.integer[Any]],
+    nq: int,
+    of_entry: IntArray,
+) -> SourceLayout:
+    L = len(queue)
     pos = np.arange(L, dtype=np.int64)
-    cls = compact(of_entry[entry] if len(of_entry) else np.zeros(L, np.int64))
-    queues = Grouped(queue, pos, nq, L)
-    rank = np.empty(L, np.int64)
+    if not len(of_entry):
+        cls = compact(np.zeros(L, np.int64))
+    elif listed is not None:
+        cls = compact(of_entry[listed])
+    else:
+        cls = compact(of_entry[offset : offset + L])
+    q64 = queue.astype(np.int64)
+    queues = Grouped(q64, pos, nq, L)
+    rank = np.empty(L, np.int32)
     rank[queues.order] = np.arange(L, dtype=np.int64) - np.repeat(queues.start[:-1], queues.size)
     n_cls = int(cls.max(initial=-1)) + 1
     if L and not cls.strides[0] and queues.size.all():
         # one class on every queue: the (queue, class) pairs are the queues
         pairs, pair_q, pair_c = queues, np.arange(nq, dtype=np.int64), np.full(nq, cls[0])
     else:
-        pid_all = queue * max(n_cls, 1) + cls
+        pid_all = q64 * max(n_cls, 1) + cls
         uniq, inverse = np.unique(pid_all, return_inverse=True)
         pairs = Grouped(inverse.astype(np.int64), pos, len(uniq), L)
         pair_q = (uniq // max(n_cls, 1)).astype(np.int64)
@@ -176,7 +204,8 @@ def _layout(entry: IntArray, queue: IntArray, nq: int, of_entry: IntArray) -> So
     return SourceLayout(
         L=L,
         nq=nq,
-        entry=entry,
+        offset=offset,
+        listed=listed,
         queue=queue,
         cls=cls,
         queues=queues,
@@ -184,7 +213,6 @@ def _layout(entry: IntArray, queue: IntArray, nq: int, of_entry: IntArray) -> So
         pair_c=pair_c,
         pairs=pairs,
         rank=rank,
-        seq_entry=entry[queues.order],
     )
 
 

@@ -32,6 +32,7 @@ from xdptui.sim import jit
 from xdptui.sim.dev.nic import gcra
 
 IntArray = npt.NDArray[np.int64]
+Int32Array = npt.NDArray[np.int32]  # table positions and instances: narrow
 
 NEVER = 1 << 62
 
@@ -42,9 +43,11 @@ SCHEDULED = 2
 # a source's pacing (``Source.emitted_until`` / ``arrival_of``), one row each
 S_ORIGIN, S_N0, S_MILLI, S_CAP, S_L, S_MQ, S_MR, S_A, S_AR, S_WIDTH = range(10)
 # an instance: its configuration, then its state
-(I_SRC, I_M, I_TAB, I_PRE, I_LAB, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS, I_FEED,
- I_FPRE, I_CARD, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD,
- I_RLEN, I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_WIDTH) = range(31)  # fmt: skip
+# (``I_PM``: the period of its cost prefix in ``pre``, 1 when every frame costs the same)
+(I_SRC, I_M, I_TAB, I_PRE, I_PM, I_LAB, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS,
+ I_FEED, I_FPRE, I_CARD, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC,
+ I_RHEAD, I_RLEN, I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS,
+ I_WIDTH) = range(32)  # fmt: skip
 I_CONF = I_RUNNING  # the configuration columns come first
 # a card (``Card``) whose one source's frames NAPI's loop admits: its configuration (the
 # source, the table length, ps of DMA per frame, the burst allowance in ps, where its table
@@ -93,7 +96,7 @@ def arrival_of(src: IntArray, s: int, n: int) -> int:
     return src[s, S_ORIGIN] + kh * src[s, S_A] + (num + milli - 1) // milli  # type: ignore[no-any-return]
 
 
-def queue_frames(ins: IntArray, tab: IntArray, src: IntArray, i: int, n: int) -> int:
+def queue_frames(ins: IntArray, tab: Int32Array, src: IntArray, i: int, n: int) -> int:
     """How many of the source's first ``n`` frames land on instance ``i``'s queue."""
     m = ins[i, I_M]
     L = src[ins[i, I_SRC], S_L]
@@ -109,7 +112,7 @@ def queue_frames(ins: IntArray, tab: IntArray, src: IntArray, i: int, n: int) ->
     return (n // L) * m + lo  # type: ignore[no-any-return]
 
 
-def position_time(ins: IntArray, tab: IntArray, src: IntArray, i: int, p: int) -> int:
+def position_time(ins: IntArray, tab: Int32Array, src: IntArray, i: int, p: int) -> int:
     """When the queue's frame ``p`` arrives (NEVER: it never will)."""
     s = ins[i, I_SRC]
     m = ins[i, I_M]
@@ -146,8 +149,8 @@ def push(ins: IntArray, runs: IntArray, i: int, start: int, n: int) -> None:
 
 
 def admit(
-    ins: IntArray, runs: IntArray, tab: IntArray, src: IntArray, cards: IntArray,
-    qmap: IntArray, i: int, t: int,
+    ins: IntArray, runs: IntArray, tab: Int32Array, src: IntArray, cards: IntArray,
+    qmap: Int32Array, i: int, t: int,
 ) -> None:  # fmt: skip
     """Arrivals up to ``t`` into the ring in order; those that find it full are dropped (on
     a card the loop runs, every port's arrivals at once: ``card_admit``)."""
@@ -174,7 +177,7 @@ def admit(
 
 
 def card_admit(
-    ins: IntArray, runs: IntArray, src: IntArray, cards: IntArray, qmap: IntArray, k: int,
+    ins: IntArray, runs: IntArray, src: IntArray, cards: IntArray, qmap: Int32Array, k: int,
     t: int,
 ) -> None:  # fmt: skip
     """A card's arrivals up to ``t``, frame by frame in arrival order (``Exact.admit``): a
@@ -216,7 +219,7 @@ def card_admit(
 # ---------------------------------------------------------------- interrupts and poll lists
 
 
-def arm(ins: IntArray, tab: IntArray, src: IntArray, glob: IntArray, i: int, t: int) -> None:
+def arm(ins: IntArray, tab: Int32Array, src: IntArray, glob: IntArray, i: int, t: int) -> None:
     """``napi_complete_done`` then the driver's moderation: the next interrupt fires at the
     first frame waiting or to come, not within ``rx-usecs`` of the last one, not before ``t``
     (a device that is down takes none)."""
@@ -248,7 +251,7 @@ def schedule(
 
 
 def rearm_all(
-    ins: IntArray, tab: IntArray, src: IntArray, glob: IntArray, idx: IntArray, t: int
+    ins: IntArray, tab: Int32Array, src: IntArray, glob: IntArray, idx: IntArray, t: int
 ) -> None:
     """After any change (a command, a timer): every instance not on a poll list is re-armed at
     ``t`` from the traffic as it now is (``Exact.rearm_all``). An interrupt already due at the
@@ -304,7 +307,7 @@ def poll_ps(
     m = ins[i, I_M]
     ps = ins[i, I_POLL_PS]
     for j in range(nseg):
-        ps += _range_sum(pre, ins[i, I_PRE], m, segs[ns + j, 0], segs[ns + j, 1])
+        ps += _range_sum(pre, ins[i, I_PRE], ins[i, I_PM], segs[ns + j, 0], segs[ns + j, 1])
     for label in range(ins[i, I_NLAB]):
         base = ins[i, I_LAB] + label * (m + 1)
         cnt = 0
@@ -317,8 +320,8 @@ def poll_ps(
 
 
 def poll(
-    ins: IntArray, runs: IntArray, tab: IntArray, src: IntArray, cards: IntArray,
-    qmap: IntArray, pre: IntArray, lab: IntArray, lfl: IntArray, glob: IntArray, segs: IntArray,
+    ins: IntArray, runs: IntArray, tab: Int32Array, src: IntArray, cards: IntArray,
+    qmap: Int32Array, pre: IntArray, lab: IntArray, lfl: IntArray, glob: IntArray, segs: IntArray,
     ns: int, i: int, t: int,
 ) -> tuple[int, int, int]:  # fmt: skip
     """One ``napi_poll`` of instance ``i`` at ``t``: arrivals taken in, min(weight, waiting)
@@ -381,8 +384,8 @@ def feed(
 
 def run_cpus(
     t_end: int, cpus: IntArray, gstart: IntArray, cpu_first: IntArray, cpu_inst: IntArray,
-    ins: IntArray, cpu: IntArray, plist: IntArray, runs: IntArray, tab: IntArray, src: IntArray,
-    cards: IntArray, qmap: IntArray, pre: IntArray, lab: IntArray, lfl: IntArray,
+    ins: IntArray, cpu: IntArray, plist: IntArray, runs: IntArray, tab: Int32Array, src: IntArray,
+    cards: IntArray, qmap: Int32Array, pre: IntArray, lab: IntArray, lfl: IntArray,
     glob: IntArray, polls: IntArray, segs: IntArray,
 ) -> int:  # fmt: skip
     """Every event of the CPUs ``cpus`` up to ``t_end``, in time order (ties in the order they

@@ -5,6 +5,8 @@ back per flow class."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -33,7 +35,7 @@ class Tables:
     def __init__(self, world: World, dp: Datapath) -> None:
         self.world = world
         self.dp = dp
-        self.tab: list[IntArray] = []
+        self.tab: list[npt.NDArray[np.int32]] = []
         self.pre: list[IntArray] = []
         self.lab: list[IntArray] = []
         self.lfl: list[IntArray] = []
@@ -41,7 +43,7 @@ class Tables:
 
     def add_tab(self, positions: IntArray) -> int:
         at = self.sizes[0]
-        self.tab.append(positions.astype(np.int64))
+        self.tab.append(positions.astype(np.int32))
         self.sizes[0] += len(positions)
         return at
 
@@ -77,7 +79,12 @@ class Tables:
         row[napi.I_LAB] = self.sizes[2]
         row[napi.I_NLAB] = len(values)
         row[napi.I_LFL] = self.sizes[3]
-        self.pre.append(np.concatenate(([0], np.cumsum(cost_ps))))
+        if m and cost_ps.min() == cost_ps.max():  # every frame costs the same: one period
+            row[napi.I_PM] = 1
+            self.pre.append(np.array([0, cost_ps[0]], np.int64))
+        else:
+            row[napi.I_PM] = m
+            self.pre.append(np.concatenate(([0], np.cumsum(cost_ps))))
         flushes: list[int] = []
         mk = np.zeros(len(values), bool)
         for k, v in enumerate(values.tolist()):
@@ -94,7 +101,7 @@ class Tables:
                 flushes += [flush, DEV_MAP_BULK_SIZE]
             mk[k] = len(np.unique(c.key[seq[bq == v]])) > 1
         self.lfl.append(np.array(flushes, np.int64))
-        self.sizes[1] += m + 1
+        self.sizes[1] += len(self.pre[-1])
         self.sizes[2] += len(values) * (m + 1)
         self.sizes[3] += 2 * len(values)
         return values, mk, bq
@@ -132,8 +139,9 @@ def cpu_rows(n: int) -> IntArray:
     return cpu
 
 
-def cat(parts: list[IntArray]) -> IntArray:
-    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(1, np.int64)
+def cat(parts: list[Any], dtype: npt.DTypeLike = np.int64) -> Any:
+    """The instances' tables end to end (table positions fit in 32 bits)."""
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(1, dtype)
 
 
 def source_rows(sources: list[Source]) -> IntArray:

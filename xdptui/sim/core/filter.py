@@ -24,7 +24,7 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno
 from xdptui.sim import costs
 from xdptui.sim.bond.bond_main import Bond, BondLogic
-from xdptui.sim.columns import compact, filled
+from xdptui.sim.columns import compact, filled, narrow
 from xdptui.sim.core.bpf_eval import EvalCore, ObjEval, evaluate, rx_queues
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, Host, NetDev
 from xdptui.sim.dev.nic import Nic
@@ -233,8 +233,12 @@ def compile_device(dp: FilterCore, dev: NetDev) -> Compiled:
     if ev is not None:
         c.obj, c.out = ev, ev.out
         c.cost = c.cost + ev.insns * costs.BPF_INSN_NS
+    shared = c.raw is c.act  # every verdict valid: one column
     for name in _COLUMNS:
         setattr(c, name, compact(getattr(c, name)))
+    c.act = narrow(c.act)
+    if shared:
+        c.raw = c.act
     return c
 
 

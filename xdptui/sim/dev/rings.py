@@ -240,7 +240,7 @@ class RxQueue:
     vhost_done: int = 0  # a vhost writer's done_idx: buffers since its last vhost_tx_batch
 
     def __post_init__(self) -> None:
-        self.fifo = Fifo(RX_COLUMNS, self.size + 64)
+        self.fifo = Fifo(RX_COLUMNS)  # grows as exact mode fills it (fast mode never does)
         self.held = Rows.empty()
 
     def occupancy(self, exact: bool) -> int:
@@ -303,7 +303,7 @@ class TxRing:
     rx_queues: tuple[int, ...] = ()  # RX queues whose XDP_TX lands here (i40e, ice, mlx5)
 
     def __post_init__(self) -> None:
-        self.fifo = Fifo(TX_COLUMNS, min(self.size, 4096) + 64)
+        self.fifo = Fifo(TX_COLUMNS)
 
     def occupancy(self, exact: bool) -> int:
         return len(self.fifo) if exact else self.occ
