@@ -382,6 +382,46 @@ def feed(
 # ---------------------------------------------------------------- the CPUs
 
 
+def next_event(
+    ins: IntArray, cpu: IntArray, cpu_first: IntArray, cpu_inst: IntArray, c: int
+) -> tuple[int, int, int]:
+    """CPU ``c``'s next event: its softirq (-1) or an instance's interrupt (the instance),
+    earliest first, ties in the order they were raised; (NEVER, NEVER, -2) when none."""
+    best_t = NEVER
+    best_seq = NEVER
+    best = -2
+    t_r = cpu[c, C_RUN_AT]
+    if t_r >= 0:
+        best_t = t_r
+        best_seq = cpu[c, C_RUN_SEQ]
+        best = -1
+    for j in range(cpu_first[c], cpu_first[c + 1]):
+        i = cpu_inst[j]
+        if ins[i, I_STATE] == IRQ_PENDING:
+            t_i = ins[i, I_IRQ_AT]
+            if t_i < best_t or (t_i == best_t and ins[i, I_IRQ_SEQ] < best_seq):
+                best_t = t_i
+                best_seq = ins[i, I_IRQ_SEQ]
+                best = i
+    return best_t, best_seq, best
+
+
+def sift_down(h_t: IntArray, h_seq: IntArray, h_cpu: IntArray, k: int) -> None:
+    """Restore the heap below ``k`` (smallest (time, seq) at the root)."""
+    n = len(h_t)
+    while True:
+        m = k
+        for ch in (2 * k + 1, 2 * k + 2):
+            if ch < n and (h_t[ch] < h_t[m] or (h_t[ch] == h_t[m] and h_seq[ch] < h_seq[m])):
+                m = ch
+        if m == k:
+            return
+        h_t[k], h_t[m] = h_t[m], h_t[k]
+        h_seq[k], h_seq[m] = h_seq[m], h_seq[k]
+        h_cpu[k], h_cpu[m] = h_cpu[m], h_cpu[k]
+        k = m
+
+
 def run_cpus(
     t_end: int, cpus: IntArray, gstart: IntArray, cpu_first: IntArray, cpu_inst: IntArray,
     ins: IntArray, cpu: IntArray, plist: IntArray, runs: IntArray, tab: Int32Array, src: IntArray,
@@ -400,29 +440,27 @@ def run_cpus(
     cap = plist.shape[1]
     glob[1] = 0
     for g in range(len(gstart) - 1):
+        # the group's CPUs in a heap by their next event (time, then the order raised)
+        size = gstart[g + 1] - gstart[g]
+        h_t = np.empty(size, np.int64)
+        h_seq = np.empty(size, np.int64)
+        h_cpu = np.empty(size, np.int64)
+        for k in range(size):
+            h_cpu[k] = cpus[gstart[g] + k]
+            h_t[k], h_seq[k], _ = next_event(ins, cpu, cpu_first, cpu_inst, h_cpu[k])
+        for k in range(size // 2 - 1, -1, -1):
+            sift_down(h_t, h_seq, h_cpu, k)
         while True:
-            # the group's next event: a softirq or an instance's interrupt
-            best_t = NEVER
-            best_seq = NEVER
-            best = -2
-            c = -1
-            for kc in range(gstart[g], gstart[g + 1]):
-                cc = cpus[kc]
-                t_r = cpu[cc, C_RUN_AT]
-                if t_r >= 0 and (t_r < best_t or (t_r == best_t and cpu[cc, C_RUN_SEQ] < best_seq)):
-                    best_t = t_r
-                    best_seq = cpu[cc, C_RUN_SEQ]
-                    best = -1
-                    c = cc
-                for j in range(cpu_first[cc], cpu_first[cc + 1]):
-                    i = cpu_inst[j]
-                    if ins[i, I_STATE] == IRQ_PENDING:
-                        t_i = ins[i, I_IRQ_AT]
-                        if t_i < best_t or (t_i == best_t and ins[i, I_IRQ_SEQ] < best_seq):
-                            best_t = t_i
-                            best_seq = ins[i, I_IRQ_SEQ]
-                            best = i
-                            c = cc
+            # the group's next event: a softirq or an instance's interrupt. Only the CPU an
+            # event ran on changes its next one (a veth peer it schedules leaves its own
+            # CPU's key early, never late): the root's key, checked, is the group's next.
+            c = h_cpu[0]
+            best_t, best_seq, best = next_event(ins, cpu, cpu_first, cpu_inst, c)
+            if best_t != h_t[0] or best_seq != h_seq[0]:
+                h_t[0] = best_t
+                h_seq[0] = best_seq
+                sift_down(h_t, h_seq, h_cpu, 0)
+                continue
             if best == -2 or best_t > t_end:
                 break
             t = best_t
@@ -482,5 +520,5 @@ def compile_rules() -> None:
         sys.modules[__name__],
         ("gcra", "emitted_until", "arrival_of", "queue_frames", "position_time", "_range_sum",
          "push", "card_admit", "admit", "arm", "schedule", "rearm_all", "take", "poll_ps", "poll",
-         "feed", "run_cpus"),
+         "feed", "next_event", "sift_down", "run_cpus"),
     )  # fmt: skip
