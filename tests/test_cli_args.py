@@ -182,3 +182,20 @@ def test_control_characters_in_a_value_stay_on_the_error_line(tmp_path: Path) ->
     )
     line = refused(xdptui("check", str(path)))
     assert line.startswith(f"{path}:2:38: error: traffic[0].proto: unknown proto '\\x0d\\u2028'")
+
+
+def test_bench_sim_says_what_the_topology_asked_for_and_the_kernel_refused(tmp_path: Path) -> None:
+    """Native XDP on 256 ice queues on 256 CPUs is refused at boot (ice_vsi_determine_xdp_res:
+    the PF's free TX queues are fewer than half the CPUs, ENOMEM): the run measures a port
+    without its program, and the benchmark says so beside its figures."""
+    topo = tmp_path / "t.yaml"
+    topo.write_text(
+        "name: refused\ncpus: 256\ndevices:\n"
+        "  eth0: {type: nic, driver: ice, queues: 256, xdp: xdp_drop}\n"
+        "traffic:\n  - {name: g, to: eth0, rate: 1Mpps}\n"
+    )
+    res = xdptui("bench", "sim", str(topo), str(topo), "--sim-time", "10us")
+    assert res.returncode == 0, res.stderr
+    assert f"{topo}: refused at boot: ip link set dev eth0 xdp obj xdp_drop: ENOMEM" in res.stdout
+    res = xdptui("bench", "sim", LINE_RATE, "--sim-time", "10us")
+    assert res.returncode == 0 and "refused" not in res.stdout

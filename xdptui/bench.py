@@ -47,6 +47,11 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
     wall = time.perf_counter() - start
     cpu = time.process_time() - cpu0
     frames = sum(src.emitted for src in sim.world.sources)
+    refused = [
+        f"{e['cmd']}: {e['errno']}"
+        for e in sim.events()
+        if e.get("kind") == "command" and not e.get("ok") and e.get("origin") == "topology"
+    ]
     result: dict[str, Any] = {
         "topology": topology.name,
         "mode": "exact" if exact else "fast",
@@ -65,6 +70,7 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
         "build_s": round(build, 4),
         "entries": entries,
         "entries_per_build_s": round(entries / build if build else 0.0, 1),
+        "refused": refused,  # the topology's own commands the kernel's rules refused
     }
     if as_json:
         print(json.dumps(result))
@@ -86,6 +92,8 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
             f"simpy baseline      {format_rate(result['simpy_events_per_s'], ' events/s')}"
             "  (raw timeouts, one per frame would cap the per-packet model here)"
         )
+        for line in refused:
+            print(f"refused at boot     {line}")
     return 0
 
 
@@ -116,6 +124,9 @@ def bench_sim_many(paths: list[str], sim_ns: int, exact: bool, trust: bool, as_j
             f"{format_duration(r['sim_ns']):>7} {r['wall_s']:>7.3f} {r['realtime_factor']:>11.2f} "
             f"{format_rate(r['frames_per_wall_s'], 'fps'):>13} {r['peak_rss_mb']:>8.0f}"
         )
+    for r in rows:  # a run without what the file asked for measures something else
+        for line in r.get("refused", []):
+            print(f"{r['file']}: refused at boot: {line}")
     return 0
 
 
