@@ -122,14 +122,7 @@ def _full_first(keep: BoolArray, full: BoolArray, key: IntArray, free: IntArray)
     refused = ~keep & ~full
     if not refused.any():
         return full
-    order = np.argsort(key, kind="stable")
-    sk = key[order]
-    starts = np.flatnonzero(np.concatenate(([True], sk[1:] != sk[:-1])))
-    k = keep[order].astype(np.int64)
-    kept: IntArray = np.cumsum(k) - k  # kept before each frame, over all rings
-    base: IntArray = np.repeat(kept[starts], np.diff(np.concatenate((starts, [len(key)]))))
-    before = np.empty(len(key), np.int64)
-    before[order] = kept - base  # kept before each frame on its own ring
+    before = _cumcount(key, keep)  # kept before each frame on its own ring
     out: BoolArray = full | (refused & (before >= free[key]))
     return out
 
@@ -173,15 +166,21 @@ def _fits(key: IntArray, free: IntArray, used: IntArray) -> BoolArray:
     return fits
 
 
-def _cumcount(key: IntArray) -> IntArray:
-    """For each element, how many earlier elements have the same key."""
+def _cumcount(key: IntArray, weight: BoolArray | None = None) -> IntArray:
+    """For each element, how many earlier elements have the same key (those ``weight``
+    marks, when given)."""
     if not len(key):
         return key
     order = np.argsort(key, kind="stable")
     sk = key[order]
     starts = np.flatnonzero(np.concatenate(([True], sk[1:] != sk[:-1])))
     lengths = np.diff(np.concatenate((starts, [len(key)])))
-    rank_sorted = np.arange(len(key), dtype=np.int64) - np.repeat(starts, lengths)
+    if weight is None:
+        rank_sorted = np.arange(len(key), dtype=np.int64) - np.repeat(starts, lengths)
+    else:
+        w = weight[order].astype(np.int64)
+        upto = np.cumsum(w) - w  # marked elements before each one, over every key
+        rank_sorted = upto - np.repeat(upto[starts], lengths)
     out = np.empty(len(key), np.int64)
     out[order] = rank_sorted
     return out

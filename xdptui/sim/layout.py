@@ -122,9 +122,7 @@ class SourceLayout:
 
     def column(self, per_entry: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """A per-entry column in table order (a view when the table is a slice)."""
-        if self.listed is not None:
-            return per_entry[self.listed]
-        return per_entry[self.offset : self.offset + self.L]
+        return _in_table_order(per_entry, self.offset, self.listed, self.L)
 
     def queue_frames(self, q: IntArray, n: IntArray) -> IntArray:
         """How many of the source's first ``n`` frames land on queue ``q``."""
@@ -150,6 +148,16 @@ class SourceLayout:
             return OneLabel(self.queues, int(lab[0]), n_labels, span)
         group = self.queue.astype(np.int64) * n_labels + lab
         return Grouped(group, self.rank.astype(np.int64), self.nq * n_labels, span)
+
+
+def _in_table_order(
+    per_entry: npt.NDArray[Any], offset: int, listed: IntArray | None, L: int
+) -> npt.NDArray[Any]:
+    """A per-entry column at a table's positions: ``listed`` entries, or the slice from
+    ``offset`` (a view, no copy)."""
+    if listed is not None:
+        return per_entry[listed]
+    return per_entry[offset : offset + L]
 
 
 def build_layout(world: World, src: Source, dev: NetDev, of_entry: IntArray) -> SourceLayout:
@@ -183,10 +191,8 @@ def _layout(
     pos = np.arange(L, dtype=np.int64)
     if not len(of_entry):
         cls = compact(np.zeros(L, np.int64))
-    elif listed is not None:
-        cls = compact(of_entry[listed])
     else:
-        cls = compact(of_entry[offset : offset + L])
+        cls = compact(_in_table_order(of_entry, offset, listed, L))
     q64 = queue.astype(np.int64)
     queues = Grouped(q64, pos, nq, L)
     rank = np.empty(L, np.int32)
