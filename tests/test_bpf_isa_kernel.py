@@ -241,3 +241,39 @@ def test_adjust_head_tail_and_meta_limits() -> None:
     assert [(int(r), d) for r, d in zip(result.retval, result.data, strict=True)] == [
         (k.retval, k.data) for k in kernel
     ]
+
+
+@pytest.mark.parametrize("size", [isa.BPF_W, isa.BPF_DW], ids=["w", "dw"])
+@pytest.mark.parametrize("is64", [True, False], ids=["alu64", "alu32"])
+@pytest.mark.parametrize("operand", ["imm", "reg"])
+def test_a_value_read_and_stored_back_bumped(size: int, is64: bool, operand: str) -> None:
+    """``x = *p; y = x; y += v; *p = y`` (run as one fetch-add) on operands around every
+    wrap: x, y and the stored value as the kernel has them."""
+    add = (
+        alu(isa.BPF_ADD, 4, imm=-3, is64=is64)
+        if operand == "imm"
+        else alu(isa.BPF_ADD, 4, 8, is64=is64)
+    )
+    body = (
+        ldx(size, 3, 2, 0)
+        + mov(4, 3)
+        + add
+        + stx(size, 2, 4, 0)
+        + stx(isa.BPF_DW, 2, 3, 8)
+        + stx(isa.BPF_DW, 2, 4, 16)
+    )
+    compare(with_packet(24, body))
+
+
+@pytest.mark.parametrize("size", [isa.BPF_W, isa.BPF_DW], ids=["w", "dw"])
+@pytest.mark.parametrize("is64", [True, False], ids=["alu64", "alu32"])
+def test_a_value_bumped_in_place(size: int, is64: bool) -> None:
+    """``x = *p; x += v; *p = x`` (run as one add): a 32-bit sum stores 32 bits, even into
+    a 64-bit word."""
+    body = (
+        ldx(size, 3, 2, 0)
+        + alu(isa.BPF_ADD, 3, 8, is64=is64)
+        + stx(size, 2, 3, 0)
+        + stx(isa.BPF_DW, 2, 3, 8)
+    )
+    compare(with_packet(24, body))

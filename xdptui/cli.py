@@ -257,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     bprog.add_argument("file")
     bprog.add_argument("--sec", default=None, help="program name or section")
     bprog.add_argument("--packets", type=int, default=65536)
+    bprog.add_argument("--runs", type=int, default=5, help="timed runs (the median is shown)")
     bprog.add_argument("--json", action="store_true")
     prog = sub.add_parser("prog", help="XDP ELF objects: prog run FILE.o --data-in PKT")
     prog_sub = prog.add_subparsers(dest="what", parser_class=_Parser)
@@ -687,7 +688,7 @@ def _bpf(args: argparse.Namespace) -> int:
 
     try:
         if args.cmd == "bench":
-            return tool.bench_prog(args.file, args.sec, args.packets, args.json)
+            return tool.bench_prog(args.file, args.sec, args.packets, args.json, args.runs)
         return tool.prog_run(
             args.file, args.sec, args.data_in, args.data_out, args.repeat, args.json
         )

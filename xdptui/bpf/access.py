@@ -26,6 +26,7 @@ DTYPES: dict[int, np.dtype[Any]] = {
     8: np.dtype("<u8"),
 }
 SIGNED: dict[int, np.dtype[Any]] = {1: np.dtype("<i1"), 2: np.dtype("<i2"), 4: np.dtype("<i4")}
+SHIFT = {2: 1, 4: 2, 8: 3}
 
 
 def _fail(b: Batch, row: int, what: str) -> KernelError:
@@ -46,7 +47,9 @@ def split_regions(addr: U64) -> list[tuple[int, npt.NDArray[np.bool_] | None]]:
 def _flat(
     b: Batch, region: int, rows: I64, off: I64, size: int, write: bool
 ) -> tuple[npt.NDArray[np.uint8], I64]:
-    """The byte array and flat start index of each access, after the bounds check."""
+    """The byte array and where each access is in it, after the bounds check: the flat index
+    of its first byte, or (a stack access across two 8-byte words) of each byte, one row
+    per access."""
     if region == mem.PKT_REGION:
         ok = (off >= b.meta_off[rows]) & (off + size <= b.end_off[rows])
         if not ok.all():
@@ -58,13 +61,24 @@ def _flat(
                 f"invalid access to packet, off={rel} size={size}, "
                 f"{int(b.end_off[rows[i]] - b.data_off[rows[i]])} bytes of packet",
             )
-        return b.buf, rows * b.width + off
+        return (b.writable() if write else b.buf), rows * b.width + off
     if region == mem.STACK_REGION:
+        o = int(off[0]) if len(off) else 0
+        if o >= 0 and o + size <= b.stack_width and (o & 7) + size <= 8 and (off == o).all():
+            # One offset for every row (the frame pointer is the same in each): in bounds
+            # for all, and their bytes lie in one 8-byte word.
+            start: I64 = rows * 8 + ((o >> 3) * b.n * 8 + (o & 7))
+            return b.stack, start
         ok = (off >= 0) & (off + size <= b.stack_width)
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
             raise _fail(b, int(rows[i]), f"invalid stack access off={int(off[i])} size={size}")
-        return b.stack, rows * b.stack_width + off
+        # Word-major: 8-byte word w of every row, then word w + 1 (``Batch.stack``).
+        start = ((off >> 3) * b.n + rows) * 8 + (off & 7)
+        if ((off & 7) + size > 8).any():
+            byte = off[:, None] + np.arange(size)
+            return b.stack, ((byte >> 3) * b.n + rows[:, None]) * 8 + (byte & 7)
+        return b.stack, start
     mi = region - mem.FIRST_MAP_REGION
     if 0 <= mi < len(b.maps):
         m = b.maps[mi]
@@ -93,7 +107,15 @@ def read_bytes(b: Batch, region: int, rows: I64, off: I64, size: int) -> npt.NDA
     arr, flat = _flat(b, region, rows, off, size, False)
     if region >= mem.FIRST_MAP_REGION:
         b.log_arena(region, off, size, rows, READ)
-    out: npt.NDArray[np.uint8] = arr[flat[:, None] + np.arange(size)]
+    cols = []
+    pos = 0
+    while pos < size:
+        step = next(c for c in (8, 4, 2, 1) if c <= size - pos)
+        part = flat + pos if flat.ndim == 1 else flat[:, pos : pos + step]
+        word = gather_uint(arr, part, step).astype(DTYPES[step])
+        cols.append(word.view(np.uint8).reshape(-1, step))
+        pos += step
+    out: npt.NDArray[np.uint8] = cols[0] if len(cols) == 1 else np.concatenate(cols, axis=1)
     return out
 
 
@@ -103,7 +125,15 @@ def write_bytes(b: Batch, region: int, rows: I64, off: I64, data: npt.NDArray[np
     if region >= mem.FIRST_MAP_REGION:
         b.before_write(region - mem.FIRST_MAP_REGION)
         b.log_arena(region, off, size, rows, WRITE)
-    arr[flat[:, None] + np.arange(size)] = data
+    arr[_each_byte(flat, size)] = data
+
+
+def _each_byte(flat: I64, size: int) -> I64:
+    """The flat index of every byte of each access (``_flat``'s first bytes widened)."""
+    if flat.ndim == 2:
+        return flat
+    out: I64 = flat[:, None] + np.arange(size)
+    return out
 
 
 def _ctx_load(b: Batch, rows: I64, off: I64, size: int) -> U64:
@@ -131,6 +161,46 @@ def _ctx_load(b: Batch, rows: I64, off: I64, size: int) -> U64:
     return out
 
 
+def gather_uint(arr: npt.NDArray[np.uint8], flat: I64, size: int) -> U64:
+    """The little-endian ``size``-byte integer at each flat index of ``arr``: one gather from
+    a wider view when every index has the same alignment (a field of every packet, a stack
+    slot of every row), else a gather per byte."""
+    if flat.ndim == 2:
+        out = arr[flat[:, 0]].astype(np.uint64)
+        for k in range(1, size):
+            out |= arr[flat[:, k]].astype(np.uint64) << np.uint64(8 * k)
+        return out
+    if size == 1 or len(flat) == 0:
+        return arr[flat].astype(np.uint64)
+    a = int(flat[0]) & (size - 1)
+    if not ((flat - a) & (size - 1)).any():
+        wide = arr[a : a + (len(arr) - a) // size * size].view(DTYPES[size])
+        got: U64 = wide[(flat - a) >> SHIFT[size]].astype(np.uint64)
+        return got
+    out = arr[flat].astype(np.uint64)
+    for k in range(1, size):
+        out |= arr[flat + k].astype(np.uint64) << np.uint64(8 * k)
+    return out
+
+
+def scatter_uint(arr: npt.NDArray[np.uint8], flat: I64, size: int, value: U64) -> None:
+    """Store the low ``size`` bytes of each value little-endian at its flat index."""
+    if flat.ndim == 2:
+        for k in range(size):
+            arr[flat[:, k]] = (value >> np.uint64(8 * k)).astype(np.uint8)
+        return
+    if size == 1 or len(flat) == 0:
+        arr[flat] = value.astype(np.uint8)
+        return
+    a = int(flat[0]) & (size - 1)
+    if not ((flat - a) & (size - 1)).any():
+        wide = arr[a : a + (len(arr) - a) // size * size].view(DTYPES[size])
+        wide[(flat - a) >> SHIFT[size]] = value.astype(DTYPES[size])
+        return
+    for k in range(size):
+        arr[flat + k] = (value >> np.uint64(8 * k)).astype(np.uint8)
+
+
 def load(b: Batch, rows: I64, addr: U64, size: int, signed: bool = False) -> U64:
     """``*(u<size> *)addr`` for each row (sign-extending for ``BPF_MEMSX``)."""
     out = np.zeros(len(rows), dtype=np.uint64)
@@ -141,11 +211,12 @@ def load(b: Batch, rows: I64, addr: U64, size: int, signed: bool = False) -> U64
         if region == mem.CTX_REGION:
             val = _ctx_load(b, r, off_i, size)
         else:
-            raw = np.ascontiguousarray(read_bytes(b, region, r, off_i, size))
+            arr, flat = _flat(b, region, r, off_i, size, False)
+            if region >= mem.FIRST_MAP_REGION:
+                b.log_arena(region, off_i, size, r, READ)
+            val = gather_uint(arr, flat, size)
             if signed:
-                val = raw.view(SIGNED[size]).reshape(-1).astype(np.int64).view(np.uint64)
-            else:
-                val = raw.view(DTYPES[size]).reshape(-1).astype(np.uint64)
+                val = val.astype(SIGNED[size]).astype(np.int64).view(np.uint64)
         if sel is None:
             return val
         out[sel] = val
@@ -159,8 +230,11 @@ def store(b: Batch, rows: I64, addr: U64, size: int, value: U64) -> None:
         a = addr if sel is None else addr[sel]
         v = value if sel is None else value[sel]
         off = (a & np.uint64(mem.OFFSET_MASK)).astype(np.int64)
-        data = v.astype(DTYPES[size]).view(np.uint8).reshape(-1, size)
-        write_bytes(b, region, r, off, data)
+        arr, flat = _flat(b, region, r, off, size, True)
+        if region >= mem.FIRST_MAP_REGION:
+            b.before_write(region - mem.FIRST_MAP_REGION)
+            b.log_arena(region, off, size, r, WRITE)
+        scatter_uint(arr, flat, size, v)
 
 
 def atomic(
@@ -221,8 +295,18 @@ def _apply(
     c: U64 | None,
     mask: np.uint64,
 ) -> U64:
-    idx = flat[:, None] + np.arange(size)
+    idx = _each_byte(flat, size)
+    flat = idx[:, 0]
     cur = np.ascontiguousarray(arr[idx]).view(DTYPES[size]).reshape(-1).astype(np.uint64)
+    if len(flat) > 1 and op == 0 and c is None and (flat == flat[0]).all():
+        # Every row adds to one word (a counter): each sees the adds of the rows before it.
+        with np.errstate(over="ignore"):
+            ss = s & mask
+            before = np.cumsum(ss, dtype=np.uint64) - ss
+            old: U64 = (cur[0] + before) & mask
+            final = (old[-1] + ss[-1]) & mask
+        arr[idx[0]] = np.array([final], dtype=DTYPES[size]).view(np.uint8)
+        return old
     uniq, inv, counts = np.unique(flat, return_inverse=True, return_counts=True)
     inv = inv.reshape(-1)
     if (counts == 1).all():

@@ -17,6 +17,7 @@ import numpy.typing as npt
 from xdptui.bpf import memory as mem
 from xdptui.bpf.isa import MAX_BPF_STACK, MAX_CALL_FRAMES
 from xdptui.bpf.maps import BpfMap, MapSnapshot
+from xdptui.bpf.packets import Packets
 from xdptui.model.errors import Errno, KernelError
 
 if TYPE_CHECKING:
@@ -30,30 +31,53 @@ M32 = np.uint64(0xFFFFFFFF)
 # Kinds of logged map accesses.
 READ, WRITE, ADD, FETCH = 0, 1, 2, 3
 KEY_SPACE = 1 << 62
+NO_ROW = np.iinfo(np.int64).max  # a touch's second row when it has one
+
+
+DEAD = np.zeros(0, dtype=np.uint64)  # a register no instruction reads before writing it
+ALL_REGS = (1 << 11) - 1
 
 
 @dataclass
 class Group:
-    """Packets at one instruction: their rows (ascending) and their registers."""
+    """Packets at one instruction: their rows (ascending) and their registers (``DEAD``
+    where the register is dead there, so splits and merges skip it)."""
 
     idx: I64
     r: list[U64]
+    top: int = 0  # at least the most instructions any of its rows has run
 
-    def take(self, sel: npt.NDArray[np.bool_] | I64) -> Group:
-        return Group(self.idx[sel], [reg[sel] for reg in self.r])
+    def take(self, sel: npt.NDArray[np.bool_] | I64, live: int = ALL_REGS) -> Group:
+        """The rows ``sel`` selects, with the registers in the ``live`` bit mask."""
+        if sel.dtype == np.bool_:
+            sel = np.flatnonzero(sel)  # one mask scan for all the registers
+        return Group(
+            self.idx[sel],
+            [reg[sel] if (live >> k) & 1 and len(reg) else DEAD for k, reg in enumerate(self.r)],
+            self.top,
+        )
 
     def __len__(self) -> int:
         return len(self.idx)
 
 
-def merge(groups: list[Group]) -> Group:
-    """One group from several at the same instruction, rows back in packet order."""
+def merge(groups: list[Group], live: int = ALL_REGS) -> Group:
+    """One group from several at the same instruction, rows back in packet order; only the
+    registers in the ``live`` bit mask are carried."""
     if len(groups) == 1:
         return groups[0]
     idx = np.concatenate([g.idx for g in groups])
     order = np.argsort(idx, kind="stable")
-    regs = [np.concatenate([g.r[k] for g in groups])[order] for k in range(11)]
-    return Group(idx[order], regs)
+    regs = []
+    for k in range(11):
+        if not (live >> k) & 1:
+            regs.append(DEAD)
+            continue
+        parts = [g.r[k] for g in groups]
+        if any(len(p) != len(g) for p, g in zip(parts, groups, strict=True)):
+            raise AssertionError(f"r{k} is live at a merge but dead on a path into it")
+        regs.append(np.concatenate(parts)[order])
+    return Group(idx[order], regs, max(g.top for g in groups))
 
 
 @dataclass
@@ -120,7 +144,7 @@ class Batch:
     """Per-row state of the packets being run (rows are packet positions in the batch)."""
 
     prog: BpfProgram
-    packets: list[bytes]
+    packets: Packets
     first: int  # index of row 0 in the caller's whole batch (for prandom and records)
     ingress_ifindex: U64
     rx_queue_index: U64
@@ -133,15 +157,18 @@ class Batch:
     n: int = field(init=False)
     buf: U8 = field(init=False)
     width: int = field(init=False)  # bytes of frame buffer per row (grows with adjust_tail)
+    owned: bool = field(init=False)  # ``buf`` is the batch's own (the caller's rows until a write)
     stack: U8 = field(init=False)
     stack_width: int = field(init=False)  # stack bytes per row (grows with the call depth)
+    # ``stack`` is word-major -- 8-byte word w of every row, then word w + 1 -- so an access
+    # that every row makes at one offset (a spill, a key) reads memory in order.
     data_off: I64 = field(init=False)
     end_off: I64 = field(init=False)
     meta_off: I64 = field(init=False)
     depth: I64 = field(init=False)
     retpc: I64 = field(init=False)
     saved: U64 = field(init=False)
-    icount: I64 = field(init=False)
+    visits: list[tuple[I64, int]] = field(init=False)  # (rows, instructions) per block run
     retval: U64 = field(init=False)
     done: npt.NDArray[np.bool_] = field(init=False)
     rnd_calls: I64 = field(init=False)
@@ -168,7 +195,10 @@ class Batch:
     def __post_init__(self) -> None:
         self.maps = self.prog.maps
         n = self.n = len(self.packets)
-        lens = np.fromiter((len(p) for p in self.packets), dtype=np.int64, count=n)
+        pk = self.packets
+        if n and (pk.start != mem.XDP_PACKET_HEADROOM).any():
+            pk = Packets.from_bytes(pk.to_bytes())  # rows laid out as test_run lays a frame
+        lens = pk.lengths
         if n and (lens.min() < mem.ETH_HLEN or lens.max() > mem.MAX_LINEAR):
             bad = int(np.flatnonzero((lens < mem.ETH_HLEN) | (lens > mem.MAX_LINEAR))[0])
             raise KernelError(
@@ -176,22 +206,17 @@ class Batch:
                 f"packet {self.first + bad}: {lens[bad]} bytes; BPF_PROG_TEST_RUN takes "
                 f"{mem.ETH_HLEN} to {mem.MAX_LINEAR} bytes of linear data",
             )
-        # Each row: the headroom, the frame, zeros up to the longest frame (8-byte aligned).
-        longest = int(lens.max()) if n else 0
-        self.width = (mem.XDP_PACKET_HEADROOM + longest + 7) & ~7
-        room = bytes(mem.XDP_PACKET_HEADROOM)
-        tail = self.width - mem.XDP_PACKET_HEADROOM
-        joined = bytearray(b"".join(room + p.ljust(tail, b"\0") for p in self.packets))
-        self.buf = np.frombuffer(joined, dtype=np.uint8) if n else np.zeros(0, dtype=np.uint8)
+        # Each row: the headroom, the frame, zeros to the row's width (8-byte aligned).
+        self.buf, self.width, self.owned = pk.buf, pk.width, False
         self.stack_width = MAX_BPF_STACK
         self.stack = np.zeros(n * self.stack_width, dtype=np.uint8)
         self.data_off = np.full(n, mem.XDP_PACKET_HEADROOM, dtype=np.int64)
         self.meta_off = self.data_off.copy()
-        self.end_off = self.data_off + lens
+        self.end_off = pk.end.copy()
         self.depth = np.zeros(n, dtype=np.int64)
         self.retpc = np.zeros((n, MAX_CALL_FRAMES), dtype=np.int64)
         self.saved = np.zeros((n, MAX_CALL_FRAMES, 5), dtype=np.uint64)
-        self.icount = np.zeros(n, dtype=np.int64)
+        self.visits = []
         self.retval = np.zeros(n, dtype=np.uint64)
         self.done = np.zeros(n, dtype=bool)
         self.rnd_calls = np.zeros(n, dtype=np.int64)
@@ -200,6 +225,19 @@ class Batch:
         self.redirect_key = np.full(n, -1, dtype=np.int64)
         self.redirect_flags = np.zeros(n, dtype=np.int64)
 
+    def icount(self) -> I64:
+        """The instructions each row has run so far."""
+        out = np.zeros(self.n, dtype=np.int64)
+        for rows, count in self.visits:
+            out[rows] += count
+        return out
+
+    def writable(self) -> U8:
+        """The frame buffer to write into: the caller's rows are copied on the first write."""
+        if not self.owned:
+            self.buf, self.owned = self.buf.copy(), True
+        return self.buf
+
     def ensure_width(self, end: int) -> None:
         """Widen every row's frame buffer to hold ``end`` bytes (bpf_xdp_adjust_tail)."""
         if end <= self.width:
@@ -207,16 +245,20 @@ class Batch:
         new = min(mem.FRAME_SIZE, (end + 63) & ~63)
         grown = np.zeros((self.n, new), dtype=np.uint8)
         grown[:, : self.width] = self.buf.reshape(self.n, self.width)
-        self.buf, self.width = grown.reshape(-1), new
+        self.buf, self.width, self.owned = grown.reshape(-1), new, True
+
+    def out(self) -> Packets:
+        """``data_out`` of each row: ``data_meta`` to ``data_end``."""
+        return Packets(self.buf, self.width, self.meta_off, self.end_off)
 
     def ensure_stack(self, frames: int) -> None:
         """Room for ``frames`` stack frames per row (bpf-to-bpf calls)."""
         need = frames * MAX_BPF_STACK
         if need <= self.stack_width:
             return
-        grown = np.zeros((self.n, need), dtype=np.uint8)
-        grown[:, : self.stack_width] = self.stack.reshape(self.n, self.stack_width)
-        self.stack, self.stack_width = grown.reshape(-1), need
+        grown = np.zeros(self.n * need, dtype=np.uint8)  # word-major: new words at the end
+        grown[: len(self.stack)] = self.stack
+        self.stack, self.stack_width = grown, need
 
     def initial_group(self) -> Group:
         n = self.n
@@ -303,19 +345,17 @@ class Batch:
             sizers = sorted(set(self.inserts.get(mi, [])))
             if len(sizers) > 1:
                 cut = sizers[1] if cut is None else min(cut, sizers[1])
-        if not self.log_words:
+        entries = self._touches()
+        if entries is None:
             return cut
-        words = np.concatenate(self.log_words)
-        rows = np.concatenate(self.log_rows)
-        sizes = [len(w) for w in self.log_words]
-        kind = np.repeat(np.array(self.log_kind, dtype=np.int8), sizes)
-        event = np.repeat(np.array(self.log_event, dtype=np.int64), sizes)
-        order = np.lexsort((rows, words))
-        words, rows, kind, event = words[order], rows[order], kind[order], event[order]
+        words, rmin_e, r2_e, rmax_e, kind, event = entries
+        order = np.lexsort((rmin_e, words))
+        words, rmin_e, r2_e, rmax_e = words[order], rmin_e[order], r2_e[order], rmax_e[order]
+        kind, event = kind[order], event[order]
         start = np.flatnonzero(np.concatenate(([True], words[1:] != words[:-1])))
         seg = np.repeat(np.arange(len(start)), np.diff(np.append(start, len(words))))
-        rmin = np.minimum.reduceat(rows, start)
-        rmax = np.maximum.reduceat(rows, start)
+        rmin = np.minimum.reduceat(rmin_e, start)
+        rmax = np.maximum.reduceat(rmax_e, start)
         shared = rmin != rmax
         if not shared.any():
             return cut
@@ -329,7 +369,48 @@ class Batch:
         if not bad.any():
             return cut
         # The second distinct packet of each bad word: the first row above the word's minimum.
-        above = rows > rmin[seg]
-        cand = np.where(above & bad[seg], rows, np.iinfo(np.int64).max)
+        above = np.where(rmin_e > rmin[seg], rmin_e, r2_e)
+        cand = np.where(bad[seg], above, NO_ROW)
         second = int(cand.min())
         return second if cut is None else min(cut, second)
+
+    def _touches(self) -> tuple[U64, I64, I64, I64, npt.NDArray[np.int8], I64] | None:
+        """The logged touches of words that some touch writes, adds to or fetches (a word
+        only ever read cannot conflict): word, first row, second row (or ``NO_ROW``), last
+        row, kind and event. An access whose rows all touch one word is one touch (a counter
+        every packet adds to, a lookup of one key), so the log's size follows distinct words."""
+        parts: list[tuple[U64, I64, I64, I64, int, int]] = []
+        for words, rows, kind, ev in zip(
+            self.log_words, self.log_rows, self.log_kind, self.log_event, strict=True
+        ):
+            if len(words) == 0:
+                continue
+            if len(words) > 1 and (words == words[0]).all():
+                low = np.partition(rows, 1)[:2]
+                one = np.ones(1, dtype=np.int64)
+                parts.append(
+                    (words[:1], one * low[0], one * low[1], one * int(rows.max()), kind, ev)
+                )
+            else:
+                rows64 = rows.astype(np.int64, copy=False)
+                parts.append((words, rows64, np.full(len(rows), NO_ROW), rows64, kind, ev))
+        written = [p[0] for p in parts if p[4] != READ]
+        if not written:
+            return None
+        hot = np.unique(np.concatenate(written))
+        kept = []
+        for w, r1, r2, rx, kind, ev in parts:
+            sel = np.isin(w, hot)
+            if sel.all():
+                kept.append((w, r1, r2, rx, kind, ev))
+            elif sel.any():
+                kept.append((w[sel], r1[sel], r2[sel], rx[sel], kind, ev))
+        sizes = [len(k[0]) for k in kept]
+        return (
+            np.concatenate([k[0] for k in kept]),
+            np.concatenate([k[1] for k in kept]),
+            np.concatenate([k[2] for k in kept]),
+            np.concatenate([k[3] for k in kept]),
+            np.repeat(np.array([k[4] for k in kept], dtype=np.int8), sizes),
+            np.repeat(np.array([k[5] for k in kept], dtype=np.int64), sizes),
+        )

@@ -267,8 +267,9 @@ def xdp_adjust_head(b: Batch, g: Group) -> None:
     for i in np.flatnonzero(moved):
         row, src = int(r[i]), int(b.meta_off[r[i]])
         base = row * b.width
-        chunk = b.buf[base + src : base + src + int(ml[i])].copy()
-        b.buf[base + src + int(d[i]) : base + src + int(d[i]) + int(ml[i])] = chunk
+        buf = b.writable()
+        chunk = buf[base + src : base + src + int(ml[i])].copy()
+        buf[base + src + int(d[i]) : base + src + int(d[i]) + int(ml[i])] = chunk
     b.meta_off[r] += d
     b.data_off[r] += d
     g.r[0] = np.where(ok, np.uint64(0), _neg(Errno.EINVAL, len(g)))
@@ -299,7 +300,7 @@ def xdp_adjust_tail(b: Batch, g: Group) -> None:
         b.ensure_width(int(end[grow].max()))
     for i in np.flatnonzero(grow):
         base = int(rows[i]) * b.width
-        b.buf[base + int(b.end_off[rows[i]]) : base + int(end[i])] = 0
+        b.writable()[base + int(b.end_off[rows[i]]) : base + int(end[i])] = 0
     b.end_off[rows[ok]] = end[ok]
     g.r[0] = np.where(ok, np.uint64(0), _neg(Errno.EINVAL, len(g)))
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -30,9 +32,10 @@ from xdptui.bpf import memory as mem
 from xdptui.bpf.batch import AccessLog, Batch, Group, Record, merge
 from xdptui.bpf.helpers import helper
 from xdptui.bpf.isa import MAX_BPF_STACK, MAX_CALL_FRAMES, Insn
-from xdptui.bpf.liveness import live_out
+from xdptui.bpf.liveness import live_in, live_out
 from xdptui.bpf.maps import MapSnapshot
 from xdptui.bpf.objfile import BpfProgram
+from xdptui.bpf.packets import Packets
 from xdptui.model.errors import Errno, KernelError
 
 U64 = npt.NDArray[np.uint64]
@@ -58,6 +61,9 @@ class Block:
     target: int = -1
     fall: int = -1
     cond: Cond | None = None
+    live: int = 0x7FF  # registers live at ``start`` (a bit mask): the rest are not carried
+    target_live: int = 0x7FF
+    fall_live: int = 0x7FF
 
 
 @dataclass
@@ -73,21 +79,52 @@ class Redirect:
 @dataclass
 class BatchResult:
     """Per packet: the return value, the bytes from ``data_meta`` to ``data_end`` (what
-    ``BPF_PROG_TEST_RUN`` returns in data_out), the redirect target; the output records in
-    packet order; and how many instructions ran."""
+    ``BPF_PROG_TEST_RUN`` returns in data_out, packed: ``out``), the redirect target; the
+    output records in packet order; and how many instructions ran."""
 
     retval: npt.NDArray[np.uint32]
-    data: list[bytes]
+    out: Packets
     meta_len: npt.NDArray[np.int64]
-    redirects: list[Redirect | None]
+    redirect_ifindex: npt.NDArray[np.int64]  # bpf_redirect's ifindex, or -1
+    redirect_map: npt.NDArray[np.int64]  # bpf_redirect_map's map (object index), or -1
+    redirect_key: npt.NDArray[np.int64]
+    redirect_flags: npt.NDArray[np.int64]
+    map_names: tuple[str, ...]
     records: list[Record] = field(default_factory=list)
     insns: int = 0
     passes: int = 1  # runs needed to keep the batch sequential (1: fully vectorised)
-    counts: npt.NDArray[np.int64] | None = None  # instructions each packet ran
+    visits: list[tuple[npt.NDArray[np.int64], int]] = field(default_factory=list, repr=False)
     log: AccessLog | None = None  # recording runs: every map access, by word
     adds: list[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64], int, U64]] = field(
         default_factory=list
     )  # recording runs: (map, packets, arena offsets, size, values) of each commutative add
+
+    @cached_property
+    def counts(self) -> npt.NDArray[np.int64]:
+        """The instructions each packet ran (from the block runs, when asked for)."""
+        out = np.zeros(len(self.retval), dtype=np.int64)
+        for rows, count in self.visits:
+            out[rows] += count
+        return out
+
+    @cached_property
+    def data(self) -> list[bytes]:
+        """Each packet's data_out as ``bytes``."""
+        return self.out.to_bytes()
+
+    @cached_property
+    def redirects(self) -> list[Redirect | None]:
+        """Each packet's redirect target, or None."""
+        out: list[Redirect | None] = [None] * len(self.retval)
+        for i in np.flatnonzero(self.redirect_ifindex >= 0).tolist():
+            out[i] = Redirect(ifindex=int(self.redirect_ifindex[i]))
+        for i in np.flatnonzero(self.redirect_map >= 0).tolist():
+            out[i] = Redirect(
+                map=self.map_names[int(self.redirect_map[i])],
+                key=int(self.redirect_key[i]),
+                flags=int(self.redirect_flags[i]),
+            )
+        return out
 
 
 # -- compilation ---------------------------------------------------------------------------------
@@ -208,6 +245,26 @@ def _fused_add(ld: Insn, add: Insn, observed: bool) -> Op:
     return fused
 
 
+def _fused_copy_add(ld: Insn, mv: Insn, add: Insn, observed: bool) -> Op:
+    """``rX = *(rA + off); rY = rX; rY += v; *(rA + off) = rY`` -- a value read and stored
+    back bumped, the value read kept (``x = *p; *p = x + 1``, a round robin's next slot) --
+    as one fetch-add: rX the old value, rY the sum."""
+    base, size, o = ld.src, ld.size, _imm64(ld.off)
+    src = _src(add)
+    is64 = add.cls == isa.BPF_ALU64
+    m32 = np.uint64(0xFFFFFFFF)
+
+    def fused(b: Batch, g: Group) -> None:
+        v = src(g)
+        old = access.atomic(b, g.idx, g.r[base] + o, size, 0, observed, v, None, fused=True)
+        with np.errstate(over="ignore"):
+            res = old + v
+        g.r[ld.dst] = old
+        g.r[mv.dst] = res if is64 else res & m32
+
+    return fused
+
+
 def _ld_imm64(ins: Insn) -> Op:
     dst, v = ins.dst, _imm64(ins.imm64)
 
@@ -290,6 +347,7 @@ def _fusable(insns: list[Insn], pc: int, leaders: set[int]) -> bool:
         and ld.mode == isa.BPF_MEM
         and ld.dst != ld.src
         and add.cls in (isa.BPF_ALU64, isa.BPF_ALU)
+        and (add.cls == isa.BPF_ALU64 or ld.size <= 4)  # a 32-bit sum stores 32 bits
         and add.op == isa.BPF_ADD
         and add.off == 0
         and add.dst != ld.src
@@ -304,6 +362,35 @@ def _fusable(insns: list[Insn], pc: int, leaders: set[int]) -> bool:
     if add.dst == ld.dst:
         return add.source == isa.BPF_K or add.src not in (ld.dst, ld.src)
     return add.source == isa.BPF_X and add.src == ld.dst
+
+
+def _fusable_copy(insns: list[Insn], pc: int, leaders: set[int]) -> bool:
+    """``ldx rX, [rA+off]; mov rY, rX; add rY, v; stx [rA+off], rY`` inside one block, v
+    neither rX nor rY (see :func:`_fused_copy_add`)."""
+    if pc + 3 >= len(insns) or any(pc + k in leaders for k in (1, 2, 3)):
+        return False
+    ld, mv, add, st = insns[pc : pc + 4]
+    x, y, a = ld.dst, mv.dst, ld.src
+    return (
+        ld.cls == isa.BPF_LDX
+        and ld.mode == isa.BPF_MEM
+        and len({x, y, a}) == 3
+        and mv.cls in (isa.BPF_ALU64, isa.BPF_ALU)
+        and (mv.cls == isa.BPF_ALU64 or ld.size <= 4)
+        and mv.op == isa.BPF_MOV
+        and mv.source == isa.BPF_X
+        and mv.src == x
+        and mv.off == 0
+        and add.cls in (isa.BPF_ALU64, isa.BPF_ALU)
+        and add.op == isa.BPF_ADD
+        and add.off == 0
+        and add.dst == y
+        and (add.cls == isa.BPF_ALU64 or ld.size <= 4)  # a 32-bit sum stores 32 bits
+        and (add.source == isa.BPF_K or add.src not in (x, y))
+        and st.cls == isa.BPF_STX
+        and st.mode == isa.BPF_MEM
+        and (st.dst, st.off, st.size, st.src) == (a, ld.off, ld.size, y)
+    )
 
 
 def compile_program(prog: BpfProgram) -> dict[int, Block]:
@@ -357,6 +444,12 @@ def compile_program(prog: BpfProgram) -> dict[int, Block]:
                         start, ops, count, "cond", _jump_target(pc, ins), pc + 1, _cond(ins)
                     )
                 break
+            if _fusable_copy(insns, pc, leaders):
+                ld, mv, add = insns[pc], insns[pc + 1], insns[pc + 2]
+                observed = bool(live[pc + 3] & ((1 << ld.dst) | (1 << mv.dst)))
+                ops.append(_fused_copy_add(ld, mv, add, observed))
+                pc += 4
+                continue
             ops.append(_compile_one(insns, pc, leaders))
             if ops[-1] is _SKIP2:
                 ops.pop()
@@ -369,6 +462,11 @@ def compile_program(prog: BpfProgram) -> dict[int, Block]:
         if block is None:
             raise KernelError(Errno.EINVAL, "the last insn is not an exit or jmp")
         blocks[start] = block
+    entry = live_in(insns)
+    for blk in blocks.values():
+        blk.live = entry[blk.start]
+        blk.target_live = entry[blk.target] if 0 <= blk.target < n else 0x7FF
+        blk.fall_live = entry[blk.fall] if 0 <= blk.fall < n else 0x7FF
     prog._compiled = blocks
     return blocks
 
@@ -408,13 +506,16 @@ def _execute(b: Batch, blocks: dict[int, Block]) -> None:
         groups = pending.pop(pc, None)
         if not groups:
             continue
-        g = merge(groups)
         blk = blocks[pc]
+        g = merge(groups, blk.live)
         for op in blk.ops:
             op(b, g)
-        b.icount[g.idx] += blk.count
+        b.visits.append((g.idx, blk.count))
         b.insns += blk.count * len(g)
-        if b.icount[g.idx].max() > b.max_insns:
+        g.top += blk.count
+        if g.top > b.max_insns:
+            g.top = int(b.icount()[g.idx].max())
+        if g.top > b.max_insns:
             raise KernelError(
                 Errno.E2BIG,
                 f"packet {b.first + int(g.idx[0])}: more than {b.max_insns} instructions "
@@ -441,7 +542,10 @@ def _successors(b: Batch, blk: Block, g: Group) -> list[tuple[int, Group]]:
             return [(blk.target, g)]
         if not taken.any():
             return [(blk.fall, g)]
-        return [(blk.target, g.take(taken)), (blk.fall, g.take(~taken))]
+        return [
+            (blk.target, g.take(taken, blk.target_live)),
+            (blk.fall, g.take(~taken, blk.fall_live)),
+        ]
     if blk.kind == "call":
         d = b.depth[g.idx]
         if (d + 1 >= MAX_CALL_FRAMES).any():
@@ -449,7 +553,9 @@ def _successors(b: Batch, blk: Block, g: Group) -> list[tuple[int, Group]]:
                 Errno.E2BIG, f"the call stack of {MAX_CALL_FRAMES + 1} frames is too deep"
             )
         b.ensure_stack(int(d.max()) + 2)
-        b.saved[g.idx, d] = np.stack(g.r[6:11], axis=1)
+        b.saved[g.idx, d] = np.stack(
+            [reg if len(reg) else np.zeros(len(g), dtype=np.uint64) for reg in g.r[6:11]], axis=1
+        )
         b.retpc[g.idx, d] = blk.fall
         b.depth[g.idx] = d + 1
         g.r[10] = np.uint64(mem.STACK_BASE) + ((d + 2) * MAX_BPF_STACK).astype(np.uint64)
@@ -494,7 +600,7 @@ def _per_packet(value: int | npt.ArrayLike, n: int) -> U64:
 
 def run_batch(
     prog: BpfProgram,
-    packets: list[bytes],
+    packets: list[bytes] | Packets,
     *,
     ingress_ifindex: int | npt.ArrayLike = 1,
     rx_queue_index: int | npt.ArrayLike = 0,
@@ -522,6 +628,8 @@ def run_batch(
     probing what each packet does, never for results. ``record`` keeps the access log and
     the value of every commutative add in the result."""
     blocks = compile_program(prog)
+    if not isinstance(packets, Packets):
+        packets = Packets.from_bytes(packets)
     n = len(packets)
     ing = _per_packet(ingress_ifindex, n)
     rxq = _per_packet(rx_queue_index, n)
@@ -535,7 +643,7 @@ def run_batch(
         end = min(n, start + size)
         b = Batch(
             prog,
-            packets[start:end],
+            packets.rows(start, end),
             start,
             ing[start:end],
             rxq[start:end],
@@ -586,12 +694,12 @@ def test_run(prog: BpfProgram, packet: bytes, repeat: int = 1) -> BatchResult:
         )
     blocks = compile_program(prog)
     one = np.ones(1, dtype=np.uint64)
-    b = Batch(prog, [packet], 0, one, one * 0, one * 0, 0, 0, 0, MAX_INSNS)
+    b = Batch(prog, Packets.from_bytes([packet]), 0, one, one * 0, one * 0, 0, 0, 0, MAX_INSNS)
     insns = 0
     for _ in range(repeat):
         b.done[:] = False
         b.depth[:] = 0
-        b.icount[:] = 0
+        b.visits.clear()
         try:
             _execute(b, blocks)
         except KernelError:
@@ -609,30 +717,26 @@ def _shifted(b: Batch) -> list[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.
 
 
 def _result(prog: BpfProgram, parts: list[Batch], n: int, passes: int) -> BatchResult:
-    retval = np.zeros(n, dtype=np.uint32)
-    meta_len = np.zeros(n, dtype=np.int64)
-    data: list[bytes] = []
-    redirects: list[Redirect | None] = []
+    def joined(column: Callable[[Batch], npt.NDArray[Any]], dtype: type) -> npt.NDArray[Any]:
+        if not parts:
+            return np.zeros(0, dtype=dtype)
+        return np.concatenate([column(b) for b in parts]).astype(dtype, copy=False)
+
     records: list[Record] = []
-    insns = 0
-    counts = np.zeros(n, dtype=np.int64)
     for b in parts:
-        sl = slice(b.first, b.first + b.n)
-        counts[sl] = b.icount
-        retval[sl] = (b.retval & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-        meta_len[sl] = b.data_off - b.meta_off
-        view = b.buf.data
-        base = np.arange(b.n, dtype=np.int64) * b.width
-        starts = (base + b.meta_off).tolist()
-        ends = (base + b.end_off).tolist()
-        data.extend(view[s:e].tobytes() for s, e in zip(starts, ends, strict=True))
-        part: list[Redirect | None] = [None] * b.n
-        for i in np.flatnonzero(b.redirect_ifindex >= 0).tolist():
-            part[i] = Redirect(ifindex=int(b.redirect_ifindex[i]))
-        for i in np.flatnonzero(b.redirect_map >= 0).tolist():
-            name = prog.maps[int(b.redirect_map[i])].name
-            part[i] = Redirect(map=name, key=int(b.redirect_key[i]), flags=int(b.redirect_flags[i]))
-        redirects.extend(part)
         records.extend(rec for _row, _seq, rec in sorted(b.records, key=lambda t: (t[0], t[1])))
-        insns += b.insns
-    return BatchResult(retval, data, meta_len, redirects, records, insns, passes, counts)
+    out = Packets.concat([b.out() for b in parts]) if parts else Packets.from_bytes([])
+    return BatchResult(
+        retval=joined(lambda b: b.retval & np.uint64(0xFFFFFFFF), np.uint32),
+        out=out,
+        meta_len=joined(lambda b: b.data_off - b.meta_off, np.int64),
+        redirect_ifindex=joined(lambda b: b.redirect_ifindex, np.int64),
+        redirect_map=joined(lambda b: b.redirect_map, np.int64),
+        redirect_key=joined(lambda b: b.redirect_key, np.int64),
+        redirect_flags=joined(lambda b: b.redirect_flags, np.int64),
+        map_names=tuple(m.name for m in prog.maps),
+        records=records,
+        insns=sum(b.insns for b in parts),
+        passes=passes,
+        visits=[(rows + b.first if b.first else rows, c) for b in parts for rows, c in b.visits],
+    )

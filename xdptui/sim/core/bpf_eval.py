@@ -221,8 +221,7 @@ def run_probe(
                 for m, snap in zip(obj.maps, snaps, strict=True):
                     m.restore(snap)
             retval[start:end] = res.retval
-            if res.counts is not None:
-                insns[start:end] = res.counts
+            insns[start:end] = res.counts
             for i, r in enumerate(res.redirects):
                 if r is None:
                     continue

@@ -372,7 +372,7 @@ def explain(dp: RunCore, ev: ObjEval, entry: int, cpu: int, t: int) -> ProgramRu
         ev.prog.prog_id,
         action_name(retval),
         retval,
-        int(res.counts[0]) if res.counts is not None else res.insns,
+        int(res.counts[0]),
         frame,
         res.data[0][int(res.meta_len[0]) :],
         redirect,
