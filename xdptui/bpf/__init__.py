@@ -8,10 +8,14 @@ The interface for the engine (stable):
     ``obj.skipped`` (programs present but not runnable here, with the reason).
 ``run_batch(prog, packets, *, ingress_ifindex=1, rx_queue_index=0, egress_ifindex=0,
 cpu=0, time_ns=0, seed=0) -> BatchResult``
-    Run over a list of frames as if one by one in order (``vm``): ``retval`` per packet,
-    ``data`` (bytes from data_meta to data_end, as BPF_PROG_TEST_RUN returns), ``meta_len``,
+    Run over frames (a list of ``bytes``, or ``Packets``) as if one by one in order (``vm``):
+    ``retval`` per packet, ``data`` (bytes from data_meta to data_end, as BPF_PROG_TEST_RUN
+    returns; ``out``, the same packed), ``meta_len``, ``counts`` (instructions run),
     ``redirects`` (``Redirect(ifindex=...)`` or ``Redirect(map=..., key=..., flags=...)``),
     ``records`` (trace_printk / perf / ring buffer output). Map changes stay in the maps.
+``Packets.from_bytes(frames) -> Packets``
+    Frames packed once as BPF_PROG_TEST_RUN lays each out (``packets``); a batch runs on the
+    rows in place and copies them on its first write into a packet.
 ``BpfMap.lookup / update / delete / items / dump``
     The bpf(2) map commands with the kernel's flags and errno; ``dump()`` prints what
     ``bpftool map dump`` prints (``as_json=True`` for ``-j``).
@@ -26,6 +30,7 @@ from xdptui.bpf.elf import load_object
 from xdptui.bpf.frames import build_frame_bytes
 from xdptui.bpf.maps import BpfMap, MapType
 from xdptui.bpf.objfile import BpfObject, BpfProgram
+from xdptui.bpf.packets import Packets
 from xdptui.bpf.vm import BatchResult, Redirect, action_name, run_batch
 
 __all__ = [
@@ -34,6 +39,7 @@ __all__ = [
     "BpfObject",
     "BpfProgram",
     "MapType",
+    "Packets",
     "Redirect",
     "action_name",
     "build_frame_bytes",
