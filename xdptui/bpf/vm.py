@@ -615,6 +615,9 @@ def run_batch(
 ) -> BatchResult:
     """Run ``prog`` over ``packets`` as if one by one in order, on CPU ``cpu``.
 
+    ``packets``: frames as ``bytes``, or ``Packets`` packed once (the batch reads their rows
+    in place and copies them on its first write into a packet: the caller's stay as they are).
+
     Context defaults are what ``BPF_PROG_TEST_RUN`` gives without a ctx (``lo``, queue 0).
     Map changes stay in the program's maps. Refusals raise ``KernelError``: EINVAL for what
     the loader or verifier refuses, EACCES for a bad memory access, E2BIG for a run over the
@@ -674,7 +677,7 @@ def run_batch(
         parts.append(b)
         start = end
         size = max(size * 2, 1)
-    result = _result(prog, parts, n, passes)
+    result = _result(prog, parts, passes)
     if record:
         result.log = AccessLog.join([b.access_log() for b in parts]) if parts else None
         result.adds = [a for b in parts for a in _shifted(b)]
@@ -708,7 +711,7 @@ def test_run(prog: BpfProgram, packet: bytes, repeat: int = 1) -> BatchResult:
         insns += b.insns
         b.insns = 0
     b.insns = insns
-    return _result(prog, [b], 1, repeat)
+    return _result(prog, [b], repeat)
 
 
 def _shifted(b: Batch) -> list[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64], int, U64]]:
@@ -716,7 +719,7 @@ def _shifted(b: Batch) -> list[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.
     return [(mi, rows + b.first, off, size, v) for mi, rows, off, size, v in b.adds]
 
 
-def _result(prog: BpfProgram, parts: list[Batch], n: int, passes: int) -> BatchResult:
+def _result(prog: BpfProgram, parts: list[Batch], passes: int) -> BatchResult:
     def joined(column: Callable[[Batch], npt.NDArray[Any]], dtype: type) -> npt.NDArray[Any]:
         if not parts:
             return np.zeros(0, dtype=dtype)
