@@ -59,11 +59,18 @@ class Packets:
         return out
 
     def rows(self, start: int, stop: int) -> Packets:
-        """Packets ``start`` to ``stop`` (a view of the same rows)."""
+        """Packets ``start`` to ``stop`` (a view of the same rows; all of them: itself)."""
+        if start == 0 and stop == len(self):
+            return self
         w = self.width
         return Packets(
             self.buf[start * w : stop * w], w, self.start[start:stop], self.end[start:stop]
         )
+
+    def packet(self, i: int) -> bytes:
+        """Packet ``i`` as ``bytes``."""
+        base = i * self.width
+        return self.buf[base + int(self.start[i]) : base + int(self.end[i])].tobytes()
 
     def to_bytes(self) -> list[bytes]:
         """Every packet as ``bytes`` (one Python object each: for callers that want them)."""

@@ -32,7 +32,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from xdptui.bpf import memory as mem
 from xdptui.bpf.maps import PERCPU_TYPES
+from xdptui.bpf.packets import Packets
 from xdptui.bpf.vm import run_batch
 from xdptui.model.errors import Errno, KernelError
 from xdptui.sim.core import derived
@@ -198,10 +200,11 @@ def run_probe(
     try:
         while work:
             start, end = work.pop()
+            packed = Packets.from_bytes(frames[start:end])
             try:
                 res = run_batch(
                     obj.prog,
-                    frames[start:end],
+                    packed,
                     ingress_ifindex=ingress,
                     rx_queue_index=queue[start:end],
                     egress_ifindex=egress,
@@ -222,19 +225,14 @@ def run_probe(
                     m.restore(snap)
             retval[start:end] = res.retval
             insns[start:end] = res.counts
-            for i, r in enumerate(res.redirects):
-                if r is None:
-                    continue
+            to_map = res.redirect_map >= 0  # bpf_redirect_map's target wins over an ifindex
+            ifindex[start:end] = np.where(to_map, -1, np.maximum(res.redirect_ifindex, -1))
+            mapidx[start:end] = np.where(to_map, res.redirect_map, -1)
+            key[start:end] = np.where(to_map, res.redirect_key, -1)
+            flags[start:end] = np.where(to_map, res.redirect_flags, 0)
+            for i in _rewritten(packed, res.out, res.meta_len).tolist():
                 j = start + i
-                if r.ifindex is not None:
-                    ifindex[j] = r.ifindex
-                elif r.map is not None:
-                    mapidx[j] = next(k for k, m in enumerate(obj.maps) if m.name == r.map)
-                    key[j] = r.key if r.key is not None else -1
-                    flags[j] = r.flags
-            for i, data in enumerate(res.data):
-                j = start + i
-                body = data[int(res.meta_len[i]) :]
+                body = res.out.packet(i)[int(res.meta_len[i]) :]
                 size = len(body) + int(sizes[j]) - len(frames[j])
                 if body != frames[j] or size != int(sizes[j]):
                     out[j] = (body, size, bool(gso[j]))
@@ -257,6 +255,21 @@ def run_probe(
             m.restore(snap)
     eff = _cat_effects(effs)
     return Probe(None, retval, ifindex, mapidx, key, flags, out, insns, eff, depends, fault)
+
+
+def _rewritten(before: Packets, after: Packets, meta_len: IntArray) -> IntArray:
+    """The packets whose data may differ from what they were: any whose data moved, whose end
+    moved, or whose row's bytes from the headroom on differ (a superset: each is checked)."""
+    data = after.start + meta_len
+    moved = (data != mem.XDP_PACKET_HEADROOM) | (after.end != before.end)
+    if after.buf is not before.buf:
+        if after.width != before.width:
+            return np.arange(len(before), dtype=np.int64)
+        w, h = before.width, mem.XDP_PACKET_HEADROOM
+        grid_a = after.buf.reshape(len(after), w)[:, h:]
+        grid_b = before.buf.reshape(len(before), w)[:, h:]
+        moved |= (grid_a != grid_b).any(axis=1)
+    return np.flatnonzero(moved)
 
 
 def _cat_effects(
