@@ -32,6 +32,7 @@ M32 = np.uint64(0xFFFFFFFF)
 READ, WRITE, ADD, FETCH = 0, 1, 2, 3
 KEY_SPACE = 1 << 62
 NO_ROW = np.iinfo(np.int64).max  # a touch's second row when it has one
+SMALL_LOG = 4096  # logged touches up to which the order check takes them as they are
 
 
 DEAD = np.zeros(0, dtype=np.uint64)  # a register no instruction reads before writing it
@@ -379,6 +380,19 @@ class Batch:
         only ever read cannot conflict): word, first row, second row (or ``NO_ROW``), last
         row, kind and event. An access whose rows all touch one word is one touch (a counter
         every packet adds to, a lookup of one key), so the log's size follows distinct words."""
+        if not any(kind != READ for kind in self.log_kind):
+            return None
+        sizes = [len(w) for w in self.log_words]
+        if sum(sizes) <= SMALL_LOG:  # a few packets: every touch as it is
+            rows = np.concatenate(self.log_rows).astype(np.int64, copy=False)
+            return (
+                np.concatenate(self.log_words),
+                rows,
+                np.full(len(rows), NO_ROW),
+                rows,
+                np.repeat(np.array(self.log_kind, dtype=np.int8), sizes),
+                np.repeat(np.array(self.log_event, dtype=np.int64), sizes),
+            )
         parts: list[tuple[U64, I64, I64, I64, int, int]] = []
         for words, rows, kind, ev in zip(
             self.log_words, self.log_rows, self.log_kind, self.log_event, strict=True
