@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
+from bpf_asm import alu, call, exit_, insn, jmp, ldx, mov, stx
+from bpf_elf import MapSpec, Obj, elf_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -118,3 +121,75 @@ def test_the_stack_reads_back_what_was_written_at_any_offset_and_size(
             got = read_bytes(b, mem.STACK_REGION, idx, off, size)
             want = np.stack([model[r, off[r] : off[r] + size] for r in range(rows)])
             assert (got == want).all()
+
+
+B = isa
+LD_MAP = insn(0x18, 1, 1, 0, 0) + insn(0)  # r1 = the map its relocation names
+# Per packet: the per-CPU scratch value (16 bytes) filled with the packet's first 8 bytes twice
+# and read back into the packet at 0; a packet whose first byte is odd first reads the scratch
+# value's second word -- what the packet before it left -- into the packet at 8.
+SCRATCH = (
+    mov(6, 1)
+    + mov(3, imm=0)
+    + stx(B.BPF_W, 10, 3, -4)
+    + mov(2, 10)
+    + alu(B.BPF_ADD, 2, imm=-4)
+    + LD_MAP  # instruction 5
+    + call(1)
+    + jmp(B.BPF_JEQ, 0, 19, imm=0)
+    + mov(7, 0)
+    + ldx(B.BPF_W, 2, 6, 0)
+    + ldx(B.BPF_W, 3, 6, 4)
+    + mov(4, 2)
+    + alu(B.BPF_ADD, 4, imm=16)
+    + jmp(B.BPF_JGT, 4, 13, src=3)
+    + ldx(B.BPF_DW, 5, 2, 0)
+    + mov(8, 5)
+    + alu(B.BPF_AND, 8, imm=1)
+    + jmp(B.BPF_JEQ, 8, 2, imm=0)
+    + ldx(B.BPF_DW, 9, 7, 8)
+    + stx(B.BPF_DW, 2, 9, 8)
+    + stx(B.BPF_DW, 7, 5, 0)
+    + stx(B.BPF_DW, 7, 5, 8)
+    + ldx(B.BPF_DW, 9, 7, 0)
+    + alu(B.BPF_ADD, 9, imm=1)
+    + stx(B.BPF_DW, 2, 9, 0)
+    + mov(0, imm=2)
+    + exit_()
+    + mov(0, imm=1)
+    + exit_()
+)
+
+
+def scratch_program(tmp: Path) -> BpfProgram:
+    spec = MapSpec("scratch", 6, 4, 16, 1)  # BPF_MAP_TYPE_PERCPU_ARRAY
+    path = tmp / "scratch.o"
+    path.write_bytes(elf_bytes(Obj({"xdp": SCRATCH}, [spec], [("xdp", 5, "scratch")])))
+    return load_object(path, ncpus=2).program()
+
+
+@settings(max_examples=40, deadline=None)
+@given(firsts=st.lists(st.integers(0, 255), min_size=1, max_size=60))
+def test_a_scratch_map_each_packet_fills_gives_each_its_own_bytes(
+    firsts: list[int], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A per-CPU scratch value every packet writes before it reads it back: a batch gives each
+    packet its own bytes (a copy per packet), unless a packet reads before writing -- an odd
+    first byte -- what the packet before it left: then that packet sees the earlier one's bytes,
+    as one by one. The map keeps what the last packet wrote."""
+    tmp = tmp_path_factory.mktemp("scratch")
+    frames = [bytes([b, i % 256]) + bytes(range(2, 62)) for i, b in enumerate(firsts)]
+    batch_prog, single_prog = scratch_program(tmp), scratch_program(tmp)
+    batch = run_batch(batch_prog, frames, cpu=1)
+    singles = [run_batch(single_prog, [f], cpu=1) for f in frames]
+    assert batch.retval.tolist() == [2] * len(frames)
+    assert batch.data == [s.data[0] for s in singles]
+    for i, out in enumerate(batch.data):  # the rule itself: its own bytes, plus one
+        assert int.from_bytes(out[:8], "little") == int.from_bytes(frames[i][:8], "little") + 1
+        if firsts[i] & 1 and i:
+            assert out[8:16] == frames[i - 1][:8]
+    (mine,), (theirs,) = batch_prog.maps, single_prog.maps
+    assert mine.items() == theirs.items()
+    assert mine.lookup(0)[16:32] == frames[-1][:8] * 2  # CPU 1's value: the last packet's
+    if not any(b & 1 for b in firsts[1:]):
+        assert batch.passes <= 2  # one pass to find the scratch map, one with its copies

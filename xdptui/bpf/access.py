@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.bpf import memory as mem
-from xdptui.bpf.batch import ADD, FETCH, READ, WRITE, Batch
+from xdptui.bpf.batch import ADD, FETCH, READ, WRITE, Batch, PrivateAbort
 from xdptui.bpf.maps import BPF_F_RDONLY_PROG
 from xdptui.model.errors import Errno, KernelError
 
@@ -91,9 +91,18 @@ def _flat(
                 int(rows[i]),
                 f"invalid access to map value, value_size={vs} off={int(off[i] % vs)} size={size}",
             )
+        if write and m.map_flags & BPF_F_RDONLY_PROG:
+            raise _fail(b, int(rows[0]), f"write into map forbidden, value_size={vs}")
+        priv = b.private.get(mi)
+        if priv is not None:  # each row's own copy (``Batch.privatise``)
+            flat = rows * priv.size + off
+            each = _each_byte(flat, size)
+            if write:
+                priv.dirty[each] = True
+            else:
+                priv.read_first[each] |= ~priv.dirty[each]
+            return priv.data, flat
         if write:
-            if m.map_flags & BPF_F_RDONLY_PROG:
-                raise _fail(b, int(rows[0]), f"write into map forbidden, value_size={vs}")
             m.touch(int(off.max()) + size)
         return m.arena, off
     if region == mem.CTX_REGION:
@@ -105,7 +114,7 @@ def _flat(
 def read_bytes(b: Batch, region: int, rows: I64, off: I64, size: int) -> npt.NDArray[np.uint8]:
     """``size`` bytes at each (row, offset), as a (len(rows), size) array."""
     arr, flat = _flat(b, region, rows, off, size, False)
-    if region >= mem.FIRST_MAP_REGION:
+    if region >= mem.FIRST_MAP_REGION and not b.is_private(region):
         b.log_arena(region, off, size, rows, READ)
     cols = []
     pos = 0
@@ -122,7 +131,7 @@ def read_bytes(b: Batch, region: int, rows: I64, off: I64, size: int) -> npt.NDA
 def write_bytes(b: Batch, region: int, rows: I64, off: I64, data: npt.NDArray[np.uint8]) -> None:
     size = data.shape[1]
     arr, flat = _flat(b, region, rows, off, size, True)
-    if region >= mem.FIRST_MAP_REGION:
+    if region >= mem.FIRST_MAP_REGION and not b.is_private(region):
         b.before_write(region - mem.FIRST_MAP_REGION)
         b.log_arena(region, off, size, rows, WRITE)
     arr[_each_byte(flat, size)] = data
@@ -212,7 +221,7 @@ def load(b: Batch, rows: I64, addr: U64, size: int, signed: bool = False) -> U64
             val = _ctx_load(b, r, off_i, size)
         else:
             arr, flat = _flat(b, region, r, off_i, size, False)
-            if region >= mem.FIRST_MAP_REGION:
+            if region >= mem.FIRST_MAP_REGION and not b.is_private(region):
                 b.log_arena(region, off_i, size, r, READ)
             val = gather_uint(arr, flat, size)
             if signed:
@@ -231,7 +240,7 @@ def store(b: Batch, rows: I64, addr: U64, size: int, value: U64) -> None:
         v = value if sel is None else value[sel]
         off = (a & np.uint64(mem.OFFSET_MASK)).astype(np.int64)
         arr, flat = _flat(b, region, r, off, size, True)
-        if region >= mem.FIRST_MAP_REGION:
+        if region >= mem.FIRST_MAP_REGION and not b.is_private(region):
             b.before_write(region - mem.FIRST_MAP_REGION)
             b.log_arena(region, off, size, r, WRITE)
         scatter_uint(arr, flat, size, v)
@@ -270,6 +279,8 @@ def atomic(
                 old[sel] = o
                 continue
             raise _fail(b, int(r[0]), "BPF_ATOMIC stores into this memory are not allowed")
+        if b.is_private(region):
+            raise PrivateAbort(region - mem.FIRST_MAP_REGION)
         arr, flat = _flat(b, region, r, off, size, True)
         if not fused and (off % size != 0).any():
             raise _fail(b, int(r[0]), f"misaligned access off={int(off[0])} size={size}")

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from xdptui.bpf import memory as mem
 from xdptui.bpf.isa import MAX_BPF_STACK, MAX_CALL_FRAMES
-from xdptui.bpf.maps import BpfMap, MapSnapshot
+from xdptui.bpf.maps import BPF_F_RDONLY_PROG, BpfMap, MapSnapshot, MapType
 from xdptui.bpf.packets import Packets
 from xdptui.model.errors import Errno, KernelError
 
@@ -79,6 +79,31 @@ def merge(groups: list[Group], live: int = ALL_REGS) -> Group:
             raise AssertionError(f"r{k} is live at a merge but dead on a path into it")
         regs.append(np.concatenate(parts)[order])
     return Group(idx[order], regs, max(g.top for g in groups))
+
+
+@dataclass
+class Private:
+    """A map's value arena with a copy per row: a per-CPU scratch buffer that each packet
+    fills before it reads it back gives every packet its own bytes, as running them one by one
+    would. ``dirty``: the bytes each row wrote; ``read_first``: those it read before writing."""
+
+    data: U8  # row r's copy at r * size
+    dirty: npt.NDArray[np.bool_]
+    read_first: npt.NDArray[np.bool_]
+    size: int
+
+
+class PrivateAbort(Exception):
+    """A privatised map was used in a way a copy per row cannot follow (an atomic operation, a
+    helper that updates or deletes): the pass runs again with the map shared."""
+
+    def __init__(self, mi: int) -> None:
+        super().__init__(mi)
+        self.mi = mi
+
+
+PRIVATE_ARENA = 4096  # a map arena up to this size may get a copy per row
+PRIVATE_BUDGET = 16 << 20  # bytes of copies (and as many of each mask) a pass may hold
 
 
 @dataclass
@@ -184,6 +209,7 @@ class Batch:
     log_event: list[int] = field(default_factory=list)
     events: int = 0
     snapshots: dict[int, MapSnapshot] = field(default_factory=dict)
+    private: dict[int, Private] = field(default_factory=dict)  # map -> its copies per row
     inserts: dict[int, list[int]] = field(default_factory=dict)  # map -> rows changing its size
     hit_full: set[int] = field(default_factory=set)
     insns: int = 0
@@ -326,8 +352,73 @@ class Batch:
 
     def before_write(self, mi: int) -> None:
         """Copy a map's state before the batch first changes it, to roll the batch back."""
+        if mi in self.private:
+            raise PrivateAbort(mi)
         if mi not in self.snapshots:
             self.snapshots[mi] = self.maps[mi].snapshot()
+
+    # -- maps with a copy per row -----------------------------------------------------------
+    def privatise(self, maps: set[int]) -> None:
+        """Give each of ``maps`` that fits a copy per row of its arena."""
+        for mi in sorted(maps):
+            arena = self.maps[mi].arena
+            if arena.size * self.n > PRIVATE_BUDGET:
+                continue
+            total = arena.size * self.n
+            self.private[mi] = Private(
+                np.tile(arena, self.n),
+                np.zeros(total, dtype=bool),
+                np.zeros(total, dtype=bool),
+                arena.size,
+            )
+
+    def is_private(self, region: int) -> bool:
+        return region - mem.FIRST_MAP_REGION in self.private
+
+    def scratch_candidates(self) -> set[int]:
+        """Maps this pass stored into that a copy per row could serve: plain or per-CPU
+        arrays, small, writable by the program."""
+        out: set[int] = set()
+        for words, kind in zip(self.log_words, self.log_kind, strict=True):
+            if kind != WRITE or not len(words) or int(words[0]) & KEY_SPACE:
+                continue
+            mi = (int(words[0]) >> 29) - mem.FIRST_MAP_REGION
+            m = self.maps[mi]
+            if (
+                m.map_type in (MapType.ARRAY, MapType.PERCPU_ARRAY)
+                and m.arena.size <= PRIVATE_ARENA
+                and not m.map_flags & BPF_F_RDONLY_PROG
+            ):
+                out.add(mi)
+        return out
+
+    def private_cut(self) -> int | None:
+        """The first row that read a byte of a privatised map, before writing it itself, that
+        an earlier row had written (run one by one, it would have read that row's byte)."""
+        cut: int | None = None
+        for priv in self.private.values():
+            dirty = priv.dirty.reshape(self.n, priv.size)
+            first = np.where(dirty.any(axis=0), dirty.argmax(axis=0), self.n)
+            rows = np.arange(self.n)[:, None]
+            late = priv.read_first.reshape(self.n, priv.size) & (rows > first[None, :])
+            hit = np.flatnonzero(late.any(axis=1))
+            if len(hit):
+                cut = int(hit[0]) if cut is None else min(cut, int(hit[0]))
+        return cut
+
+    def commit_private(self) -> None:
+        """Each privatised byte as the last row that wrote it left it."""
+        for mi, priv in self.private.items():
+            dirty = priv.dirty.reshape(self.n, priv.size)
+            cols = np.flatnonzero(dirty.any(axis=0))
+            if not len(cols):
+                continue
+            last = self.n - 1 - dirty[::-1, cols].argmax(axis=0)
+            m = self.maps[mi]
+            if mi not in self.snapshots:
+                self.snapshots[mi] = m.snapshot()
+            m.arena[cols] = priv.data.reshape(self.n, priv.size)[last, cols]
+            m.touch(int(cols[-1]) + 1)
 
     def rollback(self) -> None:
         for mi, snap in self.snapshots.items():

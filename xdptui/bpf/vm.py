@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from xdptui.bpf import access, alu, isa
 from xdptui.bpf import memory as mem
-from xdptui.bpf.batch import AccessLog, Batch, Group, Record, merge
+from xdptui.bpf.batch import AccessLog, Batch, Group, PrivateAbort, Record, merge
 from xdptui.bpf.helpers import helper
 from xdptui.bpf.isa import MAX_BPF_STACK, MAX_CALL_FRAMES, Insn
 from xdptui.bpf.liveness import live_in, live_out
@@ -641,6 +641,8 @@ def run_batch(
         egr = np.zeros(n, dtype=np.uint64)
     parts: list[Batch] = []
     before: dict[int, MapSnapshot] = {}  # each map's state before the batch, once it changed
+    private: set[int] = set()  # scratch maps each row of a pass gets its own copy of
+    refused: set[int] = set()  # maps a copy per row could not follow
     start, size, passes = 0, n, 0
     while start < n:
         end = min(n, start + size)
@@ -659,19 +661,31 @@ def run_batch(
         )
         if devices is not None:
             b.devices = devices
+        if private and b.n > 1:
+            b.privatise(private)
         passes += 1
         try:
             _execute(b, blocks)
+        except PrivateAbort as exc:
+            b.rollback()
+            private.discard(exc.mi)
+            refused.add(exc.mi)
+            continue
         except KernelError:
             b.rollback()
             for mi, snap in before.items():
                 prog.maps[mi].restore(snap)
             raise
-        cut = b.first_conflict() if sequential else None
+        cut = _first_cut(b) if sequential else None
         if cut is not None and cut < b.n:
             b.rollback()
+            scratch = b.scratch_candidates() - refused - private
+            if scratch and b.n > 1:  # the same packets again, each with its own copy of these
+                private |= scratch
+                continue
             size = max(1, cut)
             continue
+        b.commit_private()
         for mi, snap in b.snapshots.items():
             before.setdefault(mi, snap)
         parts.append(b)
@@ -682,6 +696,13 @@ def run_batch(
         result.log = AccessLog.join([b.access_log() for b in parts]) if parts else None
         result.adds = [a for b in parts for a in _shifted(b)]
     return result
+
+
+def _first_cut(b: Batch) -> int | None:
+    """The first row whose result may differ from running the rows one by one: through the
+    shared maps, or through a privatised one."""
+    cuts = [c for c in (b.first_conflict(), b.private_cut()) if c is not None]
+    return min(cuts) if cuts else None
 
 
 def test_run(prog: BpfProgram, packet: bytes, repeat: int = 1) -> BatchResult:
