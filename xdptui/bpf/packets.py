@@ -18,7 +18,6 @@ from xdptui.bpf import memory as mem
 
 U8 = npt.NDArray[np.uint8]
 I64 = npt.NDArray[np.int64]
-HUGE = 4 << 20  # bytes from which NumPy asks the kernel for transparent huge pages
 
 
 @dataclass(frozen=True)
@@ -39,14 +38,14 @@ class Packets:
         lens = np.fromiter(map(len, packets), dtype=np.int64, count=n)
         longest = int(lens.max()) if n else 0
         width = (mem.XDP_PACKET_HEADROOM + longest + 7) & ~7
-        room = bytes(mem.XDP_PACKET_HEADROOM)
-        tail = width - mem.XDP_PACKET_HEADROOM
-        joined = b"".join(room + p.ljust(tail, b"\0") for p in packets)
-        buf = np.frombuffer(joined, dtype=np.uint8)  # read-only: a batch copies on a write
-        if len(buf) >= HUGE:
-            # NumPy's own allocation (huge pages where the kernel offers them: a batch's
-            # loads gather one field from every row, a page apart).
-            buf = buf.copy()
+        # NumPy's own allocation: huge pages where the kernel offers them (a batch's loads
+        # gather one field from every row, a page or so apart).
+        buf = np.zeros(n * width, dtype=np.uint8)
+        rows = buf.data
+        at = mem.XDP_PACKET_HEADROOM
+        for p in packets:
+            rows[at : at + len(p)] = p
+            at += width
         start = np.full(n, mem.XDP_PACKET_HEADROOM, dtype=np.int64)
         return Packets(buf, width, start, start + lens)
 
