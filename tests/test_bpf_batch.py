@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bpf_asm import alu, call, exit_, insn, jmp, ldx, mov, stx
+from bpf_asm import alu, call, exit_, insn, jmp, ldx, mov, stx, with_packet
 from bpf_elf import MapSpec, Obj, elf_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -126,45 +126,40 @@ def test_the_stack_reads_back_what_was_written_at_any_offset_and_size(
 B = isa
 LD_MAP = insn(0x18, 1, 1, 0, 0) + insn(0)  # r1 = the map its relocation names
 # Per packet: the per-CPU scratch value (16 bytes) filled with the packet's first 8 bytes twice
-# and read back into the packet at 0; a packet whose first byte is odd first reads the scratch
-# value's second word -- what the packet before it left -- into the packet at 8.
-SCRATCH = (
-    mov(6, 1)
+# and read back into the packet at 0 (plus one); a packet whose first byte is odd first reads the
+# scratch value's second word -- what the packet before it left -- into the packet at 8.
+SCRATCH_BODY = (
+    mov(9, 2)  # the packet (with_packet: r2 = data, r7 = its first 8 bytes)
     + mov(3, imm=0)
     + stx(B.BPF_W, 10, 3, -4)
     + mov(2, 10)
     + alu(B.BPF_ADD, 2, imm=-4)
-    + LD_MAP  # instruction 5
+    + LD_MAP  # body instruction 5
     + call(1)
-    + jmp(B.BPF_JEQ, 0, 19, imm=0)
-    + mov(7, 0)
-    + ldx(B.BPF_W, 2, 6, 0)
-    + ldx(B.BPF_W, 3, 6, 4)
-    + mov(4, 2)
-    + alu(B.BPF_ADD, 4, imm=16)
-    + jmp(B.BPF_JGT, 4, 13, src=3)
-    + ldx(B.BPF_DW, 5, 2, 0)
-    + mov(8, 5)
+    + jmp(B.BPF_JEQ, 0, 12, imm=0)
+    + mov(8, 7)
     + alu(B.BPF_AND, 8, imm=1)
     + jmp(B.BPF_JEQ, 8, 2, imm=0)
-    + ldx(B.BPF_DW, 9, 7, 8)
-    + stx(B.BPF_DW, 2, 9, 8)
-    + stx(B.BPF_DW, 7, 5, 0)
-    + stx(B.BPF_DW, 7, 5, 8)
-    + ldx(B.BPF_DW, 9, 7, 0)
-    + alu(B.BPF_ADD, 9, imm=1)
-    + stx(B.BPF_DW, 2, 9, 0)
+    + ldx(B.BPF_DW, 5, 0, 8)
+    + stx(B.BPF_DW, 9, 5, 8)
+    + stx(B.BPF_DW, 0, 7, 0)
+    + stx(B.BPF_DW, 0, 7, 8)
+    + ldx(B.BPF_DW, 5, 0, 0)
+    + alu(B.BPF_ADD, 5, imm=1)
+    + stx(B.BPF_DW, 9, 5, 0)
     + mov(0, imm=2)
     + exit_()
     + mov(0, imm=1)
     + exit_()
 )
+SCRATCH = with_packet(16, SCRATCH_BODY)
+LD_MAP_AT = (len(with_packet(16, b"")) - 16) // 8 + 5  # the head, then body instruction 5
 
 
 def scratch_program(tmp: Path) -> BpfProgram:
     spec = MapSpec("scratch", 6, 4, 16, 1)  # BPF_MAP_TYPE_PERCPU_ARRAY
     path = tmp / "scratch.o"
-    path.write_bytes(elf_bytes(Obj({"xdp": SCRATCH}, [spec], [("xdp", 5, "scratch")])))
+    path.write_bytes(elf_bytes(Obj({"xdp": SCRATCH}, [spec], [("xdp", LD_MAP_AT, "scratch")])))
     return load_object(path, ncpus=2).program()
 
 

@@ -225,42 +225,40 @@ def _fused_add(ld: Insn, add: Insn, observed: bool) -> Op:
     """``rX = *(rA + off); rX += v; *(rA + off) = rX`` -- or ``rY += rX`` and store ``rY`` --
     as one fetch-add (see module doc); when the registers it sets are dead after the store
     (``observed`` False), a plain commutative add."""
-    dst, base, size = ld.dst, ld.src, ld.size
-    o = _imm64(ld.off)
     commuted = add.dst != ld.dst  # rY += rX: the addend is rY, the sum lands in rY
-    src = (lambda g: g.r[add.dst]) if commuted else _src(add)
-    is64 = add.cls == isa.BPF_ALU64
-    out = add.dst
-    m32 = np.uint64(0xFFFFFFFF)
-
-    def fused(b: Batch, g: Group) -> None:
-        v = src(g)
-        old = access.atomic(b, g.idx, g.r[base] + o, size, 0, observed, v, None, fused=True)
-        with np.errstate(over="ignore"):
-            res = old + v
-        if commuted:
-            g.r[dst] = old
-        g.r[out] = res if is64 else res & m32
-
-    return fused
+    addend = (lambda g: g.r[add.dst]) if commuted else _src(add)
+    return _fetch_add(ld, add, addend, observed, ld.dst if commuted else None, add.dst)
 
 
 def _fused_copy_add(ld: Insn, mv: Insn, add: Insn, observed: bool) -> Op:
     """``rX = *(rA + off); rY = rX; rY += v; *(rA + off) = rY`` -- a value read and stored
     back bumped, the value read kept (``x = *p; *p = x + 1``, a round robin's next slot) --
     as one fetch-add: rX the old value, rY the sum."""
+    return _fetch_add(ld, add, _src(add), observed, ld.dst, mv.dst)
+
+
+def _fetch_add(
+    ld: Insn,
+    add: Insn,
+    addend: Callable[[Group], U64],
+    observed: bool,
+    old_to: int | None,
+    sum_to: int,
+) -> Op:
+    """The word ``ld`` reads gets the addend added atomically (in packet order); the old value
+    goes to ``old_to`` (when kept) and the sum, 32-bit for an ALU32 add, to ``sum_to``."""
     base, size, o = ld.src, ld.size, _imm64(ld.off)
-    src = _src(add)
     is64 = add.cls == isa.BPF_ALU64
     m32 = np.uint64(0xFFFFFFFF)
 
     def fused(b: Batch, g: Group) -> None:
-        v = src(g)
+        v = addend(g)
         old = access.atomic(b, g.idx, g.r[base] + o, size, 0, observed, v, None, fused=True)
         with np.errstate(over="ignore"):
             res = old + v
-        g.r[ld.dst] = old
-        g.r[mv.dst] = res if is64 else res & m32
+        if old_to is not None:
+            g.r[old_to] = old
+        g.r[sum_to] = res if is64 else res & m32
 
     return fused
 
