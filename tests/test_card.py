@@ -4,7 +4,10 @@ and leave the card at the same TAT -- keeping up, behind, and catching up again.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -91,3 +94,61 @@ def test_the_compiled_card_takes_the_same_frames(monkeypatch):
         keep, tat = card.trial(arrivals, departures)
         want, t = merged_by_hand(card, arrivals.tolist(), departures.tolist())
         assert keep.tolist() == want and tat == t
+
+
+KEEPS_UP = """
+name: a card that keeps up with rings that overflow
+cpus: 4
+devices:
+  eth0: {type: nic, driver: ice, queues: 4, ring: 64, xdp: xdp_pass}
+traffic:
+  - {name: g, to: eth0, rate: RATE, flows: 64, src_port: 1000-1063}
+"""
+
+
+@pytest.mark.parametrize("rate", ["30Mpps", "200Mpps"])  # the card keeps up / falls behind
+def test_a_card_that_keeps_up_lets_its_queues_take_their_frames_one_queue_at_a_time(
+    monkeypatch: pytest.MonkeyPatch, rate: str
+) -> None:
+    """NAPI's loop applies a card's DMA frame by frame (``napi.card_admit``) unless the
+    card keeps up (``napi.card_keeps_up``: the source's frames never come closer than the
+    card's DMA per frame, and the card is free when the step's first frame arrives). Then no
+    frame is missed, its queues take their arrivals one queue at a time, and the card's TAT is
+    that of the last frame it took (``napi.card_tat``): the report and the TAT after every
+    step are those of frame by frame, with the rings overflowing (CPU-bound)."""
+    from conftest import topo
+
+    from xdptui.sim import fast_napi, napi
+    from xdptui.sim.engine import Simulator
+
+    t = topo(KEEPS_UP.replace("RATE", rate))
+    shortcuts: list[int] = []
+    tat = napi.card_tat
+
+    def spy(*args: Any) -> int:
+        shortcuts.append(1)
+        return tat(*args)
+
+    step = fast_napi.FastNapi.step
+
+    def run() -> tuple[Simulator, list[int]]:
+        tats: list[int] = []
+
+        def stepped(self: fast_napi.FastNapi, *args: Any) -> set[int]:
+            done = step(self, *args)
+            tats.append(self.world.cards["eth0"].tat)
+            return done
+
+        monkeypatch.setattr(fast_napi.FastNapi, "step", stepped)
+        sim = Simulator(t)
+        sim.run_until(3_000_000)
+        return sim, list(tats)  # (a report's preview steps a copy)
+
+    monkeypatch.setattr(napi, "card_tat", spy)
+    lazy, lazy_tats = run()
+    monkeypatch.setattr(napi, "card_keeps_up", lambda *a: False)
+    strict, strict_tats = run()
+    assert bool(shortcuts) == (rate == "30Mpps")  # the shortcut ran only where it holds
+    assert lazy.report()["devices"] == strict.report()["devices"]
+    assert len(lazy_tats) > 5 and lazy_tats == strict_tats
+    assert lazy.world.devices["eth0"].counters["rx_dropped"] > 0  # the rings overflowed

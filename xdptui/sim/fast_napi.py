@@ -482,11 +482,20 @@ class FastNapi:
         for i in np.flatnonzero(~ok).tolist():  # a veth or vhost's tap served on a CPU
             if not isinstance(devs[i], Nic) and (rxqs[i].held.total or rxqs[i].state != 0):
                 bad_cpu[min(max(rxqs[i].irq_cpu, 0), w.nr_cpus)] = True
+        src = source_rows(w.sources)
+        cards = cfg.cards.copy()
+        for k, name in enumerate(cfg.card_names):
+            cards[k, napi.K_TAT] = w.cards[name].tat
+            cards[k, napi.K_NEXT] = napi.emitted_until(src, int(cards[k, napi.K_SRC]), t0)
+        lazy = [  # cards that keep up: their queues take their arrivals one queue at a time
+            k for k in range(len(cards)) if napi.card_keeps_up(src, cards, k, t0)
+        ]
         group = np.arange(w.nr_cpus + 1)
         for k in range(len(cfg.card_names)):  # a card's CPUs go together, or not at all
             cs = np.unique(cpu_of[cfg.static[:, napi.I_CARD] == k])
             bad_cpu[cs] |= bad_cpu[cs].any()
-            group[np.isin(group, group[cs])] = group[cs].min()
+            if k not in lazy:  # its DMA orders their arrivals: one heap
+                group[np.isin(group, group[cs])] = group[cs].min()
         used = np.bincount(cpu_of, minlength=w.nr_cpus) > 0
         cpus = np.flatnonzero(~bad_cpu[: w.nr_cpus] & used)
         cpus = cpus[np.lexsort((cpus, group[cpus]))]
@@ -501,7 +510,6 @@ class FastNapi:
         st.known &= run
         if not run.any():
             return set()
-        src = source_rows(w.sources)
         st.ins[:, napi.I_RUNNING] = [1 if d.running else 0 for d in devs]
         basis = [basis_of(w, devs[i], cfg.static[i, napi.I_SRC]) for i in range(n)]
         for i in np.flatnonzero(cfg.fed_by >= 0).tolist():  # a veth's: its sender's
@@ -529,19 +537,23 @@ class FastNapi:
         st.basis = basis
         before = st.ins.copy()
         busy_before = st.cpu[:, napi.C_BUSY_NS].copy()
-        cards = cfg.cards.copy()
-        for k, name in enumerate(cfg.card_names):
-            cards[k, napi.K_TAT] = w.cards[name].tat
-            cards[k, napi.K_NEXT] = napi.emitted_until(src, int(cards[k, napi.K_SRC]), t0)
+        card_of = st.ins[:, napi.I_CARD].copy()
+        on_lazy = np.isin(card_of, lazy) & (card_of >= 0)
+        st.ins[on_lazy, napi.I_CARD] = -1
+        st.ins[on_lazy, napi.I_LASTP] = -1
         next0 = cards[:, napi.K_NEXT].copy()
         due = sum(  # frames the cards will admit one by one this step: compile first if many
             napi.emitted_until(src, int(cards[k, napi.K_SRC]), t1) - int(next0[k])
             for k in range(len(cards))
+            if k not in lazy
         )
         if _polls_run[0] + due // CARD_FRAMES_PER_POLL > JIT_AFTER_POLLS:
             napi.compile_rules()
         polls, segs = self._run(cfg, st, src, cpus.astype(np.int64), gstart, cards, t1)
         admitted = int((cards[:, napi.K_NEXT] - next0).sum())  # frames a card took in, one by one
+        for k in lazy:
+            idx = np.flatnonzero(card_of == k).astype(np.int64)
+            cards[k, napi.K_TAT] = napi.card_tat(st.ins, cfg.tab, src, cards, idx, k)
         for k, name in enumerate(cfg.card_names):
             if name in self.cards_run:
                 w.cards[name].tat = int(cards[k, napi.K_TAT])

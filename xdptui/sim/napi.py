@@ -46,8 +46,8 @@ S_ORIGIN, S_N0, S_MILLI, S_CAP, S_L, S_MQ, S_MR, S_A, S_AR, S_WIDTH = range(10)
 # (``I_PM``: the period of its cost prefix in ``pre``, 1 when every frame costs the same)
 (I_SRC, I_M, I_TAB, I_PRE, I_PM, I_LAB, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS,
  I_FEED, I_FPRE, I_CARD, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC,
- I_RHEAD, I_RLEN, I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS,
- I_WIDTH) = range(32)  # fmt: skip
+ I_RHEAD, I_RLEN, I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP,
+ I_WIDTH) = range(33)  # fmt: skip
 I_CONF = I_RUNNING  # the configuration columns come first
 # a card (``Card``) whose one source's frames NAPI's loop admits: its configuration (the
 # source, the table length, ps of DMA per frame, the burst allowance in ps, where its table
@@ -133,7 +133,8 @@ def _range_sum(pre: IntArray, base: int, m: int, a: int, b: int) -> int:
 
 
 def push(ins: IntArray, runs: IntArray, i: int, start: int, n: int) -> None:
-    """Positions [start, start + n) join the tail of instance ``i``'s ring."""
+    """Positions [start, start + n) join the tail of instance ``i``'s ring (``I_LASTP``: the
+    last position that did)."""
     k = ins[i, I_RLEN]
     last = (ins[i, I_RHEAD] + k - 1) % RUNCAP
     if k > 0 and runs[i, last, 1] == start:
@@ -144,6 +145,7 @@ def push(ins: IntArray, runs: IntArray, i: int, start: int, n: int) -> None:
         runs[i, slot, 1] = start + n
         ins[i, I_RLEN] = k + 1
     ins[i, I_OCC] += n
+    ins[i, I_LASTP] = start + n - 1
     if ins[i, I_OCC] > ins[i, I_PEAK]:
         ins[i, I_PEAK] = ins[i, I_OCC]
 
@@ -214,6 +216,39 @@ def card_admit(
         n += 1
     cards[k, K_TAT] = tat
     cards[k, K_NEXT] = n1
+
+
+def card_keeps_up(src: IntArray, cards: IntArray, k: int, t0: int) -> bool:
+    """Whether card ``k`` keeps up with its source from ``t0`` on, so that ``gcra`` misses
+    nothing and its ports' rings can take their arrivals queue by queue (``admit``): its
+    source's frames never come closer together than the card's DMA per frame (ceil(j x) -
+    ceil((j - 1) x) >= floor(x) ns, x = 1e12 / milli), and the card is free when the first
+    frame after ``t0`` arrives. Then before every frame ``tat <= a``, so ``a < tat - tau``
+    never holds, and after the last frame it took ``tat = a + s``."""
+    s = cards[k, K_SRC]
+    milli = src[s, S_MILLI]
+    if milli <= 0:
+        return True  # nothing arrives
+    if 1000 * (1_000_000_000_000 // milli) < cards[k, K_S]:
+        return False
+    first = arrival_of(src, s, emitted_until(src, s, t0))
+    return first >= NEVER or cards[k, K_TAT] <= first * 1000
+
+
+def card_tat(
+    ins: IntArray, tab: Int32Array, src: IntArray, cards: IntArray, idx: IntArray, k: int
+) -> int:
+    """Card ``k``'s TAT after a step its rings took queue by queue (``card_keeps_up``): the
+    DMA of the last frame any of its queues ``idx`` took (``I_LASTP``), else as it was."""
+    last = -1
+    for i in idx:
+        p = ins[i, I_LASTP]
+        if p >= 0:
+            n = (p // ins[i, I_M]) * src[ins[i, I_SRC], S_L] + tab[ins[i, I_TAB] + p % ins[i, I_M]]
+            last = max(last, n)
+    if last < 0:
+        return cards[k, K_TAT]  # type: ignore[no-any-return]
+    return arrival_of(src, cards[k, K_SRC], last) * 1000 + cards[k, K_S]  # type: ignore[no-any-return]
 
 
 # ---------------------------------------------------------------- interrupts and poll lists
