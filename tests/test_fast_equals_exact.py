@@ -259,3 +259,23 @@ def test_napis_loop_gives_the_same_report_compiled_and_as_plain_python(name: str
     assert plain["tracepoints"] == compiled["tracepoints"]
     polled = sum(q["rx_packets"] for d in compiled["devices"].values() for q in d["queues"])
     assert polled > 1000 * ms
+
+
+@pytest.mark.parametrize(("ms", "compiles"), [(20, False), (100, True)])
+def test_a_run_long_enough_to_pay_for_the_compiled_loop_compiles_it_early(
+    monkeypatch: pytest.MonkeyPatch, ms: int, compiles: bool
+):
+    """``dual_port`` polls ~330 times a millisecond. A run of 20 ms (~6,600 polls) stays plain
+    Python; one of 100 ms (~33,000) asks for the compiled loop as soon as a step of 64 us has
+    told the rate of polls to come, long before it has run 20,000 of them."""
+    from xdptui.sim import fast_napi, napi
+
+    asked: list[int] = []
+    monkeypatch.setattr(fast_napi, "_polls_run", [0])
+    monkeypatch.setattr(napi, "compile_rules", lambda: asked.append(fast_napi._polls_run[0]))
+    sim = Simulator(load_topology(TOPOLOGIES / "dual_port.yaml"))
+    sim.run_until(ms * 1_000_000)
+    assert bool(asked) == compiles
+    if compiles:
+        assert asked[0] < fast_napi.JIT_AFTER_POLLS // 10
+    assert fast_napi._polls_run[0] > 300 * ms  # (the rate the test assumes)

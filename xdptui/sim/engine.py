@@ -306,6 +306,7 @@ class Simulator:
     def run_until(self, t_end: int) -> None:
         """Advance to simulated time ``t_end`` (ns): every event at or before it happens."""
         self._undo.clear()
+        self.state.fast.expect(t_end)
         self._run(t_end)
 
     def _run(self, t_end: int, max_polls: int | None = None) -> bool:

@@ -127,6 +127,11 @@ class Fast:
 
     # ------------------------------------------------------------ time
 
+    def expect(self, t_end: int) -> None:
+        """The run asking for steps goes on to ``t_end`` (NAPI's loop compiles itself when
+        the polls still to come would pay for it)."""
+        self.napi.horizon = t_end
+
     def run(self, t_from: int, t_to: int) -> None:
         """Steps along the grid from ``t_from`` to exactly ``t_to``."""
         t = t_from

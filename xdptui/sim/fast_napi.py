@@ -58,10 +58,12 @@ Int32Array = npt.NDArray[np.int32]
 BoolArray = npt.NDArray[np.bool_]
 
 POLLS_CHUNK = 1 << 16
-# The loop runs as plain Python (~25 us a poll) until this many polls, then compiled: loading
-# the compiled code costs about a second a process, which a short run would not win back.
-# The results are the same either way (integer arithmetic).
+# The loop runs as plain Python (~25 us a poll) until this many polls -- run so far, plus those
+# the last step's rate says are still to come before the run's end (``FastNapi.horizon``) --
+# then compiled: loading the compiled code costs about half a second a process, which a short
+# run would not win back. The results are the same either way (integer arithmetic).
 JIT_AFTER_POLLS = 20_000
+RATE_AFTER_NS = 64_000  # a step this long tells the rate of polls to come
 _polls_run = [0]  # polls this process ran through the loop
 CARD_FRAMES_PER_POLL = 4  # a card's frame admitted one by one: ~6 us as plain Python, a poll ~25
 
@@ -119,6 +121,8 @@ class FastNapi:
         self._configs: SharedCache[tuple[Any, ...], Config] = SharedCache()
         # per veth queue the loop fed this step: the frames its ring refused
         self.fed_rx: dict[int, int] = {}
+        self.horizon = 0  # where the run that asks for this step ends (``Fast.run``)
+        self._poll_rate = 0.0  # polls per ns the last step ran
         self._groups: SharedCache[tuple[int, int, int], Grouped] = SharedCache()
         n_cpus = world.nr_cpus
         self.state = NapiState(
@@ -547,9 +551,12 @@ class FastNapi:
             for k in range(len(cards))
             if k not in lazy
         )
-        if _polls_run[0] + due // CARD_FRAMES_PER_POLL > JIT_AFTER_POLLS:
+        ahead = int(self._poll_rate * max(self.horizon - t0, 0))  # polls still to come
+        if _polls_run[0] + due // CARD_FRAMES_PER_POLL + ahead > JIT_AFTER_POLLS:
             napi.compile_rules()
         polls, segs = self._run(cfg, st, src, cpus.astype(np.int64), gstart, cards, t1)
+        if t1 - t0 >= RATE_AFTER_NS:  # (a boot's first polls come all at once)
+            self._poll_rate = len(polls) / (t1 - t0)
         admitted = int((cards[:, napi.K_NEXT] - next0).sum())  # frames a card took in, one by one
         for k in lazy:
             idx = np.flatnonzero(card_of == k).astype(np.int64)
