@@ -38,7 +38,7 @@ from xdptui.sim.napi_tables import (
     Tables,
     basis_of,
     cat,
-    class_counts,
+    class_counts_many,
     class_rows,
     cpu_rows,
     first_at,
@@ -46,6 +46,7 @@ from xdptui.sim.napi_tables import (
     segments,
     seq_range,
     source_rows,
+    spans,
     veth_napi,
     written_tap,
 )
@@ -731,27 +732,48 @@ class FastNapi:
         for name, idx in by_dev.items():
             dev = self.world.devices[name]
             batch: list[tuple[int, int, Rows, PollShape]] = []
+            by_lay: dict[int, list[int]] = {}  # a device's queues fed by one source share one
             for i in idx:
                 lay = cfg.layouts[i]
-                if lay is None:  # no traffic reaches it
-                    continue
-                mine = polls[bounds[i] : bounds[i + 1]]
+                if lay is not None:  # (else no traffic reaches it)
+                    by_lay.setdefault(id(lay), []).append(i)
+            for same in by_lay.values():
+                lay = cfg.layouts[same[0]]
+                assert lay is not None
+                ii = np.array(same, np.int64)
                 cls_group = self._class_groups(lay, of_entry, C)
-                a, b, who = segments(mine, segs)
-                took = class_counts(cls_group, lay, rxqs[i].index, C, a, b)
-                rows = class_rows(took, rep)
-                shape = self._shape(cfg, i, lay, mine, a, b, who, ins, before)
-                batch.append((rxqs[i].index, int(ins[i, napi.I_CPU]), rows, shape))
-                if feeds is not None and len(mine):
-                    f = self.facts.dev_facts(dev)
-                    if took @ f.onward > 0:
-                        times = mine[:, napi.P_T].astype(np.float64)
-                        sizes = mine[:, napi.P_K].astype(np.float64)
-                        feeds.append(
-                            Feed(dev, rxqs[i].index, int(ins[i, napi.I_CPU]), took, len(mine),
-                                 (times, sizes))
-                        )  # fmt: skip
-                self._write_back(cfg, st, before, i, rxqs[i], dev, cls_group, lay, C)
+                n_polls = bounds[ii + 1] - bounds[ii]
+                block = polls[spans(bounds[ii], n_polls)]
+                a, b, who = segments(block, segs)
+                local = np.repeat(np.arange(len(ii), dtype=np.int64), n_polls)[who]
+                qs = np.array([rxqs[i].index for i in same], np.int64)
+                took = class_counts_many(cls_group, lay, qs, C, a, b, local)
+                # what each ring holds now: its runs of positions
+                n_runs = ins[ii, napi.I_RLEN]
+                slots = spans(ins[ii, napi.I_RHEAD], n_runs) % napi.RUNCAP
+                rows_of = np.repeat(ii, n_runs)
+                held = class_counts_many(
+                    cls_group, lay, qs, C, st.runs[rows_of, slots, 0], st.runs[rows_of, slots, 1],
+                    np.repeat(np.arange(len(ii), dtype=np.int64), n_runs),
+                )  # fmt: skip
+                p_at = np.concatenate(([0], np.cumsum(n_polls)))
+                r_at = np.searchsorted(local, np.arange(len(ii) + 1))
+                for k, i in enumerate(same):
+                    mine = block[p_at[k] : p_at[k + 1]]
+                    ra, rb = a[r_at[k] : r_at[k + 1]], b[r_at[k] : r_at[k + 1]]
+                    rwho = who[r_at[k] : r_at[k + 1]] - p_at[k]
+                    shape = self._shape(cfg, i, lay, mine, ra, rb, rwho, ins, before)
+                    cpu = int(ins[i, napi.I_CPU])
+                    batch.append((rxqs[i].index, cpu, class_rows(took[k], rep), shape))
+                    if feeds is not None and len(mine):
+                        f = self.facts.dev_facts(dev)
+                        if took[k] @ f.onward > 0:
+                            times = mine[:, napi.P_T].astype(np.float64)
+                            sizes = mine[:, napi.P_K].astype(np.float64)
+                            feeds.append(
+                                Feed(dev, rxqs[i].index, cpu, took[k], len(mine), (times, sizes))
+                            )
+                    self._write_back(st, before, i, rxqs[i], dev, held[k])
             if batch:
                 self.dp.napi_poll_many(dev, t0, batch)
 
@@ -813,23 +835,16 @@ class FastNapi:
 
     def _write_back(
         self,
-        cfg: Config,
         st: NapiState,
         before: IntArray,
         i: int,
         rxq: RxQueue,
         dev: NetDev,
-        cls_group: Grouped,
-        lay: SourceLayout,
-        C: int,
+        held: IntArray,
     ) -> None:
-        """The queue's fast-mode fields from the loop's state (what other parts read)."""
+        """The queue's fast-mode fields from the loop's state (what other parts read);
+        ``held``: what its ring holds, per class."""
         ins = st.ins
-        n_runs = int(ins[i, napi.I_RLEN])
-        h = int(ins[i, napi.I_RHEAD])
-        slots = (h + np.arange(n_runs)) % napi.RUNCAP
-        ra, rb = st.runs[i, slots, 0], st.runs[i, slots, 1]
-        held = class_counts(cls_group, lay, rxq.index, C, ra, rb)
         rxq.held = class_rows(held, self.dp.classes.rep)
         taken = int(ins[i, napi.I_TAKEN] - before[i, napi.I_TAKEN])
         dropped = int(ins[i, napi.I_DROPPED] - before[i, napi.I_DROPPED])

@@ -162,17 +162,22 @@ def source_rows(sources: list[Source]) -> IntArray:
     return out
 
 
+def spans(start: IntArray, length: IntArray) -> IntArray:
+    """The indices ``start[k] .. start[k] + length[k] - 1`` for every k, in order."""
+    first = np.cumsum(length) - length
+    within = np.arange(int(length.sum()), dtype=np.int64) - np.repeat(first, length)
+    out: IntArray = np.repeat(start, length) + within
+    return out
+
+
 def segments(mine: IntArray, segs: IntArray) -> tuple[IntArray, IntArray, IntArray]:
     """The runs the polls took: starts, ends and each run's poll (its index in ``mine``)."""
     if not len(mine):
         z = np.zeros(0, np.int64)
         return z, z, z
     counts = mine[:, napi.P_NSEG]
-    starts = mine[:, napi.P_SEG]
     who = np.repeat(np.arange(len(mine), dtype=np.int64), counts)
-    first = np.cumsum(counts) - counts
-    within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(first, counts)
-    rows = np.repeat(starts, counts) + within
+    rows = spans(mine[:, napi.P_SEG], counts)
     return segs[rows, 0], segs[rows, 1], who
 
 
@@ -193,24 +198,26 @@ def first_at(pre: IntArray, m: int, pos: IntArray) -> IntArray:
     return out
 
 
-def class_counts(
-    grp: Grouped, lay: SourceLayout, q: int, C: int, a: IntArray, b: IntArray
-) -> IntArray:
-    """Frames per class at queue positions [a_k, b_k), summed over k."""
-    out = np.zeros(C, np.int64)
+def class_counts_many(
+    grp: Grouped, lay: SourceLayout, qs: IntArray, C: int, a: IntArray, b: IntArray,
+    owner: IntArray,
+) -> IntArray:  # fmt: skip
+    """Frames per class at positions [a_k, b_k) of queue ``qs[owner_k]``'s sequence, summed
+    per owner (``owner`` sorted): one row of C counts per entry of ``qs``."""
+    out = np.zeros((len(qs), C), np.int64)
     if not len(a):
         return out
-    if len(a) > 1:  # runs that meet are one run: the counts telescope
-        cut = a[1:] != b[:-1]
+    if len(a) > 1:  # an owner's runs that meet are one run: the counts telescope
+        cut = (a[1:] != b[:-1]) | (owner[1:] != owner[:-1])
         a = a[np.concatenate(([True], cut))]
+        owner_b = owner[np.concatenate((cut, [True]))]
         b = b[np.concatenate((cut, [True]))]
-    m = int(lay.per_queue[q])
-    present = np.flatnonzero(grp.size[q * C : (q + 1) * C])
-    if not len(present):
-        return out
-    g = (q * C + present)[:, None]
-    cnt = grp.count(g, b[None, :], m) - grp.count(g, a[None, :], m)
-    out[present] = cnt.sum(axis=1)
+        owner = owner_b
+    q = qs[owner]
+    m = np.maximum(lay.per_queue[q], 1)[:, None]  # (a queue with no frames has no runs)
+    g = q[:, None] * C + np.arange(C, dtype=np.int64)[None, :]  # an absent class counts 0
+    cnt = grp.count(g, b[:, None], m) - grp.count(g, a[:, None], m)
+    np.add.at(out, owner, cnt)
     return out
 
 
