@@ -126,6 +126,8 @@ def _range_sum(pre: IntArray, base: int, m: int, a: int, b: int) -> int:
     """Sum of a per-position value over positions [a, b) of a sequence repeating every ``m``,
     from its prefix sums ``pre[base : base + m + 1]``."""
     total = pre[base + m]
+    if m == 1:  # every position the same
+        return (b - a) * total  # type: ignore[no-any-return]
     return (b // m - a // m) * total + pre[base + b % m] - pre[base + a % m]  # type: ignore[no-any-return]
 
 
@@ -491,7 +493,7 @@ def run_cpus(
             # CPU's key early, never late): the root's key, checked, is the group's next.
             c = h_cpu[0]
             best_t, best_seq, best = next_event(ins, cpu, cpu_first, cpu_inst, c)
-            if best_t != h_t[0] or best_seq != h_seq[0]:
+            if size > 1 and (best_t != h_t[0] or best_seq != h_seq[0]):  # (alone: no heap)
                 h_t[0] = best_t
                 h_seq[0] = best_seq
                 sift_down(h_t, h_seq, h_cpu, 0)
