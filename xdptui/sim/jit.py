@@ -18,15 +18,22 @@ from types import ModuleType
 _done: set[str] = set()
 
 
-def compile_functions(module: ModuleType, names: tuple[str, ...]) -> None:
-    """Compile ``module``'s functions ``names`` on their first call (once per process)."""
+def compile_functions(
+    module: ModuleType, names: tuple[str, ...], inline: tuple[str, ...] = ()
+) -> None:
+    """Compile ``module``'s functions ``names`` on their first call (once per process); those
+    also in ``inline`` are compiled into their compiled callers (no call, and no reference
+    counting of the arrays passed, per call: a small function called once a poll)."""
     if module.__name__ in _done or os.environ.get("XDPTUI_NO_JIT"):
         return
     import numba
 
     for name in names:
         fn = getattr(module, name)
-        setattr(module, name, numba.njit(cache=True, nogil=True)(fn))
+        if name in inline:
+            setattr(module, name, numba.njit(cache=True, nogil=True, inline="always")(fn))
+        else:
+            setattr(module, name, numba.njit(cache=True, nogil=True)(fn))
     _done.add(module.__name__)
 
 

@@ -553,9 +553,11 @@ def compile_rules() -> None:
     """Compile the loop and what it calls (on first use; cached on disk)."""
     import sys
 
-    jit.compile_functions(
-        sys.modules[__name__],
-        ("gcra", "emitted_until", "arrival_of", "queue_frames", "position_time", "_range_sum",
-         "push", "card_admit", "admit", "arm", "schedule", "rearm_all", "take", "poll_ps", "poll",
-         "feed", "next_event", "sift_down", "run_cpus"),
+    helpers = (
+        "gcra", "emitted_until", "arrival_of", "queue_frames", "position_time", "_range_sum",
+        "push", "card_admit", "admit", "arm", "schedule", "take", "poll_ps", "poll", "feed",
+        "next_event", "sift_down",
     )  # fmt: skip
+    jit.compile_functions(
+        sys.modules[__name__], (*helpers, "rearm_all", "run_cpus"), inline=helpers
+    )
