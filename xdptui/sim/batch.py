@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +30,9 @@ class Rows:
     ordered: bool = False
     ident: IntArray | None = None  # exact mode: each frame's source << 40 | sequence number
     time: IntArray | None = None  # exact mode: when each became ready (None: when handed on)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Rows:
+        return self  # a value: nothing changes its arrays once made, so copies share it
 
     @staticmethod
     def frames(

@@ -38,6 +38,7 @@ from xdptui.sim.events import Event, EventStream
 from xdptui.sim.exact_admit import Arrivals, admission
 from xdptui.sim.exact_io import tx_rings
 from xdptui.sim.kconst import WIRE_OVERHEAD
+from xdptui.sim.shared import deepcopy_fields
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
 
@@ -63,6 +64,8 @@ class CpuState:
     busy_until: int = 0
     poll_list: deque[tuple[str, int]] = field(default_factory=deque)
     run_at: int = -1  # a RUN event is pending at this time (-1: none)
+
+    __deepcopy__ = deepcopy_fields
 
 
 class Exact:

@@ -31,6 +31,7 @@ from xdptui.sim.dev.netdev import MODE_DRV, NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue
 from xdptui.sim.kconst import XDP_REDIRECT, XDP_TX
+from xdptui.sim.shared import deepcopy_fields
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -45,6 +46,8 @@ Schedule = Sched | Callable[[], Sched | None]
 class Feed:
     """One NAPI instance's polls this step: per class the frames it took (``take``), when
     each poll started and how many frames it took (None: spread evenly over the step)."""
+
+    __deepcopy__ = deepcopy_fields
 
     dev: NetDev
     queue: int

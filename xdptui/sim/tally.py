@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from xdptui.sim.shared import deepcopy_fields
+
 
 @dataclass
 class XmitTally:
@@ -24,6 +26,8 @@ class XmitTally:
 @dataclass
 class BulkTally:
     """One per-CPU bulk queue (``struct xdp_dev_bulk_queue``) toward a device."""
+
+    __deepcopy__ = deepcopy_fields
 
     frames: int = 0
     flushes: int = 0

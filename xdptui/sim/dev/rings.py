@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.sim.batch import Rows
+from xdptui.sim.shared import deepcopy_fields
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -159,6 +160,8 @@ SCHEDULED = 2  # on a CPU's poll list (``____napi_schedule``)
 class Fifo:
     """A FIFO of records stored column-wise in NumPy arrays (no per-frame Python objects)."""
 
+    __deepcopy__ = deepcopy_fields
+
     def __init__(self, columns: tuple[str, ...], capacity: int = 64) -> None:
         self.columns = columns
         self.buf: dict[str, IntArray] = {c: np.zeros(max(capacity, 16), np.int64) for c in columns}
@@ -239,6 +242,8 @@ class RxQueue:
     fast_burst: tuple[int, float, float, float] | None = None
     vhost_done: int = 0  # a vhost writer's done_idx: buffers since its last vhost_tx_batch
 
+    __deepcopy__ = deepcopy_fields
+
     def __post_init__(self) -> None:
         self.fifo = Fifo(RX_COLUMNS)  # grows as exact mode fills it (fast mode never does)
         self.held = Rows.empty()
@@ -301,6 +306,8 @@ class TxRing:
     occ_bytes: float = 0.0
     credit: float = 0.0  # fast mode: a fraction of a frame the ring may still send
     rx_queues: tuple[int, ...] = ()  # RX queues whose XDP_TX lands here (i40e, ice, mlx5)
+
+    __deepcopy__ = deepcopy_fields
 
     def __post_init__(self) -> None:
         self.fifo = Fifo(TX_COLUMNS)
