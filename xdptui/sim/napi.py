@@ -505,7 +505,9 @@ def run_cpus(
                 ins[best, I_LAST_IRQ] = t
                 ins[best, I_IRQS] += 1
                 schedule(ins, cpu, plist, glob, best, c, t)
-                continue
+                if size > 1 or cpu_first[c + 1] - cpu_first[c] > 1 or cpu[c, C_RUN_AT] != t:
+                    continue
+                # alone on a free CPU: its softirq, raised now, is the next event
             cpu[c, C_RUN_AT] = -1
             if cpu[c, C_PLEN] == 0:
                 continue
