@@ -59,17 +59,21 @@ class FlowClasses:
 def compile_classes(dp: ClassesCore) -> FlowClasses:
     """The classes of the data path's current configuration (``dp.compiled`` is up to date)."""
     n = len(dp.world.entries)
-    outs: list[IntArray] = []
-    cols = [col for col in _columns(dp, outs) if n and col.min() != col.max()]  # constants
     if n == 0:
         empty = np.zeros(0, np.int64)
         return FlowClasses(dp.compiled_epoch, empty, empty)
-    base = _hash(np.zeros(n, np.uint64), cols)
+    outs: list[IntArray] = []
+    base = np.zeros(n, np.uint64)
+    for col in _varying(dp, outs):  # one column at a time: a million entries' columns add up
+        base = _hash(base, [col])
     h = _follow_outputs(base, outs)
+    del base
     _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    del h
     inverse = inverse.reshape(-1)
-    if len(first) > 1 and not _exact(cols, outs, first, inverse):
+    if not _exact(_varying(dp, []), outs, first, inverse):  # (a collision merged them)
         # each output entry apart: what every rewrite was before outputs were followed
+        cols = list(_varying(dp, []))
         _, first, inverse = np.unique(np.stack(cols + outs, axis=1), axis=0,
                                       return_index=True, return_inverse=True)  # fmt: skip
         inverse = inverse.reshape(-1)
@@ -120,7 +124,14 @@ def _follow_outputs(base: npt.NDArray[np.uint64], outs: list[IntArray]) -> npt.N
     return _hash(base, outs)
 
 
-def _exact(cols: list[IntArray], outs: list[IntArray], first: IntArray, inverse: IntArray) -> bool:
+def _varying(dp: ClassesCore, outs: list[IntArray]) -> Iterable[IntArray]:
+    """``_columns`` less those that hold one value everywhere (they set nothing apart)."""
+    return (col for col in _columns(dp, outs) if col.min() != col.max())
+
+
+def _exact(
+    cols: Iterable[IntArray], outs: list[IntArray], first: IntArray, inverse: IntArray
+) -> bool:
     """No hash collision merged entries that differ: every column is constant within each
     class, and so is each output's class."""
     if not all(np.array_equal(col, col[first][inverse]) for col in cols):

@@ -330,13 +330,21 @@ def _cost_mode(
             if tgt_b is not None and tgt_b is not dev:
                 cost[ok] += costs.CLONE + xmit_cost(dp, dev, tgt_b, generic, bentry.egress)
         return cost
-    for ifindex in np.unique(c.target[ok]):
+    for ifindex in _distinct(c.target, ok):
         tgt = dp.world.by_ifindex[int(ifindex)]
-        for key in np.unique(c.key[ok & (c.target == ifindex)]):
+        for key in _distinct(c.key, ok & (c.target == ifindex)):
             rows = ok & (c.target == ifindex) & (c.key == key)
             entry = dmap.lookup(int(key)) if dmap is not None and key >= 0 else None
             cost[rows] += xmit_cost(dp, dev, tgt, generic, entry.egress if entry else None)
     return cost
+
+
+def _distinct(col: IntArray, rows: BoolArray) -> IntArray:
+    """The values ``col`` holds at ``rows``, without copying a column of one value (stored
+    once: ``columns.compact``) out to every entry."""
+    if col.strides[0] == 0:
+        return col[:1] if rows.any() else col[:0]
+    return np.unique(col[rows])
 
 
 def xmit_cost(
