@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Card
+from xdptui.sim.splitting import within_runs
 from xdptui.sim.traffic import Source
 
 IntArray = npt.NDArray[np.int64]
@@ -176,7 +177,7 @@ def _cumcount(key: IntArray, weight: BoolArray | None = None) -> IntArray:
     starts = np.flatnonzero(np.concatenate(([True], sk[1:] != sk[:-1])))
     lengths = np.diff(np.concatenate((starts, [len(key)])))
     if weight is None:
-        rank_sorted = np.arange(len(key), dtype=np.int64) - np.repeat(starts, lengths)
+        rank_sorted = within_runs(lengths)
     else:
         w = weight[order].astype(np.int64)
         upto = np.cumsum(w) - w  # marked elements before each one, over every key

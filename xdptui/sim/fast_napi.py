@@ -46,11 +46,11 @@ from xdptui.sim.napi_tables import (
     segments,
     seq_range,
     source_rows,
-    spans,
     veth_napi,
     written_tap,
 )
 from xdptui.sim.shared import SharedCache
+from xdptui.sim.splitting import spans
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.sim.splitting import share
+from xdptui.sim.splitting import share, within_runs
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -125,7 +125,7 @@ def cycles(
     K = np.maximum((t1 - 1 - nxt) // np.maximum(itr, 1) + 1, 0)
     owner = np.repeat(np.arange(m, dtype=np.int64), K)
     first_row = np.concatenate(([0], np.cumsum(K)[:-1])).astype(np.int64)
-    k = np.arange(len(owner), dtype=np.int64) - np.repeat(first_row, K)
+    k = within_runs(K)
     tau = nxt[owner] + itr[owner] * k
     at_tau = arrived(owner, tau)
     is_first = np.zeros(len(owner), bool)

@@ -19,7 +19,7 @@ from xdptui.sim.dev.rings import TxRing, batch_left, offer_bulks
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.fast_burst import Feed, fifo_wire, ring_offers
 from xdptui.sim.kconst import DEV_MAP_BULK_SIZE, WIRE_OVERHEAD
-from xdptui.sim.splitting import take_rows
+from xdptui.sim.splitting import take_rows, within_runs
 from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
@@ -295,8 +295,7 @@ def _poll_bulks(times: IntArray, per_poll: IntArray) -> tuple[IntArray, IntArray
     """Each poll's frames as bulks of at most 16 (``bq_enqueue`` / ``__dev_flush``), at the
     poll's time."""
     nb = -(-per_poll // DEV_MAP_BULK_SIZE)
-    first = np.cumsum(nb) - nb
-    within = np.arange(int(nb.sum()), dtype=np.int64) - np.repeat(first, nb)
+    within = within_runs(nb)
     n = np.repeat(per_poll, nb)
     return np.repeat(times, nb), np.minimum(n - within * DEV_MAP_BULK_SIZE, DEV_MAP_BULK_SIZE)
 

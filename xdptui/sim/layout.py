@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from xdptui.sim.columns import compact
 from xdptui.sim.shared import SharedCache
+from xdptui.sim.splitting import within_runs
 
 if TYPE_CHECKING:
     from xdptui.sim.dev.netdev import NetDev
@@ -196,7 +197,7 @@ def _layout(
     q64 = queue.astype(np.int64)
     queues = Grouped(q64, pos, nq, L)
     rank = np.empty(L, np.int32)
-    rank[queues.order] = np.arange(L, dtype=np.int64) - np.repeat(queues.start[:-1], queues.size)
+    rank[queues.order] = within_runs(queues.size)
     n_cls = int(cls.max(initial=-1)) + 1
     if L and not cls.strides[0] and queues.size.all():
         # one class on every queue: the (queue, class) pairs are the queues

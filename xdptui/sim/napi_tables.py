@@ -19,6 +19,7 @@ from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.kconst import CPU_TARGET, DEV_MAP_BULK_SIZE, XDP_REDIRECT, XSK_TARGET
 from xdptui.sim.layout import Grouped, SourceLayout
+from xdptui.sim.splitting import spans
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
 from xdptui.sim.xsk import XSK_BULK
@@ -159,14 +160,6 @@ def source_rows(sources: list[Source]) -> IntArray:
         if milli > 0:
             out[k, napi.S_A] = 10**18 // milli
             out[k, napi.S_AR] = 10**18 % milli
-    return out
-
-
-def spans(start: IntArray, length: IntArray) -> IntArray:
-    """The indices ``start[k] .. start[k] + length[k] - 1`` for every k, in order."""
-    first = np.cumsum(length) - length
-    within = np.arange(int(length.sum()), dtype=np.int64) - np.repeat(first, length)
-    out: IntArray = np.repeat(start, length) + within
     return out
 
 

@@ -47,3 +47,16 @@ def take_rows(counts: IntArray, n: IntArray, rotate: int = 0) -> IntArray:
     shifted = (rank - rotate) % np.maximum(n_room, 1)[:, None]
     take += (room & (shifted < rem[:, None])).astype(np.int64)
     return take
+
+
+def within_runs(length: IntArray) -> IntArray:
+    """For runs of ``length[k]`` elements laid end to end, each element's index in its run."""
+    first = np.cumsum(length) - length
+    out: IntArray = np.arange(int(length.sum()), dtype=np.int64) - np.repeat(first, length)
+    return out
+
+
+def spans(start: IntArray, length: IntArray) -> IntArray:
+    """The indices ``start[k] .. start[k] + length[k] - 1`` for every k, in order."""
+    out: IntArray = np.repeat(start, length) + within_runs(length)
+    return out
