@@ -71,9 +71,11 @@ def test_the_compiled_loop_gives_what_the_plain_one_gives(monkeypatch):
     with monkeypatch.context() as m:
         m.setenv("XDPTUI_NO_JIT", "1")
         m.setattr(rings, "_offer", plain_fn)
-        m.setattr(rings, "_left", getattr(rings._left, "py_func", rings._left))
+        for name in rings.WIRE_RULES:
+            fn = getattr(rings, name)
+            m.setattr(rings, name, getattr(fn, "py_func", fn))
         plain = go()
-    jit.compile_functions(rings, ("_left", "_offer"))
+    jit.compile_functions(rings, (*rings.WIRE_RULES, "_offer"), inline=rings.WIRE_RULES)
     assert hasattr(rings._offer, "py_func")  # compiled now
     got, free, left = go()
     assert got.tolist() == plain[0].tolist() and free == plain[1] and left == plain[2]

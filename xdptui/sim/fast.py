@@ -199,7 +199,7 @@ class Fast:
         for p in io.pending:  # a loop of veth hops: what is left is dropped
             dp.accounts.refused(p.ref, p.dev, p.rows.total)
         io.pending = []
-        drain(self.world, self.dp, io.claims, dt, io.feeds, t0)
+        drain(self.world, self.dp, io.claims, dt, io.feeds, t0, self.napi.played)
         if w.cpumaps:  # the kthreads, with the time NAPI left on their CPUs
             napi_cpus = frozenset(q.irq_cpu for d in w.devices.values() for q in d.rxq)
             dp.cpu.busy_ns += cpumap.serve_fast(dp, w.cpumaps, budget, t1, napi_cpus)

@@ -4,9 +4,11 @@ of descriptors, so a step's polls -- how many, when, how big, where each starts 
 mode's, and only what they do is added up per flow class.
 
 Covered: the queues of a NIC fed by one pktgen source, whose CPU serves no other kind of
-instance, whose card has the DMA for everything this step, and whose frames stay on that CPU's
-timeline only through their own costs (no veth peer or tap written on it, no round-robin bond
-or broadcast bulks). The other instances keep fast mode's arithmetic (``xdptui.sim.fast``).
+instance, and whose frames stay on that CPU's timeline only through their own costs (no veth
+peer or tap written on it, no broadcast bulks, no round-robin over several slaves). A card
+with one port fed runs in the loop with its DMA, and so do its ports' XDP rings and wire when
+all they send is their own XDP_TX (the frames they send take the card's DMA too). The other
+instances keep fast mode's arithmetic (``xdptui.sim.fast``).
 """
 
 from __future__ import annotations
@@ -19,17 +21,19 @@ import numpy.typing as npt
 
 from xdptui.sim import devmap, napi
 from xdptui.sim.batch import PollShape, Rows
-from xdptui.sim.core.filter import Compiled
+from xdptui.sim.bond.bond_main import Bond, BondLogic
+from xdptui.sim.core.filter import BROADCAST, RR_CLASS, TX_HERE, TX_RR, Compiled
 from xdptui.sim.datapath import Datapath
+from xdptui.sim.dev import rings
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev
 from xdptui.sim.dev.nic import Nic
-from xdptui.sim.dev.rings import RxQueue
+from xdptui.sim.dev.rings import RxQueue, batch_left
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.fast_burst import Feed
 from xdptui.sim.fast_shapes import Facts
+from xdptui.sim.fast_tx import Played, queued
 from xdptui.sim.kconst import (
-    CPU_TARGET,
     XDP_PASS,
     XDP_TX,
 )
@@ -69,6 +73,24 @@ _polls_run = [0]  # polls this process ran through the loop
 CARD_FRAMES_PER_POLL = 4  # a card's frame admitted one by one: ~6 us as plain Python, a poll ~25
 
 
+def bounced(c: Compiled) -> BoolArray:
+    """Per entry, whether its frame goes out of the port it came in on (XDP_TX, or a bond's
+    ``xdp_master_redirect`` that picks the receiving slave; a round-robin one does where NAPI's
+    loop runs it: ``FastNapi._rr_here``)."""
+    out: BoolArray = (c.act == XDP_TX) & ((c.tx_slave == TX_HERE) | (c.tx_slave == TX_RR))
+    return out
+
+
+@dataclass
+class _TxTables:
+    """While a configuration is built: the ports whose rings the loop runs, their rings'
+    rows (``rings.X_PORT``, ``rings.X_SIZE``, ...) and their wires' ps per frame."""
+
+    ports: list[str] = field(default_factory=list)
+    txr: list[list[int]] = field(default_factory=list)
+    wire_s: list[int] = field(default_factory=list)
+
+
 @dataclass(frozen=True, eq=False)
 class Config:
     """One configuration's instances and per-position tables (shared by copies of the state)."""
@@ -90,6 +112,9 @@ class Config:
     cards: IntArray  # the cards the loop admits for (``napi.K_*`` configuration columns)
     qmap: Int32Array  # per card, per table position: (instance, rank in its queue's sequence)
     card_names: tuple[str, ...]
+    tx_ports: tuple[str, ...] = ()  # the ports whose transmit rings and wire the loop runs
+    txr: IntArray = field(default_factory=lambda: np.zeros((0, rings.X_WIDTH), np.int64))
+    wire_s: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))  # ps a frame
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Config:
         return self
@@ -122,6 +147,8 @@ class FastNapi:
         self._configs: SharedCache[tuple[Any, ...], Config] = SharedCache()
         # per veth queue the loop fed this step: the frames its ring refused
         self.fed_rx: dict[int, int] = {}
+        # per port whose transmit rings the loop ran this step: what they did
+        self.played: dict[str, Played] = {}
         self.horizon = 0  # where the run that asks for this step ends (``Fast.run``)
         self._poll_rate = 0.0  # polls per ns the last step ran
         self._groups: SharedCache[tuple[int, int, int], Grouped] = SharedCache()
@@ -171,6 +198,8 @@ class FastNapi:
                 row[napi.I_SRC] = -1
                 row[napi.I_FEED] = -1
                 row[napi.I_CARD] = -1
+                row[napi.I_TXR] = -1
+                row[napi.I_TXPRE] = -1
                 row[napi.I_CPU] = rxq.irq_cpu
                 row[napi.I_W] = rxq.weight
                 row[napi.I_ITR] = rxq.itr_ns
@@ -239,7 +268,8 @@ class FastNapi:
                 and row[napi.I_FEED] < 0
             ):
                 covered[i] = False
-        cards, qmap, card_names = self._cards(names, rows, layouts, covered)
+        tx = _TxTables()
+        cards, qmap, card_names = self._cards(names, rows, layouts, covered, seqs, tables, tx)
         n = len(names)
         static = np.array(rows, np.int64).reshape(n, napi.I_CONF)
         cpu_of = static[:, napi.I_CPU] if n else np.zeros(0, np.int64)
@@ -263,6 +293,9 @@ class FastNapi:
             cards,
             qmap,
             card_names,
+            tuple(tx.ports),
+            np.array(tx.txr, np.int64).reshape(len(tx.txr), rings.X_WIDTH),
+            np.array(tx.wire_s, np.int64),
         )
 
     def _cards(
@@ -271,10 +304,14 @@ class FastNapi:
         rows: list[list[int]],
         layouts: list[SourceLayout | None],
         covered: list[bool],
+        seqs: list[IntArray | None],
+        tables: Tables,
+        tx: _TxTables,
     ) -> tuple[IntArray, Int32Array, tuple[str, ...]]:
         """The cards whose DMA the loop applies (``napi.card_admit``): one port fed, by one
-        source, every queue of its ports in the loop, and nothing sent out of them (their
-        transmits would take DMA too: fast mode's own arithmetic, ``fast_card``)."""
+        source, every queue of its ports in the loop, and nothing sent out of them but their
+        own programs' XDP_TX, whose rings and wire the loop then runs too (the frames they
+        send take the card's DMA: ``napi.card_charge``)."""
         w = self.world
         at = {name: i for i, name in enumerate(names)}
         out: list[list[int]] = []
@@ -285,12 +322,18 @@ class FastNapi:
             ports = [d for d in w.devices.values() if isinstance(d, Nic) and d.card == name]
             inst = [at[(d.name, rxq.index)] for d in ports for rxq in d.rxq]
             fed = [d for d in ports if any(w.lands_on(s) is d for s in w.sources)]
-            if len(fed) != 1 or not all(covered[i] for i in inst) or not self._quiet(ports):
+            if len(fed) != 1 or not all(covered[i] for i in inst):
+                continue
+            sending = self._transmitting(ports)
+            if sending is None:
                 continue
             port = fed[0]
             lay = layouts[at[(port.name, 0)]] if port.rxq else None
             src = self.facts.single_source(port)
             if lay is None or src is None:
+                continue
+            wires = self._wires(sending, at, rows, seqs)
+            if wires is None:
                 continue
             q_inst = np.array([at[(port.name, q)] for q in range(len(port.rxq))], np.int64)
             qmaps.append(np.stack((q_inst.astype(np.int32)[lay.queue], lay.rank), axis=1))
@@ -299,8 +342,23 @@ class FastNapi:
             row[napi.K_SRC] = src.index
             row[napi.K_L] = lay.L
             row[napi.K_S] = card.s
+            row[napi.K_C] = card.c
             row[napi.K_TAU] = card.burst * card.s
             row[napi.K_QBASE] = base
+            row[napi.K_PORT0] = len(tx.ports)
+            row[napi.K_NPORT] = len(sending)
+            for nic, s_ps in zip(sending, wires, strict=True):
+                r0 = len(tx.txr)
+                tx.ports.append(nic.name)
+                tx.wire_s.append(s_ps)
+                tx.txr += [[len(tx.wire_s) - 1, ring.size, 0, 0, 0] for ring in nic.tx]
+                for q in range(len(nic.rxq)):
+                    i = at[(nic.name, q)]
+                    seq = seqs[i]
+                    if seq is not None:
+                        c = self.dp.compiled[nic.name]
+                        rows[i][napi.I_TXR] = r0 + nic.xdp_tx_ring(rows[i][napi.I_CPU], q)
+                        rows[i][napi.I_TXPRE] = tables.add_prefix(bounced(c)[seq])
             out.append(row)
             owned.append(name)
             base += lay.L
@@ -312,21 +370,56 @@ class FastNapi:
         qmap = np.concatenate(qmaps) if len(qmaps) > 1 else qmaps[0]
         return cards, qmap, tuple(owned)
 
-    def _quiet(self, ports: list[Nic]) -> bool:
-        """Nothing is sent out of these ports: no XDP_TX, no redirect into them, no bond
-        above them, no frames the local stack sends."""
-        names = {d.name for d in ports}
-        ifindexes = np.array([d.ifindex for d in ports], np.int64)
-        if any(d.master is not None for d in ports):
-            return False
-        if any(s.local and s.device in names for s in self.world.sources):
-            return False
+    def _transmitting(self, ports: list[Nic]) -> list[Nic] | None:
+        """The ports that send, when all that is sent out of these ports is their own native
+        programs' XDP_TX (``NetDev.xdp_tx`` onto the ring paired with the queue); None when
+        anything else is: a redirect into them, a bond above them, the local stack."""
+        w = self.world
+        masters = {d.master for d in ports if d.master is not None}
+        names = {d.name for d in ports} | masters  # (a bond sends out of its slaves)
+        ifindexes = np.array([w.devices[n].ifindex for n in names], np.int64)
+        if any(s.local and s.device in names for s in w.sources):
+            return None
+        sending: list[Nic] = []
         for dev_name, c in self.dp.compiled.items():
-            if dev_name in names and c.mode is not None and (c.act == XDP_TX).any():
-                return False
             if np.isin(c.target, ifindexes).any() or np.isin(c.tx_slave, ifindexes).any():
-                return False
-        return True
+                return None
+            port = next((d for d in ports if d.name == dev_name), None)
+            if port is not None and c.mode is not None and (c.act == XDP_TX).any():
+                if c.mode != MODE_DRV:
+                    return None  # generic XDP: the skb goes out through the stack
+                sending.append(port)
+        return sending
+
+    def _wires(
+        self,
+        sending: list[Nic],
+        at: dict[tuple[str, int], int],
+        rows: list[list[int]],
+        seqs: list[IntArray | None],
+    ) -> list[int] | None:
+        """Each sending port's wire time per frame, when every frame its queues bounce costs
+        the same and has a ring (None otherwise: fast mode's own arithmetic)."""
+        out: list[int] = []
+        wire_bytes = self.world.entries.wire_bytes
+        for nic in sending:
+            if not nic.running or not nic.tx:
+                return None
+            c = self.dp.compiled[nic.name]
+            ps: set[int] = set()
+            for q in range(len(nic.rxq)):
+                i = at[(nic.name, q)]
+                seq = seqs[i]
+                ring = nic.xdp_tx_ring(rows[i][napi.I_CPU], q)
+                if ring < 0 or ring >= len(nic.tx):
+                    return None
+                if seq is not None:
+                    ent = np.unique(seq[bounced(c)[seq]])
+                    ps |= set(np.unique(nic.service_ps(wire_bytes[ent])).tolist())
+            if len(ps) > 1:
+                return None
+            out.append(ps.pop() if ps else 1)
+        return out
 
     def owned_cards(self) -> tuple[str, ...]:
         """The cards whose DMA NAPI's loop applies (fast mode's ``card_admit`` leaves them)."""
@@ -376,7 +469,7 @@ class FastNapi:
         if any(w.lands_on(s) is dev for s in w.sources):
             return False
         c = self.dp.compiled.get(dev.name)
-        if c is None or c.mode != MODE_DRV or not self._program_covered(c):
+        if c is None or c.mode != MODE_DRV or not self._program_covered(dev, c):
             return False
         if (c.act == XDP_TX).any():  # veth_xdp_tx: into the peer's ring
             return False
@@ -395,11 +488,11 @@ class FastNapi:
         if src is None or src.local or src.pacing is not None:
             return False, None  # a capture's own timing: not the loop's integer pacing
         c = self.dp.compiled.get(dev.name)
-        if c is None or not self._program_covered(c):
+        if c is None or not self._program_covered(dev, c):
             return False, None
         return True, src
 
-    def _program_covered(self, c: Compiled) -> bool:
+    def _program_covered(self, dev: NetDev, c: Compiled) -> bool:
         """A program NAPI's loop can run: no state carried from frame to frame, no broadcast
         or round-robin bulks, its frames sent to NICs, taps, or a veth whose peer's NAPI the
         loop runs too (``_build`` checks that)."""
@@ -407,8 +500,10 @@ class FastNapi:
             return False  # a real program run frame by frame, in ring order
         if c.broadcast:
             return False
-        if ((c.bq_class < -1) & (c.bq_class > CPU_TARGET)).any():  # round-robin, broadcast
+        if (c.bq_class == BROADCAST).any():
             return False
+        if (c.bq_class == RR_CLASS).any() and not self._rr_here(dev, c):
+            return False  # round-robin over slaves: which one goes on from frame to frame
         for ifindex in np.unique(c.target[c.target >= 0]).tolist():
             tgt = self.world.by_ifindex.get(int(ifindex))
             if tgt is not None and not isinstance(tgt, Nic | Veth) and not is_tap(tgt):
@@ -419,6 +514,16 @@ class FastNapi:
                 if tgt is not None and not isinstance(tgt, Nic):
                     return False
         return True
+
+    def _rr_here(self, dev: NetDev, c: Compiled) -> bool:
+        """Whether a round-robin master redirect always picks the receiving slave: every
+        slave id maps to it (``bond_get_slave_by_id``; a bond of one slave), and so does an
+        IGMP frame's current active slave. Its XDP_TX then goes out here."""
+        bond = self.world.devices.get(c.master or "")
+        if not isinstance(bond, Bond):
+            return False
+        table = BondLogic(bond, self.world.devices).slave_by_id_table()
+        return bool(table) and set(table) == {dev.name} and bond.curr_active in (None, dev.name)
 
     def _fed(self) -> set[str]:
         """Devices frames may reach: a source's, a program's redirect or XDP_TX target, a
@@ -431,8 +536,10 @@ class FastNapi:
             dev = w.devices.get(name)
             if isinstance(dev, Veth):
                 fed.add(dev.peer)
-        for c in self.dp.compiled.values():
-            if c.broadcast or ((c.bq_class < -1) & (c.bq_class > CPU_TARGET)).any():
+        for dev_name, c in self.dp.compiled.items():
+            if c.broadcast or (c.bq_class == BROADCAST).any():
+                return set(w.devices)
+            if (c.bq_class == RR_CLASS).any() and not self._rr_here(w.devices[dev_name], c):
                 return set(w.devices)
             out = np.concatenate((c.target[c.target >= 0], c.tx_slave[c.tx_slave >= 0]))
             for i in np.unique(out).tolist():
@@ -460,6 +567,7 @@ class FastNapi:
         cycles."""
         self.fed_rx = {}
         self.cards_run: set[str] = set()
+        self.played = {}
         cfg = self.config()
         w = self.world
         rxqs = [w.devices[d].rxq[q] for d, q in cfg.names]
@@ -555,7 +663,11 @@ class FastNapi:
         ahead = int(self._poll_rate * max(self.horizon - t0, 0))  # polls still to come
         if _polls_run[0] + due // CARD_FRAMES_PER_POLL + ahead > JIT_AFTER_POLLS:
             napi.compile_rules()
-        polls, segs = self._run(cfg, st, src, cpus.astype(np.int64), gstart, cards, t1)
+        txr, wire, wb = self._wires_at(cfg, t0)
+        polls, segs = self._run(
+            cfg, st, src, cpus.astype(np.int64), gstart, cards, t1, (txr, wire, wb)
+        )
+        self._wires_done(cfg, txr, wire, wb)
         if t1 - t0 >= RATE_AFTER_NS:  # (a boot's first polls come all at once)
             self._poll_rate = len(polls) / (t1 - t0)
         admitted = int((cards[:, napi.K_NEXT] - next0).sum())  # frames a card took in, one by one
@@ -574,6 +686,58 @@ class FastNapi:
         self._apply(cfg, st, before, polls, segs, rxqs, devs, run, t0)
         self.dp.cpu.busy_ns += st.cpu[:, napi.C_BUSY_NS] - busy_before
         return {id(rxqs[i]) for i in np.flatnonzero(run).tolist()}
+
+    def _wires_at(self, cfg: Config, t0: int) -> tuple[IntArray, IntArray, IntArray]:
+        """The transmit rings and wires of the ports the loop sends from, as their rings hold
+        them at ``t0`` (``fast_tx.queued``): what is queued, and from which frame on the card
+        has not charged the DMA (those leaving after ``t0``)."""
+        txr = cfg.txr.copy()
+        n_ports = len(cfg.tx_ports)
+        wire = np.zeros((n_ports, rings.W_WIDTH), np.int64)
+        wire[:, rings.W_S] = cfg.wire_s
+        ring_rows = txr[:, rings.X_PORT]
+        sizes = np.bincount(ring_rows, weights=txr[:, rings.X_SIZE], minlength=n_ports)
+        cap = int(sizes.max(initial=0)) + 2  # a batch holds a slot at least
+        wb = np.zeros((n_ports, cap, 4), np.int64)
+        at0 = 1000 * t0
+        for w, name in enumerate(cfg.tx_ports):
+            nic = self.world.devices[name]
+            assert isinstance(nic, Nic)
+            batches, free = queued(nic, at0)
+            r0 = int(np.flatnonzero(ring_rows == w)[0])
+            for b, (r, first, n, s) in enumerate(batches):
+                wb[w, b] = (r0 + r, first, n, s)
+                txr[r0 + r, rings.X_HELD] += n
+            wire[w, rings.W_FREE] = free
+            wire[w, rings.W_TAIL] = len(batches)
+            if batches:
+                wire[w, rings.W_CJ] = batches[0][2] - batch_left(batches[0], at0)
+        return txr, wire, wb
+
+    def _wires_done(self, cfg: Config, txr: IntArray, wire: IntArray, wb: IntArray) -> None:
+        """What each port's rings took and refused this step, and what is still queued."""
+        cap = wb.shape[1]
+        for w, name in enumerate(cfg.tx_ports):
+            if name not in self.played_ports(cfg):
+                continue
+            mine = np.flatnonzero(txr[:, rings.X_PORT] == w)
+            r0 = int(mine[0])
+            h, t = int(wire[w, rings.W_HEAD]), int(wire[w, rings.W_TAIL])
+            rows = wb[w, np.arange(h, t) % cap]
+            left = [(int(r) - r0, int(f), int(n), int(s)) for r, f, n, s in rows.tolist()]
+            self.played[name] = Played(
+                txr[mine, rings.X_TOOK].copy(), txr[mine, rings.X_LOST].copy(), left,
+                int(wire[w, rings.W_FREE]),
+            )  # fmt: skip
+
+    def played_ports(self, cfg: Config) -> set[str]:
+        """The sending ports of the cards the loop ran this step."""
+        out: set[str] = set()
+        for k, name in enumerate(cfg.card_names):
+            if name in self.cards_run:
+                p0, n = int(cfg.cards[k, napi.K_PORT0]), int(cfg.cards[k, napi.K_NPORT])
+                out |= set(cfg.tx_ports[p0 : p0 + n])
+        return out
 
     def _state_for(self, cfg: Config, rxqs: list[RxQueue]) -> NapiState:
         """The state arrays laid out for ``cfg``'s instances: a row stays with its queue (a
@@ -679,6 +843,7 @@ class FastNapi:
         gstart: IntArray,
         cards: IntArray,
         t1: int,
+        tx: tuple[IntArray, IntArray, IntArray],
     ) -> tuple[IntArray, IntArray]:
         """``napi.run_cpus`` to ``t1``, in as many calls as its output takes."""
         outs_p: list[IntArray] = []
@@ -690,7 +855,7 @@ class FastNapi:
             n = napi.run_cpus(
                 t1, cpus, gstart, cfg.cpu_first, cfg.cpu_inst, st.ins, st.cpu, st.plist,
                 st.runs, cfg.tab, src, cards, cfg.qmap, cfg.pre, cfg.lab, cfg.lfl, st.glob,
-                polls, segs,
+                polls, segs, *tx,
             )  # fmt: skip
             p = polls[:n].copy()
             nseg = int(p[-1, napi.P_SEG] + p[-1, napi.P_NSEG]) if n else 0

@@ -15,7 +15,7 @@ from xdptui.sim.batch import Rows
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import NetDev, Refusal
 from xdptui.sim.dev.nic import Nic
-from xdptui.sim.dev.rings import TxRing, batch_left, offer_bulks
+from xdptui.sim.dev.rings import Batch, TxRing, batch_left, offer_bulks
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.fast_burst import Feed, fifo_wire, ring_offers
 from xdptui.sim.kconst import DEV_MAP_BULK_SIZE, WIRE_OVERHEAD
@@ -24,6 +24,18 @@ from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass
+class Played:
+    """A port's transmit rings as NAPI's loop ran them this step (its own XDP_TX, its card's
+    DMA charged as they left: ``napi.card_charge``): the frames each ring took and refused,
+    what is still queued and when the wire is free (ps)."""
+
+    took: IntArray
+    lost: IntArray
+    left: list[Batch]
+    free_ps: int
 
 
 @dataclass
@@ -45,6 +57,7 @@ def drain(
     dt: int,
     feeds: list[Feed] | None = None,
     t0: int = 0,
+    played: dict[str, Played] | None = None,
 ) -> None:
     """Transmit rings take what they have room for and drain at line rate (frame + 20
     bytes of preamble and gap), sharing the wire; a tap's reader takes frames at its rate.
@@ -62,6 +75,9 @@ def drain(
             continue
         mine = by_dev.get(dev.name, [])
         if isinstance(dev, Tun) and _play_tap(world, dp, dev, mine, t0, t0 + dt):
+            continue
+        if isinstance(dev, Nic) and played and dev.name in played:
+            _played(world, dp, dev, mine, played[dev.name], t0 + dt)
             continue
         if isinstance(dev, Nic) and _play_wire(world, dp, dev, mine, t0, t0 + dt):
             continue
@@ -204,19 +220,7 @@ def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: in
             return False
     wire_bytes = world.entries.wire_bytes
     s_of = [_service(nic, cl.rows, wire_bytes) for cl in claims]
-    batches = list(nic.wire_batches)
-    at0 = 1000 * t0
-    held = {r.index: 0 for r in nic.tx}
-    for wb in batches:
-        held[wb[0]] += batch_left(wb, at0)
-    free = nic.wire_free_ps
-    if any(held[r.index] != r.occ for r in nic.tx):  # (left by the fluid rule: send from t0)
-        batches, free = [], at0
-        for r in nic.tx:
-            if r.occ:
-                s = int(nic.service_ps(np.array([max(1, round(r.occ_bytes / r.occ))]))[0])
-                batches.append((r.index, free + s, r.occ, s))
-                free += r.occ * s
+    batches, free = queued(nic, 1000 * t0)
     ts: list[IntArray] = []
     rs: list[IntArray] = []
     ks: list[IntArray] = []
@@ -245,8 +249,6 @@ def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: in
     service = np.array(s_of, np.int64)[who] if len(who) else z
     sizes = [r.size for r in nic.tx]
     got, free, left = offer_bulks(sizes, free, batches, t, ring_of, bulk, service)
-    at1 = 1000 * t1
-    left = [wb for wb in left if batch_left(wb, at1) > 0]
     acc = np.bincount(who, weights=got, minlength=len(claims)).astype(np.int64)
     full = np.bincount(who, weights=got < bulk, minlength=len(claims)).astype(np.int64)
     for k, cl in enumerate(claims):
@@ -259,7 +261,61 @@ def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: in
     taken = np.bincount(ring_of, weights=got, minlength=len(nic.tx)).astype(np.int64)
     lost = np.bincount(ring_of, weights=bulk - got, minlength=len(nic.tx)).astype(np.int64)
     mean = np.array([_mean_wire(cl.rows, wire_bytes) for cl in claims] or [0.0])
-    new_b = np.bincount(ring_of, weights=got * mean[who], minlength=len(nic.tx))
+    new_b = np.bincount(ring_of, weights=got * mean[who], minlength=len(nic.tx)).astype(float)
+    _sent(nic, taken, lost, new_b, left, free, t1)
+    return True
+
+
+def queued(nic: Nic, at0: int) -> tuple[list[Batch], int]:
+    """What a port's XDP rings hold at ``at0`` (ps) as batches on its wire, and when the wire
+    is free: the batches a played step left (``Nic.wire_batches``), or, where the rings were
+    left by the fluid rule, their frames sent one after the other from ``at0``."""
+    batches = list(nic.wire_batches)
+    held = {r.index: 0 for r in nic.tx}
+    for wb in batches:
+        held[wb[0]] += batch_left(wb, at0)
+    if all(held[r.index] == r.occ for r in nic.tx):
+        return batches, nic.wire_free_ps
+    batches, free = [], at0
+    for r in nic.tx:
+        if r.occ:
+            s = int(nic.service_ps(np.array([max(1, round(r.occ_bytes / r.occ))]))[0])
+            batches.append((r.index, free + s, r.occ, s))
+            free += r.occ * s
+    return batches, free
+
+
+def _played(world: World, dp: Datapath, nic: Nic, claims: list[Claim], p: Played, t1: int) -> None:
+    """A port's rings as NAPI's loop ran them: each ring's frames taken go to the claims
+    that offered frames to it, in order, and the rest were refused."""
+    wire_bytes = world.entries.wire_bytes
+    budget = p.took.copy()
+    new_b = np.zeros(len(nic.tx))
+    for cl in claims:
+        on = cl.rings if cl.rings is not None else np.full(len(cl.rows), _ring(cl), np.int64)
+        for r in np.unique(on).tolist():
+            part = cl.rows.where(on == r)
+            ok = part.head(min(int(budget[r]), part.total))
+            budget[r] -= ok.total
+            new_b[r] += float((ok.count * wire_bytes[ok.entry]).sum())
+            dp.accounts.accepted(cl.ref, ok, into_rx=False)
+            dp.accounts.refused(cl.ref, nic, part.total - ok.total, ok.total)
+    _sent(nic, p.took, p.lost, new_b, p.left, p.free_ps, t1)
+
+
+def _ring(cl: Claim) -> int:
+    assert cl.ring is not None
+    return cl.ring.index
+
+
+def _sent(
+    nic: Nic, taken: IntArray, lost: IntArray, new_b: FloatArray, left: list[Batch], free: int,
+    t1: int,
+) -> None:  # fmt: skip
+    """A port's rings after a played step: what left by ``t1`` is sent (``tx_packets``), what
+    is still queued stays, what the rings refused is counted on them."""
+    at1 = 1000 * t1
+    left = [wb for wb in left if batch_left(wb, at1) > 0]
     sent_all = 0
     sent_b = 0.0
     for r in nic.tx:
@@ -279,7 +335,6 @@ def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: in
     nic.wire_free_ps = free
     nic.add("tx_packets", sent_all)
     nic.add("tx_bytes", round(sent_b) - WIRE_OVERHEAD * sent_all)
-    return True
 
 
 def _mean_wire(rows: Rows, wire_bytes: IntArray) -> float:

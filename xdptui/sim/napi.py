@@ -29,7 +29,9 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.sim import jit
-from xdptui.sim.dev.nic import gcra
+from xdptui.sim.dev import rings
+from xdptui.sim.dev.nic import gcra, gcra_sent
+from xdptui.sim.dev.rings import W_CB, W_CJ, W_S, W_TAIL, X_PORT, wire_offer
 
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]  # table positions and instances: narrow
@@ -44,15 +46,18 @@ SCHEDULED = 2
 S_ORIGIN, S_N0, S_MILLI, S_CAP, S_L, S_MQ, S_MR, S_A, S_AR, S_WIDTH = range(10)
 # an instance: its configuration, then its state
 # (``I_PM``: the period of its cost prefix in ``pre``, 1 when every frame costs the same)
+# (``I_TXR``: the transmit ring its XDP_TX frames go to, ``I_TXPRE``: where their prefix
+# count starts in ``lab``)
 (I_SRC, I_M, I_TAB, I_PRE, I_PM, I_LAB, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS,
- I_FEED, I_FPRE, I_CARD, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC,
- I_RHEAD, I_RLEN, I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP,
- I_WIDTH) = range(33)  # fmt: skip
+ I_FEED, I_FPRE, I_CARD, I_TXR, I_TXPRE, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ,
+ I_ARR, I_OCC, I_RHEAD, I_RLEN, I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP,
+ I_WIDTH) = range(35)  # fmt: skip
 I_CONF = I_RUNNING  # the configuration columns come first
 # a card (``Card``) whose one source's frames NAPI's loop admits: its configuration (the
-# source, the table length, ps of DMA per frame, the burst allowance in ps, where its table
-# positions' (instance, rank) rows start in ``qmap``), then its state
-K_SRC, K_L, K_S, K_TAU, K_QBASE, K_NEXT, K_TAT, K_WIDTH = range(8)
+# source, the table length, ps of DMA per frame received and sent, the burst allowance in
+# ps, where its table positions' (instance, rank) rows start in ``qmap``, its ports' wires
+# as rows ``K_PORT0`` on in ``rings``' port table), then its state
+K_SRC, K_L, K_S, K_C, K_TAU, K_QBASE, K_PORT0, K_NPORT, K_NEXT, K_TAT, K_WIDTH = range(11)
 # a CPU
 C_BUSY, C_RUN_AT, C_RUN_SEQ, C_PHEAD, C_PLEN, C_BUSY_NS, C_WIDTH = range(7)
 # a poll record (fast mode reads these after a run)
@@ -154,12 +159,12 @@ def push(ins: IntArray, runs: IntArray, i: int, start: int, n: int) -> None:
 
 def admit(
     ins: IntArray, runs: IntArray, tab: Int32Array, src: IntArray, cards: IntArray,
-    qmap: Int32Array, i: int, t: int,
+    qmap: Int32Array, wire: IntArray, wb: IntArray, i: int, t: int,
 ) -> None:  # fmt: skip
     """Arrivals up to ``t`` into the ring in order; those that find it full are dropped (on
     a card the loop runs, every port's arrivals at once: ``card_admit``)."""
     if ins[i, I_CARD] >= 0:
-        card_admit(ins, runs, src, cards, qmap, ins[i, I_CARD], t)
+        card_admit(ins, runs, src, cards, qmap, wire, wb, ins[i, I_CARD], t)
         return
     s = ins[i, I_SRC]
     if s < 0:
@@ -181,17 +186,20 @@ def admit(
 
 
 def card_admit(
-    ins: IntArray, runs: IntArray, src: IntArray, cards: IntArray, qmap: Int32Array, k: int,
-    t: int,
+    ins: IntArray, runs: IntArray, src: IntArray, cards: IntArray, qmap: Int32Array,
+    wire: IntArray, wb: IntArray, k: int, t: int,
 ) -> None:  # fmt: skip
     """A card's arrivals up to ``t``, frame by frame in arrival order (``Exact.admit``): a
     frame whose ring is full is dropped before any DMA (``rx_dropped``); one that arrives
     more than the burst allowance behind the card's DMA is missed (``rx_missed_errors``);
-    the rest take a descriptor and the card's DMA (``nic.gcra``)."""
+    the rest take a descriptor and the card's DMA (``nic.gcra``). The frames its ports sent
+    take theirs in time order among them (``card_charge``)."""
     s = cards[k, K_SRC]
     n1 = emitted_until(src, s, t)
     n = cards[k, K_NEXT]
     if n >= n1:
+        if cards[k, K_NPORT] > 0:
+            cards[k, K_TAT] = card_charge(wire, wb, cards, k, 1000 * t, cards[k, K_TAT])
         return
     L = cards[k, K_L]
     base = cards[k, K_QBASE]
@@ -209,15 +217,47 @@ def card_admit(
             elif ins[i, I_OCC] >= ins[i, I_R]:
                 ins[i, I_DROPPED] += 1
             else:
-                took = gcra(tat, arrival_of(src, s, n) * 1000, sps, tau)
+                a = arrival_of(src, s, n) * 1000
+                if cards[k, K_NPORT] > 0:
+                    tat = card_charge(wire, wb, cards, k, a, tat)
+                took = gcra(tat, a, sps, tau)
                 if took < 0:
                     ins[i, I_MISSED] += 1
                 else:
                     tat = took
                     push(ins, runs, i, p, 1)
         n += 1
+    if cards[k, K_NPORT] > 0:
+        tat = card_charge(wire, wb, cards, k, 1000 * t, tat)
     cards[k, K_TAT] = tat
     cards[k, K_NEXT] = n1
+
+
+def card_charge(wire: IntArray, wb: IntArray, cards: IntArray, k: int, upto: int, tat: int) -> int:
+    """The DMA of the frames card ``k``'s ports sent by ``upto`` (ps) and it has not charged
+    yet, one after the other in time order (``nic.gcra_sent``), each at the nanosecond it
+    left (rounded up, as exact mode's departures are). Returns the card's TAT."""
+    cap = wb.shape[1]
+    c = cards[k, K_C]
+    w0 = cards[k, K_PORT0]
+    while True:
+        best = NEVER
+        bw = -1
+        for w in range(w0, w0 + cards[k, K_NPORT]):
+            if wire[w, W_CB] < wire[w, W_TAIL]:
+                b = wire[w, W_CB] % cap
+                d = wb[w, b, 1] + wire[w, W_CJ] * wb[w, b, 3]
+                d = (d + 999) // 1000 * 1000
+                if d < best:
+                    best = d
+                    bw = w
+        if bw < 0 or best > upto:
+            return tat
+        tat = gcra_sent(tat, best, c)
+        wire[bw, W_CJ] += 1
+        if wire[bw, W_CJ] == wb[bw, wire[bw, W_CB] % cap, 2]:
+            wire[bw, W_CB] += 1
+            wire[bw, W_CJ] = 0
 
 
 def card_keeps_up(src: IntArray, cards: IntArray, k: int, t0: int) -> bool:
@@ -229,6 +269,8 @@ def card_keeps_up(src: IntArray, cards: IntArray, k: int, t0: int) -> bool:
     never holds, and after the last frame it took ``tat = a + s``."""
     s = cards[k, K_SRC]
     milli = src[s, S_MILLI]
+    if cards[k, K_NPORT] > 0:
+        return False  # what its ports send takes its DMA too
     if milli <= 0:
         return True  # nothing arrives
     if 1000 * (1_000_000_000_000 // milli) < cards[k, K_S]:
@@ -359,12 +401,12 @@ def poll_ps(
 def poll(
     ins: IntArray, runs: IntArray, tab: Int32Array, src: IntArray, cards: IntArray,
     qmap: Int32Array, pre: IntArray, lab: IntArray, lfl: IntArray, glob: IntArray, segs: IntArray,
-    ns: int, i: int, t: int,
+    txr: IntArray, wire: IntArray, wb: IntArray, ns: int, i: int, t: int,
 ) -> tuple[int, int, int]:  # fmt: skip
     """One ``napi_poll`` of instance ``i`` at ``t``: arrivals taken in, min(weight, waiting)
     frames from the head; a poll short of its weight completes and re-arms the interrupt.
     Returns (frames, runs written to ``segs``, duration in ns)."""
-    admit(ins, runs, tab, src, cards, qmap, i, t)
+    admit(ins, runs, tab, src, cards, qmap, wire, wb, i, t)
     k = ins[i, I_OCC]
     if k > ins[i, I_W]:
         k = ins[i, I_W]
@@ -463,7 +505,7 @@ def run_cpus(
     t_end: int, cpus: IntArray, gstart: IntArray, cpu_first: IntArray, cpu_inst: IntArray,
     ins: IntArray, cpu: IntArray, plist: IntArray, runs: IntArray, tab: Int32Array, src: IntArray,
     cards: IntArray, qmap: Int32Array, pre: IntArray, lab: IntArray, lfl: IntArray,
-    glob: IntArray, polls: IntArray, segs: IntArray,
+    glob: IntArray, polls: IntArray, segs: IntArray, txr: IntArray, wire: IntArray, wb: IntArray,
 ) -> int:  # fmt: skip
     """Every event of the CPUs ``cpus`` up to ``t_end``, in time order (ties in the order they
     were raised): their instances' interrupts and their softirqs' polls (``net_rx_action``);
@@ -520,14 +562,25 @@ def run_cpus(
             cpu[c, C_PLEN] -= 1
             if ins[i, I_STATE] == SCHEDULED:
                 k, nseg, dur = poll(
-                    ins, runs, tab, src, cards, qmap, pre, lab, lfl, glob, segs, n_segs, i, t
-                )
+                    ins, runs, tab, src, cards, qmap, pre, lab, lfl, glob, segs, txr, wire, wb,
+                    n_segs, i, t,
+                )  # fmt: skip
                 polls[n_polls, P_T] = t
                 polls[n_polls, P_INST] = i
                 polls[n_polls, P_K] = k
                 polls[n_polls, P_SEG] = n_segs
                 polls[n_polls, P_NSEG] = nseg
                 polls[n_polls, P_DUR] = dur
+                r = ins[i, I_TXR]
+                if r >= 0:  # XDP_TX: its frames onto the ring at the poll's time
+                    ntx = 0
+                    for j in range(nseg):
+                        ntx += _range_sum(
+                            lab, ins[i, I_TXPRE], ins[i, I_M], segs[n_segs + j, 0],
+                            segs[n_segs + j, 1],
+                        )  # fmt: skip
+                    w = txr[r, X_PORT]
+                    wire_offer(txr, wire, wb, w, r, ntx, 1000 * t, wire[w, W_S])
                 n_polls += 1
                 n_segs += nseg
                 cpu[c, C_BUSY] = t + dur
@@ -547,7 +600,7 @@ def run_cpus(
         for kc in range(gstart[g], gstart[g + 1]):  # what arrived by t_end waits in the rings
             cc = cpus[kc]
             for j in range(cpu_first[cc], cpu_first[cc + 1]):
-                admit(ins, runs, tab, src, cards, qmap, cpu_inst[j], t_end)
+                admit(ins, runs, tab, src, cards, qmap, wire, wb, cpu_inst[j], t_end)
     return n_polls
 
 
@@ -555,10 +608,11 @@ def compile_rules() -> None:
     """Compile the loop and what it calls (on first use; cached on disk)."""
     import sys
 
+    rings.compile_rules()  # (``wire_offer`` calls its module's ``wire_pop``)
     helpers = (
-        "gcra", "emitted_until", "arrival_of", "queue_frames", "position_time", "_range_sum",
-        "push", "card_admit", "admit", "arm", "schedule", "take", "poll_ps", "poll", "feed",
-        "next_event", "sift_down",
+        "gcra", "gcra_sent", "wire_offer", "emitted_until", "arrival_of",
+        "queue_frames", "position_time", "_range_sum", "push", "card_charge", "card_admit",
+        "admit", "arm", "schedule", "take", "poll_ps", "poll", "feed", "next_event", "sift_down",
     )  # fmt: skip
     jit.compile_functions(
         sys.modules[__name__], (*helpers, "rearm_all", "run_cpus"), inline=helpers

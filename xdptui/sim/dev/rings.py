@@ -46,96 +46,108 @@ def offer_bulks(
     service: IntArray,
 ) -> tuple[IntArray, int, list[Batch]]:
     """Bulks offered to transmit rings at ``times`` (ns, in order) as ``ExactIO.tx`` takes
-    each: what its ring has room for -- a frame holds its slot until it has left -- while one
-    server (a port's wire across its XDP rings, a tap queue's reader) takes the queued frames
-    one after the other in the order they were queued, ``service`` ps each
-    (:func:`fifo_departures`). ``batches``: what is still queued. Returns the frames each
+    each (:func:`wire_offer`). ``batches``: what is still queued. Returns the frames each
     bulk got in, when the server is free and what is still queued after the last bulk
     (compiled once a step offers many bulks)."""
     if len(times) > 4096:
-        from xdptui.sim import jit
-        from xdptui.sim.dev import rings as me
-
-        jit.compile_functions(me, ("_left", "_offer"))
+        compile_rules()
     nb, nk = len(batches), len(times)
-    out = np.zeros((nb + nk, 4), np.int64)
+    txr = np.zeros((len(sizes), X_WIDTH), np.int64)
+    txr[:, X_SIZE] = sizes
+    wire = np.zeros((1, W_WIDTH), np.int64)
+    wire[0, W_FREE] = free_ps
+    wire[0, W_CB] = NO_CHARGE
+    wb = np.zeros((1, nb + nk + 1, 4), np.int64)
     if nb:
-        out[:nb] = np.array(batches, np.int64)
+        wb[0, :nb] = np.array(batches, np.int64)
+        np.add.at(txr[:, X_HELD], wb[0, :nb, 0], wb[0, :nb, 2])
+    wire[0, W_TAIL] = nb
     got = np.zeros(nk, np.int64)
-    alive = np.zeros(nb + nk, np.bool_)
-    sz = np.array(sizes, np.int64)
-    free_ps, m = _offer(sz, free_ps, out, nb, times, rings, bulks, service, got, alive)
-    rows = out[:m][alive[:m]]
-    rows = rows[np.argsort(rows[:, 1], kind="stable")]
+    _offer(txr, wire, wb, times, rings, bulks, service, got)
+    h, t = int(wire[0, W_HEAD]), int(wire[0, W_TAIL])
+    cap = wb.shape[1]
+    rows = wb[0, np.arange(h, t) % cap]
     left: list[Batch] = [(int(r), int(f), int(n), int(e)) for r, f, n, e in rows.tolist()]
-    return got, int(free_ps), left
+    return got, int(wire[0, W_FREE]), left
 
 
-def _left(first: int, n: int, s: int, at_ps: int) -> int:
-    """:func:`batch_left` over a batch's fields (the compiled loop's form)."""
-    if at_ps < first:
-        return n
-    k = n - ((at_ps - first) // s + 1)
-    return k if k > 0 else 0
+def compile_rules() -> None:
+    """Compile the wire's rules and ``offer_bulks``' loop (on first use; cached on disk)."""
+    from xdptui.sim import jit
+    from xdptui.sim.dev import rings as me
+
+    jit.compile_functions(me, (*WIRE_RULES, "_offer"), inline=WIRE_RULES)
 
 
 def _offer(
-    sizes: IntArray, free_ps: int, out: IntArray, nb: int, times: IntArray, rings: IntArray,
-    bulks: IntArray, service: IntArray, got: IntArray, alive: npt.NDArray[np.bool_],
-) -> tuple[int, int]:  # fmt: skip
-    """:func:`offer_bulks`' loop over arrays: ``out[:nb]`` the batches queued, each ring's a
-    list linked through ``nxt`` in queueing order; each bulk taken appends a batch. Marks in
-    ``alive`` the batches still queued; returns (when the server is free, batches in ``out``)."""
-    nr = len(sizes)
-    head = np.full(nr, -1, np.int64)
-    tail = np.full(nr, -1, np.int64)
-    held = np.zeros(nr, np.int64)
-    nxt = np.full(len(out), -1, np.int64)
-    for i in range(nb):
-        r = out[i, 0]
-        if head[r] < 0:
-            head[r] = i
-        else:
-            nxt[tail[r]] = i
-        tail[r] = i
-        held[r] += out[i, 2]
-    m = nb
+    txr: IntArray, wire: IntArray, wb: IntArray, times: IntArray, rings: IntArray,
+    bulks: IntArray, service: IntArray, got: IntArray,
+) -> None:  # fmt: skip
+    """:func:`offer_bulks`' loop over arrays: one port, bulk after bulk."""
     for j in range(len(times)):
-        at = 1000 * times[j]
-        r = rings[j]
-        h = head[r]
-        while h >= 0 and _left(out[h, 1], out[h, 2], out[h, 3], at) == 0:  # sent: slots free
-            held[r] -= out[h, 2]
-            h = nxt[h]
-        head[r] = h
-        inside = held[r]
-        if h >= 0:
-            inside -= out[h, 2] - _left(out[h, 1], out[h, 2], out[h, 3], at)
-        a = sizes[r] - inside
-        if bulks[j] < a:
-            a = bulks[j]
-        if a > 0:
-            s = service[j]
-            start = free_ps if free_ps > at else at
-            out[m, 0] = r
-            out[m, 1] = start + s
-            out[m, 2] = a
-            out[m, 3] = s
-            if head[r] < 0:
-                head[r] = m
-            else:
-                nxt[tail[r]] = m
-            tail[r] = m
-            held[r] += a
-            free_ps = start + a * s
-            got[j] = a
-            m += 1
-    for r in range(nr):
-        h = head[r]
-        while h >= 0:
-            alive[h] = True
-            h = nxt[h]
-    return free_ps, m
+        got[j] = wire_offer(txr, wire, wb, 0, rings[j], bulks[j], 1000 * times[j], service[j])
+
+
+# A port's transmit rings and wire as arrays (NAPI's loop and ``offer_bulks``). A ring
+# (``txr``): its port, its size, the frames holding a slot, and those it took and refused. A
+# port (``wire``): when its wire is free (ps), its batches ``wb[w, b % cap] = (ring, first
+# departure in ps, frames, ps each)`` from ``W_HEAD`` (the first with a frame not gone,
+# ``W_DOFF`` of its frames gone) to ``W_TAIL``, and from ``W_CB`` (frame ``W_CJ``) on those
+# whose DMA its card has not charged yet (``napi.card_admit``; ``NO_CHARGE``: no card);
+# ``W_S``: ps of wire per frame where every frame it sends is alike (NAPI's loop).
+X_PORT, X_SIZE, X_HELD, X_TOOK, X_LOST, X_WIDTH = range(6)
+W_S, W_FREE, W_HEAD, W_DOFF, W_TAIL, W_CB, W_CJ, W_WIDTH = range(8)
+NO_CHARGE = 1 << 62
+WIRE_RULES = ("wire_pop", "wire_offer")
+
+
+def wire_pop(txr: IntArray, wire: IntArray, wb: IntArray, w: int, at_ps: int) -> None:
+    """The frames port ``w``'s wire has sent by ``at_ps`` free their slots (a frame has left
+    once its time is past). Its batches follow one another on the wire, so only the first
+    may be partly gone."""
+    cap = wb.shape[1]
+    while wire[w, W_HEAD] < wire[w, W_TAIL]:
+        b = wire[w, W_HEAD] % cap
+        first = wb[w, b, 1]
+        if at_ps < first:
+            return
+        n = wb[w, b, 2]
+        gone = (at_ps - first) // wb[w, b, 3] + 1
+        if gone > n:
+            gone = n
+        txr[wb[w, b, 0], X_HELD] -= gone - wire[w, W_DOFF]
+        if gone < n:
+            wire[w, W_DOFF] = gone
+            return
+        wire[w, W_DOFF] = 0
+        wire[w, W_HEAD] += 1
+
+
+def wire_offer(
+    txr: IntArray, wire: IntArray, wb: IntArray, w: int, r: int, n: int, at_ps: int, s: int
+) -> int:
+    """``ExactIO.tx``: ``n`` frames offered at ``at_ps`` to ring ``r`` of port ``w``. The ring
+    takes what it has room for -- a frame holds its slot until it has left -- and the wire,
+    one server across the port's rings, sends them after what it has queued, ``s`` ps each
+    (:func:`fifo_departures`: d_i = max(free, at) + (i + 1) s). Returns the frames taken."""
+    wire_pop(txr, wire, wb, w, at_ps)
+    room = txr[r, X_SIZE] - txr[r, X_HELD]
+    a = n if n < room else room
+    if a < 0:
+        a = 0
+    if a > 0:
+        start = wire[w, W_FREE] if wire[w, W_FREE] > at_ps else at_ps
+        b = wire[w, W_TAIL] % wb.shape[1]
+        wb[w, b, 0] = r
+        wb[w, b, 1] = start + s
+        wb[w, b, 2] = a
+        wb[w, b, 3] = s
+        wire[w, W_TAIL] += 1
+        wire[w, W_FREE] = start + a * s
+        txr[r, X_HELD] += a
+        txr[r, X_TOOK] += a
+    txr[r, X_LOST] += n - a
+    return a
 
 
 def fifo_departures(free_ps: int, ready_ps: IntArray | int, service_ps: IntArray) -> IntArray:
