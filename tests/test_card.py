@@ -152,3 +152,22 @@ def test_a_card_that_keeps_up_lets_its_queues_take_their_frames_one_queue_at_a_t
     assert lazy.report()["devices"] == strict.report()["devices"]
     assert len(lazy_tats) > 5 and lazy_tats == strict_tats
     assert lazy.world.devices["eth0"].counters["rx_dropped"] > 0  # the rings overflowed
+
+
+def test_a_frame_at_a_full_ring_takes_no_part_in_the_cards_arbitration():
+    """Two ports' frames reach the card at the same nanoseconds and it has DMA for one of
+    each pair (no burst allowance, one frame's DMA between instants). Port 0's ring has one
+    free slot: its first frame fills it, and its later frames arrive at a full ring -- refused
+    before any DMA, no part of the arbiter's choice. So only the first instant is contended
+    (port 0 served first, then the arbiter turns to port 1); port 1 gets every later frame
+    and the arbiter stays on port 1."""
+    from xdptui.sim.exact_admit import admission
+
+    card = Card("c", rx_pps=100e6, tx_weight=1.0, burst=0)  # 10 ns of DMA a frame
+    n = 4
+    times = np.repeat(np.arange(n, dtype=np.int64) * 10, 2)
+    port = np.tile(np.array([0, 1], np.int64), n)
+    keep, full = admission(times, port.copy(), port, np.array([1, 10]), card, 2)
+    assert keep.tolist() == [True, False] + [False, True] * (n - 1)
+    assert full.tolist() == [False, False] + [True, False] * (n - 1)
+    assert card.rr == 1

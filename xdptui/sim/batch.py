@@ -160,3 +160,6 @@ class PollShape:
     classes: dict[int, IntArray] = field(default_factory=dict)  # class -> frames per poll
     first_key: dict[int, IntArray] = field(default_factory=dict)  # class -> key per poll
     times: IntArray | None = None  # when each poll ran (NAPI's loop; None: not known)
+    # a balance-rr bond's frames each poll sent out of the receiving slave (NAPI's loop,
+    # whose per-CPU counter runs through every poll of the CPU in time order)
+    rr_here: IntArray | None = None

@@ -480,16 +480,25 @@ class Datapath:
             c0 = int(bond.rr_counter[cpu])
             lg = BondLogic(bond, self.world.devices)
             table = lg.slave_by_id_table()
-            for name, part in lg.rr_split(cpu, rr, self.world.entries.proto):
+            per_poll = shape.classes.get(RR_CLASS)
+            counted = shape.rr_here is not None and per_poll is not None and not rr.ordered
+            if counted:  # NAPI's loop followed the counter poll by poll, in time order
+                assert shape.rr_here is not None
+                split = lg.rr_split_counted(cpu, rr, dev.name, int(shape.rr_here.sum()))
+            else:
+                split = lg.rr_split(cpu, rr, self.world.entries.proto)
+            for name, part in split:
                 target = self.world.devices[name] if name is not None else None
                 if name is None or target is None or target is dev:
                     here = here.concat(part)
                     continue
                 err = self.enqueue_err(dev, target.ifindex, mode)[part.entry]
                 parts.append((target.ifindex, part, err))
-                counts = rr_poll_counts(
-                    shape.classes.get(RR_CLASS), table, bond.packets_per_slave, c0, name
-                )
+                if counted:
+                    assert per_poll is not None and shape.rr_here is not None
+                    counts: IntArray | None = per_poll - shape.rr_here
+                else:
+                    counts = rr_poll_counts(per_poll, table, bond.packets_per_slave, c0, name)
                 if counts is not None:
                     shape.classes[target.ifindex] = counts
         for ifindex in (k for k in kinds if k >= 0):

@@ -68,20 +68,25 @@ def _with_card(
     ports: int,
     dep: IntArray | None,
 ) -> tuple[BoolArray, BoolArray]:
-    """``admission`` through a card: the first frame the card takes whose ring overflows
-    ends a trial; the frames before it are committed and those after it retried."""
+    """``admission`` through a card. A frame whose ring is full when it arrives is refused
+    before any DMA and takes no part in the card's arbitration: a trial over the frames in
+    order tells when each ring fills; the first frame to reach a ring filled before it ends
+    the trial, the frames before its instant are committed and the rest tried again without
+    that ring's frames from it on."""
     nkeys = len(free)
     n = len(times)
     keep = np.zeros(n, dtype=bool)
     full = np.zeros(n, dtype=bool)
     if dep is None:
         dep = np.zeros(0, np.int64)
-    took_all, tat = card.trial(times, dep)
-    took_all, rr = arbitrate(took_all, times, port, card.rr, ports)
-    if (np.bincount(key[took_all], minlength=nkeys) <= free).all():
-        card.tat, card.rr = tat, rr  # no ring overflows: what the card takes is kept
-        return took_all, full
-    live = np.ones(n, dtype=bool)
+    live = free[key] > 0  # rings full already: refused from the start
+    full[~live] = True
+    if live.all():
+        took_all, tat = card.trial(times, dep)
+        took_all, rr = arbitrate(took_all, times, port, card.rr, ports)
+        if (np.bincount(key[took_all], minlength=nkeys) <= free).all():
+            card.tat, card.rr = tat, rr  # no ring fills before a frame reaches it: kept
+            return took_all, full
     start = j = 0  # j: the departures charged so far
     while start < n:
         cand = np.flatnonzero(live[start:]) + start
@@ -90,29 +95,42 @@ def _with_card(
         took_mask, tat = card.trial(times[cand], dep[j:])
         took_mask, rr = arbitrate(took_mask, times[cand], port[cand], card.rr, ports)
         took = cand[took_mask]
-        used = np.bincount(key[keep], minlength=nkeys)
-        over = ~_fits(key[took], free, used)
-        if not over.any():
+        room = free - np.bincount(key[keep], minlength=nkeys)
+        first = _first_at_a_full_ring(cand, took, key, room, n)
+        if first < 0:
             card.tat, card.rr = tat, rr
             keep[took] = True
             return keep, full
-        f = int(took[int(np.argmax(over))])
-        # commit what arrived before f's instant (the arbiter's grants at that instant are
-        # made again without f, which its ring refuses before any DMA)
-        g = int(np.searchsorted(times, times[f], side="left"))
+        # commit what arrived before that frame's instant (the arbiter's grants at that
+        # instant are made again without it: its ring refuses it before any DMA)
+        g = int(np.searchsorted(times, times[first], side="left"))
         before = cand[cand < g]
-        upto = int(np.searchsorted(dep, times[f], side="right"))  # they leave before f
+        upto = int(np.searchsorted(dep, times[first], side="right"))  # they leave before it
         got = card.admit(times[before], dep[j:upto])
         j = max(j, upto)
         got, card.rr = arbitrate(got, times[before], port[before], card.rr, ports)
         keep[before[got]] = True
-        later = np.arange(f, n)
-        mine = later[(key[later] == key[f]) & live[later]]
+        later = np.arange(first, n)
+        mine = later[(key[later] == key[first]) & live[later]]
         full[mine] = True  # the ring is full: no descriptor, no DMA
         live[mine] = False
         start = g
     card.charge_sent(dep[j:])  # what left after the last frame the card could take
     return keep, full
+
+
+def _first_at_a_full_ring(
+    cand: IntArray, took: IntArray, key: IntArray, room: IntArray, n: int
+) -> int:
+    """The first of the frames ``cand`` to reach a ring that frames the card took before it
+    (``took``, in order) filled, ``room`` slots free before them; -1 if none does."""
+    fill = np.full(len(room), n, np.int64)  # per ring: the frame that fills it
+    fill[room <= 0] = -1
+    rank = _cumcount(key[took])  # each taken frame's place among its ring's
+    last = took[rank == room[key[took]] - 1]
+    fill[key[last]] = last
+    after = cand[cand > fill[key[cand]]]
+    return int(after[0]) if len(after) else -1
 
 
 def _full_first(keep: BoolArray, full: BoolArray, key: IntArray, free: IntArray) -> BoolArray:

@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from xdptui.sim import devmap, napi
 from xdptui.sim.batch import PollShape, Rows
-from xdptui.sim.bond.bond_main import Bond, BondLogic
+from xdptui.sim.bond.bond_main import IPPROTO_IGMP, Bond, BondLogic
 from xdptui.sim.core.filter import BROADCAST, RR_CLASS, TX_HERE, TX_RR, Compiled
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev import rings
@@ -74,10 +74,16 @@ CARD_FRAMES_PER_POLL = 4  # a card's frame admitted one by one: ~6 us as plain P
 
 
 def bounced(c: Compiled) -> BoolArray:
-    """Per entry, whether its frame goes out of the port it came in on (XDP_TX, or a bond's
-    ``xdp_master_redirect`` that picks the receiving slave; a round-robin one does where NAPI's
-    loop runs it: ``FastNapi._rr_here``)."""
-    out: BoolArray = (c.act == XDP_TX) & ((c.tx_slave == TX_HERE) | (c.tx_slave == TX_RR))
+    """Per entry, whether its frame goes out of the port it came in on: XDP_TX, or a bond's
+    ``xdp_master_redirect`` that picks the receiving slave (a round-robin one picks per frame:
+    ``round_robin``)."""
+    out: BoolArray = (c.act == XDP_TX) & (c.tx_slave == TX_HERE)
+    return out
+
+
+def round_robin(c: Compiled) -> BoolArray:
+    """Per entry, whether a balance-rr bond picks its frame's slave (``TX_RR``)."""
+    out: BoolArray = (c.act == XDP_TX) & (c.tx_slave == TX_RR)
     return out
 
 
@@ -110,6 +116,7 @@ class Config:
     covered: BoolArray  # instances NAPI's loop may run (before the step's card check)
     fed_by: IntArray  # a veth instance's sender (its row), else -1
     cards: IntArray  # the cards the loop admits for (``napi.K_*`` configuration columns)
+    feeds: IntArray  # their fed ports (``napi.F_*``)
     qmap: Int32Array  # per card, per table position: (instance, rank in its queue's sequence)
     card_names: tuple[str, ...]
     tx_ports: tuple[str, ...] = ()  # the ports whose transmit rings and wire the loop runs
@@ -200,6 +207,8 @@ class FastNapi:
                 row[napi.I_CARD] = -1
                 row[napi.I_TXR] = -1
                 row[napi.I_TXPRE] = -1
+                row[napi.I_RRPRE] = -1
+                row[napi.I_RRTXR] = -1
                 row[napi.I_CPU] = rxq.irq_cpu
                 row[napi.I_W] = rxq.weight
                 row[napi.I_ITR] = rxq.itr_ns
@@ -269,7 +278,15 @@ class FastNapi:
             ):
                 covered[i] = False
         tx = _TxTables()
-        cards, qmap, card_names = self._cards(names, rows, layouts, covered, seqs, tables, tx)
+        cards, feeds, qmap, card_names = self._cards(
+            names, rows, layouts, covered, seqs, tables, tx
+        )
+        for i, (name, _) in enumerate(names):  # round-robin to a slave on no card of the loop's
+            c = dp.compiled.get(name)
+            if covered[i] and c is not None and round_robin(c).any():
+                plan = self._rr_plan(w.devices[name], c)
+                if plan is None or (plan[3] is not None and rows[i][napi.I_RRTXR] < 0):
+                    covered[i] = False
         n = len(names)
         static = np.array(rows, np.int64).reshape(n, napi.I_CONF)
         cpu_of = static[:, napi.I_CPU] if n else np.zeros(0, np.int64)
@@ -291,6 +308,7 @@ class FastNapi:
             np.array(covered, bool),
             fed_by,
             cards,
+            feeds,
             qmap,
             card_names,
             tuple(tx.ports),
@@ -307,14 +325,15 @@ class FastNapi:
         seqs: list[IntArray | None],
         tables: Tables,
         tx: _TxTables,
-    ) -> tuple[IntArray, Int32Array, tuple[str, ...]]:
-        """The cards whose DMA the loop applies (``napi.card_admit``): one port fed, by one
-        source, every queue of its ports in the loop, and nothing sent out of them but their
+    ) -> tuple[IntArray, IntArray, Int32Array, tuple[str, ...]]:
+        """The cards whose DMA the loop applies (``napi.card_admit``): each fed port fed by
+        one source, every queue of its ports in the loop, and nothing sent out of them but their
         own programs' XDP_TX, whose rings and wire the loop then runs too (the frames they
         send take the card's DMA: ``napi.card_charge``)."""
         w = self.world
         at = {name: i for i, name in enumerate(names)}
         out: list[list[int]] = []
+        feeds: list[list[int]] = []
         qmaps: list[Int32Array] = []
         owned: list[str] = []
         base = 0
@@ -322,53 +341,80 @@ class FastNapi:
             ports = [d for d in w.devices.values() if isinstance(d, Nic) and d.card == name]
             inst = [at[(d.name, rxq.index)] for d in ports for rxq in d.rxq]
             fed = [d for d in ports if any(w.lands_on(s) is d for s in w.sources)]
-            if len(fed) != 1 or not all(covered[i] for i in inst):
+            if not fed or not all(covered[i] for i in inst):
                 continue
             sending = self._transmitting(ports)
             if sending is None:
                 continue
-            port = fed[0]
-            lay = layouts[at[(port.name, 0)]] if port.rxq else None
-            src = self.facts.single_source(port)
-            if lay is None or src is None:
+            lays = [layouts[at[(d.name, 0)]] if d.rxq else None for d in fed]
+            srcs = [self.facts.single_source(d) for d in fed]
+            if any(x is None for x in lays) or any(x is None for x in srcs):
                 continue
             wires = self._wires(sending, at, rows, seqs)
             if wires is None:
                 continue
-            q_inst = np.array([at[(port.name, q)] for q in range(len(port.rxq))], np.int64)
-            qmaps.append(np.stack((q_inst.astype(np.int32)[lay.queue], lay.rank), axis=1))
             k = len(out)
             row = [0] * napi.K_WIDTH
-            row[napi.K_SRC] = src.index
-            row[napi.K_L] = lay.L
+            row[napi.K_F0] = len(feeds)
+            row[napi.K_NF] = len(fed)
+            row[napi.K_NPORTS] = len(ports)
+            for port, lay, src in zip(fed, lays, srcs, strict=True):
+                assert lay is not None and src is not None
+                q_inst = np.array([at[(port.name, q)] for q in range(len(port.rxq))], np.int64)
+                qmaps.append(np.stack((q_inst.astype(np.int32)[lay.queue], lay.rank), axis=1))
+                feed = [0] * napi.F_WIDTH
+                feed[napi.F_SRC] = src.index
+                feed[napi.F_L] = lay.L
+                feed[napi.F_QBASE] = base
+                feed[napi.F_PORT] = ports.index(port)  # (exact mode's arbiter numbers them so)
+                feeds.append(feed)
+                base += lay.L
+                for i in q_inst.tolist():
+                    rows[i][napi.I_CARD] = k
             row[napi.K_S] = card.s
             row[napi.K_C] = card.c
             row[napi.K_TAU] = card.burst * card.s
-            row[napi.K_QBASE] = base
             row[napi.K_PORT0] = len(tx.ports)
             row[napi.K_NPORT] = len(sending)
-            for nic, s_ps in zip(sending, wires, strict=True):
-                r0 = len(tx.txr)
+            ring0: dict[str, int] = {}
+            for nic in sending:
+                ring0[nic.name] = len(tx.txr)
                 tx.ports.append(nic.name)
-                tx.wire_s.append(s_ps)
-                tx.txr += [[len(tx.wire_s) - 1, ring.size, 0, 0, 0] for ring in nic.tx]
+                tx.wire_s.append(wires)
+                blank = [0] * rings.X_WIDTH
+                tx.txr += [
+                    [len(tx.wire_s) - 1, ring.size, *blank[rings.X_HELD :]] for ring in nic.tx
+                ]
+            for nic in sending:
+                c = self.dp.compiled[nic.name]
+                plan = self._rr_plan(nic, c) if round_robin(c).any() else None
                 for q in range(len(nic.rxq)):
                     i = at[(nic.name, q)]
                     seq = seqs[i]
-                    if seq is not None:
-                        c = self.dp.compiled[nic.name]
-                        rows[i][napi.I_TXR] = r0 + nic.xdp_tx_ring(rows[i][napi.I_CPU], q)
-                        rows[i][napi.I_TXPRE] = tables.add_prefix(bounced(c)[seq])
+                    if seq is None:
+                        continue
+                    cpu = rows[i][napi.I_CPU]
+                    rows[i][napi.I_TXR] = ring0[nic.name] + nic.xdp_tx_ring(cpu, q)
+                    rows[i][napi.I_TXPRE] = tables.add_prefix(bounced(c)[seq])
+                    if plan is None:
+                        continue
+                    mask, pps, cnt, other = plan
+                    rows[i][napi.I_RRPRE] = tables.add_prefix(round_robin(c)[seq])
+                    rows[i][napi.I_RRMASK] = mask
+                    rows[i][napi.I_RRPPS] = pps
+                    rows[i][napi.I_RRCNT] = cnt
+                    tgt = w.devices.get(other or "")
+                    if isinstance(tgt, Nic) and tgt.name in ring0:  # (checked: _wires)
+                        rows[i][napi.I_RRTXR] = ring0[tgt.name] + int(tgt.ring_of_cpu[cpu])
+                        rows[i][napi.I_RRFL] = round(devmap.flush_cost(nic, tgt) * 1000)
             out.append(row)
             owned.append(name)
-            base += lay.L
-            for i in q_inst.tolist():
-                rows[i][napi.I_CARD] = k
         cards = np.array(out, np.int64).reshape(len(out), napi.K_WIDTH)
+        feed_rows = np.array(feeds, np.int64).reshape(len(feeds), napi.F_WIDTH)
         if not qmaps:
             qmaps.append(np.zeros((1, 2), np.int32))
         qmap = np.concatenate(qmaps) if len(qmaps) > 1 else qmaps[0]
-        return cards, qmap, tuple(owned)
+        return cards, feed_rows, qmap, tuple(owned)
 
     def _transmitting(self, ports: list[Nic]) -> list[Nic] | None:
         """The ports that send, when all that is sent out of these ports is their own native
@@ -397,29 +443,44 @@ class FastNapi:
         at: dict[tuple[str, int], int],
         rows: list[list[int]],
         seqs: list[IntArray | None],
-    ) -> list[int] | None:
-        """Each sending port's wire time per frame, when every frame its queues bounce costs
-        the same and has a ring (None otherwise: fast mode's own arithmetic)."""
-        out: list[int] = []
+    ) -> int | None:
+        """The wire time of a frame the sending ports send (ps), when every frame their
+        queues send has a ring and costs the same on every one of them (None otherwise: fast
+        mode's own arithmetic), a round-robin bond's other slave among them."""
         wire_bytes = self.world.entries.wire_bytes
+        names = {nic.name for nic in sending}
+        sent: list[IntArray] = []
         for nic in sending:
             if not nic.running or not nic.tx:
                 return None
             c = self.dp.compiled[nic.name]
-            ps: set[int] = set()
+            plan = self._rr_plan(nic, c) if round_robin(c).any() else None
+            if round_robin(c).any() and plan is None:
+                return None
+            other = plan[3] if plan is not None else None
+            if other is not None and other not in names:
+                return None
             for q in range(len(nic.rxq)):
                 i = at[(nic.name, q)]
                 seq = seqs[i]
-                ring = nic.xdp_tx_ring(rows[i][napi.I_CPU], q)
+                cpu = rows[i][napi.I_CPU]
+                ring = nic.xdp_tx_ring(cpu, q)
                 if ring < 0 or ring >= len(nic.tx):
                     return None
+                if other is not None:
+                    tgt = self.world.devices[other]
+                    assert isinstance(tgt, Nic)
+                    if not 0 <= int(tgt.ring_of_cpu[cpu]) < len(tgt.tx):
+                        return None
                 if seq is not None:
-                    ent = np.unique(seq[bounced(c)[seq]])
-                    ps |= set(np.unique(nic.service_ps(wire_bytes[ent])).tolist())
-            if len(ps) > 1:
-                return None
-            out.append(ps.pop() if ps else 1)
-        return out
+                    sent.append(seq[bounced(c)[seq] | round_robin(c)[seq]])
+        ent = np.unique(np.concatenate(sent)) if sent else np.zeros(0, np.int64)
+        ps: set[int] = set()
+        for nic in sending:
+            ps |= set(np.unique(nic.service_ps(wire_bytes[ent])).tolist())
+        if len(ps) > 1:
+            return None
+        return ps.pop() if ps else 1
 
     def owned_cards(self) -> tuple[str, ...]:
         """The cards whose DMA NAPI's loop applies (fast mode's ``card_admit`` leaves them)."""
@@ -502,8 +563,8 @@ class FastNapi:
             return False
         if (c.bq_class == BROADCAST).any():
             return False
-        if (c.bq_class == RR_CLASS).any() and not self._rr_here(dev, c):
-            return False  # round-robin over slaves: which one goes on from frame to frame
+        if (c.bq_class == RR_CLASS).any() and self._rr_plan(dev, c) is None:
+            return False  # round-robin over slaves the loop cannot follow
         for ifindex in np.unique(c.target[c.target >= 0]).tolist():
             tgt = self.world.by_ifindex.get(int(ifindex))
             if tgt is not None and not isinstance(tgt, Nic | Veth) and not is_tap(tgt):
@@ -515,15 +576,25 @@ class FastNapi:
                     return False
         return True
 
-    def _rr_here(self, dev: NetDev, c: Compiled) -> bool:
-        """Whether a round-robin master redirect always picks the receiving slave: every
-        slave id maps to it (``bond_get_slave_by_id``; a bond of one slave), and so does an
-        IGMP frame's current active slave. Its XDP_TX then goes out here."""
+    def _rr_plan(self, dev: NetDev, c: Compiled) -> tuple[int, int, int, str | None] | None:
+        """A balance-rr bond's choice for ``dev``'s frames as NAPI's loop follows it
+        (``transmit``): the slave ids that are ``dev`` or no slave (XDP_TX here) as bits, its
+        packets_per_slave, its slave count and the one other slave the other ids map to
+        (``bond_get_slave_by_id``); None where the loop cannot (a random id, more than one
+        other slave, IGMP frames, which go to the active slave)."""
         bond = self.world.devices.get(c.master or "")
-        if not isinstance(bond, Bond):
-            return False
+        if not isinstance(bond, Bond) or bond.packets_per_slave <= 0:
+            return None
         table = BondLogic(bond, self.world.devices).slave_by_id_table()
-        return bool(table) and set(table) == {dev.name} and bond.curr_active in (None, dev.name)
+        if not table or len(table) > 62:
+            return None
+        if (self.world.entries.proto[round_robin(c)] == IPPROTO_IGMP).any():
+            return None
+        others = {s for s in table if s is not None and s != dev.name}
+        if len(others) > 1:
+            return None
+        mask = sum(1 << k for k, s in enumerate(table) if s is None or s == dev.name)
+        return mask, bond.packets_per_slave, len(table), (others.pop() if others else None)
 
     def _fed(self) -> set[str]:
         """Devices frames may reach: a source's, a program's redirect or XDP_TX target, a
@@ -539,8 +610,12 @@ class FastNapi:
         for dev_name, c in self.dp.compiled.items():
             if c.broadcast or (c.bq_class == BROADCAST).any():
                 return set(w.devices)
-            if (c.bq_class == RR_CLASS).any() and not self._rr_here(w.devices[dev_name], c):
-                return set(w.devices)
+            if (c.bq_class == RR_CLASS).any():
+                plan = self._rr_plan(w.devices[dev_name], c)
+                if plan is None:
+                    return set(w.devices)
+                if plan[3] is not None:
+                    fed.add(plan[3])
             out = np.concatenate((c.target[c.target >= 0], c.tx_slave[c.tx_slave >= 0]))
             for i in np.unique(out).tolist():
                 tgt = w.by_ifindex.get(i)
@@ -597,11 +672,14 @@ class FastNapi:
                 bad_cpu[min(max(rxqs[i].irq_cpu, 0), w.nr_cpus)] = True
         src = source_rows(w.sources)
         cards = cfg.cards.copy()
+        feeds = cfg.feeds.copy()
         for k, name in enumerate(cfg.card_names):
             cards[k, napi.K_TAT] = w.cards[name].tat
-            cards[k, napi.K_NEXT] = napi.emitted_until(src, int(cards[k, napi.K_SRC]), t0)
+            cards[k, napi.K_RR] = w.cards[name].rr
+        for f in range(len(feeds)):
+            feeds[f, napi.F_NEXT] = napi.emitted_until(src, int(feeds[f, napi.F_SRC]), t0)
         lazy = [  # cards that keep up: their queues take their arrivals one queue at a time
-            k for k in range(len(cards)) if napi.card_keeps_up(src, cards, k, t0)
+            k for k in range(len(cards)) if napi.card_keeps_up(src, cards, feeds, k, t0)
         ]
         group = np.arange(w.nr_cpus + 1)
         for k in range(len(cfg.card_names)):  # a card's CPUs go together, or not at all
@@ -654,29 +732,36 @@ class FastNapi:
         on_lazy = np.isin(card_of, lazy) & (card_of >= 0)
         st.ins[on_lazy, napi.I_CARD] = -1
         st.ins[on_lazy, napi.I_LASTP] = -1
-        next0 = cards[:, napi.K_NEXT].copy()
+        next0 = feeds[:, napi.F_NEXT].copy()
+        lazy_feeds = {int(cards[k, napi.K_F0]) for k in lazy}
         due = sum(  # frames the cards will admit one by one this step: compile first if many
-            napi.emitted_until(src, int(cards[k, napi.K_SRC]), t1) - int(next0[k])
-            for k in range(len(cards))
-            if k not in lazy
+            napi.emitted_until(src, int(feeds[f, napi.F_SRC]), t1) - int(next0[f])
+            for f in range(len(feeds))
+            if f not in lazy_feeds
         )
         ahead = int(self._poll_rate * max(self.horizon - t0, 0))  # polls still to come
         if _polls_run[0] + due // CARD_FRAMES_PER_POLL + ahead > JIT_AFTER_POLLS:
             napi.compile_rules()
         txr, wire, wb = self._wires_at(cfg, t0)
+        for i in np.flatnonzero(run & (cfg.static[:, napi.I_RRPRE] >= 0)).tolist():
+            bond = w.devices[self.dp.compiled[cfg.names[i][0]].master or ""]
+            assert isinstance(bond, Bond)  # (its balance-rr counter, per CPU)
+            c = int(cfg.static[i, napi.I_CPU])
+            st.cpu[c, napi.C_RR] = int(bond.rr_counter[c])
         polls, segs = self._run(
-            cfg, st, src, cpus.astype(np.int64), gstart, cards, t1, (txr, wire, wb)
+            cfg, st, src, cpus.astype(np.int64), gstart, cards, feeds, t1, (txr, wire, wb)
         )
         self._wires_done(cfg, txr, wire, wb)
         if t1 - t0 >= RATE_AFTER_NS:  # (a boot's first polls come all at once)
             self._poll_rate = len(polls) / (t1 - t0)
-        admitted = int((cards[:, napi.K_NEXT] - next0).sum())  # frames a card took in, one by one
+        admitted = int((feeds[:, napi.F_NEXT] - next0).sum())  # frames cards took one by one
         for k in lazy:
             idx = np.flatnonzero(card_of == k).astype(np.int64)
-            cards[k, napi.K_TAT] = napi.card_tat(st.ins, cfg.tab, src, cards, idx, k)
+            cards[k, napi.K_TAT] = napi.card_tat(st.ins, cfg.tab, src, cards, feeds, idx, k)
         for k, name in enumerate(cfg.card_names):
             if name in self.cards_run:
                 w.cards[name].tat = int(cards[k, napi.K_TAT])
+                w.cards[name].rr = int(cards[k, napi.K_RR])
         for i in np.flatnonzero(run & (cfg.fed_by >= 0)).tolist():
             refused = int(st.ins[i, napi.I_DROPPED] - before[i, napi.I_DROPPED])
             self.fed_rx[id(rxqs[i])] = refused
@@ -727,7 +812,7 @@ class FastNapi:
             left = [(int(r) - r0, int(f), int(n), int(s)) for r, f, n, s in rows.tolist()]
             self.played[name] = Played(
                 txr[mine, rings.X_TOOK].copy(), txr[mine, rings.X_LOST].copy(), left,
-                int(wire[w, rings.W_FREE]),
+                int(wire[w, rings.W_FREE]), txr[mine, rings.X_TXTOOK].copy(),
             )  # fmt: skip
 
     def played_ports(self, cfg: Config) -> set[str]:
@@ -745,12 +830,14 @@ class FastNapi:
         lists keep the instances still there, in order."""
         st = self.state
         same = len(st.rxqs) == len(rxqs) and all(a is b for a, b in zip(st.rxqs, rxqs, strict=True))
-        if st.names == cfg.names and same:
+        # a ring holds at most a run a frame (a card that misses every other frame cuts them)
+        cap_runs = max(napi.RUNCAP, int(cfg.static[:, napi.I_R].max(initial=0)) + 1)
+        if st.names == cfg.names and same and st.runs.shape[1] >= cap_runs:
             st.ins[:, : napi.I_CONF] = cfg.static
             return st
         n = len(cfg.names)
         ins = np.zeros((n, napi.I_WIDTH), np.int64)
-        runs = np.zeros((n, napi.RUNCAP, 2), np.int64)
+        runs = np.zeros((n, cap_runs, 2), np.int64)
         known = np.zeros(n, bool)
         basis: list[tuple[int, ...]] = [()] * n
         old = {name: k for k, name in enumerate(st.names)}
@@ -759,7 +846,9 @@ class FastNapi:
             k = old.get(name)
             if k is not None and k < len(st.rxqs) and st.rxqs[k] is rxqs[i] and st.known[k]:
                 ins[i] = st.ins[k]
-                runs[i] = st.runs[k]
+                m = int(ins[i, napi.I_RLEN])  # its runs in order, from the first slot
+                runs[i, :m] = st.runs[k, (ins[i, napi.I_RHEAD] + np.arange(m)) % st.runs.shape[1]]
+                ins[i, napi.I_RHEAD] = 0
                 known[i] = True
                 basis[i] = st.basis[k]
                 remap[k] = i
@@ -842,6 +931,7 @@ class FastNapi:
         cpus: IntArray,
         gstart: IntArray,
         cards: IntArray,
+        feeds: IntArray,
         t1: int,
         tx: tuple[IntArray, IntArray, IntArray],
     ) -> tuple[IntArray, IntArray]:
@@ -854,7 +944,7 @@ class FastNapi:
             segs = np.zeros((POLLS_CHUNK * 2 + napi.RUNCAP, 2), np.int64)
             n = napi.run_cpus(
                 t1, cpus, gstart, cfg.cpu_first, cfg.cpu_inst, st.ins, st.cpu, st.plist,
-                st.runs, cfg.tab, src, cards, cfg.qmap, cfg.pre, cfg.lab, cfg.lfl, st.glob,
+                st.runs, cfg.tab, src, cards, feeds, cfg.qmap, cfg.pre, cfg.lab, cfg.lfl, st.glob,
                 polls, segs, *tx,
             )  # fmt: skip
             p = polls[:n].copy()
@@ -915,7 +1005,7 @@ class FastNapi:
                 took = class_counts_many(cls_group, lay, qs, C, a, b, local)
                 # what each ring holds now: its runs of positions
                 n_runs = ins[ii, napi.I_RLEN]
-                slots = spans(ins[ii, napi.I_RHEAD], n_runs) % napi.RUNCAP
+                slots = spans(ins[ii, napi.I_RHEAD], n_runs) % st.runs.shape[1]
                 rows_of = np.repeat(ii, n_runs)
                 held = class_counts_many(
                     cls_group, lay, qs, C, st.runs[rows_of, slots, 0], st.runs[rows_of, slots, 1],
@@ -969,6 +1059,8 @@ class FastNapi:
         bursts = int(ins[i, napi.I_IRQS] - before[i, napi.I_IRQS])
         shape = PollShape(n_polls, max(bursts, 1) if n_polls else 0)
         shape.times = mine[:, napi.P_T].copy()
+        if cfg.static[i, napi.I_RRPRE] >= 0:  # a balance-rr bond's: how many went out here
+            shape.rr_here = mine[:, napi.P_RRH].copy()
         values = cfg.label_value[i]
         if not len(values) or not n_polls:
             return shape

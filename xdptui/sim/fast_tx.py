@@ -36,6 +36,7 @@ class Played:
     lost: IntArray
     left: list[Batch]
     free_ps: int
+    took_tx: IntArray  # of ``took``, the port's own XDP_TX (the rest: ``ndo_xdp_xmit``)
 
 
 @dataclass
@@ -289,9 +290,10 @@ def _played(world: World, dp: Datapath, nic: Nic, claims: list[Claim], p: Played
     """A port's rings as NAPI's loop ran them: each ring's frames taken go to the claims
     that offered frames to it, in order, and the rest were refused."""
     wire_bytes = world.entries.wire_bytes
-    budget = p.took.copy()
+    budgets = {"tx": p.took_tx.copy(), "xmit": p.took - p.took_tx}
     new_b = np.zeros(len(nic.tx))
     for cl in claims:
+        budget = budgets["tx" if cl.ref.kind == "tx" else "xmit"]
         on = cl.rings if cl.rings is not None else np.full(len(cl.rows), _ring(cl), np.int64)
         for r in np.unique(on).tolist():
             part = cl.rows.where(on == r)

@@ -31,7 +31,16 @@ import numpy.typing as npt
 from xdptui.sim import jit
 from xdptui.sim.dev import rings
 from xdptui.sim.dev.nic import gcra, gcra_sent
-from xdptui.sim.dev.rings import W_CB, W_CJ, W_S, W_TAIL, X_PORT, wire_offer
+from xdptui.sim.dev.rings import (
+    W_CB,
+    W_CJ,
+    W_S,
+    W_TAIL,
+    X_PORT,
+    X_TXLOST,
+    X_TXTOOK,
+    wire_offer,
+)
 
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]  # table positions and instances: narrow
@@ -47,22 +56,30 @@ S_ORIGIN, S_N0, S_MILLI, S_CAP, S_L, S_MQ, S_MR, S_A, S_AR, S_WIDTH = range(10)
 # an instance: its configuration, then its state
 # (``I_PM``: the period of its cost prefix in ``pre``, 1 when every frame costs the same)
 # (``I_TXR``: the transmit ring its XDP_TX frames go to, ``I_TXPRE``: where their prefix
-# count starts in ``lab``)
+# count starts in ``lab``; a balance-rr bond's frames (prefix ``I_RRPRE``): which slave ids
+# are this port (bits of ``I_RRMASK``), packets_per_slave, the slaves, the other slave's ring
+# for this CPU and the ps a bulk flush toward it costs)
 (I_SRC, I_M, I_TAB, I_PRE, I_PM, I_LAB, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS,
- I_FEED, I_FPRE, I_CARD, I_TXR, I_TXPRE, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ,
- I_ARR, I_OCC, I_RHEAD, I_RLEN, I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP,
- I_WIDTH) = range(35)  # fmt: skip
+ I_FEED, I_FPRE, I_CARD, I_TXR, I_TXPRE, I_RRPRE, I_RRMASK, I_RRPPS, I_RRCNT, I_RRTXR, I_RRFL,
+ I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD, I_RLEN, I_TAKEN,
+ I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP, I_RRHERE, I_WIDTH) = range(42)  # fmt: skip
 I_CONF = I_RUNNING  # the configuration columns come first
-# a card (``Card``) whose one source's frames NAPI's loop admits: its configuration (the
-# source, the table length, ps of DMA per frame received and sent, the burst allowance in
-# ps, where its table positions' (instance, rank) rows start in ``qmap``, its ports' wires
-# as rows ``K_PORT0`` on in ``rings``' port table), then its state
-K_SRC, K_L, K_S, K_C, K_TAU, K_QBASE, K_PORT0, K_NPORT, K_NEXT, K_TAT, K_WIDTH = range(11)
-# a CPU
-C_BUSY, C_RUN_AT, C_RUN_SEQ, C_PHEAD, C_PLEN, C_BUSY_NS, C_WIDTH = range(7)
-# a poll record (fast mode reads these after a run)
-P_T, P_INST, P_K, P_SEG, P_NSEG, P_DUR, P_WIDTH = range(7)
-RUNCAP = 256  # runs of positions a ring holds at most (drops cut a run)
+# a card (``Card``) whose ports' arrivals NAPI's loop admits: its configuration (its feeds,
+# rows ``K_F0`` on in ``feeds``; how many ports it has; ps of DMA per frame received and
+# sent; the burst allowance in ps; its sending ports' wires, rows ``K_PORT0`` on in
+# ``rings``' port table), then its state (its TAT, the port its DMA arbiter serves first)
+K_F0, K_NF, K_NPORTS, K_S, K_C, K_TAU, K_PORT0, K_NPORT, K_TAT, K_RR, K_WIDTH = range(11)
+# a feed: a port of a card one source feeds (the source, its table length, where its table
+# positions' (instance, rank) rows start in ``qmap``, the port's number on the card), then its
+# state (the next source frame to admit; while admitting, the last to admit and when the next
+# one arrives)
+F_SRC, F_L, F_QBASE, F_PORT, F_NEXT, F_END, F_AT, F_WIDTH = range(8)
+# a CPU (``C_RR``: its balance-rr counter, ``bond.rr_counter``)
+C_BUSY, C_RUN_AT, C_RUN_SEQ, C_PHEAD, C_PLEN, C_BUSY_NS, C_RR, C_WIDTH = range(8)
+# a poll record (fast mode reads these after a run; ``P_RRH``: a balance-rr bond's frames
+# it sent out here)
+P_T, P_INST, P_K, P_SEG, P_NSEG, P_DUR, P_RRH, P_WIDTH = range(8)
+RUNCAP = 256  # runs of positions a poll takes at most; a ring holds ``runs.shape[1]``
 
 
 # ---------------------------------------------------------------- pacing (traffic.Source)
@@ -143,11 +160,12 @@ def push(ins: IntArray, runs: IntArray, i: int, start: int, n: int) -> None:
     """Positions [start, start + n) join the tail of instance ``i``'s ring (``I_LASTP``: the
     last position that did)."""
     k = ins[i, I_RLEN]
-    last = (ins[i, I_RHEAD] + k - 1) % RUNCAP
+    cap = runs.shape[1]
+    last = (ins[i, I_RHEAD] + k - 1) % cap
     if k > 0 and runs[i, last, 1] == start:
         runs[i, last, 1] = start + n
     else:
-        slot = (ins[i, I_RHEAD] + k) % RUNCAP
+        slot = (ins[i, I_RHEAD] + k) % cap
         runs[i, slot, 0] = start
         runs[i, slot, 1] = start + n
         ins[i, I_RLEN] = k + 1
@@ -159,12 +177,12 @@ def push(ins: IntArray, runs: IntArray, i: int, start: int, n: int) -> None:
 
 def admit(
     ins: IntArray, runs: IntArray, tab: Int32Array, src: IntArray, cards: IntArray,
-    qmap: Int32Array, wire: IntArray, wb: IntArray, i: int, t: int,
+    feeds: IntArray, qmap: Int32Array, wire: IntArray, wb: IntArray, i: int, t: int,
 ) -> None:  # fmt: skip
     """Arrivals up to ``t`` into the ring in order; those that find it full are dropped (on
     a card the loop runs, every port's arrivals at once: ``card_admit``)."""
     if ins[i, I_CARD] >= 0:
-        card_admit(ins, runs, src, cards, qmap, wire, wb, ins[i, I_CARD], t)
+        card_admit(ins, runs, src, cards, feeds, qmap, wire, wb, ins[i, I_CARD], t)
         return
     s = ins[i, I_SRC]
     if s < 0:
@@ -186,51 +204,186 @@ def admit(
 
 
 def card_admit(
-    ins: IntArray, runs: IntArray, src: IntArray, cards: IntArray, qmap: Int32Array,
-    wire: IntArray, wb: IntArray, k: int, t: int,
+    ins: IntArray, runs: IntArray, src: IntArray, cards: IntArray, feeds: IntArray,
+    qmap: Int32Array, wire: IntArray, wb: IntArray, k: int, t: int,
 ) -> None:  # fmt: skip
-    """A card's arrivals up to ``t``, frame by frame in arrival order (``Exact.admit``): a
-    frame whose ring is full is dropped before any DMA (``rx_dropped``); one that arrives
-    more than the burst allowance behind the card's DMA is missed (``rx_missed_errors``);
-    the rest take a descriptor and the card's DMA (``nic.gcra``). The frames its ports sent
-    take theirs in time order among them (``card_charge``)."""
-    s = cards[k, K_SRC]
-    n1 = emitted_until(src, s, t)
-    n = cards[k, K_NEXT]
-    if n >= n1:
-        if cards[k, K_NPORT] > 0:
-            cards[k, K_TAT] = card_charge(wire, wb, cards, k, 1000 * t, cards[k, K_TAT])
-        return
-    L = cards[k, K_L]
-    base = cards[k, K_QBASE]
+    """A card's arrivals up to ``t`` in arrival order (``Exact.admit``): one source's frame
+    by frame (``card_frame``), several sources' instant by instant (``card_instant``); the
+    frames its ports sent take their DMA in time order among them (``card_charge``)."""
+    f0 = cards[k, K_F0]
+    nf = cards[k, K_NF]
     tat = cards[k, K_TAT]
-    sps = cards[k, K_S]
-    tau = cards[k, K_TAU]
-    while n < n1:
-        j = n % L
-        i = qmap[base + j, 0]
-        if i >= 0:
-            p = (n // L) * ins[i, I_M] + qmap[base + j, 1]
-            ins[i, I_ARR] = p + 1
-            if ins[i, I_RUNNING] == 0:  # a device that is down: lost
-                pass
-            elif ins[i, I_OCC] >= ins[i, I_R]:
-                ins[i, I_DROPPED] += 1
-            else:
-                a = arrival_of(src, s, n) * 1000
-                if cards[k, K_NPORT] > 0:
-                    tat = card_charge(wire, wb, cards, k, a, tat)
-                took = gcra(tat, a, sps, tau)
-                if took < 0:
-                    ins[i, I_MISSED] += 1
-                else:
-                    tat = took
-                    push(ins, runs, i, p, 1)
-        n += 1
+    for f in range(f0, f0 + nf):
+        feeds[f, F_END] = emitted_until(src, feeds[f, F_SRC], t)
+    if nf == 1:  # one source: its frames in order
+        while feeds[f0, F_NEXT] < feeds[f0, F_END]:
+            tat, _ = card_frame(ins, runs, src, cards, feeds, qmap, wire, wb, k, f0, -1, tat)
+    else:
+        for f in range(f0, f0 + nf):
+            feeds[f, F_AT] = feed_at(src, feeds, f)
+        scratch = np.empty((4 * nf, 4), np.int64)
+        while True:
+            at = NEVER
+            for f in range(f0, f0 + nf):
+                if feeds[f, F_AT] < at:
+                    at = feeds[f, F_AT]
+            if at >= NEVER:
+                break
+            if cards[k, K_NPORT] > 0:
+                tat = card_charge(wire, wb, cards, k, at * 1000, tat)
+            tat = card_instant(ins, runs, src, cards, feeds, qmap, k, at, tat, scratch)
     if cards[k, K_NPORT] > 0:
         tat = card_charge(wire, wb, cards, k, 1000 * t, tat)
     cards[k, K_TAT] = tat
-    cards[k, K_NEXT] = n1
+
+
+def card_instant(
+    ins: IntArray, runs: IntArray, src: IntArray, cards: IntArray, feeds: IntArray,
+    qmap: Int32Array, k: int, at: int, tat: int, fr: IntArray,
+) -> int:  # fmt: skip
+    """The frames reaching card ``k``'s ports at the nanosecond ``at`` (``exact_admit``): one
+    whose ring is full is refused (``rx_dropped``) and takes no part; the card has DMA for
+    the first g of the others (``nic.gcra``, times alone decide g). When that is some and not
+    all and they come from several ports, the arbiter grants them port by port from the port
+    it serves first, and the next such instant starts at the port after it (``arbitrate``).
+    A granted frame its ring has no room left for takes nothing: its ring's frames are
+    refused and the grants made again without them; a frame not granted is missed
+    (``rx_missed_errors``). Returns the card's TAT."""
+    f0 = cards[k, K_F0]
+    nf = cards[k, K_NF]
+    nports = cards[k, K_NPORTS]
+    rr = cards[k, K_RR]
+    a = at * 1000
+    m = 0  # the instant's frames, port by port from rr: (instance, position, port, live)
+    for step in range(nports):
+        port = (rr + step) % nports
+        for f in range(f0, f0 + nf):
+            if feeds[f, F_PORT] != port:
+                continue
+            while feeds[f, F_AT] == at and m < len(fr):
+                n = feeds[f, F_NEXT]
+                feeds[f, F_NEXT] = n + 1
+                feeds[f, F_AT] = feed_at(src, feeds, f)
+                L = feeds[f, F_L]
+                i = qmap[feeds[f, F_QBASE] + n % L, 0]
+                if i < 0:
+                    continue
+                p = (n // L) * ins[i, I_M] + qmap[feeds[f, F_QBASE] + n % L, 1]
+                ins[i, I_ARR] = p + 1
+                if ins[i, I_RUNNING] == 0:  # a device that is down: lost
+                    continue
+                if ins[i, I_OCC] >= ins[i, I_R]:  # its ring is full: no part in the DMA
+                    ins[i, I_DROPPED] += 1
+                    continue
+                fr[m, 0] = i
+                fr[m, 1] = p
+                fr[m, 2] = port
+                fr[m, 3] = 1
+                m += 1
+    s = cards[k, K_S]
+    tau = cards[k, K_TAU]
+    while True:
+        live = 0
+        lo = nports
+        hi = -1
+        for j in range(m):
+            if fr[j, 3]:
+                live += 1
+                lo = min(lo, fr[j, 2])
+                hi = max(hi, fr[j, 2])
+        g = 0
+        after = tat
+        for _ in range(live):
+            took = gcra(after, a, s, tau)
+            if took < 0:
+                break
+            after = took
+            g += 1
+        # the first g live frames are granted: does one find its ring full?
+        full = -1
+        seen = 0
+        for j in range(m):
+            if not fr[j, 3] or seen >= g:
+                continue
+            seen += 1
+            i = fr[j, 0]
+            ahead = 0  # granted before it at this instant, on its ring
+            for jj in range(j):
+                if fr[jj, 3] == 2 and fr[jj, 0] == i:
+                    ahead += 1
+            if ins[i, I_OCC] + ahead >= ins[i, I_R]:
+                full = i
+                break
+            fr[j, 3] = 2  # granted, for now
+        for j in range(m):
+            if fr[j, 3] == 2:
+                fr[j, 3] = 1
+        if full < 0:
+            break
+        for j in range(m):
+            if fr[j, 3] and fr[j, 0] == full:
+                fr[j, 3] = 0
+                ins[full, I_DROPPED] += 1
+    seen = 0
+    for j in range(m):
+        if not fr[j, 3]:
+            continue
+        i = fr[j, 0]
+        if seen < g:
+            push(ins, runs, i, fr[j, 1], 1)
+        elif ins[i, I_OCC] >= ins[i, I_R]:
+            ins[i, I_DROPPED] += 1
+        else:
+            ins[i, I_MISSED] += 1
+        seen += 1
+    if 0 < g < live and lo != hi:
+        cards[k, K_RR] = (rr + 1) % nports
+    return after
+
+
+LOST, FULL, TOOK, MISSED = range(4)  # what became of a frame reaching a card
+
+
+def feed_at(src: IntArray, feeds: IntArray, f: int) -> int:
+    """When feed ``f``'s next frame to admit arrives (NEVER: none is due)."""
+    if feeds[f, F_NEXT] >= feeds[f, F_END]:
+        return NEVER
+    return arrival_of(src, feeds[f, F_SRC], feeds[f, F_NEXT])
+
+
+def card_frame(
+    ins: IntArray, runs: IntArray, src: IntArray, cards: IntArray, feeds: IntArray,
+    qmap: Int32Array, wire: IntArray, wb: IntArray, k: int, f: int, a: int, tat: int,
+) -> tuple[int, int]:  # fmt: skip
+    """Feed ``f``'s next frame reaches card ``k`` at ``a`` ps (-1: its own arrival time): a
+    frame whose ring is full is dropped before any DMA (``rx_dropped``); one that arrives
+    more than the burst allowance behind the card's DMA is missed (``rx_missed_errors``);
+    the rest take a descriptor and the card's DMA (``nic.gcra``). Returns the card's TAT and
+    what became of the frame (``LOST``: no queue of the loop's, or its device is down)."""
+    n = feeds[f, F_NEXT]
+    feeds[f, F_NEXT] = n + 1
+    L = feeds[f, F_L]
+    j = n % L
+    i = qmap[feeds[f, F_QBASE] + j, 0]
+    if i < 0:
+        return tat, LOST
+    p = (n // L) * ins[i, I_M] + qmap[feeds[f, F_QBASE] + j, 1]
+    ins[i, I_ARR] = p + 1
+    if ins[i, I_RUNNING] == 0:  # a device that is down: lost
+        return tat, LOST
+    if ins[i, I_OCC] >= ins[i, I_R]:
+        ins[i, I_DROPPED] += 1
+        return tat, FULL
+    if a < 0:
+        a = arrival_of(src, feeds[f, F_SRC], n) * 1000
+    if cards[k, K_NPORT] > 0:
+        tat = card_charge(wire, wb, cards, k, a, tat)
+    took = gcra(tat, a, cards[k, K_S], cards[k, K_TAU])
+    if took < 0:
+        ins[i, I_MISSED] += 1
+        return tat, MISSED
+    push(ins, runs, i, p, 1)
+    return took, TOOK
 
 
 def card_charge(wire: IntArray, wb: IntArray, cards: IntArray, k: int, upto: int, tat: int) -> int:
@@ -260,17 +413,18 @@ def card_charge(wire: IntArray, wb: IntArray, cards: IntArray, k: int, upto: int
             wire[bw, W_CJ] = 0
 
 
-def card_keeps_up(src: IntArray, cards: IntArray, k: int, t0: int) -> bool:
-    """Whether card ``k`` keeps up with its source from ``t0`` on, so that ``gcra`` misses
-    nothing and its ports' rings can take their arrivals queue by queue (``admit``): its
-    source's frames never come closer together than the card's DMA per frame (ceil(j x) -
-    ceil((j - 1) x) >= floor(x) ns, x = 1e12 / milli), and the card is free when the first
-    frame after ``t0`` arrives. Then before every frame ``tat <= a``, so ``a < tat - tau``
-    never holds, and after the last frame it took ``tat = a + s``."""
-    s = cards[k, K_SRC]
+def card_keeps_up(src: IntArray, cards: IntArray, feeds: IntArray, k: int, t0: int) -> bool:
+    """Whether card ``k`` keeps up with its one source from ``t0`` on, so that ``gcra``
+    misses nothing and its ports' rings can take their arrivals queue by queue (``admit``):
+    its ports send nothing, its source's frames never come closer together than the card's
+    DMA per frame (ceil(j x) - ceil((j - 1) x) >= floor(x) ns, x = 1e12 / milli), and the
+    card is free when the first frame after ``t0`` arrives. Then before every frame
+    ``tat <= a``, so ``a < tat - tau`` never holds, and after the last frame it took
+    ``tat = a + s``."""
+    if cards[k, K_NPORT] > 0 or cards[k, K_NF] != 1:
+        return False  # what its ports send takes its DMA too; several sources interleave
+    s = feeds[cards[k, K_F0], F_SRC]
     milli = src[s, S_MILLI]
-    if cards[k, K_NPORT] > 0:
-        return False  # what its ports send takes its DMA too
     if milli <= 0:
         return True  # nothing arrives
     if 1000 * (1_000_000_000_000 // milli) < cards[k, K_S]:
@@ -280,8 +434,9 @@ def card_keeps_up(src: IntArray, cards: IntArray, k: int, t0: int) -> bool:
 
 
 def card_tat(
-    ins: IntArray, tab: Int32Array, src: IntArray, cards: IntArray, idx: IntArray, k: int
-) -> int:
+    ins: IntArray, tab: Int32Array, src: IntArray, cards: IntArray, feeds: IntArray,
+    idx: IntArray, k: int,
+) -> int:  # fmt: skip
     """Card ``k``'s TAT after a step its rings took queue by queue (``card_keeps_up``): the
     DMA of the last frame any of its queues ``idx`` took (``I_LASTP``), else as it was."""
     last = -1
@@ -292,7 +447,8 @@ def card_tat(
             last = max(last, n)
     if last < 0:
         return cards[k, K_TAT]  # type: ignore[no-any-return]
-    return arrival_of(src, cards[k, K_SRC], last) * 1000 + cards[k, K_S]  # type: ignore[no-any-return]
+    s = feeds[cards[k, K_F0], F_SRC]
+    return arrival_of(src, s, last) * 1000 + cards[k, K_S]  # type: ignore[no-any-return]
 
 
 # ---------------------------------------------------------------- interrupts and poll lists
@@ -367,7 +523,7 @@ def take(ins: IntArray, runs: IntArray, segs: IntArray, ns: int, i: int, k: int)
         out += 1
         got += use
         if use == n:
-            ins[i, I_RHEAD] = (h + 1) % RUNCAP
+            ins[i, I_RHEAD] = (h + 1) % runs.shape[1]
             ins[i, I_RLEN] -= 1
         else:
             runs[i, h, 0] = a + use
@@ -398,20 +554,81 @@ def poll_ps(
     return ps  # type: ignore[no-any-return]
 
 
+def rr_ids(a: int, b: int, pps: int, cnt: int, mask: int) -> int:
+    """How many counter values v in [a, b) give a slave id (v // pps) % cnt among the bits
+    of ``mask`` (``bond_rr.rr_counts``)."""
+    period = pps * cnt
+    out = 0
+    for s in range(cnt):
+        if (mask >> s) & 1:
+            lo = s * pps
+            hi_b = b % period - lo
+            hi_a = a % period - lo
+            out += (b // period) * pps + (0 if hi_b < 0 else (pps if hi_b > pps else hi_b))
+            out -= (a // period) * pps + (0 if hi_a < 0 else (pps if hi_a > pps else hi_a))
+    return out
+
+
+def transmit(
+    ins: IntArray, cpu: IntArray, lab: IntArray, segs: IntArray, txr: IntArray, wire: IntArray,
+    wb: IntArray, ns: int, nseg: int, i: int, t: int,
+) -> int:  # fmt: skip
+    """The poll's frames that leave through its card's ports, at the poll's time: XDP_TX onto
+    the ring paired with the queue (``NetDev.xdp_tx``), and a balance-rr bond's frames
+    (``bond_xdp_xmit_roundrobin_slave_get``): the CPU's counter, pre-incremented per frame,
+    picks slave id (counter / packets_per_slave) % slaves; this port's go out here, the other
+    slave's into its ring for this CPU in bulks of 16 (``xdp_master_redirect``, ``bq_enqueue``,
+    ``__dev_flush``). Returns the ps those flushes cost."""
+    m = ins[i, I_M]
+    here = 0
+    if ins[i, I_TXPRE] >= 0:
+        for j in range(nseg):
+            here += _range_sum(lab, ins[i, I_TXPRE], m, segs[ns + j, 0], segs[ns + j, 1])
+    other = 0
+    if ins[i, I_RRPRE] >= 0:
+        n = 0
+        for j in range(nseg):
+            n += _range_sum(lab, ins[i, I_RRPRE], m, segs[ns + j, 0], segs[ns + j, 1])
+        c = ins[i, I_CPU]
+        c0 = cpu[c, C_RR]
+        mine = rr_ids(c0 + 1, c0 + n + 1, ins[i, I_RRPPS], ins[i, I_RRCNT], ins[i, I_RRMASK])
+        cpu[c, C_RR] = c0 + n
+        ins[i, I_RRHERE] = mine
+        here += mine
+        other = n - mine
+    at = 1000 * t
+    r = ins[i, I_TXR]
+    if here > 0 and r >= 0:
+        w = txr[r, X_PORT]
+        got = wire_offer(txr, wire, wb, w, r, here, at, wire[w, W_S])
+        txr[r, X_TXTOOK] += got
+        txr[r, X_TXLOST] += here - got
+    r = ins[i, I_RRTXR]
+    if other > 0 and r >= 0:
+        w = txr[r, X_PORT]
+        wire_offer(txr, wire, wb, w, r, other, at, wire[w, W_S])
+        return (other + 15) // 16 * ins[i, I_RRFL]  # type: ignore[no-any-return]
+    return 0
+
+
 def poll(
     ins: IntArray, runs: IntArray, tab: Int32Array, src: IntArray, cards: IntArray,
-    qmap: Int32Array, pre: IntArray, lab: IntArray, lfl: IntArray, glob: IntArray, segs: IntArray,
-    txr: IntArray, wire: IntArray, wb: IntArray, ns: int, i: int, t: int,
+    feeds: IntArray, qmap: Int32Array, pre: IntArray, lab: IntArray, lfl: IntArray,
+    glob: IntArray, cpu: IntArray, segs: IntArray, txr: IntArray, wire: IntArray, wb: IntArray,
+    ns: int, i: int, t: int,
 ) -> tuple[int, int, int]:  # fmt: skip
     """One ``napi_poll`` of instance ``i`` at ``t``: arrivals taken in, min(weight, waiting)
-    frames from the head; a poll short of its weight completes and re-arms the interrupt.
-    Returns (frames, runs written to ``segs``, duration in ns)."""
-    admit(ins, runs, tab, src, cards, qmap, wire, wb, i, t)
+    frames from the head, what they send (``transmit``); a poll short of its weight
+    completes and re-arms the interrupt. Returns (frames, runs written to ``segs``, duration
+    in ns)."""
+    admit(ins, runs, tab, src, cards, feeds, qmap, wire, wb, i, t)
     k = ins[i, I_OCC]
     if k > ins[i, I_W]:
         k = ins[i, I_W]
     nseg = take(ins, runs, segs, ns, i, k) if k > 0 else 0
     dur_ps = poll_ps(ins, pre, lab, lfl, segs, ns, nseg, i)
+    if ins[i, I_TXPRE] >= 0 or ins[i, I_RRPRE] >= 0:
+        dur_ps += transmit(ins, cpu, lab, segs, txr, wire, wb, ns, nseg, i, t)
     dur = (dur_ps + 500) // 1000
     if dur < 1:
         dur = 1
@@ -504,8 +721,9 @@ def sift_down(h_t: IntArray, h_seq: IntArray, h_cpu: IntArray, k: int) -> None:
 def run_cpus(
     t_end: int, cpus: IntArray, gstart: IntArray, cpu_first: IntArray, cpu_inst: IntArray,
     ins: IntArray, cpu: IntArray, plist: IntArray, runs: IntArray, tab: Int32Array, src: IntArray,
-    cards: IntArray, qmap: Int32Array, pre: IntArray, lab: IntArray, lfl: IntArray,
-    glob: IntArray, polls: IntArray, segs: IntArray, txr: IntArray, wire: IntArray, wb: IntArray,
+    cards: IntArray, feeds: IntArray, qmap: Int32Array, pre: IntArray, lab: IntArray,
+    lfl: IntArray, glob: IntArray, polls: IntArray, segs: IntArray, txr: IntArray,
+    wire: IntArray, wb: IntArray,
 ) -> int:  # fmt: skip
     """Every event of the CPUs ``cpus`` up to ``t_end``, in time order (ties in the order they
     were raised): their instances' interrupts and their softirqs' polls (``net_rx_action``);
@@ -562,8 +780,8 @@ def run_cpus(
             cpu[c, C_PLEN] -= 1
             if ins[i, I_STATE] == SCHEDULED:
                 k, nseg, dur = poll(
-                    ins, runs, tab, src, cards, qmap, pre, lab, lfl, glob, segs, txr, wire, wb,
-                    n_segs, i, t,
+                    ins, runs, tab, src, cards, feeds, qmap, pre, lab, lfl, glob, cpu, segs, txr,
+                    wire, wb, n_segs, i, t,
                 )  # fmt: skip
                 polls[n_polls, P_T] = t
                 polls[n_polls, P_INST] = i
@@ -571,16 +789,7 @@ def run_cpus(
                 polls[n_polls, P_SEG] = n_segs
                 polls[n_polls, P_NSEG] = nseg
                 polls[n_polls, P_DUR] = dur
-                r = ins[i, I_TXR]
-                if r >= 0:  # XDP_TX: its frames onto the ring at the poll's time
-                    ntx = 0
-                    for j in range(nseg):
-                        ntx += _range_sum(
-                            lab, ins[i, I_TXPRE], ins[i, I_M], segs[n_segs + j, 0],
-                            segs[n_segs + j, 1],
-                        )  # fmt: skip
-                    w = txr[r, X_PORT]
-                    wire_offer(txr, wire, wb, w, r, ntx, 1000 * t, wire[w, W_S])
+                polls[n_polls, P_RRH] = ins[i, I_RRHERE]
                 n_polls += 1
                 n_segs += nseg
                 cpu[c, C_BUSY] = t + dur
@@ -600,7 +809,7 @@ def run_cpus(
         for kc in range(gstart[g], gstart[g + 1]):  # what arrived by t_end waits in the rings
             cc = cpus[kc]
             for j in range(cpu_first[cc], cpu_first[cc + 1]):
-                admit(ins, runs, tab, src, cards, qmap, wire, wb, cpu_inst[j], t_end)
+                admit(ins, runs, tab, src, cards, feeds, qmap, wire, wb, cpu_inst[j], t_end)
     return n_polls
 
 
@@ -610,9 +819,10 @@ def compile_rules() -> None:
 
     rings.compile_rules()  # (``wire_offer`` calls its module's ``wire_pop``)
     helpers = (
-        "gcra", "gcra_sent", "wire_offer", "emitted_until", "arrival_of",
-        "queue_frames", "position_time", "_range_sum", "push", "card_charge", "card_admit",
-        "admit", "arm", "schedule", "take", "poll_ps", "poll", "feed", "next_event", "sift_down",
+        "gcra", "gcra_sent", "wire_offer", "emitted_until", "arrival_of", "queue_frames",
+        "position_time", "_range_sum", "push", "card_charge", "feed_at", "card_frame",
+        "card_instant", "card_admit", "admit", "arm", "schedule", "take", "poll_ps", "rr_ids",
+        "transmit", "poll", "feed", "next_event", "sift_down",
     )  # fmt: skip
     jit.compile_functions(
         sys.modules[__name__], (*helpers, "rearm_all", "run_cpus"), inline=helpers

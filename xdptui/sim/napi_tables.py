@@ -12,6 +12,7 @@ import numpy.typing as npt
 
 from xdptui.sim import costs, devmap, napi
 from xdptui.sim.batch import Rows
+from xdptui.sim.core.filter import RR_CLASS
 from xdptui.sim.cpumap import CPU_MAP_BULK_SIZE
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev
@@ -74,7 +75,7 @@ class Tables:
             bq = np.where(red & np.isin(t, fed), t, -1)
         else:
             bq = np.full(m, -1, np.int64)
-        values = np.unique(bq[(bq >= 0) | (bq <= CPU_TARGET)])
+        values = np.unique(bq[(bq >= 0) | (bq <= CPU_TARGET) | (bq == RR_CLASS)])
         row[napi.I_M] = m
         row[napi.I_PRE] = self.sizes[1]
         row[napi.I_LAB] = self.sizes[2]
@@ -91,8 +92,8 @@ class Tables:
         for k, v in enumerate(values.tolist()):
             hit = (bq == v).astype(np.int64)
             self.lab.append(np.concatenate(([0], np.cumsum(hit))))
-            if c.mode != MODE_DRV:  # generic XDP: no bulk, no flush
-                flushes += [0, 1]
+            if c.mode != MODE_DRV or v == RR_CLASS:  # generic XDP: no bulk, no flush
+                flushes += [0, 1]  # (a balance-rr bond's: its flushes are ``napi.transmit``'s)
             elif v <= XSK_TARGET:  # an AF_XDP socket: one xsk_flush a poll
                 flushes += [round(costs.XSK_FLUSH * 1000), XSK_BULK]
             elif v <= CPU_TARGET:  # a cpumap entry's bulk queue

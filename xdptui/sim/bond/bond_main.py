@@ -460,6 +460,22 @@ class BondLogic:
             out.append((table[i], part))
         return out
 
+    def rr_split_counted(
+        self, cpu: int, rows: Rows, here: str, n_here: int
+    ) -> list[tuple[str | None, Rows]]:
+        """``rr_split`` where NAPI's loop counted how many of ``rows`` the per-CPU counter
+        gave the receiving slave ``here`` (``napi.transmit``): those, and the rest to the one
+        other slave every other id maps to."""
+        b = self.bond
+        b.rr_counter[cpu] += rows.total
+        others = [s for s in self.slave_by_id_table() if s is not None and s != here]
+        mine = rows.head(n_here)
+        out: list[tuple[str | None, Rows]] = [(here, mine)] if mine.total else []
+        rest = rows.minus(mine)
+        if rest.total:
+            out.append((others[0] if others else here, rest))
+        return out
+
     def xdp_split(
         self, cpu: int, rows: Rows, headers: FlowHeaders
     ) -> list[tuple[str | None, Rows]]:

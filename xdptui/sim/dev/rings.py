@@ -94,8 +94,9 @@ def _offer(
 # departure in ps, frames, ps each)`` from ``W_HEAD`` (the first with a frame not gone,
 # ``W_DOFF`` of its frames gone) to ``W_TAIL``, and from ``W_CB`` (frame ``W_CJ``) on those
 # whose DMA its card has not charged yet (``napi.card_admit``; ``NO_CHARGE``: no card);
-# ``W_S``: ps of wire per frame where every frame it sends is alike (NAPI's loop).
-X_PORT, X_SIZE, X_HELD, X_TOOK, X_LOST, X_WIDTH = range(6)
+# ``W_S``: ps of wire per frame where every frame it sends is alike (NAPI's loop). A ring's
+# ``X_TXTOOK``/``X_TXLOST``: of those it took and refused, its own port's XDP_TX (the loop).
+X_PORT, X_SIZE, X_HELD, X_TOOK, X_LOST, X_TXTOOK, X_TXLOST, X_WIDTH = range(8)
 W_S, W_FREE, W_HEAD, W_DOFF, W_TAIL, W_CB, W_CJ, W_WIDTH = range(8)
 NO_CHARGE = 1 << 62
 WIRE_RULES = ("wire_pop", "wire_offer")
