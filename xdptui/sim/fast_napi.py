@@ -5,10 +5,11 @@ mode's, and only what they do is added up per flow class.
 
 Covered: the queues of a NIC fed by one pktgen source, whose CPU serves no other kind of
 instance, and whose frames stay on that CPU's timeline only through their own costs (no veth
-peer or tap written on it, no broadcast bulks, no round-robin over several slaves). A card
-with one port fed runs in the loop with its DMA, and so do its ports' XDP rings and wire when
-all they send is their own XDP_TX (the frames they send take the card's DMA too). The other
-instances keep fast mode's arithmetic (``xdptui.sim.fast``).
+peer or tap written on it, no broadcast bulks). A card whose fed ports are each fed by one
+source runs in the loop with its DMA, and so do its ports' XDP rings and wire when all they
+send is their own XDP_TX or a balance-rr bond's frames to another of its ports (the frames
+they send take the card's DMA too). The other instances keep fast mode's arithmetic
+(``xdptui.sim.fast``).
 """
 
 from __future__ import annotations
@@ -285,7 +286,8 @@ class FastNapi:
             c = dp.compiled.get(name)
             if covered[i] and c is not None and round_robin(c).any():
                 plan = self._rr_plan(w.devices[name], c)
-                if plan is None or (plan[3] is not None and rows[i][napi.I_RRTXR] < 0):
+                cut = plan is not None and plan[3] is not None and rows[i][napi.I_RRTXR] < 0
+                if plan is None or (cut and seqs[i] is not None):
                     covered[i] = False
         n = len(names)
         static = np.array(rows, np.int64).reshape(n, napi.I_CONF)
@@ -418,8 +420,9 @@ class FastNapi:
 
     def _transmitting(self, ports: list[Nic]) -> list[Nic] | None:
         """The ports that send, when all that is sent out of these ports is their own native
-        programs' XDP_TX (``NetDev.xdp_tx`` onto the ring paired with the queue); None when
-        anything else is: a redirect into them, a bond above them, the local stack."""
+        programs' XDP_TX (``NetDev.xdp_tx`` onto the ring paired with the queue, or a bond's
+        ``xdp_master_redirect`` to one of them); None when anything else is: a redirect into
+        them or their bond, a bond that hashes frames to a slave, the local stack."""
         w = self.world
         masters = {d.master for d in ports if d.master is not None}
         names = {d.name for d in ports} | masters  # (a bond sends out of its slaves)
@@ -555,8 +558,9 @@ class FastNapi:
 
     def _program_covered(self, dev: NetDev, c: Compiled) -> bool:
         """A program NAPI's loop can run: no state carried from frame to frame, no broadcast
-        or round-robin bulks, its frames sent to NICs, taps, or a veth whose peer's NAPI the
-        loop runs too (``_build`` checks that)."""
+        bulks, a balance-rr bond's choice only where the loop follows it (``_rr_plan``), its
+        frames sent to NICs, taps, or a veth whose peer's NAPI the loop runs too (``_build``
+        checks that)."""
         if c.obj is not None and c.obj.depends is not None:
             return False  # a real program run frame by frame, in ring order
         if c.broadcast:
@@ -782,7 +786,7 @@ class FastNapi:
         wire[:, rings.W_S] = cfg.wire_s
         ring_rows = txr[:, rings.X_PORT]
         sizes = np.bincount(ring_rows, weights=txr[:, rings.X_SIZE], minlength=n_ports)
-        cap = int(sizes.max(initial=0)) + 2  # a batch holds a slot at least
+        cap = rings.pow2(int(sizes.max(initial=0)) + 2)  # a batch holds a slot at least
         wb = np.zeros((n_ports, cap, 4), np.int64)
         at0 = 1000 * t0
         for w, name in enumerate(cfg.tx_ports):
@@ -808,7 +812,7 @@ class FastNapi:
             mine = np.flatnonzero(txr[:, rings.X_PORT] == w)
             r0 = int(mine[0])
             h, t = int(wire[w, rings.W_HEAD]), int(wire[w, rings.W_TAIL])
-            rows = wb[w, np.arange(h, t) % cap]
+            rows = wb[w, np.arange(h, t) & (cap - 1)]
             left = [(int(r) - r0, int(f), int(n), int(s)) for r, f, n, s in rows.tolist()]
             self.played[name] = Played(
                 txr[mine, rings.X_TOOK].copy(), txr[mine, rings.X_LOST].copy(), left,
@@ -831,7 +835,7 @@ class FastNapi:
         st = self.state
         same = len(st.rxqs) == len(rxqs) and all(a is b for a, b in zip(st.rxqs, rxqs, strict=True))
         # a ring holds at most a run a frame (a card that misses every other frame cuts them)
-        cap_runs = max(napi.RUNCAP, int(cfg.static[:, napi.I_R].max(initial=0)) + 1)
+        cap_runs = rings.pow2(max(napi.RUNCAP, int(cfg.static[:, napi.I_R].max(initial=0)) + 1))
         if st.names == cfg.names and same and st.runs.shape[1] >= cap_runs:
             st.ins[:, : napi.I_CONF] = cfg.static
             return st

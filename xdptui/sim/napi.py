@@ -79,7 +79,8 @@ C_BUSY, C_RUN_AT, C_RUN_SEQ, C_PHEAD, C_PLEN, C_BUSY_NS, C_RR, C_WIDTH = range(8
 # a poll record (fast mode reads these after a run; ``P_RRH``: a balance-rr bond's frames
 # it sent out here)
 P_T, P_INST, P_K, P_SEG, P_NSEG, P_DUR, P_RRH, P_WIDTH = range(8)
-RUNCAP = 256  # runs of positions a poll takes at most; a ring holds ``runs.shape[1]``
+RUNCAP = 256  # runs of positions a poll takes at most; a ring holds ``runs.shape[1]``, a
+# power of two (a slot is an index masked, not divided)
 
 
 # ---------------------------------------------------------------- pacing (traffic.Source)
@@ -160,12 +161,12 @@ def push(ins: IntArray, runs: IntArray, i: int, start: int, n: int) -> None:
     """Positions [start, start + n) join the tail of instance ``i``'s ring (``I_LASTP``: the
     last position that did)."""
     k = ins[i, I_RLEN]
-    cap = runs.shape[1]
-    last = (ins[i, I_RHEAD] + k - 1) % cap
+    wrap = runs.shape[1] - 1
+    last = (ins[i, I_RHEAD] + k - 1) & wrap
     if k > 0 and runs[i, last, 1] == start:
         runs[i, last, 1] = start + n
     else:
-        slot = (ins[i, I_RHEAD] + k) % cap
+        slot = (ins[i, I_RHEAD] + k) & wrap
         runs[i, slot, 0] = start
         runs[i, slot, 1] = start + n
         ins[i, I_RLEN] = k + 1
@@ -208,7 +209,7 @@ def card_admit(
     qmap: Int32Array, wire: IntArray, wb: IntArray, k: int, t: int,
 ) -> None:  # fmt: skip
     """A card's arrivals up to ``t`` in arrival order (``Exact.admit``): one source's frame
-    by frame (``card_frame``), several sources' instant by instant (``card_instant``); the
+    by frame (``card_frames``), several sources' instant by instant (``card_instant``); the
     frames its ports sent take their DMA in time order among them (``card_charge``)."""
     f0 = cards[k, K_F0]
     nf = cards[k, K_NF]
@@ -216,8 +217,7 @@ def card_admit(
     for f in range(f0, f0 + nf):
         feeds[f, F_END] = emitted_until(src, feeds[f, F_SRC], t)
     if nf == 1:  # one source: its frames in order
-        while feeds[f0, F_NEXT] < feeds[f0, F_END]:
-            tat, _ = card_frame(ins, runs, src, cards, feeds, qmap, wire, wb, k, f0, -1, tat)
+        tat = card_frames(ins, runs, src, cards, feeds, qmap, wire, wb, k, tat)
     else:
         for f in range(f0, f0 + nf):
             feeds[f, F_AT] = feed_at(src, feeds, f)
@@ -341,9 +341,6 @@ def card_instant(
     return after
 
 
-LOST, FULL, TOOK, MISSED = range(4)  # what became of a frame reaching a card
-
-
 def feed_at(src: IntArray, feeds: IntArray, f: int) -> int:
     """When feed ``f``'s next frame to admit arrives (NEVER: none is due)."""
     if feeds[f, F_NEXT] >= feeds[f, F_END]:
@@ -351,46 +348,53 @@ def feed_at(src: IntArray, feeds: IntArray, f: int) -> int:
     return arrival_of(src, feeds[f, F_SRC], feeds[f, F_NEXT])
 
 
-def card_frame(
+def card_frames(
     ins: IntArray, runs: IntArray, src: IntArray, cards: IntArray, feeds: IntArray,
-    qmap: Int32Array, wire: IntArray, wb: IntArray, k: int, f: int, a: int, tat: int,
-) -> tuple[int, int]:  # fmt: skip
-    """Feed ``f``'s next frame reaches card ``k`` at ``a`` ps (-1: its own arrival time): a
-    frame whose ring is full is dropped before any DMA (``rx_dropped``); one that arrives
-    more than the burst allowance behind the card's DMA is missed (``rx_missed_errors``);
-    the rest take a descriptor and the card's DMA (``nic.gcra``). Returns the card's TAT and
-    what became of the frame (``LOST``: no queue of the loop's, or its device is down)."""
+    qmap: Int32Array, wire: IntArray, wb: IntArray, k: int, tat: int,
+) -> int:  # fmt: skip
+    """Card ``k``'s one feed's frames due, one by one in order: a frame whose ring is full is
+    dropped before any DMA (``rx_dropped``); one that arrives more than the burst allowance
+    behind the card's DMA is missed (``rx_missed_errors``); the rest take a descriptor and
+    the card's DMA (``nic.gcra``). Returns the card's TAT."""
+    f = cards[k, K_F0]
+    s = feeds[f, F_SRC]
     n = feeds[f, F_NEXT]
-    feeds[f, F_NEXT] = n + 1
+    n1 = feeds[f, F_END]
     L = feeds[f, F_L]
-    j = n % L
-    i = qmap[feeds[f, F_QBASE] + j, 0]
-    if i < 0:
-        return tat, LOST
-    p = (n // L) * ins[i, I_M] + qmap[feeds[f, F_QBASE] + j, 1]
-    ins[i, I_ARR] = p + 1
-    if ins[i, I_RUNNING] == 0:  # a device that is down: lost
-        return tat, LOST
-    if ins[i, I_OCC] >= ins[i, I_R]:
-        ins[i, I_DROPPED] += 1
-        return tat, FULL
-    if a < 0:
-        a = arrival_of(src, feeds[f, F_SRC], n) * 1000
-    if cards[k, K_NPORT] > 0:
-        tat = card_charge(wire, wb, cards, k, a, tat)
-    took = gcra(tat, a, cards[k, K_S], cards[k, K_TAU])
-    if took < 0:
-        ins[i, I_MISSED] += 1
-        return tat, MISSED
-    push(ins, runs, i, p, 1)
-    return took, TOOK
+    base = feeds[f, F_QBASE]
+    sps = cards[k, K_S]
+    tau = cards[k, K_TAU]
+    sending = cards[k, K_NPORT] > 0
+    while n < n1:
+        j = n % L
+        i = qmap[base + j, 0]
+        if i >= 0:
+            p = (n // L) * ins[i, I_M] + qmap[base + j, 1]
+            ins[i, I_ARR] = p + 1
+            if ins[i, I_RUNNING] == 0:  # a device that is down: lost
+                pass
+            elif ins[i, I_OCC] >= ins[i, I_R]:
+                ins[i, I_DROPPED] += 1
+            else:
+                a = arrival_of(src, s, n) * 1000
+                if sending:
+                    tat = card_charge(wire, wb, cards, k, a, tat)
+                took = gcra(tat, a, sps, tau)
+                if took < 0:
+                    ins[i, I_MISSED] += 1
+                else:
+                    tat = took
+                    push(ins, runs, i, p, 1)
+        n += 1
+    feeds[f, F_NEXT] = n1
+    return tat
 
 
 def card_charge(wire: IntArray, wb: IntArray, cards: IntArray, k: int, upto: int, tat: int) -> int:
     """The DMA of the frames card ``k``'s ports sent by ``upto`` (ps) and it has not charged
     yet, one after the other in time order (``nic.gcra_sent``), each at the nanosecond it
     left (rounded up, as exact mode's departures are). Returns the card's TAT."""
-    cap = wb.shape[1]
+    wrap = wb.shape[1] - 1  # (a power of two)
     c = cards[k, K_C]
     w0 = cards[k, K_PORT0]
     while True:
@@ -398,7 +402,7 @@ def card_charge(wire: IntArray, wb: IntArray, cards: IntArray, k: int, upto: int
         bw = -1
         for w in range(w0, w0 + cards[k, K_NPORT]):
             if wire[w, W_CB] < wire[w, W_TAIL]:
-                b = wire[w, W_CB] % cap
+                b = wire[w, W_CB] & wrap
                 d = wb[w, b, 1] + wire[w, W_CJ] * wb[w, b, 3]
                 d = (d + 999) // 1000 * 1000
                 if d < best:
@@ -408,7 +412,7 @@ def card_charge(wire: IntArray, wb: IntArray, cards: IntArray, k: int, upto: int
             return tat
         tat = gcra_sent(tat, best, c)
         wire[bw, W_CJ] += 1
-        if wire[bw, W_CJ] == wb[bw, wire[bw, W_CB] % cap, 2]:
+        if wire[bw, W_CJ] == wb[bw, wire[bw, W_CB] & wrap, 2]:
             wire[bw, W_CB] += 1
             wire[bw, W_CJ] = 0
 
@@ -523,7 +527,7 @@ def take(ins: IntArray, runs: IntArray, segs: IntArray, ns: int, i: int, k: int)
         out += 1
         got += use
         if use == n:
-            ins[i, I_RHEAD] = (h + 1) % runs.shape[1]
+            ins[i, I_RHEAD] = (h + 1) & (runs.shape[1] - 1)
             ins[i, I_RLEN] -= 1
         else:
             runs[i, h, 0] = a + use
@@ -814,16 +818,20 @@ def run_cpus(
 
 
 def compile_rules() -> None:
-    """Compile the loop and what it calls (on first use; cached on disk)."""
+    """Compile the loop and what it calls (on first use; cached on disk). The small rules a
+    poll calls are compiled into their callers (no call, no reference counting of the arrays
+    passed); a card's admission and a poll's transmit stay calls of their own, each once a
+    poll at most, so the loop compiles in seconds, not a minute."""
     import sys
 
     rings.compile_rules()  # (``wire_offer`` calls its module's ``wire_pop``)
-    helpers = (
-        "gcra", "gcra_sent", "wire_offer", "emitted_until", "arrival_of", "queue_frames",
-        "position_time", "_range_sum", "push", "card_charge", "feed_at", "card_frame",
-        "card_instant", "card_admit", "admit", "arm", "schedule", "take", "poll_ps", "rr_ids",
-        "transmit", "poll", "feed", "next_event", "sift_down",
+    inline = (
+        "gcra", "gcra_sent", "emitted_until", "arrival_of", "queue_frames", "position_time",
+        "_range_sum", "push", "feed_at", "admit", "arm", "schedule", "take", "poll_ps",
+        "rr_ids", "poll", "feed", "next_event", "sift_down",
     )  # fmt: skip
-    jit.compile_functions(
-        sys.modules[__name__], (*helpers, "rearm_all", "run_cpus"), inline=helpers
-    )
+    calls = (
+        "wire_offer", "card_charge", "card_frames", "card_instant", "card_admit", "transmit",
+        "rearm_all", "run_cpus",
+    )  # fmt: skip
+    jit.compile_functions(sys.modules[__name__], (*inline, *calls), inline=inline)

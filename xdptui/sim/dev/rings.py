@@ -57,7 +57,7 @@ def offer_bulks(
     wire = np.zeros((1, W_WIDTH), np.int64)
     wire[0, W_FREE] = free_ps
     wire[0, W_CB] = NO_CHARGE
-    wb = np.zeros((1, nb + nk + 1, 4), np.int64)
+    wb = np.zeros((1, pow2(nb + nk + 1), 4), np.int64)
     if nb:
         wb[0, :nb] = np.array(batches, np.int64)
         np.add.at(txr[:, X_HELD], wb[0, :nb, 0], wb[0, :nb, 2])
@@ -65,8 +65,7 @@ def offer_bulks(
     got = np.zeros(nk, np.int64)
     _offer(txr, wire, wb, times, rings, bulks, service, got)
     h, t = int(wire[0, W_HEAD]), int(wire[0, W_TAIL])
-    cap = wb.shape[1]
-    rows = wb[0, np.arange(h, t) % cap]
+    rows = wb[0, np.arange(h, t) & (wb.shape[1] - 1)]
     left: list[Batch] = [(int(r), int(f), int(n), int(e)) for r, f, n, e in rows.tolist()]
     return got, int(wire[0, W_FREE]), left
 
@@ -93,7 +92,8 @@ def _offer(
 # port (``wire``): when its wire is free (ps), its batches ``wb[w, b % cap] = (ring, first
 # departure in ps, frames, ps each)`` from ``W_HEAD`` (the first with a frame not gone,
 # ``W_DOFF`` of its frames gone) to ``W_TAIL``, and from ``W_CB`` (frame ``W_CJ``) on those
-# whose DMA its card has not charged yet (``napi.card_admit``; ``NO_CHARGE``: no card);
+# whose DMA its card has not charged yet (``napi.card_admit``; ``NO_CHARGE``: no card); the
+# batches' room is a power of two (``pow2``: a slot is a masked index, not a division);
 # ``W_S``: ps of wire per frame where every frame it sends is alike (NAPI's loop). A ring's
 # ``X_TXTOOK``/``X_TXLOST``: of those it took and refused, its own port's XDP_TX (the loop).
 X_PORT, X_SIZE, X_HELD, X_TOOK, X_LOST, X_TXTOOK, X_TXLOST, X_WIDTH = range(8)
@@ -102,26 +102,36 @@ NO_CHARGE = 1 << 62
 WIRE_RULES = ("wire_pop", "wire_offer")
 
 
+def pow2(n: int) -> int:
+    """The least power of two at least ``n``."""
+    return 1 << max(n - 1, 0).bit_length()
+
+
 def wire_pop(txr: IntArray, wire: IntArray, wb: IntArray, w: int, at_ps: int) -> None:
     """The frames port ``w``'s wire has sent by ``at_ps`` free their slots (a frame has left
     once its time is past). Its batches follow one another on the wire, so only the first
     may be partly gone."""
-    cap = wb.shape[1]
-    while wire[w, W_HEAD] < wire[w, W_TAIL]:
-        b = wire[w, W_HEAD] % cap
+    wrap = wb.shape[1] - 1
+    h = wire[w, W_HEAD]
+    tail = wire[w, W_TAIL]
+    doff = wire[w, W_DOFF]
+    while h < tail:
+        b = h & wrap
         first = wb[w, b, 1]
         if at_ps < first:
-            return
+            break
         n = wb[w, b, 2]
         gone = (at_ps - first) // wb[w, b, 3] + 1
         if gone > n:
             gone = n
-        txr[wb[w, b, 0], X_HELD] -= gone - wire[w, W_DOFF]
+        txr[wb[w, b, 0], X_HELD] -= gone - doff
         if gone < n:
-            wire[w, W_DOFF] = gone
-            return
-        wire[w, W_DOFF] = 0
-        wire[w, W_HEAD] += 1
+            doff = gone
+            break
+        doff = 0
+        h += 1
+    wire[w, W_HEAD] = h
+    wire[w, W_DOFF] = doff
 
 
 def wire_offer(
@@ -138,7 +148,7 @@ def wire_offer(
         a = 0
     if a > 0:
         start = wire[w, W_FREE] if wire[w, W_FREE] > at_ps else at_ps
-        b = wire[w, W_TAIL] % wb.shape[1]
+        b = wire[w, W_TAIL] & (wb.shape[1] - 1)
         wb[w, b, 0] = r
         wb[w, b, 1] = start + s
         wb[w, b, 2] = a
