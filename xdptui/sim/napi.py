@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.sim import jit
+from xdptui.sim.bond.bond_main import rr_below
 from xdptui.sim.dev import rings
 from xdptui.sim.dev.nic import gcra, gcra_sent
 from xdptui.sim.dev.rings import (
@@ -37,7 +38,6 @@ from xdptui.sim.dev.rings import (
     W_S,
     W_TAIL,
     X_PORT,
-    X_TXLOST,
     X_TXTOOK,
     wire_offer,
 )
@@ -559,17 +559,12 @@ def poll_ps(
 
 
 def rr_ids(a: int, b: int, pps: int, cnt: int, mask: int) -> int:
-    """How many counter values v in [a, b) give a slave id (v // pps) % cnt among the bits
-    of ``mask`` (``bond_rr.rr_counts``)."""
-    period = pps * cnt
+    """How many counter values v in [a, b) give a slave id among the bits of ``mask``
+    (``bond_main.rr_below``)."""
     out = 0
     for s in range(cnt):
         if (mask >> s) & 1:
-            lo = s * pps
-            hi_b = b % period - lo
-            hi_a = a % period - lo
-            out += (b // period) * pps + (0 if hi_b < 0 else (pps if hi_b > pps else hi_b))
-            out -= (a // period) * pps + (0 if hi_a < 0 else (pps if hi_a > pps else hi_a))
+            out += rr_below(b, pps, cnt, s) - rr_below(a, pps, cnt, s)
     return out
 
 
@@ -606,7 +601,6 @@ def transmit(
         w = txr[r, X_PORT]
         got = wire_offer(txr, wire, wb, w, r, here, at, wire[w, W_S])
         txr[r, X_TXTOOK] += got
-        txr[r, X_TXLOST] += here - got
     r = ins[i, I_RRTXR]
     if other > 0 and r >= 0:
         w = txr[r, X_PORT]
@@ -828,7 +822,7 @@ def compile_rules() -> None:
     inline = (
         "gcra", "gcra_sent", "emitted_until", "arrival_of", "queue_frames", "position_time",
         "_range_sum", "push", "feed_at", "admit", "arm", "schedule", "take", "poll_ps",
-        "rr_ids", "poll", "feed", "next_event", "sift_down",
+        "rr_below", "rr_ids", "poll", "feed", "next_event", "sift_down",
     )  # fmt: skip
     calls = (
         "wire_offer", "card_charge", "card_frames", "card_instant", "card_admit", "transmit",

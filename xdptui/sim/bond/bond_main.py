@@ -10,7 +10,7 @@ choice for frames, for XDP (``bond_xdp_get_xmit_slave``) and for the stack
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -513,19 +513,18 @@ class BondLogic:
         return out
 
 
+def rr_below(x: Any, pps: int, cnt: int, s: Any) -> Any:
+    """How many of the per-CPU counter's values v in [0, x) give slave id ``s``: the id is
+    (v / packets_per_slave) % slaves (``bond_rr_gen_slave_id``). Integers or arrays (they
+    broadcast); NAPI's compiled loop calls it too (``napi.rr_ids``)."""
+    period = pps * cnt
+    return (x // period) * pps + np.minimum(np.maximum(x % period - s * pps, 0), pps)
+
+
 def rr_counts(a: int, b: int, pps: int, cnt: int) -> IntArray:
     """How many counter values k in [a, b) give id (k // pps) % cnt == i, for every i."""
-    period = pps * cnt
-    lo = np.arange(cnt, dtype=np.int64) * pps
-    hi = lo + pps
-
-    def upto(x: int) -> IntArray:
-        full = (x // period) * pps
-        rem = x % period
-        part: IntArray = np.clip(rem - lo, 0, hi - lo)
-        return full + part
-
-    out: IntArray = upto(b) - upto(a)
+    ids = np.arange(cnt, dtype=np.int64)
+    out: IntArray = rr_below(b, pps, cnt, ids) - rr_below(a, pps, cnt, ids)
     return out
 
 
@@ -540,14 +539,8 @@ def rr_poll_counts(
     cnt = len(table)
     pps = max(1, pps)
     a = c0 + 1 + np.concatenate(([0], np.cumsum(x)[:-1]))
-    lo = np.arange(cnt, dtype=np.int64) * pps
-    period = pps * cnt
-
-    def upto(v: IntArray) -> IntArray:
-        out: IntArray = (v[:, None] // period) * pps + np.clip(v[:, None] % period - lo, 0, pps)
-        return out
-
-    per_id = upto(a + x) - upto(a)
+    ids = np.arange(cnt, dtype=np.int64)[None, :]
+    per_id = rr_below((a + x)[:, None], pps, cnt, ids) - rr_below(a[:, None], pps, cnt, ids)
     mine = np.array([name == slave for name in table], dtype=bool)
     counts: IntArray = per_id[:, mine].sum(axis=1)
     return counts

@@ -95,8 +95,8 @@ def _offer(
 # whose DMA its card has not charged yet (``napi.card_admit``; ``NO_CHARGE``: no card); the
 # batches' room is a power of two (``pow2``: a slot is a masked index, not a division);
 # ``W_S``: ps of wire per frame where every frame it sends is alike (NAPI's loop). A ring's
-# ``X_TXTOOK``/``X_TXLOST``: of those it took and refused, its own port's XDP_TX (the loop).
-X_PORT, X_SIZE, X_HELD, X_TOOK, X_LOST, X_TXTOOK, X_TXLOST, X_WIDTH = range(8)
+# ``X_TXTOOK``: of those it took, its own port's XDP_TX (the loop).
+X_PORT, X_SIZE, X_HELD, X_TOOK, X_LOST, X_TXTOOK, X_WIDTH = range(7)
 W_S, W_FREE, W_HEAD, W_DOFF, W_TAIL, W_CB, W_CJ, W_WIDTH = range(8)
 NO_CHARGE = 1 << 62
 WIRE_RULES = ("wire_pop", "wire_offer")
