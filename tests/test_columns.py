@@ -9,7 +9,7 @@ from conftest import topo
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xdptui.sim.columns import compact, narrow
+from xdptui.sim.columns import compact, each, filled, holds, narrow, values
 from xdptui.sim.engine import Simulator
 from xdptui.sim.state import copy_state
 
@@ -126,3 +126,53 @@ def test_a_sources_layout_reads_the_devices_rss_column():
         for q in range(len(dev.rxq)):
             want = entries[dev.queue_of_entry[entries] == q]
             assert np.array_equal(lay.sequence(q), want)
+
+
+@given(st.lists(st.integers(-3, 3), min_size=2, max_size=40), st.integers(-3, 3))
+def test_values_holds_and_each_read_a_column_as_numpy_does(entries, v):
+    """Read a stored column or a column of one value (stored once) and get what NumPy gets
+    from the full column; a column of one value gives one value, stored once."""
+    stored = np.array(entries, dtype=np.int64)
+    one = filled(len(entries), entries[0], np.int64)
+    for col in (stored, one):
+        full = np.array(col)  # every entry written out
+        assert np.array_equal(values(col), np.unique(full))
+        assert holds(col, v) == bool((full == v).any())
+        both = each(lambda a, b: (a == v) & (b >= 0), col, col)
+        assert np.array_equal(both, (full == v) & (full >= 0))
+    assert not _stored(each(lambda a: a * 2, one)) and not _stored(values(one))
+
+
+REDIRECTS = """
+name: one redirect target, and a program that picks per entry
+cpus: 2
+devices:
+  eth0: {type: nic, driver: ice, queues: 2, xdp: {program: redirect_map, params: {map: fwd, key: 0}}}
+  eth1: {type: nic, driver: ice, queues: 2, xdp: weird.py:redirect_odd_ports}
+  eth2: {type: nic, driver: ice, queues: 2, xdp: xdp_pass}
+maps:
+  fwd: {type: devmap, max_entries: 4, entries: {0: eth2}}
+traffic:
+  - {name: a, to: eth0, rate: 1Mpps, flows: 64, src_port: 1024-1087}
+  - {name: b, to: eth1, rate: 1Mpps, flows: 64, src_port: 1024-1087}
+"""
+
+
+def test_what_a_redirect_records_is_stored_once_when_every_entry_has_it():
+    """``bpf_redirect_map`` to one key from every entry: the target, key and errno are one
+    value each, stored once. A program that redirects some entries and drops the others (by
+    changing the array ``ctx.redirect`` gave it) keeps a verdict and a target per entry."""
+    sim = Simulator(topo(REDIRECTS), trust=True)
+    dp, w = sim.state.dp, sim.world
+    dp.compile()
+    eth0, eth1 = dp.compiled["eth0"], dp.compiled["eth1"]
+    eth2 = w.devices["eth2"].ifindex
+    assert int(eth0.target[0]) == eth2 and int(eth0.key[0]) == 0 and int(eth0.err[0]) == 0
+    assert not any(_stored(getattr(eth0, f)) for f in ("act", "target", "key", "err", "cost"))
+    odd = w.entries.src_port % 2 == 1
+    assert np.array_equal(eth1.act, np.where(odd, 4, 1))  # XDP_REDIRECT, XDP_DROP
+    assert np.array_equal(eth1.target, np.where(odd, eth2, -1)) and _stored(eth1.target)
+    sim.run_until(1_000_000)
+    c = {d.name: dict(d.counters) for d in sim.frame().devices}
+    assert c["eth1"]["xdp_drop"] > 0 and c["eth1"]["xdp_redirect"] > 0
+    assert abs(c["eth1"]["xdp_drop"] - c["eth1"]["xdp_redirect"]) <= 2  # flows alternate

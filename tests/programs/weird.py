@@ -36,3 +36,11 @@ def verdict_by_port_mod8(ctx):
     m = ctx.src_port.astype("int64") % 8
     redirected = ctx.redirect_map("tx_ports", np.maximum(m - 4, 0), 0)
     return np.select([m == 0, m == 1, m == 2, m == 3], [1, 0, 3, 2], redirected)
+
+
+def redirect_odd_ports(ctx):
+    """bpf_redirect(4, 0) for odd source ports, XDP_DROP for even ones: the program changes
+    the array ``ctx.redirect`` returned, as any array of its own."""
+    out = ctx.redirect(4)
+    out[ctx.src_port % 2 == 0] = 1
+    return out

@@ -5,6 +5,7 @@ pay eight bytes per entry per column per device."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
@@ -54,3 +55,30 @@ def narrow(col: A) -> A:
     out: A = col.astype(np.int8)  # type: ignore[assignment]
     out.flags.writeable = False
     return out
+
+
+def values(col: A) -> A:
+    """The distinct values of a per-entry column, sorted; one read where it holds one value."""
+    if col.ndim == 1 and len(col) > 1 and col.strides[0] == 0:
+        one: A = col[:1]  # type: ignore[assignment]
+        return one
+    out: A = np.unique(col)  # type: ignore[assignment]
+    return out
+
+
+def holds(col: npt.NDArray[Any], value: Any) -> bool:
+    """Whether any entry of a per-entry column holds ``value``; one read where it holds one
+    value."""
+    if col.ndim == 1 and len(col) > 1 and col.strides[0] == 0:
+        return bool(col[0] == value)
+    return bool((col == value).any())
+
+
+def each(f: Callable[..., npt.NDArray[Any]], *cols: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``f`` entry by entry over per-entry columns, kept as ``compact`` keeps a column; where
+    every column holds one value, ``f`` runs on one entry."""
+    n = len(cols[0])
+    if n > 1 and all(c.ndim == 1 and c.strides[0] == 0 for c in cols):
+        one = f(*(c[:1] for c in cols))
+        return filled(n, one[0], one.dtype)
+    return compact(f(*cols))

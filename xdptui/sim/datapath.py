@@ -23,6 +23,7 @@ from xdptui.sim import costs, cpumap, devmap, xsk
 from xdptui.sim.batch import PollShape, Rows, distinct, having
 from xdptui.sim.bond.bond_main import Bond, BondLogic, rr_poll_counts
 from xdptui.sim.classes import FlowClasses, compile_classes
+from xdptui.sim.columns import filled
 from xdptui.sim.core import bpf_run
 from xdptui.sim.core.bpf_eval import BpfState, grow_pending
 from xdptui.sim.core.filter import (
@@ -537,7 +538,7 @@ class Datapath:
         err = self._err.get(key)
         if err is None:
             n = len(self.world.entries)
-            err = self._err[key] = enqueue_errors(self, np.full(n, ifindex, np.int64), mode)
+            err = self._err[key] = enqueue_errors(self, filled(n, ifindex, np.int64), mode)
         return err
 
     # ------------------------------------------------------------ XDP_REDIRECT

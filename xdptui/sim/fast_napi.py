@@ -23,6 +23,7 @@ import numpy.typing as npt
 from xdptui.sim import devmap, napi
 from xdptui.sim.batch import PollShape, Rows
 from xdptui.sim.bond.bond_main import IPPROTO_IGMP, Bond, BondLogic
+from xdptui.sim.columns import each, holds, values
 from xdptui.sim.core.filter import BROADCAST, RR_CLASS, TX_HERE, TX_RR, Compiled
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev import rings
@@ -78,13 +79,17 @@ def bounced(c: Compiled) -> BoolArray:
     """Per entry, whether its frame goes out of the port it came in on: XDP_TX, or a bond's
     ``xdp_master_redirect`` that picks the receiving slave (a round-robin one picks per frame:
     ``round_robin``)."""
-    out: BoolArray = (c.act == XDP_TX) & (c.tx_slave == TX_HERE)
+    out: BoolArray = c.column(
+        "bounced", lambda c: each(lambda a, s: (a == XDP_TX) & (s == TX_HERE), c.act, c.tx_slave)
+    )
     return out
 
 
 def round_robin(c: Compiled) -> BoolArray:
     """Per entry, whether a balance-rr bond picks its frame's slave (``TX_RR``)."""
-    out: BoolArray = (c.act == XDP_TX) & (c.tx_slave == TX_RR)
+    out: BoolArray = c.column(
+        "round_robin", lambda c: each(lambda a, s: (a == XDP_TX) & (s == TX_RR), c.act, c.tx_slave)
+    )
     return out
 
 
@@ -153,6 +158,7 @@ class FastNapi:
         self.dp = dp
         self.facts = facts
         self._configs: SharedCache[tuple[Any, ...], Config] = SharedCache()
+        self._fed_at: SharedCache[tuple[int, int], frozenset[str]] = SharedCache()
         # per veth queue the loop fed this step: the frames its ring refused
         self.fed_rx: dict[int, int] = {}
         # per port whose transmit rings the loop ran this step: what they did
@@ -284,7 +290,7 @@ class FastNapi:
         )
         for i, (name, _) in enumerate(names):  # round-robin to a slave on no card of the loop's
             c = dp.compiled.get(name)
-            if covered[i] and c is not None and round_robin(c).any():
+            if covered[i] and c is not None and holds(round_robin(c), True):
                 plan = self._rr_plan(w.devices[name], c)
                 cut = plan is not None and plan[3] is not None and rows[i][napi.I_RRTXR] < 0
                 if plan is None or (cut and seqs[i] is not None):
@@ -389,7 +395,7 @@ class FastNapi:
                 ]
             for nic in sending:
                 c = self.dp.compiled[nic.name]
-                plan = self._rr_plan(nic, c) if round_robin(c).any() else None
+                plan = self._rr_plan(nic, c) if holds(round_robin(c), True) else None
                 for q in range(len(nic.rxq)):
                     i = at[(nic.name, q)]
                     seq = seqs[i]
@@ -431,10 +437,13 @@ class FastNapi:
             return None
         sending: list[Nic] = []
         for dev_name, c in self.dp.compiled.items():
-            if np.isin(c.target, ifindexes).any() or np.isin(c.tx_slave, ifindexes).any():
+            if (
+                np.isin(values(c.target), ifindexes).any()
+                or np.isin(values(c.tx_slave), ifindexes).any()
+            ):
                 return None
             port = next((d for d in ports if d.name == dev_name), None)
-            if port is not None and c.mode is not None and (c.act == XDP_TX).any():
+            if port is not None and c.mode is not None and holds(c.act, XDP_TX):
                 if c.mode != MODE_DRV:
                     return None  # generic XDP: the skb goes out through the stack
                 sending.append(port)
@@ -457,8 +466,8 @@ class FastNapi:
             if not nic.running or not nic.tx:
                 return None
             c = self.dp.compiled[nic.name]
-            plan = self._rr_plan(nic, c) if round_robin(c).any() else None
-            if round_robin(c).any() and plan is None:
+            plan = self._rr_plan(nic, c) if holds(round_robin(c), True) else None
+            if holds(round_robin(c), True) and plan is None:
                 return None
             other = plan[3] if plan is not None else None
             if other is not None and other not in names:
@@ -535,10 +544,10 @@ class FastNapi:
         c = self.dp.compiled.get(dev.name)
         if c is None or c.mode != MODE_DRV or not self._program_covered(dev, c):
             return False
-        if (c.act == XDP_TX).any():  # veth_xdp_tx: into the peer's ring
+        if holds(c.act, XDP_TX):  # veth_xdp_tx: into the peer's ring
             return False
-        targets = np.unique(c.target[c.target >= 0]).tolist()
-        return all(isinstance(w.by_ifindex.get(int(i)), Nic) for i in targets)
+        targets = values(c.target)
+        return all(isinstance(w.by_ifindex.get(int(i)), Nic) for i in targets[targets >= 0])
 
     def _device_covered(self, dev: NetDev) -> tuple[bool, Source | None]:
         """Whether NAPI's loop can run ``dev``'s instances: a NIC fed by one source (or none:
@@ -565,11 +574,12 @@ class FastNapi:
             return False  # a real program run frame by frame, in ring order
         if c.broadcast:
             return False
-        if (c.bq_class == BROADCAST).any():
+        if holds(c.bq_class, BROADCAST):
             return False
-        if (c.bq_class == RR_CLASS).any() and self._rr_plan(dev, c) is None:
+        if holds(c.bq_class, RR_CLASS) and self._rr_plan(dev, c) is None:
             return False  # round-robin over slaves the loop cannot follow
-        for ifindex in np.unique(c.target[c.target >= 0]).tolist():
+        targets = values(c.target)
+        for ifindex in targets[targets >= 0].tolist():
             tgt = self.world.by_ifindex.get(int(ifindex))
             if tgt is not None and not isinstance(tgt, Nic | Veth) and not is_tap(tgt):
                 return False
@@ -605,6 +615,16 @@ class FastNapi:
         fed veth's peer (``veth_xmit``); every device when a program broadcasts or a bond
         picks its slave per frame."""
         w = self.world
+        key = (w.epoch, self.dp.compiled_epoch)
+        hit = self._fed_at.get(key)
+        if hit is None:
+            if len(self._fed_at) > 16:
+                self._fed_at.clear()
+            hit = self._fed_at[key] = frozenset(self._fed_now())
+        return set(hit)
+
+    def _fed_now(self) -> set[str]:
+        w = self.world
         fed = {s.device for s in w.sources}
         fed |= {d.name for s in w.sources if (d := w.lands_on(s)) is not None}
         for name in list(fed):
@@ -612,16 +632,16 @@ class FastNapi:
             if isinstance(dev, Veth):
                 fed.add(dev.peer)
         for dev_name, c in self.dp.compiled.items():
-            if c.broadcast or (c.bq_class == BROADCAST).any():
+            if c.broadcast or holds(c.bq_class, BROADCAST):
                 return set(w.devices)
-            if (c.bq_class == RR_CLASS).any():
+            if holds(c.bq_class, RR_CLASS):
                 plan = self._rr_plan(w.devices[dev_name], c)
                 if plan is None:
                     return set(w.devices)
                 if plan[3] is not None:
                     fed.add(plan[3])
-            out = np.concatenate((c.target[c.target >= 0], c.tx_slave[c.tx_slave >= 0]))
-            for i in np.unique(out).tolist():
+            out = np.concatenate((values(c.target), values(c.tx_slave)))
+            for i in np.unique(out[out >= 0]).tolist():
                 tgt = w.by_ifindex.get(i)
                 if isinstance(tgt, Veth):  # veth_xdp_xmit: into the peer's queues
                     fed.add(tgt.peer)

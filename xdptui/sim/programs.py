@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from xdptui.model.catalog import is_user_program, program_info
 from xdptui.model.errors import Errno, KernelError
 from xdptui.model.limits import PROGRAM_TIME_LIMIT_S
 from xdptui.sim import costs
+from xdptui.sim.columns import filled
 from xdptui.sim.core.bpf_obj import ObjProgram, load_program, split_spec
 from xdptui.sim.kconst import (
     BPF_F_BROADCAST,
@@ -56,19 +58,25 @@ class XdpContext:
     params: Mapping[str, str] = field(default_factory=dict)
     lookup_map: Callable[[str, int], int | None] | None = None
     egress_ifindex: int = 0  # devmap egress programs: the device the bulk goes out of
-    rx_queue_index: IntArray | None = None  # per row (None: queue 0 for every row)
-    # Recorded by the helpers, per row: target ifindex (-1 none), map name and key.
+    rx_queues: Callable[[], IntArray] | None = None  # rx_queue_index per row, made when read
+    # Recorded by the helpers, per row: target ifindex (-1 none), map name and key; one value
+    # for every row is stored once (read-only) until a helper records per row.
     redirect_ifindex: IntArray = field(init=False)
     redirect_key: IntArray = field(init=False)
     redirect_map_name: str | None = field(init=False, default=None)
     redirect_broadcast_flags: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
-        self.redirect_ifindex = np.full(len(self.size), -1, dtype=np.int64)
-        self.redirect_key = np.full(len(self.size), -1, dtype=np.int64)
+        self.redirect_ifindex = filled(len(self.size), -1, np.int64)
+        self.redirect_key = filled(len(self.size), -1, np.int64)
 
     def __len__(self) -> int:
         return len(self.size)
+
+    @cached_property
+    def rx_queue_index(self) -> IntArray | None:
+        """The receive queue of each row's frame (None: queue 0 for every row)."""
+        return self.rx_queues() if self.rx_queues is not None else None
 
     def full(self, action: int) -> IntArray:
         return np.full(len(self), action, dtype=np.int64)
@@ -78,9 +86,12 @@ class XdpContext:
         returns XDP_ABORTED; the target is not checked until ``xdp_do_redirect``."""
         if flags:
             return self.full(XDP_ABORTED)
-        self.redirect_ifindex = np.broadcast_to(
-            np.asarray(ifindex, dtype=np.int64), (len(self),)
-        ).copy()
+        target = np.asarray(ifindex, dtype=np.int64)
+        self.redirect_ifindex = (
+            filled(len(self), target, np.int64)
+            if target.ndim == 0
+            else np.broadcast_to(target, (len(self),)).copy()
+        )
         return self.full(XDP_REDIRECT)
 
     def redirect_map(self, map_name: str, key: int | IntArray, flags: int = 0) -> IntArray:
@@ -97,14 +108,28 @@ class XdpContext:
         keys = np.broadcast_to(np.asarray(key, dtype=np.int64), (len(self),))
         lookup = self.lookup_map
         out = self.full(flags & XDP_ACTION_MASK)
-        for k in np.unique(keys):  # per distinct key, never per frame
+        distinct = keys[:1] if keys.strides[0] == 0 and len(keys) else np.unique(keys)
+        for k in distinct:  # per distinct key, never per frame
             target = lookup(map_name, int(k)) if lookup else None
-            if target is not None:
-                hit = keys == k
-                out[hit] = XDP_REDIRECT
-                self.redirect_ifindex[hit] = target
-                self.redirect_key[hit] = k
+            if target is None:
+                continue
+            if len(distinct) == 1:  # every row hits: one value, stored once
+                out[:] = XDP_REDIRECT
+                self.redirect_ifindex = filled(len(self), target, np.int64)
+                self.redirect_key = filled(len(self), k, np.int64)
+                continue
+            hit = keys == k
+            out[hit] = XDP_REDIRECT
+            self.redirect_ifindex = _writable(self.redirect_ifindex)
+            self.redirect_key = _writable(self.redirect_key)
+            self.redirect_ifindex[hit] = target
+            self.redirect_key[hit] = k
         return out
+
+
+def _writable(col: IntArray) -> IntArray:
+    """``col``, or a copy of it that helpers may record into."""
+    return col if col.flags.writeable else np.array(col)
 
 
 ProgramFunc = Callable[[XdpContext], IntArray]
@@ -244,7 +269,9 @@ def _redirect_cpu(ctx: XdpContext) -> IntArray:
 def _xsk_redirect(ctx: XdpContext) -> IntArray:
     """xdp-tools' and xdpsock's AF_XDP program: ``bpf_redirect_map(&xsks_map,
     ctx->rx_queue_index, XDP_PASS)`` -- the socket of the frame's queue, else the stack."""
-    queue = ctx.rx_queue_index if ctx.rx_queue_index is not None else ctx.full(0)
+    queue = ctx.rx_queue_index
+    if queue is None:
+        queue = ctx.full(0)
     return ctx.redirect_map(ctx.params["map"], queue, XDP_PASS)
 
 

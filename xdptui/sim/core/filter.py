@@ -15,7 +15,8 @@ configuration changes (the world's epoch) and both modes read them. Compiled her
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -80,6 +81,14 @@ class Compiled:
     bq_class: IntArray  # the bulk queue a frame joins: target ifindex, RR_CLASS, or -1
     obj: ObjEval | None = None  # a real program: its per-entry run (``bpf_eval``)
     out: IntArray | None = None  # the entry of the frame the program leaves (None: unchanged)
+    derived: dict[str, Any] = field(default_factory=dict)  # columns read from these, kept
+
+    def column(self, name: str, f: Callable[[Compiled], npt.NDArray[Any]]) -> Any:
+        """The per-entry column ``f`` reads from this compile, made once."""
+        hit = self.derived.get(name)
+        if hit is None:
+            hit = self.derived[name] = f(self)
+        return hit
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Compiled:
         """A copy of the state shares the per-entry columns (nothing changes them after the
@@ -128,7 +137,7 @@ def make_context(
         params=prog.param_map,
         lookup_map=lookup,
         egress_ifindex=egress.ifindex if egress is not None else 0,
-        rx_queue_index=rx_queues(dev, e) if dev is not None and egress is None else None,
+        rx_queues=(lambda: rx_queues(dev, e)) if dev is not None and egress is None else None,
     )
 
 
@@ -151,18 +160,35 @@ def enqueue_errors(
     ``size``: each frame's length after the program (default: the entry's)."""
     w = dp.world
     sizes = w.entries.size if size is None else size
-    err = np.zeros(len(tgt_ifindex), dtype=np.int64)
+
+    def check(ifindex: int) -> int:  # 0: enqueued unless too long
+        tgt = w.by_ifindex.get(ifindex)
+        if tgt is None:
+            return Errno.EINVAL
+        if mode == MODE_DRV and not tgt.ndo_xmit_ready(dp):
+            return Errno.EOPNOTSUPP
+        return 0 if tgt.admin_up else Errno.ENETDOWN
+
+    def too_long(ifindex: int) -> BoolArray:
+        over: BoolArray = sizes > max_fwd_len(w.by_ifindex[ifindex].mtu)
+        return over
+
+    n = len(tgt_ifindex)
+    if n > 1 and tgt_ifindex.strides[0] == 0:  # one target: one check, one column
+        one = int(tgt_ifindex[0])
+        if one < 0:
+            return filled(n, 0, np.int64)
+        if check(one):
+            return filled(n, check(one), np.int64)
+        return compact(np.where(too_long(one), np.int64(Errno.EMSGSIZE), np.int64(0)))
+    err = np.zeros(n, dtype=np.int64)
     for ifindex in np.unique(tgt_ifindex[tgt_ifindex >= 0]):
         rows = tgt_ifindex == ifindex
-        tgt = w.by_ifindex.get(int(ifindex))
-        if tgt is None:
-            err[rows] = Errno.EINVAL
-        elif mode == MODE_DRV and not tgt.ndo_xmit_ready(dp):
-            err[rows] = Errno.EOPNOTSUPP
-        elif not tgt.admin_up:
-            err[rows] = Errno.ENETDOWN
+        errno = check(int(ifindex))
+        if errno:
+            err[rows] = errno
         else:
-            err[rows & (sizes > max_fwd_len(tgt.mtu))] = Errno.EMSGSIZE
+            err[rows & too_long(int(ifindex))] = Errno.EMSGSIZE
     return err
 
 
@@ -191,20 +217,21 @@ def compile_device(dp: FilterCore, dev: NetDev) -> Compiled:
         out = np.where(ev.out < 0, np.arange(n), ev.out)  # (sizes, hashes: until it is added)
     else:
         ctx = make_context(w, dev, att.prog)
-        raw = att.prog.run(ctx)
-        redirect_ifindex, redirect_key = ctx.redirect_ifindex, ctx.redirect_key
+        raw = compact(att.prog.run(ctx))
+        redirect_ifindex, redirect_key = compact(ctx.redirect_ifindex), compact(ctx.redirect_key)
         map_name, broadcast = ctx.redirect_map_name, ctx.redirect_broadcast_flags
+        del ctx  # each column is kept as it is made, stored once where it holds one value
     valid = (raw >= XDP_ABORTED) & (raw <= XDP_REDIRECT)
-    act = raw if valid.all() else np.where(valid, raw, XDP_ABORTED)
-    target = np.where(act == XDP_REDIRECT, redirect_ifindex, -1)
+    act = raw if valid.all() else compact(np.where(valid, raw, XDP_ABORTED))
+    target = _where(act == XDP_REDIRECT, redirect_ifindex, minus)
     if isinstance(dev, Tun) and att.mode == MODE_DRV:
-        fast = dev.fast_path(e.size, e.gso)
+        fast = compact(dev.fast_path(e.size, e.gso))
     out_size = e.size[out] if out is not None else None
     err = zeros if broadcast else enqueue_errors(dp, target, att.mode, out_size)
     if (target <= XSK_TARGET).any():  # xsk_rcv_check
         sizes = e.size if out_size is None else out_size
         queue = rx_queues(dev, e)
-        err = np.where(
+        err = _where(
             target <= XSK_TARGET, xsk_errors(w.xsk_by_index, dev.name, target, queue, sizes), err
         )
     bond = master_of(dp, dev)
@@ -228,8 +255,8 @@ def compile_device(dp: FilterCore, dev: NetDev) -> Compiled:
         filled(n, 0.0, np.float64),
         minus,
     )
-    c.bq_class = _bq_class(c)
-    c.cost = _cost(dp, dev, c, att.prog)
+    c.bq_class = compact(_bq_class(c))
+    c.cost = compact(_cost(dp, dev, c, att.prog))
     if ev is not None:
         c.obj, c.out = ev, ev.out
         c.cost = c.cost + ev.insns * costs.BPF_INSN_NS
@@ -244,6 +271,15 @@ def compile_device(dp: FilterCore, dev: NetDev) -> Compiled:
 
 # The per-entry columns of a compile, stored without memory where they hold one value.
 _COLUMNS = ("raw", "act", "target", "err", "key", "fast", "tx_slave", "tx_err", "cost", "bq_class")
+
+
+def _where(cond: BoolArray, a: IntArray, b: IntArray) -> IntArray:
+    """``np.where`` over compiled columns, kept as ``columns.compact`` keeps a column."""
+    if cond.all():
+        return a
+    if not cond.any():
+        return b
+    return compact(np.where(cond, a, b))
 
 
 def _master_redirect(
