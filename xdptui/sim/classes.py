@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from xdptui.sim.columns import ClassIds
 from xdptui.sim.core.bpf_eval import ObjEval
 from xdptui.sim.devmap import DevmapCore
 
@@ -46,7 +47,7 @@ class FlowClasses:
     the first entry of class ``c`` (classes are numbered by their first entry)."""
 
     epoch: int
-    of_entry: IntArray
+    of_entry: ClassIds
     rep: IntArray
 
     def __len__(self) -> int:
@@ -60,8 +61,7 @@ def compile_classes(dp: ClassesCore) -> FlowClasses:
     """The classes of the data path's current configuration (``dp.compiled`` is up to date)."""
     n = len(dp.world.entries)
     if n == 0:
-        empty = np.zeros(0, np.int64)
-        return FlowClasses(dp.compiled_epoch, empty, empty)
+        return FlowClasses(dp.compiled_epoch, np.zeros(0, np.int32), np.zeros(0, np.int64))
     outs: list[IntArray] = []
     base = np.zeros(n, np.uint64)
     for col in _varying(dp, outs):  # one column at a time: a million entries' columns add up
@@ -80,7 +80,7 @@ def compile_classes(dp: ClassesCore) -> FlowClasses:
     order = np.argsort(first, kind="stable")  # number classes by their first entry
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order), dtype=np.int64)
-    of_entry = rank[inverse].astype(np.int64)
+    of_entry = rank[inverse].astype(np.int32)  # (4 bytes an entry: classes are few)
     rep = first[order].astype(np.int64)
     of_entry.flags.writeable = False
     rep.flags.writeable = False

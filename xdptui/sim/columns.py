@@ -82,3 +82,6 @@ def each(f: Callable[..., npt.NDArray[Any]], *cols: npt.NDArray[Any]) -> npt.NDA
         one = f(*(c[:1] for c in cols))
         return filled(n, one[0], one.dtype)
     return compact(f(*cols))
+
+
+ClassIds = npt.NDArray[np.int32]  # each entry's flow class (``classes.FlowClasses.of_entry``)

@@ -21,6 +21,7 @@ import heapq
 import itertools
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -381,11 +382,12 @@ class Exact:
             best = min(best, src.arrival_of(nxt))
         return best
 
-    def _positions_of(self, src: Source, dev: NetDev, q: int) -> IntArray:
-        """Cycle positions of ``src``'s entries that land on queue ``q`` of ``dev``."""
+    def _positions_of(self, src: Source, dev: NetDev, q: int) -> npt.NDArray[np.integer[Any]]:
+        """Cycle positions of ``src``'s entries that land on queue ``q`` of ``dev``, ascending
+        (a view of the layout's grouping)."""
         self.dp.compile()
         g = self.dp.layouts.get(self.world, src, dev, self.dp.classes.of_entry).queues
-        out: IntArray = g.order[g.start[q] : g.start[q + 1]]
+        out: npt.NDArray[np.integer[Any]] = g.order[g.start[q] : g.start[q + 1]]
         return out
 
     def queue_of(self, dev: NetDev, entries: IntArray) -> IntArray:

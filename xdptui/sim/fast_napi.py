@@ -23,7 +23,7 @@ import numpy.typing as npt
 from xdptui.sim import devmap, napi
 from xdptui.sim.batch import PollShape, Rows
 from xdptui.sim.bond.bond_main import IPPROTO_IGMP, Bond, BondLogic
-from xdptui.sim.columns import each, holds, values
+from xdptui.sim.columns import ClassIds, each, holds, values
 from xdptui.sim.core.filter import BROADCAST, RR_CLASS, TX_HERE, TX_RR, Compiled
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev import rings
@@ -1056,7 +1056,7 @@ class FastNapi:
             if batch:
                 self.dp.napi_poll_many(dev, t0, batch)
 
-    def _class_groups(self, lay: SourceLayout, of_entry: IntArray, C: int) -> Grouped:
+    def _class_groups(self, lay: SourceLayout, of_entry: ClassIds, C: int) -> Grouped:
         """The layout's queue sequences grouped by (queue, flow class), once per epoch."""
         key = (self.world.epoch, id(lay), C)
         hit = self._groups.get(key)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.sim.columns import compact
+from xdptui.sim.columns import ClassIds, compact
 from xdptui.sim.shared import SharedCache
 from xdptui.sim.splitting import within_runs
 
@@ -30,21 +30,36 @@ if TYPE_CHECKING:
 IntArray = npt.NDArray[np.int64]
 
 
+def _fits(top: int) -> type[np.signedinteger[Any]]:
+    """The narrower of int32 and int64 that holds ``0 .. top``."""
+    return np.int32 if top < np.iinfo(np.int32).max else np.int64
+
+
 class Grouped:
     """Elements with a group and a position in ``[0, span)``: per group, how many of its
     elements lie below a position, and which element is the first at or after one."""
 
     def __init__(self, group: IntArray, pos: IntArray, n_groups: int, span: int) -> None:
         self.span = max(int(span), 1)
-        order = np.argsort(group * self.span + pos)  # keys are unique: any sort is stable
-        self.order = order  # element index, sorted by (group, position)
-        self.key = group[order] * self.span + pos[order]
+        key = group * self.span + pos
+        order = np.argsort(key)  # keys are unique: any sort is stable
+        # element indices and keys in 32 bits where they fit (a million-entry table's
+        # grouping: 8 bytes an element, not 16)
+        self.order = order.astype(_fits(len(group)))  # element index, by (group, position)
+        self.key = key[order].astype(_fits(max(n_groups, 1) * self.span + 1))
         self.start = np.searchsorted(group[order], np.arange(n_groups + 1)).astype(np.int64)
         self.size = np.diff(self.start)
 
+    def _at(self, g: IntArray, p: IntArray) -> npt.NDArray[np.integer[Any]]:
+        """Where (group ``g``, position ``p``) sorts among the keys (``0 <= p <= span``)."""
+        out: npt.NDArray[np.integer[Any]] = np.searchsorted(
+            self.key, (g * self.span + p).astype(self.key.dtype)
+        )
+        return out
+
     def below(self, g: IntArray, p: IntArray) -> IntArray:
         """Elements of group ``g`` at positions ``< p`` (``0 <= p <= span``)."""
-        out: IntArray = np.searchsorted(self.key, g * self.span + p) - self.start[g]
+        out: IntArray = self._at(g, p) - self.start[g]
         return out
 
     def count(self, g: IntArray, m: IntArray, period: IntArray | int) -> IntArray:
@@ -57,9 +72,9 @@ class Grouped:
     def next_at(self, g: IntArray, p: IntArray) -> IntArray:
         """The element of group ``g`` first at or after position ``p`` (wrapping to the
         group's first element); groups must not be empty."""
-        i = np.searchsorted(self.key, g * self.span + p)
+        i = self._at(g, p)
         i = np.where(i >= self.start[g + 1], self.start[g], i)
-        out: IntArray = self.order[i]
+        out: IntArray = self.order[i].astype(np.int64)
         return out
 
 
@@ -84,7 +99,7 @@ class OneLabel(Grouped):
     def next_at(self, g: IntArray, p: IntArray) -> IntArray:
         q = g // self.n_labels
         r = np.where(p < self.queues.size[q], p, 0)
-        out: IntArray = self.queues.order[self.queues.start[q] + r]
+        out: IntArray = self.queues.order[self.queues.start[q] + r].astype(np.int64)
         return out
 
 
@@ -141,7 +156,7 @@ class SourceLayout:
         """Queue ``q``'s entries in arrival order over one cycle."""
         return self.entry(self.queues.order[self.queues.start[q] : self.queues.start[q + 1]])
 
-    def by_queue(self, label: IntArray, n_labels: int) -> Grouped:
+    def by_queue(self, label: npt.NDArray[np.integer[Any]], n_labels: int) -> Grouped:
         """Queue sequences grouped by (queue, ``label[entry]``): group ``q * n_labels + l``."""
         span = max(int(self.per_queue.max(initial=1)), 1)
         lab = self.column(label)
@@ -161,7 +176,7 @@ def _in_table_order(
     return per_entry[offset : offset + L]
 
 
-def build_layout(world: World, src: Source, dev: NetDev, of_entry: IntArray) -> SourceLayout:
+def build_layout(world: World, src: Source, dev: NetDev, of_entry: ClassIds) -> SourceLayout:
     from xdptui.sim.dev.nic import Nic
 
     L = len(src.table)
@@ -174,7 +189,7 @@ def build_layout(world: World, src: Source, dev: NetDev, of_entry: IntArray) -> 
     return _layout(src.offset, None, queue, nq, of_entry)
 
 
-def sequence_layout(entry: IntArray, nq: int, q: int, of_entry: IntArray) -> SourceLayout:
+def sequence_layout(entry: IntArray, nq: int, q: int, of_entry: ClassIds) -> SourceLayout:
     """A sequence of entries that all land on queue ``q`` of ``nq``, laid out as a source's
     table would be (a veth queue fed by one sender: the sender's frames toward it)."""
     listed = entry.astype(np.int64)
@@ -186,7 +201,7 @@ def _layout(
     listed: IntArray | None,
     queue: npt.NDArray[np.integer[Any]],
     nq: int,
-    of_entry: IntArray,
+    of_entry: ClassIds,
 ) -> SourceLayout:
     L = len(queue)
     pos = np.arange(L, dtype=np.int64)
@@ -232,7 +247,7 @@ class Layouts:
     def __deepcopy__(self, memo: dict[int, Any]) -> Layouts:
         return self
 
-    def get(self, world: World, src: Source, dev: NetDev, of_entry: IntArray) -> SourceLayout:
+    def get(self, world: World, src: Source, dev: NetDev, of_entry: ClassIds) -> SourceLayout:
         key = (world.epoch, src.index, dev.name, len(dev.rxq), id(src.table))
         hit = self._cache.get(key)
         if hit is None:

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xdptui.sim.batch import Rows
+from xdptui.sim.columns import ClassIds
 from xdptui.sim.shared import deepcopy_fields
 
 IntArray = npt.NDArray[np.int64]
@@ -299,7 +300,7 @@ class RxQueue:
             )
             self.fifo.clear()
 
-    def to_exact(self, order: IntArray | None, of_entry: IntArray, at: int) -> None:
+    def to_exact(self, order: IntArray | None, of_entry: ClassIds, at: int) -> None:
         """Counts become descriptors (arrived by ``at``). ``order`` is the queue's entries in
         arrival order from its head (the last arrivals of a pktgen-ordered source); each class
         takes its frames' entries from it in turn."""
@@ -349,7 +350,7 @@ class TxRing:
         self.occ_bytes = 0.0
 
 
-def _lay_out(held: Rows, order: IntArray | None, of_entry: IntArray) -> IntArray:
+def _lay_out(held: Rows, order: IntArray | None, of_entry: ClassIds) -> IntArray:
     """Frames per class as a sequence of entries: each class's frames take the entries of
     that class in ``order`` (cycling), and the frames are put in ``order``'s order; a class
     absent from ``order`` keeps its representative entry, at the end."""
