@@ -147,7 +147,8 @@ REDIRECTS = """
 name: one redirect target, and a program that picks per entry
 cpus: 2
 devices:
-  eth0: {type: nic, driver: ice, queues: 2, xdp: {program: redirect_map, params: {map: fwd, key: 0}}}
+  eth0: {type: nic, driver: ice, queues: 2,
+         xdp: {program: redirect_map, params: {map: fwd, key: 0}}}
   eth1: {type: nic, driver: ice, queues: 2, xdp: weird.py:redirect_odd_ports}
   eth2: {type: nic, driver: ice, queues: 2, xdp: xdp_pass}
 maps:
