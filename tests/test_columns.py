@@ -20,8 +20,8 @@ devices:
   eth0: {type: nic, driver: ice, queues: 4, xdp: {program: drop_port, params: {port: 80}}}
   eth1: {type: nic, driver: ice, queues: 4}
 traffic:
-  - {name: web, to: eth0, rate: 1Mpps, flows: 4096, dst_port: 80, src_port: 1024-5119}
-  - {name: mixed, to: eth1, rate: 1Mpps, flows: 4096, dst_port: 79-80, src_port: 1024-5119}
+  - {name: mixed, to: eth0, rate: 1Mpps, flows: 4096, dst_port: 79-80, src_port: 1024-5119}
+  - {name: web, to: eth1, rate: 1Mpps, flows: 4096, dst_port: 80, src_port: 1024-5119}
 """
 
 
@@ -50,10 +50,32 @@ def test_a_column_of_one_value_takes_no_memory_and_the_others_keep_theirs():
     # byte each (and the raw verdict is the same column: every verdict is valid)
     assert _stored(eth0.act) and set(np.unique(eth0.act)) == {1, 2}  # XDP_DROP, XDP_PASS
     assert eth0.act.itemsize == 1 and eth0.raw is eth0.act
-    assert np.array_equal(eth0.act == 1, e.dst_port == 80)
+    mixed = sim.world.sources[0]
+    mine = slice(mixed.offset, mixed.offset + len(mixed.table))
+    assert np.array_equal(eth0.act[mine] == 1, e.dst_port[mine] == 80)
     assert not _stored(eth0.target)  # nothing redirects
     # one size, no GSO: stored once; the addresses differ per entry
     assert not _stored(e.size) and not _stored(e.gso) and _stored(e.src_port)
+
+
+def test_a_port_keeps_its_path_only_for_the_frames_its_wire_brings():
+    """A port receives its own sources' frames and nothing else (no path ends in a NIC's RX
+    queues): what its program would do with another source's entries is never read, so a
+    verdict that is one value on its own entries is stored once. eth1 drops port 80 and
+    passes 79; it receives only ``web`` (port 80)."""
+    drop_80 = "xdp: {program: drop_port, params: {port: 80}}"
+    sim = Simulator(topo(TWO_PORTS.replace("queues: 4}", f"queues: 4, {drop_80}}}")))
+    dp, w = sim.state.dp, sim.world
+    dp.compile()
+    e, eth1 = w.entries, dp.compiled["eth1"]
+    web = w.sources[1]
+    assert web.spec.to == "eth1" and w.sources[0].spec.to == "eth0"
+    assert not _stored(eth1.act) and not _stored(eth1.cost)
+    mine = slice(web.offset, web.offset + len(web.table))
+    assert np.array_equal(eth1.act[mine], np.where(e.dst_port[mine] == 80, 1, 2))
+    sim.run_until(2_000_000)
+    c = dict(sim.frame().device("eth1").counters)
+    assert c["xdp_drop"] == c["rx_packets"] > 0 and c.get("xdp_pass", 0) == 0
 
 
 def test_a_sources_table_is_its_slice_of_the_entries_and_copies_share_rss():
@@ -170,9 +192,11 @@ def test_what_a_redirect_records_is_stored_once_when_every_entry_has_it():
     eth2 = w.devices["eth2"].ifindex
     assert int(eth0.target[0]) == eth2 and int(eth0.key[0]) == 0 and int(eth0.err[0]) == 0
     assert not any(_stored(getattr(eth0, f)) for f in ("act", "target", "key", "err", "cost"))
-    odd = w.entries.src_port % 2 == 1
-    assert np.array_equal(eth1.act, np.where(odd, 4, 1))  # XDP_REDIRECT, XDP_DROP
-    assert np.array_equal(eth1.target, np.where(odd, eth2, -1)) and _stored(eth1.target)
+    b = w.sources[1]
+    mine = slice(b.offset, b.offset + len(b.table))  # the frames eth1's wire brings
+    odd = w.entries.src_port[mine] % 2 == 1
+    assert np.array_equal(eth1.act[mine], np.where(odd, 4, 1))  # XDP_REDIRECT, XDP_DROP
+    assert np.array_equal(eth1.target[mine], np.where(odd, eth2, -1)) and _stored(eth1.target)
     sim.run_until(1_000_000)
     c = {d.name: dict(d.counters) for d in sim.frame().devices}
     assert c["eth1"]["xdp_drop"] > 0 and c["eth1"]["xdp_redirect"] > 0

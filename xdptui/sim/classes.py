@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from xdptui.sim.columns import ClassIds
 from xdptui.sim.core.bpf_eval import ObjEval
+from xdptui.sim.core.filter import reached
 from xdptui.sim.devmap import DevmapCore
 
 IntArray = npt.NDArray[np.int64]
@@ -150,7 +151,6 @@ def _columns(dp: ClassesCore, outs: list[IntArray]) -> Iterable[IntArray]:
     w = dp.world
     n = len(w.entries)
     e = w.entries
-    from xdptui.sim.dev.nic import Nic
 
     starts = np.array([src.offset for src in w.sources] + [e.sources_end], np.int64)
     source = np.searchsorted(starts, np.arange(n, dtype=np.int64), side="right")
@@ -160,15 +160,11 @@ def _columns(dp: ClassesCore, outs: list[IntArray]) -> Iterable[IntArray]:
             yield col.astype(np.int64)
     for name in sorted(dp.compiled):
         c = dp.compiled[name]
-        # A port receives only its sources' frames: its path for any other entry is never
-        # taken, so it does not set entries apart (the frames a rewriting program leaves, above
-        # all, which its own program would rewrite again).
-        reach = None
-        if isinstance(w.devices.get(name), Nic):
-            mine = [i + 1 for i, src in enumerate(w.sources) if src.spec.to == name]
-            reach = np.isin(source, mine)
-            if reach.all():
-                reach = None
+        # A port receives only its sources' frames (``filter.reached``): its path for any
+        # other entry is never taken, so it does not set entries apart (the frames a rewriting
+        # program leaves, above all, which its own program would rewrite again).
+        dev = w.devices.get(name)
+        reach = reached(w, dev) if dev is not None else None
         for f in fields(c):
             value = getattr(c, f.name)
             if f.name == "out" and c.obj is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -44,6 +44,7 @@ from xdptui.sim.xsk import check_errors as xsk_errors
 from xdptui.sim.xsk import rcv_cost as xsk_cost
 
 IntArray = npt.NDArray[np.int64]
+A = TypeVar("A", bound=npt.NDArray[Any])
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -261,8 +262,9 @@ def compile_device(dp: FilterCore, dev: NetDev) -> Compiled:
         c.obj, c.out = ev, ev.out
         c.cost = c.cost + ev.insns * costs.BPF_INSN_NS
     shared = c.raw is c.act  # every verdict valid: one column
+    reach = reached(w, dev)
     for name in _COLUMNS:
-        setattr(c, name, compact(getattr(c, name)))
+        setattr(c, name, compact(_only(getattr(c, name), reach)))
     c.act = narrow(c.act)
     if shared:
         c.raw = c.act
@@ -271,6 +273,30 @@ def compile_device(dp: FilterCore, dev: NetDev) -> Compiled:
 
 # The per-entry columns of a compile, stored without memory where they hold one value.
 _COLUMNS = ("raw", "act", "target", "err", "key", "fast", "tx_slave", "tx_err", "cost", "bq_class")
+
+
+def reached(world: Host, dev: NetDev) -> BoolArray | None:
+    """The entries whose frames ``dev``'s receive path takes, where that is not every entry: a
+    port receives what its wire brings, its sources' frames, and nothing else (a redirect or
+    XDP_TX toward it goes out of its TX rings; no path ends in a NIC's RX queues). None: any
+    entry may."""
+    if not isinstance(dev, Nic):
+        return None
+    mine = np.zeros(len(world.entries), dtype=np.bool_)
+    for src in world.sources:
+        if src.spec.to == dev.name:
+            mine[src.offset : src.offset + len(src.table)] = True
+    return None if mine.all() else mine
+
+
+def _only(col: A, reach: BoolArray | None) -> A:
+    r"""``col`` at the entries ``reach``\ed, and elsewhere (never read) the first reached
+    entry's value: a column that holds one value wherever it is read is stored once."""
+    if reach is None or len(col) <= 1 or not col.strides[0]:
+        return col
+    first = int(np.argmax(reach)) if reach.any() else 0
+    out: A = np.where(reach, col, col[first])  # type: ignore[assignment]
+    return out
 
 
 def _where(cond: BoolArray, a: IntArray, b: IntArray) -> IntArray:
