@@ -52,8 +52,10 @@ class Nic(NetDev):
     queues: int = 1
     tx_ring_size: int = 512
     reta: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    # RSS's queue per flow-table entry (``map_entries``; 16 bits: at most 256 queues a port)
-    queue_of_entry: npt.NDArray[np.int16] = field(default_factory=lambda: np.zeros(0, np.int16))
+    # RSS's queue per flow-table entry (``map_entries``; a byte: at most 256 queues a port)
+    queue_of_entry: npt.NDArray[np.uint8 | np.int16] = field(
+        default_factory=lambda: np.zeros(0, np.uint8)
+    )
     xdp_rings: int = 0
     xdp_locking: bool = False
     ring_of_cpu: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -254,10 +256,12 @@ class Nic(NetDev):
 
 
 def map_entries(nic: Nic, rss_hash: npt.NDArray[np.uint32]) -> None:
-    """The RX queue RSS gives each flow-table entry, through the RETA (16 bits an entry),
-    read-only -- replaced, never changed, so state
-    copies share it."""
-    q = rss_queue(rss_hash, nic.reta).astype(np.int16)
+    """The RX queue RSS gives each flow-table entry, through the RETA (a byte an entry where
+    the RETA's queues fit in one), read-only -- replaced, never changed, so state copies share
+    it."""
+    q: npt.NDArray[np.uint8 | np.int16] = rss_queue(rss_hash, nic.reta).astype(
+        np.uint8 if int(nic.reta.max(initial=0)) <= np.iinfo(np.uint8).max else np.int16
+    )
     q.flags.writeable = False
     nic.queue_of_entry = q
 
