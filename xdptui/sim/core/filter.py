@@ -262,7 +262,9 @@ def compile_device(dp: FilterCore, dev: NetDev) -> Compiled:
         c.obj, c.out = ev, ev.out
         c.cost = c.cost + ev.insns * costs.BPF_INSN_NS
     shared = c.raw is c.act  # every verdict valid: one column
-    reach = reached(w, dev)
+    # (a real program's frames are also pinned to the entries of their outcomes, which are
+    # read here: ``bpf_run``)
+    reach = reached(w, dev) if ev is None else None
     for name in _COLUMNS:
         setattr(c, name, compact(_only(getattr(c, name), reach)))
     c.act = narrow(c.act)
@@ -279,7 +281,7 @@ def reached(world: Host, dev: NetDev) -> BoolArray | None:
     """The entries whose frames ``dev``'s receive path takes, where that is not every entry: a
     port receives what its wire brings, its sources' frames, and nothing else (a redirect or
     XDP_TX toward it goes out of its TX rings; no path ends in a NIC's RX queues). None: any
-    entry may."""
+    entry may. (A real program's run also reads the entries its outcomes are pinned to.)"""
     if not isinstance(dev, Nic):
         return None
     mine = np.zeros(len(world.entries), dtype=np.bool_)
