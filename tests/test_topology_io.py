@@ -419,6 +419,20 @@ def test_bond_unknown_slave_suggests(tmp_path: Path) -> None:
     )
 
 
+def test_traffic_to_a_bond_names_its_slaves(tmp_path: Path) -> None:
+    """A bond has no wire: frames arrive on its slaves (their rx_handler, bond_handle_frame).
+    This used to load and then fail with a traceback on the first step."""
+    text = (
+        f"devices:\n{NIC}  eth1: {{type: nic}}\n  bond0: {{type: bond, slaves: [eth0, eth1]}}\n"
+        "traffic:\n  - {name: a, to: bond0, rate: 1Mpps}\n"
+    )
+    assert one_error(tmp_path, text) == (
+        "topo.yaml:6:19: error: traffic[0].to: 'bond0' is a bond: frames from the wire arrive "
+        "on its slaves; give one of them (eth0, eth1), a source for each slave the link partner "
+        "sends to"
+    )
+
+
 def test_bond_slave_of_two_bonds(tmp_path: Path) -> None:
     text = (
         "devices:\n"

@@ -38,6 +38,7 @@ from xdptui.model.limits import (
 )
 from xdptui.model.topology import (
     PROTOS,
+    BondSpec,
     CpuMapEntrySpec,
     CpuMapSpec,
     Lesson,
@@ -165,6 +166,7 @@ class DocumentLoader:
         self.xsk = XskLoader(self.nodes)
         self.xskmap_specs: list[XskMapSpec] = []
         self.from_nodes: dict[str, tuple[Node, str]] = {}  # each source's 'from:' and path
+        self.bond_slaves: dict[str, tuple[str, ...]] = {}  # each bond's slaves, by name
 
     def topology(self, root: Node | None) -> Topology:
         filename = self.nodes.filename
@@ -205,6 +207,7 @@ class DocumentLoader:
         object_maps = tuple(self.object_map_specs)
         self.object_maps.check(object_maps, devices, cpus)
         xsks = self.xsk.check(devices, cpus)
+        self.bond_slaves = {d.name: d.slaves for d in devices if isinstance(d, BondSpec)}
         no_traffic: tuple[TrafficSpec, ...] = ()
         traffic = self.nodes.opt(fields, "traffic", "", self.traffic, no_traffic)
         self.xsk.check_writers(traffic, xsks, devices, self.from_nodes)
@@ -474,7 +477,7 @@ class DocumentLoader:
             return None
         name_node = self.nodes.require(fields, "name", node, path, "a unique source name")
         name = None if name_node is None else self.nodes.text(name_node, f"{path}.name")
-        to = self.nodes.opt(fields, "to", path, self.nodes.device_ref, None)
+        to = self.nodes.opt(fields, "to", path, self.receiver_ref, None)
         from_ = self.nodes.opt(fields, "from", path, self.sender_ref, None)
         if from_ is not None and name_node is not None:
             key = self.nodes.text(name_node, f"{path}.name") or ""
@@ -539,6 +542,23 @@ class DocumentLoader:
         elif not self.check_flow_table(spec, fields, node, path):
             return None
         return None if name is None or name_node is None else (spec, name_node)
+
+    def receiver_ref(self, node: Node, path: str) -> str | None:
+        """``to:``: a device frames arrive on. Not a bond: a bond has no wire of its own, its
+        frames arrive on its slaves (``bond_handle_frame``, the slaves' rx_handler), on
+        whichever the link partner sends them to."""
+        name = self.nodes.device_ref(node, path)
+        if name is not None and name in self.bond_slaves:
+            slaves = self.bond_slaves[name]
+            onto = f"; give one of them ({', '.join(slaves)})" if slaves else ""
+            self.nodes.error(
+                node,
+                path,
+                f"'{name}' is a bond: frames from the wire arrive on its slaves{onto}, a "
+                "source for each slave the link partner sends to",
+            )
+            return None
+        return name
 
     def sender_ref(self, node: Node, path: str) -> str | None:
         """``from:``: a device the local stack sends out of, or an AF_XDP socket's writer."""
