@@ -14,6 +14,11 @@ import numpy.typing as npt
 A = TypeVar("A", bound=npt.NDArray[Any])
 
 
+def once(col: npt.NDArray[Any]) -> bool:
+    """Whether a per-entry column holds one value, stored once (stride 0: ``filled``)."""
+    return col.ndim == 1 and len(col) > 1 and col.strides[0] == 0
+
+
 def filled(n: int, value: Any, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
     """``n`` copies of ``value``, read-only and without storage."""
     return np.broadcast_to(np.array(value, dtype=dtype), (n,))
@@ -37,7 +42,7 @@ def owned(value: npt.ArrayLike, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
     of that dtype is shared (this project never writes one), anything else copied; one value
     everywhere is stored once."""
     arr = np.asarray(value, dtype=dtype)
-    if arr.ndim == 1 and len(arr) > 1 and arr.strides[0] == 0:
+    if once(arr):
         return filled(len(arr), arr[0], dtype)
     if arr is value and arr.flags.writeable:
         arr = arr.copy()
@@ -59,7 +64,7 @@ def narrow(col: A) -> A:
 
 def values(col: A) -> A:
     """The distinct values of a per-entry column, sorted; one read where it holds one value."""
-    if col.ndim == 1 and len(col) > 1 and col.strides[0] == 0:
+    if once(col):
         one: A = col[:1]  # type: ignore[assignment]
         return one
     out: A = np.unique(col)  # type: ignore[assignment]
@@ -69,7 +74,7 @@ def values(col: A) -> A:
 def holds(col: npt.NDArray[Any], value: Any) -> bool:
     """Whether any entry of a per-entry column holds ``value``; one read where it holds one
     value."""
-    if col.ndim == 1 and len(col) > 1 and col.strides[0] == 0:
+    if once(col):
         return bool(col[0] == value)
     return bool((col == value).any())
 
@@ -78,7 +83,7 @@ def each(f: Callable[..., npt.NDArray[Any]], *cols: npt.NDArray[Any]) -> npt.NDA
     """``f`` entry by entry over per-entry columns, kept as ``compact`` keeps a column; where
     every column holds one value, ``f`` runs on one entry."""
     n = len(cols[0])
-    if n > 1 and all(c.ndim == 1 and c.strides[0] == 0 for c in cols):
+    if all(once(c) for c in cols):
         one = f(*(c[:1] for c in cols))
         return filled(n, one[0], one.dtype)
     return compact(f(*cols))

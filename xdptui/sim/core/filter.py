@@ -25,7 +25,7 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno
 from xdptui.sim import costs
 from xdptui.sim.bond.bond_main import Bond, BondLogic
-from xdptui.sim.columns import compact, filled, narrow
+from xdptui.sim.columns import compact, filled, narrow, once
 from xdptui.sim.core.bpf_eval import EvalCore, ObjEval, evaluate, rx_queues
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, Host, NetDev
 from xdptui.sim.dev.nic import Nic
@@ -175,7 +175,7 @@ def enqueue_errors(
         return over
 
     n = len(tgt_ifindex)
-    if n > 1 and tgt_ifindex.strides[0] == 0:  # one target: one check, one column
+    if once(tgt_ifindex):  # one target: one check, one column
         one = int(tgt_ifindex[0])
         if one < 0:
             return filled(n, 0, np.int64)
@@ -294,7 +294,7 @@ def reached(world: Host, dev: NetDev) -> BoolArray | None:
 def _only(col: A, reach: BoolArray | None) -> A:
     r"""``col`` at the entries ``reach``\ed, and elsewhere (never read) the first reached
     entry's value: a column that holds one value wherever it is read is stored once."""
-    if reach is None or len(col) <= 1 or not col.strides[0]:
+    if reach is None or len(col) <= 1 or once(col):
         return col
     first = int(np.argmax(reach)) if reach.any() else 0
     out: A = np.where(reach, col, col[first])  # type: ignore[assignment]
@@ -406,7 +406,7 @@ def _cost_mode(
 def _distinct(col: IntArray, rows: BoolArray) -> IntArray:
     """The values ``col`` holds at ``rows``, without copying a column of one value (stored
     once: ``columns.compact``) out to every entry."""
-    if col.strides[0] == 0:
+    if once(col):
         return col[:1] if rows.any() else col[:0]
     return np.unique(col[rows])
 
