@@ -963,13 +963,14 @@ class FastNapi:
         outs_p: list[IntArray] = []
         outs_s: list[IntArray] = []
         offset = 0
+        work = napi.work_rows(len(cpus), len(feeds))
         while True:
             polls = np.zeros((POLLS_CHUNK, napi.P_WIDTH), np.int64)
             segs = np.zeros((POLLS_CHUNK * 2 + napi.RUNCAP, 2), np.int64)
             n = napi.run_cpus(
                 t1, cpus, gstart, cfg.cpu_first, cfg.cpu_inst, st.ins, st.cpu, st.plist,
                 st.runs, cfg.tab, src, cards, feeds, cfg.qmap, cfg.pre, cfg.lab, cfg.lfl, st.glob,
-                polls, segs, *tx,
+                polls, segs, *tx, work,
             )  # fmt: skip
             p = polls[:n].copy()
             nseg = int(p[-1, napi.P_SEG] + p[-1, napi.P_NSEG]) if n else 0

@@ -79,6 +79,10 @@ C_BUSY, C_RUN_AT, C_RUN_SEQ, C_PHEAD, C_PLEN, C_BUSY_NS, C_RR, C_WIDTH = range(8
 # a poll record (fast mode reads these after a run; ``P_RRH``: a balance-rr bond's frames
 # it sent out here)
 P_T, P_INST, P_K, P_SEG, P_NSEG, P_DUR, P_RRH, P_WIDTH = range(8)
+# the loop's scratch (``run_cpus``' ``work``, ``work_rows`` of them): a card's frames of one
+# instant (``card_instant``), then a CPU group's heap (time, order raised, CPU). The loop
+# allocates nothing: it is compiled without numba's reference counting (``jit``)
+WK_FRAMES, WK_HEAP_T, WK_HEAP_SEQ, WK_HEAP_CPU, WK_WIDTH = 0, 4, 5, 6, 7
 RUNCAP = 256  # runs of positions a poll takes at most; a ring holds ``runs.shape[1]``, a
 # power of two (a slot is an index masked, not divided)
 
@@ -179,11 +183,12 @@ def push(ins: IntArray, runs: IntArray, i: int, start: int, n: int) -> None:
 def admit(
     ins: IntArray, runs: IntArray, tab: Int32Array, src: IntArray, cards: IntArray,
     feeds: IntArray, qmap: Int32Array, wire: IntArray, wb: IntArray, i: int, t: int,
+    work: IntArray,
 ) -> None:  # fmt: skip
     """Arrivals up to ``t`` into the ring in order; those that find it full are dropped (on
     a card the loop runs, every port's arrivals at once: ``card_admit``)."""
     if ins[i, I_CARD] >= 0:
-        card_admit(ins, runs, src, cards, feeds, qmap, wire, wb, ins[i, I_CARD], t)
+        card_admit(ins, runs, src, cards, feeds, qmap, wire, wb, ins[i, I_CARD], t, work)
         return
     s = ins[i, I_SRC]
     if s < 0:
@@ -206,7 +211,7 @@ def admit(
 
 def card_admit(
     ins: IntArray, runs: IntArray, src: IntArray, cards: IntArray, feeds: IntArray,
-    qmap: Int32Array, wire: IntArray, wb: IntArray, k: int, t: int,
+    qmap: Int32Array, wire: IntArray, wb: IntArray, k: int, t: int, work: IntArray,
 ) -> None:  # fmt: skip
     """A card's arrivals up to ``t`` in arrival order (``Exact.admit``): one source's frame
     by frame (``card_frames``), several sources' instant by instant (``card_instant``); the
@@ -221,7 +226,7 @@ def card_admit(
     else:
         for f in range(f0, f0 + nf):
             feeds[f, F_AT] = feed_at(src, feeds, f)
-        scratch = np.empty((4 * nf, 4), np.int64)
+        scratch = work[: 4 * nf, WK_FRAMES : WK_FRAMES + 4]
         while True:
             at = NEVER
             for f in range(f0, f0 + nf):
@@ -613,13 +618,13 @@ def poll(
     ins: IntArray, runs: IntArray, tab: Int32Array, src: IntArray, cards: IntArray,
     feeds: IntArray, qmap: Int32Array, pre: IntArray, lab: IntArray, lfl: IntArray,
     glob: IntArray, cpu: IntArray, segs: IntArray, txr: IntArray, wire: IntArray, wb: IntArray,
-    ns: int, i: int, t: int,
+    ns: int, i: int, t: int, work: IntArray,
 ) -> tuple[int, int, int]:  # fmt: skip
     """One ``napi_poll`` of instance ``i`` at ``t``: arrivals taken in, min(weight, waiting)
     frames from the head, what they send (``transmit``); a poll short of its weight
     completes and re-arms the interrupt. Returns (frames, runs written to ``segs``, duration
     in ns)."""
-    admit(ins, runs, tab, src, cards, feeds, qmap, wire, wb, i, t)
+    admit(ins, runs, tab, src, cards, feeds, qmap, wire, wb, i, t, work)
     k = ins[i, I_OCC]
     if k > ins[i, I_W]:
         k = ins[i, I_W]
@@ -721,7 +726,7 @@ def run_cpus(
     ins: IntArray, cpu: IntArray, plist: IntArray, runs: IntArray, tab: Int32Array, src: IntArray,
     cards: IntArray, feeds: IntArray, qmap: Int32Array, pre: IntArray, lab: IntArray,
     lfl: IntArray, glob: IntArray, polls: IntArray, segs: IntArray, txr: IntArray,
-    wire: IntArray, wb: IntArray,
+    wire: IntArray, wb: IntArray, work: IntArray,
 ) -> int:  # fmt: skip
     """Every event of the CPUs ``cpus`` up to ``t_end``, in time order (ties in the order they
     were raised): their instances' interrupts and their softirqs' polls (``net_rx_action``);
@@ -729,7 +734,7 @@ def run_cpus(
     (``cpus[gstart[g]:gstart[g + 1]]``): a CPU on its own, or the CPUs of a card's queues,
     whose arrivals share its DMA, together. Polls are written to ``polls`` and their runs to
     ``segs``; returns how many. When those are full it stops early with ``glob[1]`` set (the
-    state is consistent: call again to go on)."""
+    state is consistent: call again to go on). ``work``: scratch rows (``work_rows``)."""
     n_polls = 0
     n_segs = 0
     cap = plist.shape[1]
@@ -737,9 +742,9 @@ def run_cpus(
     for g in range(len(gstart) - 1):
         # the group's CPUs in a heap by their next event (time, then the order raised)
         size = gstart[g + 1] - gstart[g]
-        h_t = np.empty(size, np.int64)
-        h_seq = np.empty(size, np.int64)
-        h_cpu = np.empty(size, np.int64)
+        h_t = work[:size, WK_HEAP_T]
+        h_seq = work[:size, WK_HEAP_SEQ]
+        h_cpu = work[:size, WK_HEAP_CPU]
         for k in range(size):
             h_cpu[k] = cpus[gstart[g] + k]
             h_t[k], h_seq[k], _ = next_event(ins, cpu, cpu_first, cpu_inst, h_cpu[k])
@@ -779,7 +784,7 @@ def run_cpus(
             if ins[i, I_STATE] == SCHEDULED:
                 k, nseg, dur = poll(
                     ins, runs, tab, src, cards, feeds, qmap, pre, lab, lfl, glob, cpu, segs, txr,
-                    wire, wb, n_segs, i, t,
+                    wire, wb, n_segs, i, t, work,
                 )  # fmt: skip
                 polls[n_polls, P_T] = t
                 polls[n_polls, P_INST] = i
@@ -807,15 +812,20 @@ def run_cpus(
         for kc in range(gstart[g], gstart[g + 1]):  # what arrived by t_end waits in the rings
             cc = cpus[kc]
             for j in range(cpu_first[cc], cpu_first[cc + 1]):
-                admit(ins, runs, tab, src, cards, feeds, qmap, wire, wb, cpu_inst[j], t_end)
+                admit(ins, runs, tab, src, cards, feeds, qmap, wire, wb, cpu_inst[j], t_end, work)
     return n_polls
 
 
+def work_rows(n_cpus: int, n_feeds: int) -> IntArray:
+    """Scratch for ``run_cpus`` over ``n_cpus`` CPUs and cards of ``n_feeds`` feeds at most."""
+    return np.zeros((max(n_cpus, 4 * n_feeds, 1), WK_WIDTH), np.int64)
+
+
 def compile_rules() -> None:
-    """Compile the loop and what it calls (on first use; cached on disk). The small rules a
-    poll calls are compiled into their callers (no call, no reference counting of the arrays
-    passed); a card's admission and a poll's transmit stay calls of their own, each once a
-    poll at most, so the loop compiles in seconds, not a minute."""
+    """Compile the loop and what it calls (on first use; cached on disk), without numba's
+    reference counting (it allocates nothing). The small rules a poll calls are compiled into
+    their callers; a card's admission and a poll's transmit stay calls of their own, each once
+    a poll at most, so the loop compiles in seconds, not a minute."""
     import sys
 
     rings.compile_rules()  # (``wire_offer`` calls its module's ``wire_pop``)
@@ -828,4 +838,4 @@ def compile_rules() -> None:
         "wire_offer", "card_charge", "card_frames", "card_instant", "card_admit", "transmit",
         "rearm_all", "run_cpus",
     )  # fmt: skip
-    jit.compile_functions(sys.modules[__name__], (*inline, *calls), inline=inline)
+    jit.compile_functions(sys.modules[__name__], (*inline, *calls), inline=inline, nrt=False)

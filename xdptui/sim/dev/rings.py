@@ -76,7 +76,7 @@ def compile_rules() -> None:
     from xdptui.sim import jit
     from xdptui.sim.dev import rings as me
 
-    jit.compile_functions(me, (*WIRE_RULES, "_offer"), inline=WIRE_RULES)
+    jit.compile_functions(me, (*WIRE_RULES, "_offer"), inline=WIRE_RULES, nrt=False)
 
 
 def _offer(
