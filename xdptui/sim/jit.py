@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from types import ModuleType
+from typing import Any
 
 _done: set[str] = set()
 
@@ -32,12 +33,13 @@ def compile_functions(
         return
     import numba
 
+    opts: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": nrt}
     for name in names:
         fn = getattr(module, name)
         if name in inline:
-            setattr(module, name, numba.njit(cache=True, nogil=True, inline="always", _nrt=nrt)(fn))
+            setattr(module, name, numba.njit(inline="always", **opts)(fn))
         else:
-            setattr(module, name, numba.njit(cache=True, nogil=True, _nrt=nrt)(fn))
+            setattr(module, name, numba.njit(**opts)(fn))
     _done.add(module.__name__)
 
 
