@@ -1000,11 +1000,15 @@ class FastNapi:
         C = len(self.dp.classes)
         rep = self.dp.classes.rep
         of_entry = self.dp.classes.of_entry
-        owner = polls[:, napi.P_INST]
-        order = np.argsort(owner, kind="stable")
-        polls = polls[order]
-        owner = owner[order]
-        bounds = np.searchsorted(owner, np.arange(len(cfg.names) + 1))
+        n_inst = len(cfg.names)
+        bounds = np.zeros(n_inst + 1, np.int64)
+        labels = np.zeros((len(polls), max(int(ins[:, napi.I_NLAB].max(initial=0)), 1)), np.int64)
+        taken = np.zeros((len(segs), 3), np.int64)
+        polls_in = polls
+        polls = np.empty_like(polls_in)
+        nr = napi.sort_polls(polls_in, segs, ins, cfg.lab, bounds, polls, labels, taken)
+        taken = taken[:nr]
+        t_bounds = np.searchsorted(taken[:, 2], np.arange(n_inst + 1))
         feeds = getattr(self.dp.io, "feeds", None)
         by_dev: dict[str, list[int]] = {}
         for i in np.flatnonzero(run).tolist():
@@ -1022,12 +1026,13 @@ class FastNapi:
                 assert lay is not None
                 ii = np.array(same, np.int64)
                 cls_group = self._class_groups(lay, of_entry, C)
-                n_polls = bounds[ii + 1] - bounds[ii]
-                block = polls[spans(bounds[ii], n_polls)]
-                a, b, who = segments(block, segs)
-                local = np.repeat(np.arange(len(ii), dtype=np.int64), n_polls)[who]
+                n_taken = t_bounds[ii + 1] - t_bounds[ii]
+                rows = spans(t_bounds[ii], n_taken)
+                local = np.repeat(np.arange(len(ii), dtype=np.int64), n_taken)
                 qs = np.array([rxqs[i].index for i in same], np.int64)
-                took = class_counts_many(cls_group, lay, qs, C, a, b, local)
+                took = class_counts_many(
+                    cls_group, lay, qs, C, taken[rows, 0], taken[rows, 1], local
+                )  # fmt: skip
                 # what each ring holds now: its runs of positions
                 n_runs = ins[ii, napi.I_RLEN]
                 slots = spans(ins[ii, napi.I_RHEAD], n_runs) % st.runs.shape[1]
@@ -1036,13 +1041,11 @@ class FastNapi:
                     cls_group, lay, qs, C, st.runs[rows_of, slots, 0], st.runs[rows_of, slots, 1],
                     np.repeat(np.arange(len(ii), dtype=np.int64), n_runs),
                 )  # fmt: skip
-                p_at = np.concatenate(([0], np.cumsum(n_polls)))
-                r_at = np.searchsorted(local, np.arange(len(ii) + 1))
                 for k, i in enumerate(same):
-                    mine = block[p_at[k] : p_at[k + 1]]
-                    ra, rb = a[r_at[k] : r_at[k + 1]], b[r_at[k] : r_at[k + 1]]
-                    rwho = who[r_at[k] : r_at[k + 1]] - p_at[k]
-                    shape = self._shape(cfg, i, lay, mine, ra, rb, rwho, ins, before)
+                    mine = polls[bounds[i] : bounds[i + 1]]
+                    shape = self._shape(
+                        cfg, i, lay, mine, labels[bounds[i] : bounds[i + 1]], segs, ins, before
+                    )  # fmt: skip
                     cpu = int(ins[i, napi.I_CPU])
                     batch.append((rxqs[i].index, cpu, class_rows(took[k], rep), shape))
                     if feeds is not None and len(mine):
@@ -1073,13 +1076,13 @@ class FastNapi:
         i: int,
         lay: SourceLayout,
         mine: IntArray,
-        a: IntArray,
-        b: IntArray,
-        who: IntArray,
+        labels: IntArray,
+        segs: IntArray,
         ins: IntArray,
         before: IntArray,
     ) -> PollShape:
-        """Per poll, the frames toward each bulk queue and the devmap key of the first."""
+        """Per poll, the frames toward each bulk queue (``labels``: counted by
+        ``napi.sort_polls``) and the devmap key of the first."""
         n_polls = len(mine)
         bursts = int(ins[i, napi.I_IRQS] - before[i, napi.I_IRQS])
         shape = PollShape(n_polls, max(bursts, 1) if n_polls else 0)
@@ -1095,11 +1098,11 @@ class FastNapi:
         base = int(ins[i, napi.I_LAB])
         lab = cfg.lab
         for k, v in enumerate(values.tolist()):
-            pre = lab[base + k * (m + 1) : base + (k + 1) * (m + 1)]
-            cnt = seq_range(pre, m, a, b)
-            per_poll = np.bincount(who, weights=cnt, minlength=n_polls).astype(np.int64)
-            shape.classes[int(v)] = per_poll
+            shape.classes[int(v)] = np.ascontiguousarray(labels[:, k])
             if cfg.multi_key[i][k]:
+                pre = lab[base + k * (m + 1) : base + (k + 1) * (m + 1)]
+                a, b, who = segments(mine, segs)
+                cnt = seq_range(pre, m, a, b)
                 first = np.full(n_polls, -1, np.int64)
                 hit = cnt > 0
                 # each poll's first segment holding such a frame, and the frame in it

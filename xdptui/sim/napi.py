@@ -816,6 +816,54 @@ def run_cpus(
     return n_polls
 
 
+def sort_polls(
+    polls: IntArray, segs: IntArray, ins: IntArray, lab: IntArray, bounds: IntArray,
+    out: IntArray, labels: IntArray, taken: IntArray,
+) -> int:  # fmt: skip
+    """A run's poll records instance by instance, each instance's in time order (a counting
+    sort: ``out``, instance ``i``'s from ``bounds[i]`` to ``bounds[i + 1]``, ``bounds``
+    zeroed by the caller); beside each, the frames it sent toward each of its instance's
+    labels (``labels``, as ``poll_ps`` counts them); and the runs of positions each instance
+    took, those that meet made one (``taken``: start, end, instance; returns how many)."""
+    n = len(polls)
+    for p in range(n):
+        bounds[polls[p, P_INST] + 1] += 1
+    for i in range(1, len(bounds)):
+        bounds[i] += bounds[i - 1]
+    for p in range(n):  # (``bounds[i]`` runs ahead as ``i``'s are placed, then is put back)
+        i = polls[p, P_INST]
+        q = bounds[i]
+        bounds[i] = q + 1
+        for c in range(P_WIDTH):
+            out[q, c] = polls[p, c]
+        m = ins[i, I_M]
+        ns = polls[p, P_SEG]
+        for label in range(ins[i, I_NLAB]):
+            base = ins[i, I_LAB] + label * (m + 1)
+            cnt = 0
+            for j in range(polls[p, P_NSEG]):
+                cnt += _range_sum(lab, base, m, segs[ns + j, 0], segs[ns + j, 1])
+            labels[q, label] = cnt
+    for i in range(len(bounds) - 1, 0, -1):
+        bounds[i] = bounds[i - 1]
+    bounds[0] = 0
+    nr = 0
+    for q in range(n):
+        i = out[q, P_INST]
+        ns = out[q, P_SEG]
+        for j in range(out[q, P_NSEG]):
+            a = segs[ns + j, 0]
+            b = segs[ns + j, 1]
+            if nr > 0 and taken[nr - 1, 2] == i and taken[nr - 1, 1] == a:
+                taken[nr - 1, 1] = b
+            else:
+                taken[nr, 0] = a
+                taken[nr, 1] = b
+                taken[nr, 2] = i
+                nr += 1
+    return nr
+
+
 def work_rows(n_cpus: int, n_feeds: int) -> IntArray:
     """Scratch for ``run_cpus`` over ``n_cpus`` CPUs and cards of ``n_feeds`` feeds at most."""
     return np.zeros((max(n_cpus, 4 * n_feeds, 1), WK_WIDTH), np.int64)
@@ -836,6 +884,6 @@ def compile_rules() -> None:
     )  # fmt: skip
     calls = (
         "wire_offer", "card_charge", "card_frames", "card_instant", "card_admit", "transmit",
-        "rearm_all", "run_cpus",
+        "rearm_all", "run_cpus", "sort_polls",
     )  # fmt: skip
     jit.compile_functions(sys.modules[__name__], (*inline, *calls), inline=inline, nrt=False)
