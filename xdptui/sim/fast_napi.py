@@ -64,7 +64,7 @@ IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
 BoolArray = npt.NDArray[np.bool_]
 
-POLLS_CHUNK = 1 << 16
+POLLS_CHUNK = 1 << 16  # poll records a step has room for at least (more as its rate expects)
 # The loop runs as plain Python (~25 us a poll) until this many polls -- run so far, plus those
 # the last step's rate says are still to come before the run's end (``FastNapi.horizon``) --
 # then compiled: loading the compiled code costs about half a second a process, which a short
@@ -773,7 +773,7 @@ class FastNapi:
             c = int(cfg.static[i, napi.I_CPU])
             st.cpu[c, napi.C_RR] = int(bond.rr_counter[c])
         polls, segs = self._run(
-            cfg, st, src, cpus.astype(np.int64), gstart, cards, feeds, t1, (txr, wire, wb)
+            cfg, st, src, cpus.astype(np.int64), gstart, cards, feeds, t0, t1, (txr, wire, wb)
         )
         self._wires_done(cfg, txr, wire, wb)
         if t1 - t0 >= RATE_AFTER_NS:  # (a boot's first polls come all at once)
@@ -956,31 +956,31 @@ class FastNapi:
         gstart: IntArray,
         cards: IntArray,
         feeds: IntArray,
+        t0: int,
         t1: int,
         tx: tuple[IntArray, IntArray, IntArray],
     ) -> tuple[IntArray, IntArray]:
-        """``napi.run_cpus`` to ``t1``, in as many calls as its output takes."""
-        outs_p: list[IntArray] = []
-        outs_s: list[IntArray] = []
-        offset = 0
+        """``napi.run_cpus`` to ``t1``: its polls and their runs, written in place into
+        buffers sized for the polls the last step's rate expects (doubled while full)."""
+        cap = max(POLLS_CHUNK, int(self._poll_rate * (t1 - t0) * 1.25))
+        polls = np.empty((cap, napi.P_WIDTH), np.int64)
+        segs = np.empty((2 * cap + napi.RUNCAP, 2), np.int64)
+        n = ns = 0
         work = napi.work_rows(len(cpus), len(feeds))
         while True:
-            polls = np.zeros((POLLS_CHUNK, napi.P_WIDTH), np.int64)
-            segs = np.zeros((POLLS_CHUNK * 2 + napi.RUNCAP, 2), np.int64)
-            n = napi.run_cpus(
+            k = napi.run_cpus(
                 t1, cpus, gstart, cfg.cpu_first, cfg.cpu_inst, st.ins, st.cpu, st.plist,
                 st.runs, cfg.tab, src, cards, feeds, cfg.qmap, cfg.pre, cfg.lab, cfg.lfl, st.glob,
-                polls, segs, *tx, work,
+                polls[n:], segs[ns:], *tx, work,
             )  # fmt: skip
-            p = polls[:n].copy()
-            nseg = int(p[-1, napi.P_SEG] + p[-1, napi.P_NSEG]) if n else 0
-            p[:, napi.P_SEG] += offset
-            outs_p.append(p)
-            outs_s.append(segs[:nseg].copy())
-            offset += nseg
+            if k:
+                polls[n : n + k, napi.P_SEG] += ns
+                ns = int(polls[n + k - 1, napi.P_SEG] + polls[n + k - 1, napi.P_NSEG])
+                n += k
             if not st.glob[1]:
-                break
-        return np.concatenate(outs_p), np.concatenate(outs_s)
+                return polls[:n], segs[:ns]
+            polls = np.concatenate((polls[:n], np.empty_like(polls)))
+            segs = np.concatenate((segs[:ns], np.empty_like(segs)))
 
     # ------------------------------------------------------------ what the polls did
 
