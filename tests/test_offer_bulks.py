@@ -1,7 +1,9 @@
 """``rings.offer_bulks``: bulks offered to transmit rings that one server drains in queueing
 order (a port's wire over its XDP rings, ``ExactIO.tx`` + ``departures``), checked against
 the rule taken frame by frame -- a frame holds its ring slot until it has left -- and the
-compiled loop against the plain one."""
+compiled loop against the plain one. ``rings.offer_polls``: the polls of many CPUs, each
+poll's frames as devmap bulks of at most 16, against those bulks offered one by one in time
+order."""
 
 from __future__ import annotations
 
@@ -54,8 +56,6 @@ def test_offer_bulks_is_the_frame_by_frame_rule(bulks, sizes):
 
 
 def test_the_compiled_loop_gives_what_the_plain_one_gives(monkeypatch):
-    from xdptui.sim import jit
-
     rng = np.random.default_rng(3)
     n = 5000  # more than offer_bulks compiles for
     times = np.sort(rng.integers(0, 200_000, n)).astype(np.int64)
@@ -75,7 +75,60 @@ def test_the_compiled_loop_gives_what_the_plain_one_gives(monkeypatch):
             fn = getattr(rings, name)
             m.setattr(rings, name, getattr(fn, "py_func", fn))
         plain = go()
-    jit.compile_functions(rings, (*rings.WIRE_RULES, "_offer"), inline=rings.WIRE_RULES)
+    rings.compile_rules()
     assert hasattr(rings._offer, "py_func")  # compiled now
     got, free, left = go()
     assert got.tolist() == plain[0].tolist() and free == plain[1] and left == plain[2]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(  # a CPU's polls toward one ring for one claim: (gap in ns, frames) each
+        st.tuples(
+            st.integers(0, 2),
+            st.integers(0, 1),
+            st.lists(st.tuples(st.integers(0, 9), st.integers(0, 40)), max_size=10),
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    st.lists(st.integers(1, 40), min_size=3, max_size=3),
+)
+def test_polls_offer_their_frames_as_bulks_of_16_in_time_order(seqs, sizes):
+    service = np.array([1700, 5100], np.int64)  # ps of wire a frame, per claim
+    mean = np.array([84.0, 1534.5])  # wire bytes a frame, per claim
+    times, per_poll, start = [], [], [0]
+    for _, _, polls in seqs:
+        t = 0
+        for gap, k in polls:
+            t += gap
+            times.append(t)
+            per_poll.append(k)
+        start.append(len(times))
+    off = rings.offer_polls(
+        sizes, 0, [], np.array(times, np.int64), np.array(per_poll, np.int64),
+        np.array(start, np.int64), np.array([r for r, _, _ in seqs], np.int64),
+        np.array([c for _, c, _ in seqs], np.int64), service, mean,
+    )  # fmt: skip
+    # the bulks, ``bq_enqueue`` cutting each poll's frames at 16, in time order (a tie:
+    # the CPUs in the order given), offered one by one
+    bulks = []
+    for j, (r, c, _) in enumerate(seqs):
+        for p in range(start[j], start[j + 1]):
+            k = per_poll[p]
+            while k > 0:
+                bulks.append((times[p], j, r, c, min(k, 16)))
+                k -= 16
+    bulks.sort(key=lambda b: (b[0], b[1]))  # (stable: a poll's bulks stay in order)
+    if not bulks:
+        assert off.took.tolist() == [0, 0] and off.free_ps == 0
+        return
+    t, _, r, c, k = (np.array(x, np.int64) for x in zip(*bulks, strict=True))
+    got, free, left = rings.offer_bulks(sizes, 0, [], t, r, k, service[c])
+    assert off.took.tolist() == np.bincount(c, weights=got, minlength=2).astype(int).tolist()
+    assert off.full.tolist() == np.bincount(c, weights=got < k, minlength=2).astype(int).tolist()
+    assert off.ring_took.tolist() == np.bincount(r, weights=got, minlength=3).astype(int).tolist()
+    lost = np.bincount(r, weights=k - got, minlength=3).astype(int)
+    assert off.ring_lost.tolist() == lost.tolist()
+    assert off.ring_bytes.tolist() == np.bincount(r, weights=got * mean[c], minlength=3).tolist()
+    assert off.free_ps == free and off.queued == left

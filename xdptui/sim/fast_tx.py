@@ -15,7 +15,7 @@ from xdptui.sim.batch import Rows
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import NetDev, Refusal
 from xdptui.sim.dev.nic import Nic
-from xdptui.sim.dev.rings import Batch, TxRing, batch_left, offer_bulks
+from xdptui.sim.dev.rings import Batch, TxRing, batch_left, offer_bulks, offer_polls
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.fast_burst import Feed, fifo_wire, ring_offers
 from xdptui.sim.kconst import DEV_MAP_BULK_SIZE, WIRE_OVERHEAD
@@ -223,9 +223,9 @@ def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: in
     s_of = [_service(nic, cl.rows, wire_bytes) for cl in claims]
     batches, free = queued(nic, 1000 * t0)
     ts: list[IntArray] = []
-    rs: list[IntArray] = []
     ks: list[IntArray] = []
-    ws: list[IntArray] = []
+    rs: list[int] = []
+    ws: list[int] = []
     for k, cl in enumerate(claims):
         x = cl.ref.xmit
         assert x is not None
@@ -234,36 +234,29 @@ def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: in
             assert x.sched is not None and cl.ring is not None
             scheds = [(x.cpu, *x.sched)]
         for cpu, times, per_poll in scheds:
-            ring = int(nic.ring_of_cpu[cpu]) if cl.ring is None else cl.ring.index
-            pt, pb = _poll_bulks(times, per_poll)
-            ts.append(pt)
-            ks.append(pb)
-            rs.append(np.full(len(pt), ring, np.int64))
-            ws.append(np.full(len(pt), k, np.int64))
+            if len(times) > 1 and (np.diff(times) < 0).any():  # (polls in time order)
+                order = np.argsort(times, kind="stable")
+                times, per_poll = times[order], per_poll[order]
+            ts.append(times)
+            ks.append(per_poll)
+            rs.append(int(nic.ring_of_cpu[cpu]) if cl.ring is None else cl.ring.index)
+            ws.append(k)
     z = np.zeros(0, np.int64)
-    t = np.concatenate(ts) if ts else z
-    ring_of = np.concatenate(rs) if rs else z
-    bulk = np.concatenate(ks) if ks else z
-    who = np.concatenate(ws) if ws else z
-    order = np.lexsort((who, t))
-    t, ring_of, bulk, who = t[order], ring_of[order], bulk[order], who[order]
-    service = np.array(s_of, np.int64)[who] if len(who) else z
-    sizes = [r.size for r in nic.tx]
-    got, free, left = offer_bulks(sizes, free, batches, t, ring_of, bulk, service)
-    acc = np.bincount(who, weights=got, minlength=len(claims)).astype(np.int64)
-    full = np.bincount(who, weights=got < bulk, minlength=len(claims)).astype(np.int64)
+    start = np.concatenate(([0], np.cumsum([len(t) for t in ts], dtype=np.int64)))
+    mean = np.array([_mean_wire(cl.rows, wire_bytes) for cl in claims] or [0.0])
+    off = offer_polls(
+        [r.size for r in nic.tx], free, batches, np.concatenate(ts) if ts else z,
+        np.concatenate(ks) if ks else z, start, np.array(rs, np.int64), np.array(ws, np.int64),
+        np.array(s_of, np.int64), mean,
+    )  # fmt: skip
     for k, cl in enumerate(claims):
         x = cl.ref.xmit
         assert x is not None
-        ok = cl.rows.head(int(acc[k]))
+        ok = cl.rows.head(int(off.took[k]))
         dp.accounts.accepted(cl.ref, ok, into_rx=False)
-        x.full_calls = int(full[k])
+        x.full_calls = int(off.full[k])
         dp.accounts.refused(cl.ref, nic, cl.rows.total - ok.total, ok.total)
-    taken = np.bincount(ring_of, weights=got, minlength=len(nic.tx)).astype(np.int64)
-    lost = np.bincount(ring_of, weights=bulk - got, minlength=len(nic.tx)).astype(np.int64)
-    mean = np.array([_mean_wire(cl.rows, wire_bytes) for cl in claims] or [0.0])
-    new_b = np.bincount(ring_of, weights=got * mean[who], minlength=len(nic.tx)).astype(float)
-    _sent(nic, taken, lost, new_b, left, free, t1)
+    _sent(nic, off.ring_took, off.ring_lost, off.ring_bytes, off.queued, off.free_ps, t1)
     return True
 
 

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from xdptui.sim.batch import Rows
 from xdptui.sim.columns import ClassIds
+from xdptui.sim.kconst import DEV_MAP_BULK_SIZE
 from xdptui.sim.shared import deepcopy_fields
 
 IntArray = npt.NDArray[np.int64]
@@ -52,7 +53,64 @@ def offer_bulks(
     (compiled once a step offers many bulks)."""
     if len(times) > 4096:
         compile_rules()
-    nb, nk = len(batches), len(times)
+    nk = len(times)
+    txr, wire, wb = _port(sizes, free_ps, batches, nk)
+    got = np.zeros(nk, np.int64)
+    _offer(txr, wire, wb, times, rings, bulks, service, got)
+    return got, int(wire[0, W_FREE]), _still_queued(wire, wb)
+
+
+@dataclass
+class Offered:
+    """What :func:`offer_polls` did: per claim the frames taken and the bulks that met a full
+    ring; per ring the frames taken, those lost and the wire bytes taken; when the wire is
+    free and what is still queued."""
+
+    took: IntArray
+    full: IntArray
+    ring_took: IntArray
+    ring_lost: IntArray
+    ring_bytes: FloatArray
+    free_ps: int
+    queued: list[Batch]
+
+
+def offer_polls(
+    sizes: list[int], free_ps: int, batches: list[Batch], times: IntArray, per_poll: IntArray,
+    start: IntArray, ring: IntArray, claim: IntArray, service: IntArray, mean: FloatArray,
+) -> Offered:  # fmt: skip
+    """Polls offering frames to a port's transmit rings: sequence ``j`` is polls ``start[j]``
+    to ``start[j + 1]``, at ``times`` (ns, in order), to ring ``ring[j]`` for claim
+    ``claim[j]``. The sequences merged in time order (ties: sequence order), each poll's
+    frames offered as bulks of at most 16 (``bq_enqueue`` / ``__dev_flush``) that the rings
+    take as :func:`wire_offer` does (a claim's frames take ``service`` ps of wire and
+    ``mean`` bytes each). ``batches``: what is still queued (compiled once a step offers many
+    polls)."""
+    if len(times) > 4096:
+        compile_rules()
+    nk = int((-(-per_poll // DEV_MAP_BULK_SIZE)).sum())
+    txr, wire, wb = _port(sizes, free_ps, batches, nk)
+    n_claims = len(service)
+    took = np.zeros(n_claims, np.int64)
+    full = np.zeros(n_claims, np.int64)
+    ring_bytes = np.zeros(len(sizes), np.float64)
+    heap = np.zeros((len(ring), 2), np.int64)
+    pos = start[:-1].copy()
+    _offer_polls(
+        txr, wire, wb, times, per_poll, start, ring, claim, service, mean, heap, pos, took,
+        full, ring_bytes,
+    )  # fmt: skip
+    return Offered(
+        took, full, txr[:, X_TOOK].copy(), txr[:, X_LOST].copy(), ring_bytes,
+        int(wire[0, W_FREE]), _still_queued(wire, wb),
+    )  # fmt: skip
+
+
+def _port(
+    sizes: list[int], free_ps: int, batches: list[Batch], nk: int
+) -> tuple[IntArray, IntArray, IntArray]:
+    """One port's rings and wire as arrays, with room for ``nk`` more batches."""
+    nb = len(batches)
     txr = np.zeros((len(sizes), X_WIDTH), np.int64)
     txr[:, X_SIZE] = sizes
     wire = np.zeros((1, W_WIDTH), np.int64)
@@ -63,12 +121,13 @@ def offer_bulks(
         wb[0, :nb] = np.array(batches, np.int64)
         np.add.at(txr[:, X_HELD], wb[0, :nb, 0], wb[0, :nb, 2])
     wire[0, W_TAIL] = nb
-    got = np.zeros(nk, np.int64)
-    _offer(txr, wire, wb, times, rings, bulks, service, got)
+    return txr, wire, wb
+
+
+def _still_queued(wire: IntArray, wb: IntArray) -> list[Batch]:
     h, t = int(wire[0, W_HEAD]), int(wire[0, W_TAIL])
     rows = wb[0, np.arange(h, t) & (wb.shape[1] - 1)]
-    left: list[Batch] = [(int(r), int(f), int(n), int(e)) for r, f, n, e in rows.tolist()]
-    return got, int(wire[0, W_FREE]), left
+    return [(int(r), int(f), int(n), int(e)) for r, f, n, e in rows.tolist()]
 
 
 def compile_rules() -> None:
@@ -76,7 +135,10 @@ def compile_rules() -> None:
     from xdptui.sim import jit
     from xdptui.sim.dev import rings as me
 
-    jit.compile_functions(me, (*WIRE_RULES, "_offer"), inline=WIRE_RULES, nrt=False)
+    jit.compile_functions(
+        me, (*WIRE_RULES, "_sift", "_offer", "_offer_polls"), inline=(*WIRE_RULES, "_sift"),
+        nrt=False,
+    )  # fmt: skip
 
 
 def _offer(
@@ -86,6 +148,60 @@ def _offer(
     """:func:`offer_bulks`' loop over arrays: one port, bulk after bulk."""
     for j in range(len(times)):
         got[j] = wire_offer(txr, wire, wb, 0, rings[j], bulks[j], 1000 * times[j], service[j])
+
+
+def _sift(heap: IntArray, k: int, n: int) -> None:
+    """Restore the heap of (time, sequence) below ``k`` (the least at the root)."""
+    while True:
+        m = k
+        for ch in (2 * k + 1, 2 * k + 2):
+            if ch < n and (
+                heap[ch, 0] < heap[m, 0] or (heap[ch, 0] == heap[m, 0] and heap[ch, 1] < heap[m, 1])
+            ):
+                m = ch
+        if m == k:
+            return
+        for c in range(2):
+            heap[k, c], heap[m, c] = heap[m, c], heap[k, c]
+        k = m
+
+
+def _offer_polls(
+    txr: IntArray, wire: IntArray, wb: IntArray, times: IntArray, per_poll: IntArray,
+    start: IntArray, ring: IntArray, claim: IntArray, service: IntArray, mean: FloatArray,
+    heap: IntArray, pos: IntArray, took: IntArray, full: IntArray, ring_bytes: FloatArray,
+) -> None:  # fmt: skip
+    """:func:`offer_polls`' loop: the sequences' next polls in a heap by (time, sequence)."""
+    n = 0
+    for j in range(len(ring)):
+        if start[j] < start[j + 1]:
+            heap[n, 0] = times[start[j]]
+            heap[n, 1] = j
+            n += 1
+    for k in range(n // 2 - 1, -1, -1):
+        _sift(heap, k, n)
+    while n > 0:
+        j = heap[0, 1]
+        p = pos[j]
+        r = ring[j]
+        c = claim[j]
+        left = per_poll[p]
+        while left > 0:
+            b = left if left < DEV_MAP_BULK_SIZE else DEV_MAP_BULK_SIZE
+            got = wire_offer(txr, wire, wb, 0, r, b, 1000 * times[p], service[c])
+            took[c] += got
+            if got < b:
+                full[c] += 1
+            ring_bytes[r] += got * mean[c]
+            left -= b
+        pos[j] = p + 1
+        if p + 1 < start[j + 1]:
+            heap[0, 0] = times[p + 1]
+        else:
+            n -= 1
+            heap[0, 0] = heap[n, 0]
+            heap[0, 1] = heap[n, 1]
+        _sift(heap, 0, n)
 
 
 # A port's transmit rings and wire as arrays (NAPI's loop and ``offer_bulks``). A ring
