@@ -45,7 +45,7 @@ from xdptui.sim.napi_tables import (
     basis_of,
     cat,
     class_counts_many,
-    class_rows,
+    class_rows_many,
     cpu_rows,
     first_at,
     is_tap,
@@ -1010,6 +1010,8 @@ class FastNapi:
         taken = taken[:nr]
         t_bounds = np.searchsorted(taken[:, 2], np.arange(n_inst + 1))
         feeds = getattr(self.dp.io, "feeds", None)
+        times = polls[:, napi.P_T].copy()  # (each poll shape's times: a slice of it)
+        at = bounds.tolist()
         by_dev: dict[str, list[int]] = {}
         for i in np.flatnonzero(run).tolist():
             by_dev.setdefault(devs[i].name, []).append(i)
@@ -1041,22 +1043,21 @@ class FastNapi:
                     cls_group, lay, qs, C, st.runs[rows_of, slots, 0], st.runs[rows_of, slots, 1],
                     np.repeat(np.arange(len(ii), dtype=np.int64), n_runs),
                 )  # fmt: skip
+                took_rows = class_rows_many(took, rep)
+                held_rows = class_rows_many(held, rep)
+                now, was = ins[ii].tolist(), before[ii].tolist()
+                onward = took @ self.facts.dev_facts(dev).onward if feeds is not None else None
                 for k, i in enumerate(same):
-                    mine = polls[bounds[i] : bounds[i + 1]]
+                    a, b = at[i], at[i + 1]
                     shape = self._shape(
-                        cfg, i, lay, mine, labels[bounds[i] : bounds[i + 1]], segs, ins, before
+                        cfg, i, lay, polls[a:b], times[a:b], labels[a:b], segs, now[k], was[k]
                     )  # fmt: skip
-                    cpu = int(ins[i, napi.I_CPU])
-                    batch.append((rxqs[i].index, cpu, class_rows(took[k], rep), shape))
-                    if feeds is not None and len(mine):
-                        f = self.facts.dev_facts(dev)
-                        if took[k] @ f.onward > 0:
-                            times = mine[:, napi.P_T].astype(np.float64)
-                            sizes = mine[:, napi.P_K].astype(np.float64)
-                            feeds.append(
-                                Feed(dev, rxqs[i].index, cpu, took[k], len(mine), (times, sizes))
-                            )
-                    self._write_back(st, before, i, rxqs[i], dev, held[k])
+                    cpu = now[k][napi.I_CPU]
+                    batch.append((rxqs[i].index, cpu, took_rows[k], shape))
+                    if feeds is not None and onward is not None and b > a and onward[k] > 0:
+                        sched = (times[a:b].astype(float), polls[a:b, napi.P_K].astype(float))
+                        feeds.append(Feed(dev, rxqs[i].index, cpu, took[k], b - a, sched))
+                    self._write_back(rxqs[i], dev, held_rows[k], now[k], was[k])
             if batch:
                 self.dp.napi_poll_many(dev, t0, batch)
 
@@ -1076,17 +1077,19 @@ class FastNapi:
         i: int,
         lay: SourceLayout,
         mine: IntArray,
+        times: IntArray,
         labels: IntArray,
         segs: IntArray,
-        ins: IntArray,
-        before: IntArray,
+        now: list[int],
+        was: list[int],
     ) -> PollShape:
         """Per poll, the frames toward each bulk queue (``labels``: counted by
-        ``napi.sort_polls``) and the devmap key of the first."""
+        ``napi.sort_polls``) and the devmap key of the first; ``now`` and ``was``: the
+        instance's row after and before the step."""
         n_polls = len(mine)
-        bursts = int(ins[i, napi.I_IRQS] - before[i, napi.I_IRQS])
+        bursts = now[napi.I_IRQS] - was[napi.I_IRQS]
         shape = PollShape(n_polls, max(bursts, 1) if n_polls else 0)
-        shape.times = mine[:, napi.P_T].copy()
+        shape.times = times
         if cfg.static[i, napi.I_RRPRE] >= 0:  # a balance-rr bond's: how many went out here
             shape.rr_here = mine[:, napi.P_RRH].copy()
         values = cfg.label_value[i]
@@ -1094,8 +1097,8 @@ class FastNapi:
             return shape
         c = self.dp.compiled[self.world.devices[cfg.names[i][0]].name]
         q = cfg.names[i][1]
-        m = int(ins[i, napi.I_M])
-        base = int(ins[i, napi.I_LAB])
+        m = now[napi.I_M]
+        base = now[napi.I_LAB]
         lab = cfg.lab
         for k, v in enumerate(values.tolist()):
             shape.classes[int(v)] = np.ascontiguousarray(labels[:, k])
@@ -1119,30 +1122,23 @@ class FastNapi:
         return shape
 
     def _write_back(
-        self,
-        st: NapiState,
-        before: IntArray,
-        i: int,
-        rxq: RxQueue,
-        dev: NetDev,
-        held: IntArray,
+        self, rxq: RxQueue, dev: NetDev, held: Rows, now: list[int], was: list[int]
     ) -> None:
-        """The queue's fast-mode fields from the loop's state (what other parts read);
-        ``held``: what its ring holds, per class."""
-        ins = st.ins
-        rxq.held = class_rows(held, self.dp.classes.rep)
-        taken = int(ins[i, napi.I_TAKEN] - before[i, napi.I_TAKEN])
-        dropped = int(ins[i, napi.I_DROPPED] - before[i, napi.I_DROPPED])
-        missed = int(ins[i, napi.I_MISSED] - before[i, napi.I_MISSED])
+        """The queue's fast-mode fields from the loop's state (what other parts read):
+        ``now`` and ``was``, the instance's row after and before the step; ``held``, what
+        its ring holds."""
+        rxq.held = held
+        taken = now[napi.I_TAKEN] - was[napi.I_TAKEN]
+        dropped = now[napi.I_DROPPED] - was[napi.I_DROPPED]
+        missed = now[napi.I_MISSED] - was[napi.I_MISSED]
         if missed:  # the card's own limit: port-level discards (ice_update_vsi_stats)
             dev.add("rx_missed_errors", missed)
         rxq.rx_packets += taken
-        rxq.polls += int(ins[i, napi.I_POLLS] - before[i, napi.I_POLLS])
+        rxq.polls += now[napi.I_POLLS] - was[napi.I_POLLS]
         rxq.fast_pos += taken
-        rxq.peak = max(rxq.peak, int(ins[i, napi.I_PEAK]))
-        rxq.last_irq = int(ins[i, napi.I_LAST_IRQ])
-        pending = ins[i, napi.I_STATE] == napi.IRQ_PENDING
-        rxq.fast_irq = int(ins[i, napi.I_IRQ_AT]) if pending else -1
+        rxq.peak = max(rxq.peak, now[napi.I_PEAK])
+        rxq.last_irq = now[napi.I_LAST_IRQ]
+        rxq.fast_irq = now[napi.I_IRQ_AT] if now[napi.I_STATE] == napi.IRQ_PENDING else -1
         if dropped and isinstance(dev, Tun):  # the writer waits: it writes slower
             dev.throttled += dropped
         elif dropped and isinstance(dev, Veth):  # the sender's (``FastIO.rx``: fed_rx)

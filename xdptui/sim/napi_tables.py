@@ -5,6 +5,7 @@ back per flow class."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -215,6 +216,10 @@ def class_counts_many(
     return out
 
 
-def class_rows(counts: IntArray, rep: IntArray) -> Rows:
-    nz = np.flatnonzero(counts)
-    return Rows(rep[nz], counts[nz], False)
+def class_rows_many(counts: IntArray, rep: IntArray) -> list[Rows]:
+    """Each row of ``counts`` (frames per flow class) as rows of the classes' representative
+    entries ``rep``, the classes with none left out (one search for all of them)."""
+    r, c = np.nonzero(counts)
+    at = np.searchsorted(r, np.arange(len(counts) + 1)).tolist()
+    entry, count = rep[c], counts[r, c]
+    return [Rows(entry[a:b], count[a:b], False) for a, b in pairwise(at)]
