@@ -10,6 +10,7 @@ granularities").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -300,8 +301,6 @@ SCHEDULED = 2  # on a CPU's poll list (``____napi_schedule``)
 class Fifo:
     """A FIFO of records stored column-wise in NumPy arrays (no per-frame Python objects)."""
 
-    __deepcopy__ = deepcopy_fields
-
     def __init__(self, columns: tuple[str, ...], capacity: int = 64) -> None:
         self.columns = columns
         self.buf: dict[str, IntArray] = {c: np.zeros(max(capacity, 16), np.int64) for c in columns}
@@ -310,6 +309,16 @@ class Fifo:
 
     def __len__(self) -> int:
         return self.tail - self.head
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Fifo:
+        """The live records only, from the start of new buffers: a checkpoint copies what is
+        queued, not the buffers' spare room (most rings in fast mode hold nothing)."""
+        new = Fifo.__new__(Fifo)
+        memo[id(self)] = new
+        new.columns = self.columns
+        new.buf = {c: self.buf[c][self.head : self.tail].copy() for c in self.columns}
+        new.head, new.tail = 0, self.tail - self.head
+        return new
 
     def push(self, cols: dict[str, IntArray]) -> None:
         n = len(cols[self.columns[0]])
