@@ -540,6 +540,19 @@ def take(ins: IntArray, runs: IntArray, segs: IntArray, ns: int, i: int, k: int)
     return out
 
 
+def label_frames(
+    ins: IntArray, lab: IntArray, segs: IntArray, ns: int, nseg: int, i: int, label: int
+) -> int:
+    """Of the frames a poll of instance ``i`` took (its runs ``segs[ns : ns + nseg]``), those
+    toward bulk queue ``label``: prefix counts at ``I_LAB``, one sequence per label."""
+    m = ins[i, I_M]
+    base = ins[i, I_LAB] + label * (m + 1)
+    cnt = 0
+    for j in range(nseg):
+        cnt += _range_sum(lab, base, m, segs[ns + j, 0], segs[ns + j, 1])
+    return cnt
+
+
 def poll_ps(
     ins: IntArray, pre: IntArray, lab: IntArray, lfl: IntArray, segs: IntArray, ns: int, nseg: int,
     i: int,
@@ -548,15 +561,11 @@ def poll_ps(
     toward each target it sends k frames to (``bq_enqueue`` / ``__dev_flush``; a cpumap
     entry's queue holds 8: ``cpu_map_enqueue``). ``lfl`` holds (ps per flush, frames per bulk)
     per label."""
-    m = ins[i, I_M]
     ps = ins[i, I_POLL_PS]
     for j in range(nseg):
         ps += _range_sum(pre, ins[i, I_PRE], ins[i, I_PM], segs[ns + j, 0], segs[ns + j, 1])
     for label in range(ins[i, I_NLAB]):
-        base = ins[i, I_LAB] + label * (m + 1)
-        cnt = 0
-        for j in range(nseg):
-            cnt += _range_sum(lab, base, m, segs[ns + j, 0], segs[ns + j, 1])
+        cnt = label_frames(ins, lab, segs, ns, nseg, i, label)
         size = lfl[ins[i, I_LFL] + 2 * label + 1]
         bulks = (cnt + size - 1) // size
         ps += bulks * lfl[ins[i, I_LFL] + 2 * label]
@@ -823,7 +832,7 @@ def sort_polls(
     """A run's poll records instance by instance, each instance's in time order (a counting
     sort: ``out``, instance ``i``'s from ``bounds[i]`` to ``bounds[i + 1]``, ``bounds``
     zeroed by the caller); beside each, the frames it sent toward each of its instance's
-    labels (``labels``, as ``poll_ps`` counts them); and the runs of positions each instance
+    labels (``labels``: ``label_frames``); and the runs of positions each instance
     took, those that meet made one (``taken``: start, end, instance; returns how many)."""
     n = len(polls)
     for p in range(n):
@@ -836,14 +845,10 @@ def sort_polls(
         bounds[i] = q + 1
         for c in range(P_WIDTH):
             out[q, c] = polls[p, c]
-        m = ins[i, I_M]
-        ns = polls[p, P_SEG]
         for label in range(ins[i, I_NLAB]):
-            base = ins[i, I_LAB] + label * (m + 1)
-            cnt = 0
-            for j in range(polls[p, P_NSEG]):
-                cnt += _range_sum(lab, base, m, segs[ns + j, 0], segs[ns + j, 1])
-            labels[q, label] = cnt
+            labels[q, label] = label_frames(
+                ins, lab, segs, polls[p, P_SEG], polls[p, P_NSEG], i, label
+            )  # fmt: skip
     for i in range(len(bounds) - 1, 0, -1):
         bounds[i] = bounds[i - 1]
     bounds[0] = 0
@@ -879,8 +884,8 @@ def compile_rules() -> None:
     rings.compile_rules()  # (``wire_offer`` calls its module's ``wire_pop``)
     inline = (
         "gcra", "gcra_sent", "emitted_until", "arrival_of", "queue_frames", "position_time",
-        "_range_sum", "push", "feed_at", "admit", "arm", "schedule", "take", "poll_ps",
-        "rr_below", "rr_ids", "poll", "feed", "next_event", "sift_down",
+        "_range_sum", "push", "feed_at", "admit", "arm", "schedule", "take", "label_frames",
+        "poll_ps", "rr_below", "rr_ids", "poll", "feed", "next_event", "sift_down",
     )  # fmt: skip
     calls = (
         "wire_offer", "card_charge", "card_frames", "card_instant", "card_admit", "transmit",
