@@ -6,6 +6,7 @@ kernel counts them (``Datapath.refused``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,11 +16,11 @@ from xdptui.sim.batch import Rows
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import NetDev, Refusal
 from xdptui.sim.dev.nic import Nic
-from xdptui.sim.dev.rings import Batch, TxRing, batch_left, offer_bulks, offer_polls
+from xdptui.sim.dev.rings import Batch, TxRing, batch_left, offer_polls
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.fast_burst import Feed, fifo_wire, ring_offers
-from xdptui.sim.kconst import DEV_MAP_BULK_SIZE, WIRE_OVERHEAD
-from xdptui.sim.splitting import take_rows, within_runs
+from xdptui.sim.kconst import WIRE_OVERHEAD
+from xdptui.sim.splitting import take_rows
 from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
@@ -150,7 +151,7 @@ def drain(
 
 def _play_tap(world: World, dp: Datapath, tap: Tun, claims: list[Claim], t0: int, t1: int) -> bool:
     """A tap's rings when every frame offered to them is an ``ndo_xdp_xmit`` whose polls NAPI's
-    loop ran: the polls' bulks played in time order through ``rings.offer_bulks`` -- exact
+    loop ran: the polls' bulks played in time order through ``rings.offer_polls`` -- exact
     mode's rule, so the same frames get in, the same calls meet a full ring and the reader has
     read the same frames. Returns False (nothing done) otherwise."""
     for cl in claims:
@@ -168,14 +169,13 @@ def _play_tap(world: World, dp: Datapath, tap: Tun, claims: list[Claim], t0: int
         if held0 and batch_left(queued[0], at0) < held0:  # (left by the fluid rule)
             free = at0 + held0 * s
             queued = [(0, at0 + s, held0, s)]
-        times, bulks, who = _bulks(mine)
-        got, free, after = offer_bulks(
-            [ring.size], free, queued, times, np.zeros(len(times), np.int64), bulks,
-            np.full(len(times), s, np.int64),
+        off = offer_polls(
+            [ring.size], free, queued, *_polls_of(mine, lambda cl, cpu: 0),
+            np.full(len(mine), s, np.int64), np.zeros(len(mine)),
         )  # fmt: skip
-        left = sum(batch_left(b, at1) for b in after)
-        acc = np.bincount(who, weights=got, minlength=len(mine)).astype(np.int64)
-        full = np.bincount(who, weights=got < bulks, minlength=len(mine)).astype(np.int64)
+        free = off.free_ps
+        left = sum(batch_left(b, at1) for b in off.queued)
+        acc, full = off.took, off.full
         new_b = 0.0
         for k, cl in enumerate(mine):
             x = cl.ref.xmit
@@ -207,7 +207,7 @@ def _play_tap(world: World, dp: Datapath, tap: Tun, claims: list[Claim], t0: int
 def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: int, t1: int) -> bool:
     """A port's XDP rings when every frame offered to them is an ``ndo_xdp_xmit`` whose polls
     NAPI's loop ran, and no card shares its DMA with the port's receive side: the polls'
-    bulks played in time order through ``rings.offer_bulks`` -- exact mode's rings and wire.
+    bulks played in time order through ``rings.offer_polls`` -- exact mode's rings and wire.
     Returns False (nothing done) otherwise."""
     if nic.card in world.cards or not nic.running or not nic.tx:
         return False
@@ -222,31 +222,13 @@ def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: in
     wire_bytes = world.entries.wire_bytes
     s_of = [_service(nic, cl.rows, wire_bytes) for cl in claims]
     batches, free = queued(nic, 1000 * t0)
-    ts: list[IntArray] = []
-    ks: list[IntArray] = []
-    rs: list[int] = []
-    ws: list[int] = []
-    for k, cl in enumerate(claims):
-        x = cl.ref.xmit
-        assert x is not None
-        scheds = x.scheds
-        if scheds is None:
-            assert x.sched is not None and cl.ring is not None
-            scheds = [(x.cpu, *x.sched)]
-        for cpu, times, per_poll in scheds:
-            if len(times) > 1 and (np.diff(times) < 0).any():  # (polls in time order)
-                order = np.argsort(times, kind="stable")
-                times, per_poll = times[order], per_poll[order]
-            ts.append(times)
-            ks.append(per_poll)
-            rs.append(int(nic.ring_of_cpu[cpu]) if cl.ring is None else cl.ring.index)
-            ws.append(k)
-    z = np.zeros(0, np.int64)
-    start = np.concatenate(([0], np.cumsum([len(t) for t in ts], dtype=np.int64)))
     mean = np.array([_mean_wire(cl.rows, wire_bytes) for cl in claims] or [0.0])
+
+    def ring_of(cl: Claim, cpu: int) -> int:  # (a devmap flush: its CPU's XDP ring)
+        return int(nic.ring_of_cpu[cpu]) if cl.ring is None else cl.ring.index
+
     off = offer_polls(
-        [r.size for r in nic.tx], free, batches, np.concatenate(ts) if ts else z,
-        np.concatenate(ks) if ks else z, start, np.array(rs, np.int64), np.array(ws, np.int64),
+        [r.size for r in nic.tx], free, batches, *_polls_of(claims, ring_of),
         np.array(s_of, np.int64), mean,
     )  # fmt: skip
     for k, cl in enumerate(claims):
@@ -341,33 +323,37 @@ def _service(nic: Nic, rows: Rows, wire_bytes: IntArray) -> int:
     return int(nic.service_ps(np.array([max(1, round(_mean_wire(rows, wire_bytes)))]))[0])
 
 
-def _poll_bulks(times: IntArray, per_poll: IntArray) -> tuple[IntArray, IntArray]:
-    """Each poll's frames as bulks of at most 16 (``bq_enqueue`` / ``__dev_flush``), at the
-    poll's time."""
-    nb = -(-per_poll // DEV_MAP_BULK_SIZE)
-    within = within_runs(nb)
-    n = np.repeat(per_poll, nb)
-    return np.repeat(times, nb), np.minimum(n - within * DEV_MAP_BULK_SIZE, DEV_MAP_BULK_SIZE)
-
-
-def _bulks(claims: list[Claim]) -> tuple[IntArray, IntArray, IntArray]:
-    """The claims' polls as bulks (``_poll_bulks``), in time order: (time, frames, which
-    claim)."""
+def _polls_of(
+    claims: list[Claim], ring_of: Callable[[Claim, int], int]
+) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+    """The claims' polls as ``rings.offer_polls`` takes them: a sequence per CPU that sent
+    them (the polls' times, in order, and their frames), where each sequence starts, its ring
+    (``ring_of(claim, cpu)``) and its claim."""
     ts: list[IntArray] = []
     ks: list[IntArray] = []
-    ws: list[IntArray] = []
+    rs: list[int] = []
+    ws: list[int] = []
     for k, cl in enumerate(claims):
-        assert cl.ref.xmit is not None and cl.ref.xmit.sched is not None
-        times, bulks = _poll_bulks(*cl.ref.xmit.sched)
-        ts.append(times)
-        ks.append(bulks)
-        ws.append(np.full(len(times), k, np.int64))
-    if not ts:
-        z = np.zeros(0, np.int64)
-        return z, z, z
-    t, b, w = np.concatenate(ts), np.concatenate(ks), np.concatenate(ws)
-    order = np.lexsort((w, t))
-    return t[order], b[order], w[order]
+        x = cl.ref.xmit
+        assert x is not None
+        scheds = x.scheds
+        if scheds is None:
+            assert x.sched is not None
+            scheds = [(x.cpu, *x.sched)]
+        for cpu, times, per_poll in scheds:
+            if len(times) > 1 and (np.diff(times) < 0).any():  # (polls in time order)
+                order = np.argsort(times, kind="stable")
+                times, per_poll = times[order], per_poll[order]
+            ts.append(times)
+            ks.append(per_poll)
+            rs.append(ring_of(cl, cpu))
+            ws.append(k)
+    z = np.zeros(0, np.int64)
+    start = np.concatenate(([0], np.cumsum([len(t) for t in ts], dtype=np.int64)))
+    return (
+        np.concatenate(ts) if ts else z, np.concatenate(ks) if ks else z, start,
+        np.array(rs, np.int64), np.array(ws, np.int64),
+    )  # fmt: skip
 
 
 def _wire_caps(nic: NetDev, dt: int) -> tuple[float, float]:

@@ -66,7 +66,7 @@ class Nic(NetDev):
     # kept for every port, printed for mlx5 only
     sw_stats: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SW_STATS, 0))
     wire_free_ps: int = 0  # exact mode: when the wire finishes the frame it is sending (ps)
-    # fast mode, where the XDP rings were played (``rings.offer_bulks``): the frames still queued
+    # fast mode, where the XDP rings were played (``rings.offer_polls``): the frames still queued
     wire_batches: list[Batch] = field(default_factory=list)
 
     @property

@@ -39,28 +39,6 @@ def batch_left(b: Batch, at_ps: int) -> int:
     return max(0, n - ((at_ps - first) // s + 1))
 
 
-def offer_bulks(
-    sizes: list[int],
-    free_ps: int,
-    batches: list[Batch],
-    times: IntArray,
-    rings: IntArray,
-    bulks: IntArray,
-    service: IntArray,
-) -> tuple[IntArray, int, list[Batch]]:
-    """Bulks offered to transmit rings at ``times`` (ns, in order) as ``ExactIO.tx`` takes
-    each (:func:`wire_offer`). ``batches``: what is still queued. Returns the frames each
-    bulk got in, when the server is free and what is still queued after the last bulk
-    (compiled once a step offers many bulks)."""
-    if len(times) > 4096:
-        compile_rules()
-    nk = len(times)
-    txr, wire, wb = _port(sizes, free_ps, batches, nk)
-    got = np.zeros(nk, np.int64)
-    _offer(txr, wire, wb, times, rings, bulks, service, got)
-    return got, int(wire[0, W_FREE]), _still_queued(wire, wb)
-
-
 @dataclass
 class Offered:
     """What :func:`offer_polls` did: per claim the frames taken and the bulks that met a full
@@ -132,23 +110,14 @@ def _still_queued(wire: IntArray, wb: IntArray) -> list[Batch]:
 
 
 def compile_rules() -> None:
-    """Compile the wire's rules and ``offer_bulks``' loop (on first use; cached on disk)."""
+    """Compile the wire's rules and ``offer_polls``' loop (on first use; cached on disk)."""
     from xdptui.sim import jit
     from xdptui.sim.dev import rings as me
 
     jit.compile_functions(
-        me, (*WIRE_RULES, "_sift", "_offer", "_offer_polls"), inline=(*WIRE_RULES, "_sift"),
+        me, (*WIRE_RULES, "_sift", "_offer_polls"), inline=(*WIRE_RULES, "_sift"),
         nrt=False,
     )  # fmt: skip
-
-
-def _offer(
-    txr: IntArray, wire: IntArray, wb: IntArray, times: IntArray, rings: IntArray,
-    bulks: IntArray, service: IntArray, got: IntArray,
-) -> None:  # fmt: skip
-    """:func:`offer_bulks`' loop over arrays: one port, bulk after bulk."""
-    for j in range(len(times)):
-        got[j] = wire_offer(txr, wire, wb, 0, rings[j], bulks[j], 1000 * times[j], service[j])
 
 
 def _sift(heap: IntArray, k: int, n: int) -> None:
@@ -205,7 +174,7 @@ def _offer_polls(
         _sift(heap, 0, n)
 
 
-# A port's transmit rings and wire as arrays (NAPI's loop and ``offer_bulks``). A ring
+# A port's transmit rings and wire as arrays (NAPI's loop and ``offer_polls``). A ring
 # (``txr``): its port, its size, the frames holding a slot, and those it took and refused. A
 # port (``wire``): when its wire is free (ps), its batches ``wb[w, b % cap] = (ring, first
 # departure in ps, frames, ps each)`` from ``W_HEAD`` (the first with a frame not gone,
