@@ -10,7 +10,10 @@ from collections import defaultdict
 import numpy as np
 import pytest
 from conftest import ROOT, topo
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from xdptui.sim.classes import unique_first
 from xdptui.sim.engine import Simulator
 
 EXAMPLES = ROOT / "examples" / "bpf"
@@ -120,3 +123,23 @@ def test_a_hash_that_merges_every_entry_still_sets_apart_what_the_columns_do(
         assert all(len(np.unique(a.of_entry[b.of_entry == k])) == 1 for k in range(n_got))
     else:
         assert np.array_equal(a.of_entry, b.of_entry) and np.array_equal(a.rep, b.rep)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(st.integers(0, 6), max_size=40),
+    chunk=st.integers(1, 9),
+)
+def test_classes_numbered_a_chunk_at_a_time_are_numpys_unique(
+    values: list[int], chunk: int
+) -> None:
+    """The flow classes' sort, done a chunk of entries at a time to bound its temporaries,
+    gives every entry the distinct value and first index ``np.unique`` gives it."""
+    h = np.array(values, np.uint64)
+    first, inverse = unique_first(h, chunk)
+    if not values:
+        assert len(first) == 0 and len(inverse) == 0
+        return
+    _, want_first, want_inverse = np.unique(h, return_index=True, return_inverse=True)
+    assert first.tolist() == want_first.tolist()
+    assert inverse.tolist() == want_inverse.reshape(-1).tolist()

@@ -69,23 +69,52 @@ def compile_classes(dp: ClassesCore) -> FlowClasses:
         base = _hash(base, [col])
     h = _follow_outputs(base, outs)
     del base
-    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    first, inverse = unique_first(h)
     del h
-    inverse = inverse.reshape(-1)
     if not _exact(_varying(dp, []), outs, first, inverse):  # (a collision merged them)
         # each output entry apart: what every rewrite was before outputs were followed
         cols = list(_varying(dp, []))
-        _, first, inverse = np.unique(np.stack(cols + outs, axis=1), axis=0,
-                                      return_index=True, return_inverse=True)  # fmt: skip
-        inverse = inverse.reshape(-1)
+        _, first, inv = np.unique(np.stack(cols + outs, axis=1), axis=0,
+                                  return_index=True, return_inverse=True)  # fmt: skip
+        inverse = inv.reshape(-1).astype(np.int32)
     order = np.argsort(first, kind="stable")  # number classes by their first entry
-    rank = np.empty(len(order), np.int64)
-    rank[order] = np.arange(len(order), dtype=np.int64)
-    of_entry = rank[inverse].astype(np.int32)  # (4 bytes an entry: classes are few)
+    rank = np.empty(len(order), np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    of_entry = rank[inverse]  # (4 bytes an entry: classes are few)
     rep = first[order].astype(np.int64)
     of_entry.flags.writeable = False
     rep.flags.writeable = False
     return FlowClasses(dp.compiled_epoch, of_entry, rep)
+
+
+UNIQUE_CHUNK = 1 << 18  # entries a pass over the table sorts at once
+
+
+def unique_first(
+    h: npt.NDArray[np.uint64], chunk: int = UNIQUE_CHUNK
+) -> tuple[IntArray, npt.NDArray[np.int32]]:
+    """``np.unique(h, return_index=True, return_inverse=True)``'s first indices and inverse
+    (in 32 bits), a chunk of entries at a time: each chunk's distinct values with their first
+    index, merged; then each entry's value looked up among them. A whole-table sort of 3
+    million entries held 170 MB of temporaries; this holds a chunk's."""
+    vals: list[npt.NDArray[np.uint64]] = []
+    firsts: list[IntArray] = []
+    for lo in range(0, len(h), chunk):
+        v, f = np.unique(h[lo : lo + chunk], return_index=True)
+        vals.append(v)
+        firsts.append(f.astype(np.int64) + lo)
+    if not vals:
+        return np.zeros(0, np.int64), np.zeros(0, np.int32)
+    v, f = np.concatenate(vals), np.concatenate(firsts)
+    order = np.lexsort((f, v))  # by value, then first index: a value's first chunk first
+    v, f = v[order], f[order]
+    keep = np.ones(len(v), bool)
+    keep[1:] = v[1:] != v[:-1]
+    distinct, first = v[keep], f[keep]
+    inverse = np.empty(len(h), np.int32)
+    for lo in range(0, len(h), chunk):
+        inverse[lo : lo + chunk] = np.searchsorted(distinct, h[lo : lo + chunk])
+    return first, inverse
 
 
 FOLLOW_MAX = 8  # rewrites of rewrites followed (then each rewritten entry stays apart)
@@ -131,16 +160,23 @@ def _varying(dp: ClassesCore, outs: list[IntArray]) -> Iterable[IntArray]:
 
 
 def _exact(
-    cols: Iterable[IntArray], outs: list[IntArray], first: IntArray, inverse: IntArray
+    cols: Iterable[IntArray], outs: list[IntArray], first: IntArray, inverse: npt.NDArray[np.int32]
 ) -> bool:
     """No hash collision merged entries that differ: every column is constant within each
-    class, and so is each output's class."""
-    if not all(np.array_equal(col, col[first][inverse]) for col in cols):
+    class, and so is each output's class (compared a chunk of entries at a time)."""
+
+    def alike(col: IntArray) -> bool:
+        at_first = col[first]
+        return all(
+            np.array_equal(col[lo : lo + UNIQUE_CHUNK], at_first[inverse[lo : lo + UNIQUE_CHUNK]])
+            for lo in range(0, len(col), UNIQUE_CHUNK)
+        )
+
+    if not all(alike(col) for col in cols):
         return False
-    cls = np.arange(len(first), dtype=np.int64)[inverse]
     for out in outs:
-        ref = np.where(out >= 0, cls[np.maximum(out, 0)], out)
-        if not np.array_equal(ref, ref[first][inverse]):
+        ref = np.where(out >= 0, inverse[np.maximum(out, 0)], out)
+        if not alike(ref):
             return False
     return True
 
