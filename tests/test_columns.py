@@ -112,7 +112,7 @@ def test_one_label_counts_and_finds_what_the_full_grouping_does(queues, label, n
     assert isinstance(fast, OneLabel)
     span = max(int(lay.per_queue.max(initial=1)), 1)
     group = lay.queue.astype(np.int64) * n_labels + labels
-    full = Grouped(group, lay.rank.astype(np.int64), lay.nq * n_labels, span)
+    full = Grouped(group, lay.rank().astype(np.int64), lay.nq * n_labels, span)
     g = np.arange(lay.nq * n_labels, dtype=np.int64)
     assert np.array_equal(fast.size, full.size)
     for n in ns:

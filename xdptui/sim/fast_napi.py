@@ -123,7 +123,8 @@ class Config:
     fed_by: IntArray  # a veth instance's sender (its row), else -1
     cards: IntArray  # the cards the loop admits for (``napi.K_*`` configuration columns)
     feeds: IntArray  # their fed ports (``napi.F_*``)
-    qmap: Int32Array  # per card, per table position: (instance, rank in its queue's sequence)
+    qmap: Int32Array  # per fed port, per table position: rank in its queue's sequence * queues
+    # + queue (``napi.F_NQ``)
     card_names: tuple[str, ...]
     tx_ports: tuple[str, ...] = ()  # the ports whose transmit rings and wire the loop runs
     txr: IntArray = field(default_factory=lambda: np.zeros((0, rings.X_WIDTH), np.int64))
@@ -230,10 +231,9 @@ class FastNapi:
                     lay = self.facts.layout(src, dev)
                     q = rxq.index
                     g = lay.queues
-                    positions = g.key[g.start[q] : g.start[q + 1]] - q * g.span
-                    seq = lay.entry(positions)
+                    seq = lay.entry(g.positions(q))
                     row[napi.I_SRC] = src.index
-                    row[napi.I_TAB] = tables.add_tab(positions)
+                    row[napi.I_TAB] = tables.add_order(g) + int(g.start[q])
                     values, mk, bq = tables.add(row, dev, seq)
                     for k, v in enumerate(values.tolist()):
                         rq = self._veth_rq(dev, rxq.irq_cpu, v, seq[bq == v])
@@ -304,7 +304,7 @@ class FastNapi:
             key,
             tuple(names),
             static,
-            cat(tables.tab, np.int32),
+            tables.share_tab(),
             cat(tables.pre),
             cat(tables.lab),
             cat(tables.lfl),
@@ -368,16 +368,21 @@ class FastNapi:
             row[napi.K_NPORTS] = len(ports)
             for port, lay, src in zip(fed, lays, srcs, strict=True):
                 assert lay is not None and src is not None
-                q_inst = np.array([at[(port.name, q)] for q in range(len(port.rxq))], np.int64)
-                qmaps.append(np.stack((q_inst.astype(np.int32)[lay.queue], lay.rank), axis=1))
+                q_inst = [at[(port.name, q)] for q in range(len(port.rxq))]
+                assert q_inst == list(range(q_inst[0], q_inst[0] + len(q_inst)))
+                nq = len(q_inst)
+                word = lay.rank() * nq + lay.queue  # (a table's 2^20 entries x queues: fits)
+                qmaps.append(word.astype(np.int32))
                 feed = [0] * napi.F_WIDTH
                 feed[napi.F_SRC] = src.index
                 feed[napi.F_L] = lay.L
                 feed[napi.F_QBASE] = base
                 feed[napi.F_PORT] = ports.index(port)  # (exact mode's arbiter numbers them so)
+                feed[napi.F_NQ] = nq
+                feed[napi.F_INST0] = q_inst[0]
                 feeds.append(feed)
                 base += lay.L
-                for i in q_inst.tolist():
+                for i in q_inst:
                     rows[i][napi.I_CARD] = k
             row[napi.K_S] = card.s
             row[napi.K_C] = card.c
@@ -420,7 +425,7 @@ class FastNapi:
         cards = np.array(out, np.int64).reshape(len(out), napi.K_WIDTH)
         feed_rows = np.array(feeds, np.int64).reshape(len(feeds), napi.F_WIDTH)
         if not qmaps:
-            qmaps.append(np.zeros((1, 2), np.int32))
+            qmaps.append(np.zeros(1, np.int32))
         qmap = np.concatenate(qmaps) if len(qmaps) > 1 else qmaps[0]
         return cards, feed_rows, qmap, tuple(owned)
 
@@ -1115,7 +1120,7 @@ class FastNapi:
                     pos = a[first_seg]
                     ks = first_at(pre, m, pos)
                     g = lay.queues
-                    positions = g.key[g.start[q] : g.start[q + 1]] - q * g.span
+                    positions = g.positions(q)
                     entries = lay.entry(positions[ks % m])
                     first[who[first_seg]] = c.key[entries]
                 shape.first_key[int(v)] = first

@@ -37,18 +37,39 @@ def _fits(top: int) -> type[np.signedinteger[Any]]:
 
 class Grouped:
     """Elements with a group and a position in ``[0, span)``: per group, how many of its
-    elements lie below a position, and which element is the first at or after one."""
+    elements lie below a position, and which element is the first at or after one. With no
+    ``pos``, an element's position is its index (a table's positions), and the sorted keys
+    the counts search are made the first time a count needs them: a million-entry table's
+    grouping holds 4 bytes an element until then, not 8."""
 
-    def __init__(self, group: IntArray, pos: IntArray, n_groups: int, span: int) -> None:
+    def __init__(self, group: IntArray, pos: IntArray | None, n_groups: int, span: int) -> None:
         self.span = max(int(span), 1)
-        key = group * self.span + pos
+        self.indexed = pos is None  # (group g's positions: order[start[g] : start[g + 1]])
+        key = group * self.span + (np.arange(len(group), dtype=np.int64) if pos is None else pos)
         order = np.argsort(key)  # keys are unique: any sort is stable
-        # element indices and keys in 32 bits where they fit (a million-entry table's
-        # grouping: 8 bytes an element, not 16)
+        # element indices and keys in 32 bits where they fit
         self.order = order.astype(_fits(len(group)))  # element index, by (group, position)
-        self.key = key[order].astype(_fits(max(n_groups, 1) * self.span + 1))
+        self._key_type = _fits(max(n_groups, 1) * self.span + 1)
+        self._key = None if pos is None else key[order].astype(self._key_type)
         self.start = np.searchsorted(group[order], np.arange(n_groups + 1)).astype(np.int64)
         self.size = np.diff(self.start)
+
+    @property
+    def key(self) -> npt.NDArray[np.integer[Any]]:
+        """Each element's ``group * span + position``, in sorted order."""
+        if self._key is None:
+            group = np.repeat(np.arange(len(self.size), dtype=np.int64), self.size)
+            self._key = (group * self.span + self.order).astype(self._key_type)
+        return self._key
+
+    def positions(self, g: int) -> npt.NDArray[np.integer[Any]]:
+        """Group ``g``'s positions in order (a view)."""
+        if self.indexed:
+            return self.order[self.start[g] : self.start[g + 1]]
+        out: npt.NDArray[np.integer[Any]] = self.key[self.start[g] : self.start[g + 1]] - (
+            g * self.span
+        )
+        return out
 
     def _at(self, g: IntArray, p: IntArray) -> npt.NDArray[np.integer[Any]]:
         """Where (group ``g``, position ``p``) sorts among the keys (``0 <= p <= span``)."""
@@ -119,7 +140,6 @@ class SourceLayout:
     pair_q: IntArray  # (queue, class) pairs present
     pair_c: IntArray
     pairs: Grouped  # group = pair, position = table position
-    rank: npt.NDArray[np.int32]  # each table position's index in its queue's sequence
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SourceLayout:
         return self
@@ -129,7 +149,7 @@ class SourceLayout:
         """Frames of one table cycle per queue."""
         return self.queues.size
 
-    def entry(self, positions: IntArray) -> IntArray:
+    def entry(self, positions: npt.NDArray[np.integer[Any]]) -> IntArray:
         """The entries at table ``positions``."""
         if self.listed is not None:
             out: IntArray = self.listed[positions]
@@ -163,7 +183,14 @@ class SourceLayout:
         if len(lab) and (not lab.strides[0] or lab.min() == lab.max()):
             return OneLabel(self.queues, int(lab[0]), n_labels, span)
         group = self.queue.astype(np.int64) * n_labels + lab
-        return Grouped(group, self.rank.astype(np.int64), self.nq * n_labels, span)
+        return Grouped(group, self.rank().astype(np.int64), self.nq * n_labels, span)
+
+    def rank(self) -> npt.NDArray[np.int32]:
+        """Each table position's index in its queue's sequence (made when asked: 4 bytes a
+        position)."""
+        out = np.empty(self.L, np.int32)
+        out[self.queues.order] = within_runs(self.queues.size)
+        return out
 
 
 def _in_table_order(
@@ -204,15 +231,12 @@ def _layout(
     of_entry: ClassIds,
 ) -> SourceLayout:
     L = len(queue)
-    pos = np.arange(L, dtype=np.int64)
     if not len(of_entry):
         cls = compact(np.zeros(L, np.int64))
     else:
         cls = compact(_in_table_order(of_entry, offset, listed, L))
     q64 = queue.astype(np.int64)
-    queues = Grouped(q64, pos, nq, L)
-    rank = np.empty(L, np.int32)
-    rank[queues.order] = within_runs(queues.size)
+    queues = Grouped(q64, None, nq, L)
     n_cls = int(cls.max(initial=-1)) + 1
     if L and not cls.strides[0] and queues.size.all():
         # one class on every queue: the (queue, class) pairs are the queues
@@ -220,7 +244,7 @@ def _layout(
     else:
         pid_all = q64 * max(n_cls, 1) + cls
         uniq, inverse = np.unique(pid_all, return_inverse=True)
-        pairs = Grouped(inverse.astype(np.int64), pos, len(uniq), L)
+        pairs = Grouped(inverse.astype(np.int64), None, len(uniq), L)
         pair_q = (uniq // max(n_cls, 1)).astype(np.int64)
         pair_c = (uniq % max(n_cls, 1)).astype(np.int64)
     return SourceLayout(
@@ -234,7 +258,6 @@ def _layout(
         pair_q=pair_q,
         pair_c=pair_c,
         pairs=pairs,
-        rank=rank,
     )
 
 

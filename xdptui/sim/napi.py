@@ -70,10 +70,11 @@ I_CONF = I_RUNNING  # the configuration columns come first
 # ``rings``' port table), then its state (its TAT, the port its DMA arbiter serves first)
 K_F0, K_NF, K_NPORTS, K_S, K_C, K_TAU, K_PORT0, K_NPORT, K_TAT, K_RR, K_WIDTH = range(11)
 # a feed: a port of a card one source feeds (the source, its table length, where its table
-# positions' (instance, rank) rows start in ``qmap``, the port's number on the card), then its
-# state (the next source frame to admit; while admitting, the last to admit and when the next
-# one arrives)
-F_SRC, F_L, F_QBASE, F_PORT, F_NEXT, F_END, F_AT, F_WIDTH = range(8)
+# positions start in ``qmap``, the port's number on the card, its queues and the instance of
+# its queue 0), then its state (the next source frame to admit; while admitting, the last to
+# admit and when the next one arrives). ``qmap`` holds a table position's queue and its rank
+# in the queue's sequence as one word, ``rank * queues + queue``.
+F_SRC, F_L, F_QBASE, F_PORT, F_NQ, F_INST0, F_NEXT, F_END, F_AT, F_WIDTH = range(10)
 # a CPU (``C_RR``: its balance-rr counter, ``bond.rr_counter``)
 C_BUSY, C_RUN_AT, C_RUN_SEQ, C_PHEAD, C_PLEN, C_BUSY_NS, C_RR, C_WIDTH = range(8)
 # a poll record (fast mode reads these after a run; ``P_RRH``: a balance-rr bond's frames
@@ -270,10 +271,10 @@ def card_instant(
                 feeds[f, F_NEXT] = n + 1
                 feeds[f, F_AT] = feed_at(src, feeds, f)
                 L = feeds[f, F_L]
-                i = qmap[feeds[f, F_QBASE] + n % L, 0]
-                if i < 0:
-                    continue
-                p = (n // L) * ins[i, I_M] + qmap[feeds[f, F_QBASE] + n % L, 1]
+                nq = feeds[f, F_NQ]
+                v = qmap[feeds[f, F_QBASE] + n % L]
+                i = feeds[f, F_INST0] + v % nq
+                p = (n // L) * ins[i, I_M] + v // nq
                 ins[i, I_ARR] = p + 1
                 if ins[i, I_RUNNING] == 0:  # a device that is down: lost
                     continue
@@ -370,26 +371,27 @@ def card_frames(
     sps = cards[k, K_S]
     tau = cards[k, K_TAU]
     sending = cards[k, K_NPORT] > 0
+    nq = feeds[f, F_NQ]
+    i0 = feeds[f, F_INST0]
     while n < n1:
-        j = n % L
-        i = qmap[base + j, 0]
-        if i >= 0:
-            p = (n // L) * ins[i, I_M] + qmap[base + j, 1]
-            ins[i, I_ARR] = p + 1
-            if ins[i, I_RUNNING] == 0:  # a device that is down: lost
-                pass
-            elif ins[i, I_OCC] >= ins[i, I_R]:
-                ins[i, I_DROPPED] += 1
+        v = qmap[base + n % L]
+        i = i0 + v % nq
+        p = (n // L) * ins[i, I_M] + v // nq
+        ins[i, I_ARR] = p + 1
+        if ins[i, I_RUNNING] == 0:  # a device that is down: lost
+            pass
+        elif ins[i, I_OCC] >= ins[i, I_R]:
+            ins[i, I_DROPPED] += 1
+        else:
+            a = arrival_of(src, s, n) * 1000
+            if sending:
+                tat = card_charge(wire, wb, cards, k, a, tat)
+            took = gcra(tat, a, sps, tau)
+            if took < 0:
+                ins[i, I_MISSED] += 1
             else:
-                a = arrival_of(src, s, n) * 1000
-                if sending:
-                    tat = card_charge(wire, wb, cards, k, a, tat)
-                took = gcra(tat, a, sps, tau)
-                if took < 0:
-                    ins[i, I_MISSED] += 1
-                else:
-                    tat = took
-                    push(ins, runs, i, p, 1)
+                tat = took
+                push(ins, runs, i, p, 1)
         n += 1
     feeds[f, F_NEXT] = n1
     return tat

@@ -43,12 +43,31 @@ class Tables:
         self.lab: list[IntArray] = []
         self.lfl: list[IntArray] = []
         self.sizes = [0, 0, 0, 0]
+        self._orders: dict[int, tuple[int, Grouped]] = {}
 
-    def add_tab(self, positions: IntArray) -> int:
+    def add_tab(self, positions: npt.NDArray[np.integer[Any]]) -> int:
         at = self.sizes[0]
-        self.tab.append(positions.astype(np.int32))
+        self.tab.append(positions.astype(np.int32, copy=False))
         self.sizes[0] += len(positions)
         return at
+
+    def add_order(self, queues: Grouped) -> int:
+        """Where a layout's queue sequences start in ``tab``: its grouping's order, added
+        once for all its queues (queue ``q``'s positions from ``queues.start[q]`` on)."""
+        assert queues.indexed
+        hit = self._orders.get(id(queues))
+        if hit is None:
+            hit = self._orders[id(queues)] = (self.add_tab(queues.order), queues)
+        return hit[0]
+
+    def share_tab(self) -> npt.NDArray[np.int32]:
+        """``tab`` end to end; each layout's order added whole becomes its slice of it (a
+        view: a million-entry table's queue sequences are stored once, not twice)."""
+        tab: npt.NDArray[np.int32] = cat(self.tab, np.int32)
+        for at, queues in self._orders.values():
+            if queues.order.dtype == np.int32:
+                queues.order = tab[at : at + len(queues.order)]
+        return tab
 
     def add_prefix(self, hit: BoolArray) -> int:
         """A prefix count over an instance's positions (where it starts in ``lab``)."""
