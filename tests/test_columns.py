@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from conftest import topo
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xdptui.sim.columns import compact, each, filled, holds, narrow, values
@@ -201,3 +201,31 @@ def test_what_a_redirect_records_is_stored_once_when_every_entry_has_it():
     c = {d.name: dict(d.counters) for d in sim.frame().devices}
     assert c["eth1"]["xdp_drop"] > 0 and c["eth1"]["xdp_redirect"] > 0
     assert abs(c["eth1"]["xdp_drop"] - c["eth1"]["xdp_redirect"]) <= 2  # flows alternate
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=0, max_size=40), st.integers(1, 6))
+def test_a_grouping_by_table_position_counts_and_finds_without_its_keys(groups, n_groups):
+    """A table's grouping searches each group's slice of its order in place; it counts and
+    finds what a direct count over the positions gives (the element of a group first at or
+    after a position, wrapping to the group's first)."""
+    from xdptui.sim.layout import Grouped
+
+    group = np.array(groups, np.int64) % n_groups
+    L = len(group)
+    lean = Grouped(group, None, n_groups, L)
+    g, p = np.meshgrid(np.arange(n_groups), np.arange(L + 1), indexing="ij")
+    want = np.array(
+        [[int(np.sum((group == gi) & (np.arange(L) < pi))) for pi in range(L + 1)]
+         for gi in range(n_groups)]
+    ).reshape(n_groups, L + 1)  # fmt: skip
+    assert lean.key is None
+    assert lean.below(g, p).tolist() == want.tolist()
+    for gi in range(n_groups):
+        mine = np.flatnonzero(group == gi)
+        assert lean.positions(gi).tolist() == mine.tolist()
+        if len(mine):
+            ps = np.arange(L + 1)
+            found = lean.next_at(np.full(len(ps), gi), ps)
+            after = [next((e for e in mine if e >= x), mine[0]) for x in ps]
+            assert found.tolist() == after

@@ -38,9 +38,9 @@ def _fits(top: int) -> type[np.signedinteger[Any]]:
 class Grouped:
     """Elements with a group and a position in ``[0, span)``: per group, how many of its
     elements lie below a position, and which element is the first at or after one. With no
-    ``pos``, an element's position is its index (a table's positions), and the sorted keys
-    the counts search are made the first time a count needs them: a million-entry table's
-    grouping holds 4 bytes an element until then, not 8."""
+    ``pos``, an element's position is its index (a table's positions): a group's positions
+    are then its slice of ``order``, searched in place (4 bytes an element, not 8 with the
+    sorted keys)."""
 
     def __init__(self, group: IntArray, pos: IntArray | None, n_groups: int, span: int) -> None:
         self.span = max(int(span), 1)
@@ -49,34 +49,38 @@ class Grouped:
         order = np.argsort(key)  # keys are unique: any sort is stable
         # element indices and keys in 32 bits where they fit
         self.order = order.astype(_fits(len(group)))  # element index, by (group, position)
-        self._key_type = _fits(max(n_groups, 1) * self.span + 1)
-        self._key = None if pos is None else key[order].astype(self._key_type)
+        self.key = (
+            None if pos is None else key[order].astype(_fits(max(n_groups, 1) * self.span + 1))
+        )
         self.start = np.searchsorted(group[order], np.arange(n_groups + 1)).astype(np.int64)
         self.size = np.diff(self.start)
 
-    @property
-    def key(self) -> npt.NDArray[np.integer[Any]]:
-        """Each element's ``group * span + position``, in sorted order."""
-        if self._key is None:
-            group = np.repeat(np.arange(len(self.size), dtype=np.int64), self.size)
-            self._key = (group * self.span + self.order).astype(self._key_type)
-        return self._key
-
     def positions(self, g: int) -> npt.NDArray[np.integer[Any]]:
-        """Group ``g``'s positions in order (a view)."""
-        if self.indexed:
-            return self.order[self.start[g] : self.start[g + 1]]
-        out: npt.NDArray[np.integer[Any]] = self.key[self.start[g] : self.start[g + 1]] - (
-            g * self.span
-        )
+        """Group ``g``'s positions in order."""
+        lo, hi = self.start[g], self.start[g + 1]
+        if self.key is None:
+            return self.order[lo:hi]
+        out: npt.NDArray[np.integer[Any]] = self.key[lo:hi] - g * self.span
         return out
 
-    def _at(self, g: IntArray, p: IntArray) -> npt.NDArray[np.integer[Any]]:
-        """Where (group ``g``, position ``p``) sorts among the keys (``0 <= p <= span``)."""
-        out: npt.NDArray[np.integer[Any]] = np.searchsorted(
-            self.key, (g * self.span + p).astype(self.key.dtype)
-        )
-        return out
+    def _at(self, g: IntArray, p: IntArray) -> IntArray:
+        """Where (group ``g``, position ``p``) sorts among the elements by (group, position)
+        (``0 <= p <= span``): a search of the keys, or, indexed, a bisection of every group's
+        slice of ``order`` at once."""
+        if self.key is not None:
+            out: IntArray = np.searchsorted(self.key, (g * self.span + p).astype(self.key.dtype))
+            return out
+        g, p = np.broadcast_arrays(g, p)
+        lo, hi = self.start[g], self.start[g + 1]
+        last = len(self.order) - 1
+        while True:
+            live = lo < hi
+            if not live.any():
+                return lo
+            mid = (lo + hi) >> 1
+            less = live & (self.order[np.minimum(mid, last)] < p)
+            lo = np.where(less, mid + 1, lo)
+            hi = np.where(live & ~less, mid, hi)
 
     def below(self, g: IntArray, p: IntArray) -> IntArray:
         """Elements of group ``g`` at positions ``< p`` (``0 <= p <= span``)."""
