@@ -1103,12 +1103,15 @@ class FastNapi:
         c = self.dp.compiled[self.world.devices[cfg.names[i][0]].name]
         q = cfg.names[i][1]
         m = now[napi.I_M]
+        pm = now[napi.I_LPM]
         base = now[napi.I_LAB]
         lab = cfg.lab
         for k, v in enumerate(values.tolist()):
             shape.classes[int(v)] = np.ascontiguousarray(labels[:, k])
             if cfg.multi_key[i][k]:
-                pre = lab[base + k * (m + 1) : base + (k + 1) * (m + 1)]
+                pre = lab[base + k * (pm + 1) : base + (k + 1) * (pm + 1)]
+                if pm != m:  # (every frame this label's: its prefix over the period)
+                    pre = np.arange(m + 1, dtype=np.int64) * pre[1]
                 a, b, who = segments(mine, segs)
                 cnt = seq_range(pre, m, a, b)
                 first = np.full(n_polls, -1, np.int64)

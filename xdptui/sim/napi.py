@@ -54,15 +54,17 @@ SCHEDULED = 2
 # a source's pacing (``Source.emitted_until`` / ``arrival_of``), one row each
 S_ORIGIN, S_N0, S_MILLI, S_CAP, S_L, S_MQ, S_MR, S_A, S_AR, S_WIDTH = range(10)
 # an instance: its configuration, then its state
-# (``I_PM``: the period of its cost prefix in ``pre``, 1 when every frame costs the same)
+# (``I_PM``: the period of its cost prefix in ``pre``, 1 when every frame costs the same;
+# ``I_LPM``: its labels' in ``lab``, 1 when every frame has its one label)
 # (``I_TXR``: the transmit ring its XDP_TX frames go to, ``I_TXPRE``: where their prefix
 # count starts in ``lab``; a balance-rr bond's frames (prefix ``I_RRPRE``): which slave ids
 # are this port (bits of ``I_RRMASK``), packets_per_slave, the slaves, the other slave's ring
 # for this CPU and the ps a bulk flush toward it costs)
-(I_SRC, I_M, I_TAB, I_PRE, I_PM, I_LAB, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS,
- I_FEED, I_FPRE, I_CARD, I_TXR, I_TXPRE, I_RRPRE, I_RRMASK, I_RRPPS, I_RRCNT, I_RRTXR, I_RRFL,
- I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD, I_RLEN, I_TAKEN,
- I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP, I_RRHERE, I_WIDTH) = range(42)  # fmt: skip
+(I_SRC, I_M, I_TAB, I_PRE, I_PM, I_LAB, I_NLAB, I_LPM, I_LFL, I_CPU, I_W, I_ITR, I_R,
+ I_POLL_PS, I_FEED, I_FPRE, I_CARD, I_TXR, I_TXPRE, I_RRPRE, I_RRMASK, I_RRPPS, I_RRCNT,
+ I_RRTXR, I_RRFL, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD,
+ I_RLEN, I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP, I_RRHERE,
+ I_WIDTH) = range(43)  # fmt: skip
 I_CONF = I_RUNNING  # the configuration columns come first
 # a card (``Card``) whose ports' arrivals NAPI's loop admits: its configuration (its feeds,
 # rows ``K_F0`` on in ``feeds``; how many ports it has; ps of DMA per frame received and
@@ -546,12 +548,13 @@ def label_frames(
     ins: IntArray, lab: IntArray, segs: IntArray, ns: int, nseg: int, i: int, label: int
 ) -> int:
     """Of the frames a poll of instance ``i`` took (its runs ``segs[ns : ns + nseg]``), those
-    toward bulk queue ``label``: prefix counts at ``I_LAB``, one sequence per label."""
-    m = ins[i, I_M]
-    base = ins[i, I_LAB] + label * (m + 1)
+    toward bulk queue ``label``: prefix counts at ``I_LAB``, one sequence per label (of
+    period ``I_LPM``)."""
+    pm = ins[i, I_LPM]
+    base = ins[i, I_LAB] + label * (pm + 1)
     cnt = 0
     for j in range(nseg):
-        cnt += _range_sum(lab, base, m, segs[ns + j, 0], segs[ns + j, 1])
+        cnt += _range_sum(lab, base, pm, segs[ns + j, 0], segs[ns + j, 1])
     return cnt
 
 

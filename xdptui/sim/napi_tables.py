@@ -100,6 +100,10 @@ class Tables:
         row[napi.I_PRE] = self.sizes[1]
         row[napi.I_LAB] = self.sizes[2]
         row[napi.I_NLAB] = len(values)
+        # every frame toward its one label: a prefix of period 1 (a devmap's million-entry
+        # source stores 2 counts, not a million and one)
+        pm = 1 if m and len(values) == 1 and bool((bq == values[0]).all()) else m
+        row[napi.I_LPM] = pm
         row[napi.I_LFL] = self.sizes[3]
         if m and cost_ps.min() == cost_ps.max():  # every frame costs the same: one period
             row[napi.I_PM] = 1
@@ -110,7 +114,7 @@ class Tables:
         flushes: list[int] = []
         mk = np.zeros(len(values), bool)
         for k, v in enumerate(values.tolist()):
-            hit = (bq == v).astype(np.int64)
+            hit = (bq[:pm] == v).astype(np.int64)
             self.lab.append(np.concatenate(([0], np.cumsum(hit))))
             if c.mode != MODE_DRV or v == RR_CLASS:  # generic XDP: no bulk, no flush
                 flushes += [0, 1]  # (a balance-rr bond's: its flushes are ``napi.transmit``'s)
@@ -124,7 +128,7 @@ class Tables:
             mk[k] = len(np.unique(c.key[seq[bq == v]])) > 1
         self.lfl.append(np.array(flushes, np.int64))
         self.sizes[1] += len(self.pre[-1])
-        self.sizes[2] += len(values) * (m + 1)
+        self.sizes[2] += len(values) * (pm + 1)
         self.sizes[3] += 2 * len(values)
         return values, mk, bq
 
