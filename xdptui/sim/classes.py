@@ -78,13 +78,21 @@ def compile_classes(dp: ClassesCore) -> FlowClasses:
                                   return_index=True, return_inverse=True)  # fmt: skip
         inverse = inv.reshape(-1).astype(np.int32)
     order = np.argsort(first, kind="stable")  # number classes by their first entry
-    rank = np.empty(len(order), np.int32)
-    rank[order] = np.arange(len(order), dtype=np.int32)
-    of_entry = rank[inverse]  # (4 bytes an entry: classes are few)
+    rank = np.empty(len(order), _class_type(len(order)))
+    rank[order] = np.arange(len(order))
+    of_entry = rank[inverse]  # (a byte an entry while classes are few)
     rep = first[order].astype(np.int64)
     of_entry.flags.writeable = False
     rep.flags.writeable = False
     return FlowClasses(dp.compiled_epoch, of_entry, rep)
+
+
+def _class_type(n: int) -> type[np.signedinteger[Any]]:
+    """The narrowest signed integer that numbers ``n`` classes."""
+    for t in (np.int8, np.int16):
+        if n <= np.iinfo(t).max + 1:
+            return t
+    return np.int32
 
 
 UNIQUE_CHUNK = 1 << 18  # entries a pass over the table sorts at once
@@ -121,11 +129,17 @@ FOLLOW_MAX = 8  # rewrites of rewrites followed (then each rewritten entry stays
 
 
 def _hash(h: npt.NDArray[np.uint64], cols: Iterable[IntArray]) -> npt.NDArray[np.uint64]:
+    """``h`` with each column mixed in, a chunk of entries at a time (a new array)."""
+    cols = list(cols)
+    out = np.empty_like(h)
     with np.errstate(over="ignore"):
-        for col in cols:
-            h = (h ^ (col.view(np.uint64) + _ADD)) * _MUL
-            h ^= h >> np.uint64(29)
-    return h
+        for lo in range(0, len(h), UNIQUE_CHUNK):
+            x = h[lo : lo + UNIQUE_CHUNK]
+            for col in cols:
+                x = (x ^ (col[lo : lo + UNIQUE_CHUNK].view(np.uint64) + _ADD)) * _MUL
+                x ^= x >> np.uint64(29)
+            out[lo : lo + UNIQUE_CHUNK] = x
+    return out
 
 
 def _refs(h: npt.NDArray[np.uint64], out: IntArray) -> IntArray:
@@ -189,7 +203,9 @@ def _columns(dp: ClassesCore, outs: list[IntArray]) -> Iterable[IntArray]:
     e = w.entries
 
     starts = np.array([src.offset for src in w.sources] + [e.sources_end], np.int64)
-    source = np.searchsorted(starts, np.arange(n, dtype=np.int64), side="right")
+    source = np.repeat(
+        np.arange(len(starts) + 1, dtype=np.int64), np.diff(starts, prepend=0, append=n)
+    )
     yield source  # (1 + the source's index; past the sources: the frames programs leave)
     for col in (e.size, e.gso, e.proto):
         if col.strides[0]:

@@ -89,4 +89,5 @@ def each(f: Callable[..., npt.NDArray[Any]], *cols: npt.NDArray[Any]) -> npt.NDA
     return compact(f(*cols))
 
 
-ClassIds = npt.NDArray[np.int32]  # each entry's flow class (``classes.FlowClasses.of_entry``)
+# each entry's flow class (``classes.FlowClasses.of_entry``: int8 while they fit)
+ClassIds = npt.NDArray[np.signedinteger[Any]]
