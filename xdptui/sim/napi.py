@@ -152,6 +152,12 @@ def position_time(ins: IntArray, tab: Int32Array, src: IntArray, i: int, p: int)
     return arrival_of(src, s, n)
 
 
+def prefix_sum(lab: IntArray, base: int, a: int, b: int) -> int:
+    """Sum over positions [a, b) of a prefix count stored after its period at ``base``
+    (``napi_tables.Tables.add_prefix``)."""
+    return _range_sum(lab, base + 1, lab[base], a, b)
+
+
 def _range_sum(pre: IntArray, base: int, m: int, a: int, b: int) -> int:
     """Sum of a per-position value over positions [a, b) of a sequence repeating every ``m``,
     from its prefix sums ``pre[base : base + m + 1]``."""
@@ -597,16 +603,15 @@ def transmit(
     picks slave id (counter / packets_per_slave) % slaves; this port's go out here, the other
     slave's into its ring for this CPU in bulks of 16 (``xdp_master_redirect``, ``bq_enqueue``,
     ``__dev_flush``). Returns the ps those flushes cost."""
-    m = ins[i, I_M]
     here = 0
     if ins[i, I_TXPRE] >= 0:
         for j in range(nseg):
-            here += _range_sum(lab, ins[i, I_TXPRE], m, segs[ns + j, 0], segs[ns + j, 1])
+            here += prefix_sum(lab, ins[i, I_TXPRE], segs[ns + j, 0], segs[ns + j, 1])
     other = 0
     if ins[i, I_RRPRE] >= 0:
         n = 0
         for j in range(nseg):
-            n += _range_sum(lab, ins[i, I_RRPRE], m, segs[ns + j, 0], segs[ns + j, 1])
+            n += prefix_sum(lab, ins[i, I_RRPRE], segs[ns + j, 0], segs[ns + j, 1])
         c = ins[i, I_CPU]
         c0 = cpu[c, C_RR]
         mine = rr_ids(c0 + 1, c0 + n + 1, ins[i, I_RRPPS], ins[i, I_RRCNT], ins[i, I_RRMASK])
@@ -670,16 +675,12 @@ def feed(
     veth's frames are positions in its own sequence: the sender's frames that reach it, in
     order (prefix counts at ``I_FPRE``), so the sender's positions [a, b) are the veth's
     [H(a), H(b)). Returns the frames the ring took."""
-    m = ins[i, I_M]
     base = ins[i, I_FPRE]
-    h = lab[base + m]
     got = 0
     for k in range(nseg):
         a = segs[ns + k, 0]
-        b = segs[ns + k, 1]
-        x0 = (a // m) * h + lab[base + a % m]
-        x1 = (b // m) * h + lab[base + b % m]
-        new = x1 - x0
+        x0 = prefix_sum(lab, base, 0, a)
+        new = prefix_sum(lab, base, a, segs[ns + k, 1])
         if new <= 0:
             continue
         room = ins[j, I_R] - ins[j, I_OCC]
@@ -889,8 +890,8 @@ def compile_rules() -> None:
     rings.compile_rules()  # (``wire_offer`` calls its module's ``wire_pop``)
     inline = (
         "gcra", "gcra_sent", "emitted_until", "arrival_of", "queue_frames", "position_time",
-        "_range_sum", "push", "feed_at", "admit", "arm", "schedule", "take", "label_frames",
-        "poll_ps", "rr_below", "rr_ids", "poll", "feed", "next_event", "sift_down",
+        "_range_sum", "prefix_sum", "push", "feed_at", "admit", "arm", "schedule", "take",
+        "label_frames", "poll_ps", "rr_below", "rr_ids", "poll", "feed", "next_event", "sift_down",
     )  # fmt: skip
     calls = (
         "wire_offer", "card_charge", "card_frames", "card_instant", "card_admit", "transmit",

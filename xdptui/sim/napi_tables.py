@@ -70,10 +70,13 @@ class Tables:
         return tab
 
     def add_prefix(self, hit: BoolArray) -> int:
-        """A prefix count over an instance's positions (where it starts in ``lab``)."""
+        """A prefix count over an instance's positions, after its period (where it starts in
+        ``lab``): 1 when every position is alike (``napi.prefix_sum``)."""
         at = self.sizes[2]
-        self.lab.append(np.concatenate(([0], np.cumsum(hit.astype(np.int64)))))
-        self.sizes[2] += len(hit) + 1
+        alike = len(hit) > 0 and bool(hit.all() or not hit.any())
+        part = hit[:1] if alike else hit
+        self.lab.append(np.concatenate(([len(part), 0], np.cumsum(part.astype(np.int64)))))
+        self.sizes[2] += len(part) + 2
         return at
 
     def add(
