@@ -52,7 +52,8 @@ MAX_TABLE_ENTRIES = 1 << 20
 """The largest flow table a traffic source may need: ``lcm(flows, len(sizes))`` entries,
 stretched to a multiple of :data:`GSO_GRAIN` when the GSO share is strictly between 0 and 1.
 Fast mode's cost follows flow classes, not entries; what an entry costs is memory (about
-0.3 KB over its per-entry arrays), so 2^20 flows fit in a few hundred MB."""
+32 bytes over a run: its header fields, RSS queues, class and queue position), so 2^20 flows
+take a few tens of MB."""
 
 GSO_GRAIN = 20
 """With a GSO share strictly between 0 and 1 the table length is a multiple of this (5 %)."""
