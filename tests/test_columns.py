@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from xdptui.sim.columns import compact, each, filled, holds, narrow, values
 from xdptui.sim.engine import Simulator
+from xdptui.sim.hashing import rss_queue
 from xdptui.sim.state import copy_state
 
 TWO_PORTS = """
@@ -144,9 +145,11 @@ def test_a_sources_layout_reads_the_devices_rss_column():
         dev = w.devices[src.spec.to]
         lay = dp.layouts.get(w, src, dev, dp.classes.of_entry)
         assert lay.listed is None and np.shares_memory(lay.queue, dev.queue_of_entry)
+        # the port keeps RSS's queue for its own source's entries only (filter.reached)
+        assert len(dev.queue_of_entry) == len(src.table) and dev.queue_lo == src.offset
         entries = np.arange(src.offset, src.offset + len(src.table))
         for q in range(len(dev.rxq)):
-            want = entries[dev.queue_of_entry[entries] == q]
+            want = entries[rss_queue(w.entries.rss_hash[entries], dev.reta) == q]
             assert np.array_equal(lay.sequence(q), want)
 
 

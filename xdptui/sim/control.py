@@ -38,7 +38,7 @@ from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import DevMap, DevmapEntry
 from xdptui.sim.programs import Program, make_object_program, make_program
 from xdptui.sim.replay import CapturePacing
-from xdptui.sim.traffic import build_flow_table
+from xdptui.sim.traffic import build_flow_table, entry_span
 from xdptui.sim.world import World, concat_entries, share_tables
 from xdptui.sim.xsk import XskMap
 
@@ -571,7 +571,10 @@ class Control(BondControl):
             return "combined unmodified, ignoring\nno channel parameters changed, aborting"
         lost = sum(rxq.clear() for rxq in dev.rxq)
         dev.add("rx_dropped", lost)
-        configure_queues(dev, c.combined, self.world.nr_cpus, self.world.entries.rss_hash, None)
+        w = self.world
+        configure_queues(
+            dev, c.combined, w.nr_cpus, w.entries.rss_hash, entry_span(w.sources, dev.name), None
+        )
         configure_xdp_rings(dev, self.world.nr_cpus)
         self.world.touch()
         return ""
@@ -774,7 +777,7 @@ class Control(BondControl):
             for rxq in dev.rxq:
                 rxq.resize_entries(mapping, len(w.entries))
             if isinstance(dev, Nic):
-                map_entries(dev, w.entries.rss_hash)
+                map_entries(dev, w.entries.rss_hash, entry_span(w.sources, dev.name))
 
 
 def format_kernel_error(exc: KernelError) -> str:

@@ -392,8 +392,7 @@ class Exact:
 
     def queue_of(self, dev: NetDev, entries: IntArray) -> IntArray:
         if isinstance(dev, Nic):
-            out: IntArray = dev.queue_of_entry[entries].astype(np.int64)
-            return out
+            return dev.rss_queues(entries, self.world.entries.rss_hash)
         rss = self.world.entries.rss_hash[entries].astype(np.int64)
         spread = dev.peer_queues if isinstance(dev, Veth) else len(dev.rxq)  # veth_xmit
         res: IntArray = rss % max(1, spread) % max(1, len(dev.rxq))

@@ -214,7 +214,7 @@ def build_layout(world: World, src: Source, dev: NetDev, of_entry: ClassIds) -> 
     nq = max(len(dev.rxq), 1)
     span = slice(src.offset, src.offset + L)
     if isinstance(dev, Nic):
-        queue = dev.queue_of_entry[span]  # a view of the device's RSS column
+        queue = dev.rss_slice(span.start, span.stop, world.entries.rss_hash)  # (a view)
     else:
         queue = (world.entries.rss_hash[span] % nq).astype(np.int32)
     return _layout(src.offset, None, queue, nq, of_entry)

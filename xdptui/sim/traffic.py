@@ -243,6 +243,15 @@ class Source:
         return out
 
 
+def entry_span(sources: list[Source], device: str) -> tuple[int, int]:
+    """The entries of the sources sent to ``device``, from the first to the last ((0, 0):
+    none)."""
+    mine = [(s.offset, s.offset + len(s.table)) for s in sources if s.spec.to == device]
+    if not mine:
+        return (0, 0)
+    return (min(lo for lo, _ in mine), max(hi for _, hi in mine))
+
+
 def _flow_values(
     r: Range, flows: int, random: bool, rng: np.random.Generator, what: str
 ) -> npt.NDArray[np.int64]:

@@ -30,7 +30,7 @@ from xdptui.sim.entries import Entries
 from xdptui.sim.hashing import FlowHeaders
 from xdptui.sim.kconst import NAPI_POLL_WEIGHT, VETH_RING_SIZE, VHOST_NET_BATCH
 from xdptui.sim.replay import capture_flow_table
-from xdptui.sim.traffic import FlowTable, Source, build_flow_table
+from xdptui.sim.traffic import FlowTable, Source, build_flow_table, entry_span
 from xdptui.sim.xsk import XskMap, XskSocket, XskWriter
 
 IntArray = npt.NDArray[np.int64]
@@ -186,7 +186,9 @@ def _common(spec: DeviceSpec, ifindex: int) -> dict[str, Any]:
     }
 
 
-def build_device(spec: DeviceSpec, ifindex: int, nr_cpus: int, entries: Entries) -> NetDev:
+def build_device(
+    spec: DeviceSpec, ifindex: int, nr_cpus: int, entries: Entries, sources: list[Source]
+) -> NetDev:
     """One device as ``register_netdevice`` leaves it (no program yet, links as specified)."""
     n = len(entries)
     if isinstance(spec, NicSpec):
@@ -201,7 +203,8 @@ def build_device(spec: DeviceSpec, ifindex: int, nr_cpus: int, entries: Entries)
         queues = spec.queues or min(nr_cpus, driver.max_queues)
         nic.rxq = [RxQueue(0, spec.ring or driver.rx_ring_default, 0, 0, 0, n)]
         irq = np.asarray(spec.irq_cpus, dtype=np.int64) if spec.irq_cpus else None
-        configure_queues(nic, queues, nr_cpus, entries.rss_hash, irq)
+        span = entry_span(sources, spec.name)
+        configure_queues(nic, queues, nr_cpus, entries.rss_hash, span, irq)
         configure_xdp_rings(nic, nr_cpus)
         return nic
     if isinstance(spec, VethSpec):
@@ -271,7 +274,7 @@ def build_world(topology: Topology) -> World:
     share_tables(sources, entries)
     devices: dict[str, NetDev] = {}
     for index, dspec in enumerate(topology.devices):
-        devices[dspec.name] = build_device(dspec, index + 2, topology.cpus, entries)
+        devices[dspec.name] = build_device(dspec, index + 2, topology.cpus, entries, sources)
     world = World(
         topology=topology,
         nr_cpus=topology.cpus,

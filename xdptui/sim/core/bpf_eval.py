@@ -43,6 +43,7 @@ from xdptui.sim.core.derived import FrameKey
 from xdptui.sim.dev.netdev import Host, XdpCore
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.veth import Veth
+from xdptui.sim.hashing import rss_queue
 from xdptui.sim.kconst import BPF_F_BROADCAST, CPU_TARGET, XDP_REDIRECT, XSK_TARGET
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ def rx_queues(dev: NetDev | None, e: Entries) -> IntArray:
     if dev is None or len(dev.rxq) <= 1:
         return np.zeros(len(e), dtype=np.int64)
     if isinstance(dev, Nic):
-        return np.asarray(dev.queue_of_entry, dtype=np.int64)
+        return rss_queue(e.rss_hash, dev.reta)  # (the port keeps its own sources' only)
     spread = dev.peer_queues if isinstance(dev, Veth) else len(dev.rxq)  # veth_xmit's mapping
     out: IntArray = (e.rss_hash % max(spread, 1) % len(dev.rxq)).astype(np.int64)
     return out

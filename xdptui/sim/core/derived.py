@@ -27,6 +27,7 @@ from xdptui.sim.core.xdp_buff import Headers, build_frames, parse_frames
 from xdptui.sim.dev.nic import Nic, map_entries
 from xdptui.sim.entries import Entries
 from xdptui.sim.hashing import FlowHeaders
+from xdptui.sim.traffic import entry_span
 
 if TYPE_CHECKING:
     from xdptui.sim.dev.netdev import Host
@@ -120,7 +121,7 @@ def grow(world: Host, frames: list[FrameKey], distinct: bool = True) -> list[int
         for rxq in dev.rxq:
             rxq.resize_entries(np.arange(len(old), dtype=np.int64), len(world.entries))
         if isinstance(dev, Nic):
-            map_entries(dev, world.entries.rss_hash)
+            map_entries(dev, world.entries.rss_hash, entry_span(world.sources, dev.name))
     world.touch()
     return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -52,10 +52,12 @@ class Nic(NetDev):
     queues: int = 1
     tx_ring_size: int = 512
     reta: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    # RSS's queue per flow-table entry (``map_entries``; a byte: at most 256 queues a port)
+    # RSS's queue per flow-table entry of the port's own sources, from entry ``queue_lo`` on
+    # (``map_entries``; a byte: at most 256 queues a port)
     queue_of_entry: npt.NDArray[np.uint8 | np.int16] = field(
         default_factory=lambda: np.zeros(0, np.uint8)
     )
+    queue_lo: int = 0
     xdp_rings: int = 0
     xdp_locking: bool = False
     ring_of_cpu: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -98,6 +100,28 @@ class Nic(NetDev):
             return 0.0
         sharers = max(1, -(-nr_cpus // max(1, self.xdp_rings)))
         return costs.LOCK_UNCONTENDED + costs.LOCK_PER_SHARER * (sharers - 1)
+
+    def rss_queues(
+        self, entries: npt.NDArray[np.integer[Any]], rss_hash: npt.NDArray[np.uint32]
+    ) -> npt.NDArray[np.int64]:
+        """The RX queue RSS gives each of ``entries``: from the port's column for its own
+        sources' entries, from the hash for others' (a stack source sent out of it, whose
+        frames never reach its RX queues)."""
+        rel = entries - self.queue_lo
+        if not len(rel) or (rel.min() >= 0 and rel.max() < len(self.queue_of_entry)):
+            out: npt.NDArray[np.int64] = self.queue_of_entry[rel].astype(np.int64)
+            return out
+        return rss_queue(rss_hash[entries], self.reta)
+
+    def rss_slice(
+        self, lo: int, hi: int, rss_hash: npt.NDArray[np.uint32]
+    ) -> npt.NDArray[np.integer[Any]]:
+        """The RX queues of entries ``lo .. hi - 1`` (a view of the port's column for its own
+        sources' entries)."""
+        base = self.queue_lo
+        if base <= lo <= hi <= base + len(self.queue_of_entry):
+            return self.queue_of_entry[lo - base : hi - base]
+        return rss_queue(rss_hash[lo:hi], self.reta).astype(np.int32)
 
     def xdp_tx_ring(self, cpu: int, queue: int) -> int:
         """The XDP TX ring for XDP_TX (-1: none): ixgbe uses the polling CPU's ring
@@ -255,19 +279,30 @@ class Nic(NetDev):
         dp.io.tx(self, self.stack_ring, rows, t, dp.accounts.refusal("stack", self))
 
 
-def map_entries(nic: Nic, rss_hash: npt.NDArray[np.uint32]) -> None:
-    """The RX queue RSS gives each flow-table entry, through the RETA (a byte an entry where
-    the RETA's queues fit in one), read-only -- replaced, never changed, so state copies share
-    it."""
-    q: npt.NDArray[np.uint8 | np.int16] = rss_queue(rss_hash, nic.reta).astype(
-        np.uint8 if int(nic.reta.max(initial=0)) <= np.iinfo(np.uint8).max else np.int16
+def map_entries(nic: Nic, rss_hash: npt.NDArray[np.uint32], span: tuple[int, int]) -> None:
+    """The RX queue RSS gives each entry of ``span`` (the port's own sources' entries: no
+    other frame reaches its RX queues, ``filter.reached``), through the RETA, a chunk at a time
+    (a byte an entry where the RETA's queues fit in one), read-only -- replaced, never
+    changed, so state copies share it."""
+    lo, hi = span
+    q: npt.NDArray[np.uint8 | np.int16] = np.empty(
+        hi - lo, np.uint8 if int(nic.reta.max(initial=0)) <= 0xFF else np.int16
     )
+    for at in range(lo, hi, 1 << 18):
+        end = min(hi, at + (1 << 18))
+        q[at - lo : end - lo] = rss_queue(rss_hash[at:end], nic.reta)
     q.flags.writeable = False
     nic.queue_of_entry = q
+    nic.queue_lo = lo
 
 
 def configure_queues(
-    nic: Nic, queues: int, nr_cpus: int, rss_hash: npt.NDArray[np.uint32], irq: IntArray | None
+    nic: Nic,
+    queues: int,
+    nr_cpus: int,
+    rss_hash: npt.NDArray[np.uint32],
+    span: tuple[int, int],
+    irq: IntArray | None,
 ) -> None:
     """(Re)build RSS and the RX rings for ``queues`` channels (``ethtool -L``): the RETA is
     refilled with the default round-robin (``ethtool_rxfh_indir_default``) over at most the
@@ -275,7 +310,7 @@ def configure_queues(
     drv = nic.drv
     nic.queues = queues
     nic.reta = default_reta(drv.reta_size, min(queues, drv.rss_queues_max))
-    map_entries(nic, rss_hash)
+    map_entries(nic, rss_hash, span)
     if irq is None or len(irq) != queues:
         irq = np.arange(queues, dtype=np.int64) % nr_cpus
     size = nic.rxq[0].size if nic.rxq else drv.rx_ring_default
