@@ -19,6 +19,23 @@ def once(col: npt.NDArray[Any]) -> bool:
     return col.ndim == 1 and len(col) > 1 and col.strides[0] == 0
 
 
+def joined(parts: list[npt.NDArray[Any]], dtype: npt.DTypeLike) -> npt.NDArray[Any]:
+    """Columns end to end as ``dtype``: one value without storage when every part holds that
+    one value (a header field every source keeps constant), else each part written into its
+    slice (no concatenation in the parts' own type to convert after)."""
+    n = sum(len(p) for p in parts)
+    heads = {np.asarray(p[:1], dtype).tobytes() for p in parts if len(p)}
+    if len(heads) <= 1 and all(len(p) <= 1 or once(p) for p in parts):
+        first = next((p[0] for p in parts if len(p)), 0)
+        return filled(n, first, dtype)
+    out = np.empty(n, dtype)
+    at = 0
+    for p in parts:
+        out[at : at + len(p)] = p
+        at += len(p)
+    return out
+
+
 def filled(n: int, value: Any, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
     """``n`` copies of ``value``, read-only and without storage."""
     return np.broadcast_to(np.array(value, dtype=dtype), (n,))

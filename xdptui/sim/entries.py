@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.sim.columns import compact
+from xdptui.sim.columns import compact, filled, once
 from xdptui.sim.hashing import FlowHeaders
 from xdptui.sim.kconst import WIRE_OVERHEAD
 
@@ -59,7 +59,11 @@ class Entries:
         """Entries whose header fields are ``headers``' own (read-only) arrays; the wire size
         adds the preamble, gap and FCS."""
         size, gso, rss_hash = compact(size), compact(gso), compact(rss_hash)
-        wire = compact(size + WIRE_OVERHEAD)
+        wire = (
+            filled(len(size), size[0] + WIRE_OVERHEAD, size.dtype)
+            if once(size)
+            else compact(size + WIRE_OVERHEAD)
+        )
         return cls(
             size=size,
             wire_bytes=wire,

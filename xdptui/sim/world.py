@@ -18,6 +18,7 @@ import numpy.typing as npt
 from xdptui.model.topology import BondSpec, DeviceSpec, NicSpec, Topology, TunSpec, VethSpec
 from xdptui.model.views import TUN_COUNTERS
 from xdptui.sim.bond.bond_main import Bond
+from xdptui.sim.columns import filled, joined
 from xdptui.sim.cpumap import CpuMap
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Card, Nic, configure_queues, configure_xdp_rings
@@ -124,37 +125,28 @@ class World:
 
 
 def concat_entries(tables: list[FlowTable]) -> Entries:
-    def cat(get: str) -> npt.NDArray[np.generic]:
-        parts = [np.asarray(getattr(t.headers, get)) for t in tables]
-        return np.concatenate(parts) if parts else np.zeros(0)
+    def cat(get: str, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
+        return joined([np.asarray(getattr(t.headers, get)) for t in tables], dtype)
 
-    sizes = (
-        np.concatenate([t.size for t in tables]).astype(np.int64)
-        if tables
-        else np.zeros(0, dtype=np.int64)
-    )
+    sizes = joined([t.size for t in tables], np.int64)
     headers = FlowHeaders.make(
-        src_mac=cat("src_mac").astype(np.uint64),
-        dst_mac=cat("dst_mac").astype(np.uint64),
-        src_ip=cat("src_ip").astype(np.uint32),
-        dst_ip=cat("dst_ip").astype(np.uint32),
-        ethertype=cat("ethertype").astype(np.uint16),
-        vlan=cat("vlan").astype(np.uint16),
-        proto=cat("proto").astype(np.uint8),
-        src_port=cat("src_port").astype(np.uint16),
-        dst_port=cat("dst_port").astype(np.uint16),
-        frag=np.zeros(len(sizes), dtype=bool),
+        src_mac=cat("src_mac", np.uint64),
+        dst_mac=cat("dst_mac", np.uint64),
+        src_ip=cat("src_ip", np.uint32),
+        dst_ip=cat("dst_ip", np.uint32),
+        ethertype=cat("ethertype", np.uint16),
+        vlan=cat("vlan", np.uint16),
+        proto=cat("proto", np.uint8),
+        src_port=cat("src_port", np.uint16),
+        dst_port=cat("dst_port", np.uint16),
+        frag=filled(len(sizes), False, bool),
     )
     offsets = np.cumsum([0] + [len(t) for t in tables])
     return Entries.over(
         headers,
         sizes,
-        np.concatenate([t.gso for t in tables]) if tables else np.zeros(0, dtype=bool),
-        (
-            np.concatenate([t.rss_hash for t in tables]).astype(np.uint32)
-            if tables
-            else np.zeros(0, dtype=np.uint32)
-        ),
+        joined([t.gso for t in tables], bool),
+        joined([t.rss_hash for t in tables], np.uint32),
         captured=tuple(
             (int(offsets[i]), t.frames) for i, t in enumerate(tables) if t.frames is not None
         ),
