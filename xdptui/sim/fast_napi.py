@@ -93,6 +93,28 @@ def round_robin(c: Compiled) -> BoolArray:
     return out
 
 
+class Sequences:
+    """Each instance's entries over one period while a configuration is built: a source-fed
+    queue's made from its layout when asked (held for every queue at once, a million-entry
+    source's took 8 bytes an entry), a veth queue's as given."""
+
+    def __init__(self) -> None:
+        self._items: list[IntArray | tuple[SourceLayout, int] | None] = []
+
+    def append(self, item: IntArray | tuple[SourceLayout, int] | None) -> None:
+        self._items.append(item)
+
+    def __setitem__(self, i: int, seq: IntArray) -> None:
+        self._items[i] = seq
+
+    def __getitem__(self, i: int) -> IntArray | None:
+        item = self._items[i]
+        if isinstance(item, tuple):
+            lay, q = item
+            return lay.entry(lay.queues.positions(q))
+        return item
+
+
 @dataclass
 class _TxTables:
     """While a configuration is built: the ports whose rings the loop runs, their rings'
@@ -200,8 +222,8 @@ class FastNapi:
         label_values: list[IntArray] = []
         multi: list[BoolArray] = []
         covered: list[bool] = []
-        seqs: list[IntArray | None] = []  # each instance's entries over one period
-        bqs: list[IntArray | None] = []  # and each one's bulk label
+        seqs = Sequences()  # each instance's entries over one period
+        bqs: list[IntArray | None] = []  # the bulk labels of those that feed a veth
         # a veth queue's senders: (its instance, the label of their frames toward it)
         feeders: dict[tuple[str, int], list[tuple[int, int]]] = {}
         for dev in w.devices.values():
@@ -235,13 +257,16 @@ class FastNapi:
                     row[napi.I_SRC] = src.index
                     row[napi.I_TAB] = tables.add_order(g) + int(g.start[q])
                     values, mk, bq = tables.add(row, dev, seq)
+                    feeds_veth = False
                     for k, v in enumerate(values.tolist()):
                         rq = self._veth_rq(dev, rxq.irq_cpu, v, seq[bq == v])
                         if rq is not None:
                             feeders.setdefault(rq, []).append((i, k))
+                            feeds_veth = True
+                    bq = bq if feeds_veth else None
                 rows.append(row)
                 layouts.append(lay)
-                seqs.append(seq)
+                seqs.append((lay, rxq.index) if seq is not None and lay is not None else None)
                 bqs.append(bq)
                 label_values.append(values)
                 multi.append(mk)
@@ -330,7 +355,7 @@ class FastNapi:
         rows: list[list[int]],
         layouts: list[SourceLayout | None],
         covered: list[bool],
-        seqs: list[IntArray | None],
+        seqs: Sequences,
         tables: Tables,
         tx: _TxTables,
     ) -> tuple[IntArray, IntArray, Int32Array, tuple[str, ...]]:
@@ -459,7 +484,7 @@ class FastNapi:
         sending: list[Nic],
         at: dict[tuple[str, int], int],
         rows: list[list[int]],
-        seqs: list[IntArray | None],
+        seqs: Sequences,
     ) -> int | None:
         """The wire time of a frame the sending ports send (ps), when every frame their
         queues send has a ring and costs the same on every one of them (None otherwise: fast
@@ -777,12 +802,13 @@ class FastNapi:
             assert isinstance(bond, Bond)  # (its balance-rr counter, per CPU)
             c = int(cfg.static[i, napi.I_CPU])
             st.cpu[c, napi.C_RR] = int(bond.rr_counter[c])
-        polls, segs = self._run(
+        ran = self._run(
             cfg, st, src, cpus.astype(np.int64), gstart, cards, feeds, t0, t1, (txr, wire, wb)
         )
+        n_polls = len(ran[0])
         self._wires_done(cfg, txr, wire, wb)
         if t1 - t0 >= RATE_AFTER_NS:  # (a boot's first polls come all at once)
-            self._poll_rate = len(polls) / (t1 - t0)
+            self._poll_rate = n_polls / (t1 - t0)
         admitted = int((feeds[:, napi.F_NEXT] - next0).sum())  # frames cards took one by one
         for k in lazy:
             idx = np.flatnonzero(card_of == k).astype(np.int64)
@@ -794,10 +820,10 @@ class FastNapi:
         for i in np.flatnonzero(run & (cfg.fed_by >= 0)).tolist():
             refused = int(st.ins[i, napi.I_DROPPED] - before[i, napi.I_DROPPED])
             self.fed_rx[id(rxqs[i])] = refused
-        _polls_run[0] += len(polls) + admitted // CARD_FRAMES_PER_POLL
+        _polls_run[0] += n_polls + admitted // CARD_FRAMES_PER_POLL
         if _polls_run[0] > JIT_AFTER_POLLS:
             napi.compile_rules()
-        self._apply(cfg, st, before, polls, segs, rxqs, devs, run, t0)
+        self._apply(cfg, st, before, ran, rxqs, devs, run, t0)
         self.dp.cpu.busy_ns += st.cpu[:, napi.C_BUSY_NS] - busy_before
         return {id(rxqs[i]) for i in np.flatnonzero(run).tolist()}
 
@@ -964,7 +990,7 @@ class FastNapi:
         t0: int,
         t1: int,
         tx: tuple[IntArray, IntArray, IntArray],
-    ) -> tuple[IntArray, IntArray]:
+    ) -> list[IntArray]:
         """``napi.run_cpus`` to ``t1``: its polls and their runs, written in place into
         buffers sized for the polls the last step's rate expects (doubled while full)."""
         cap = max(POLLS_CHUNK, int(self._poll_rate * (t1 - t0) * 1.25))
@@ -983,7 +1009,7 @@ class FastNapi:
                 ns = int(polls[n + k - 1, napi.P_SEG] + polls[n + k - 1, napi.P_NSEG])
                 n += k
             if not st.glob[1]:
-                return polls[:n], segs[:ns]
+                return [polls[:n], segs[:ns]]
             polls = np.concatenate((polls[:n], np.empty_like(polls)))
             segs = np.concatenate((segs[:ns], np.empty_like(segs)))
 
@@ -994,24 +1020,28 @@ class FastNapi:
         cfg: Config,
         st: NapiState,
         before: IntArray,
-        polls: IntArray,
-        segs: IntArray,
+        ran: list[IntArray],
         rxqs: list[RxQueue],
         devs: list[NetDev],
         run: BoolArray,
         t0: int,
     ) -> None:
+        """What the run's polls did, per device. ``ran`` (the run's poll records and runs) is
+        handed over: the records, a step's largest buffer, are freed once sorted."""
+        polls_in, segs = ran
+        ran.clear()
         ins = st.ins
         C = len(self.dp.classes)
         rep = self.dp.classes.rep
         of_entry = self.dp.classes.of_entry
         n_inst = len(cfg.names)
         bounds = np.zeros(n_inst + 1, np.int64)
-        labels = np.zeros((len(polls), max(int(ins[:, napi.I_NLAB].max(initial=0)), 1)), np.int64)
+        n_labels = max(int(ins[:, napi.I_NLAB].max(initial=0)), 1)
+        labels = np.zeros((len(polls_in), n_labels), np.int64)
         taken = np.zeros((len(segs), 3), np.int64)
-        polls_in = polls
         polls = np.empty_like(polls_in)
         nr = napi.sort_polls(polls_in, segs, ins, cfg.lab, bounds, polls, labels, taken)
+        del polls_in
         taken = taken[:nr]
         t_bounds = np.searchsorted(taken[:, 2], np.arange(n_inst + 1))
         feeds = getattr(self.dp.io, "feeds", None)
