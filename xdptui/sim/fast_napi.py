@@ -802,10 +802,10 @@ class FastNapi:
             assert isinstance(bond, Bond)  # (its balance-rr counter, per CPU)
             c = int(cfg.static[i, napi.I_CPU])
             st.cpu[c, napi.C_RR] = int(bond.rr_counter[c])
-        ran = self._run(
+        polls, segs = self._run(
             cfg, st, src, cpus.astype(np.int64), gstart, cards, feeds, t0, t1, (txr, wire, wb)
         )
-        n_polls = len(ran[0])
+        n_polls = len(polls)
         self._wires_done(cfg, txr, wire, wb)
         if t1 - t0 >= RATE_AFTER_NS:  # (a boot's first polls come all at once)
             self._poll_rate = n_polls / (t1 - t0)
@@ -823,7 +823,7 @@ class FastNapi:
         _polls_run[0] += n_polls + admitted // CARD_FRAMES_PER_POLL
         if _polls_run[0] > JIT_AFTER_POLLS:
             napi.compile_rules()
-        self._apply(cfg, st, before, ran, rxqs, devs, run, t0)
+        self._apply(cfg, st, before, polls, segs, rxqs, devs, run, t0)
         self.dp.cpu.busy_ns += st.cpu[:, napi.C_BUSY_NS] - busy_before
         return {id(rxqs[i]) for i in np.flatnonzero(run).tolist()}
 
@@ -990,7 +990,7 @@ class FastNapi:
         t0: int,
         t1: int,
         tx: tuple[IntArray, IntArray, IntArray],
-    ) -> list[IntArray]:
+    ) -> tuple[IntArray, IntArray]:
         """``napi.run_cpus`` to ``t1``: its polls and their runs, written in place into
         buffers sized for the polls the last step's rate expects (doubled while full)."""
         cap = max(POLLS_CHUNK, int(self._poll_rate * (t1 - t0) * 1.25))
@@ -1008,8 +1008,8 @@ class FastNapi:
                 polls[n : n + k, napi.P_SEG] += ns
                 ns = int(polls[n + k - 1, napi.P_SEG] + polls[n + k - 1, napi.P_NSEG])
                 n += k
-            if not st.glob[1]:
-                return [polls[:n], segs[:ns]]
+            if not st.glob[1]:  # (the runs right-sized: their buffer has room for 2 a poll)
+                return polls[:n], segs[:ns].copy()
             polls = np.concatenate((polls[:n], np.empty_like(polls)))
             segs = np.concatenate((segs[:ns], np.empty_like(segs)))
 
@@ -1020,16 +1020,14 @@ class FastNapi:
         cfg: Config,
         st: NapiState,
         before: IntArray,
-        ran: list[IntArray],
+        polls: IntArray,
+        segs: IntArray,
         rxqs: list[RxQueue],
         devs: list[NetDev],
         run: BoolArray,
         t0: int,
     ) -> None:
-        """What the run's polls did, per device. ``ran`` (the run's poll records and runs) is
-        handed over: the records, a step's largest buffer, are freed once sorted."""
-        polls_in, segs = ran
-        ran.clear()
+        """What the run's polls did, per device (``polls`` sorted in place by instance)."""
         ins = st.ins
         C = len(self.dp.classes)
         rep = self.dp.classes.rep
@@ -1037,12 +1035,12 @@ class FastNapi:
         n_inst = len(cfg.names)
         bounds = np.zeros(n_inst + 1, np.int64)
         n_labels = max(int(ins[:, napi.I_NLAB].max(initial=0)), 1)
-        labels = np.zeros((len(polls_in), n_labels), np.int64)
+        labels = np.zeros((len(polls), n_labels), np.int64)
         taken = np.zeros((len(segs), 3), np.int64)
-        polls = np.empty_like(polls_in)
-        nr = napi.sort_polls(polls_in, segs, ins, cfg.lab, bounds, polls, labels, taken)
-        del polls_in
-        taken = taken[:nr]
+        nr = napi.sort_polls(
+            polls, segs, ins, cfg.lab, bounds, np.empty(len(polls), np.int64), labels, taken
+        )
+        taken = taken[:nr].copy()  # (merged: fewer than the runs it had room for)
         t_bounds = np.searchsorted(taken[:, 2], np.arange(n_inst + 1))
         feeds = getattr(self.dp.io, "feeds", None)
         times = polls[:, napi.P_T].copy()  # (each poll shape's times: a slice of it)

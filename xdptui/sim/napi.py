@@ -833,13 +833,14 @@ def run_cpus(
 
 def sort_polls(
     polls: IntArray, segs: IntArray, ins: IntArray, lab: IntArray, bounds: IntArray,
-    out: IntArray, labels: IntArray, taken: IntArray,
+    dest: IntArray, labels: IntArray, taken: IntArray,
 ) -> int:  # fmt: skip
     """A run's poll records instance by instance, each instance's in time order (a counting
-    sort: ``out``, instance ``i``'s from ``bounds[i]`` to ``bounds[i + 1]``, ``bounds``
-    zeroed by the caller); beside each, the frames it sent toward each of its instance's
-    labels (``labels``: ``label_frames``); and the runs of positions each instance
-    took, those that meet made one (``taken``: start, end, instance; returns how many)."""
+    sort in place: instance ``i``'s from ``bounds[i]`` to ``bounds[i + 1]``, ``bounds``
+    zeroed by the caller, ``dest`` scratch of one slot a record); beside each, the frames it
+    sent toward each of its instance's labels (``labels``: ``label_frames``); and the runs
+    of positions each instance took, those that meet made one (``taken``: start, end,
+    instance; returns how many)."""
     n = len(polls)
     for p in range(n):
         bounds[polls[p, P_INST] + 1] += 1
@@ -849,20 +850,28 @@ def sort_polls(
         i = polls[p, P_INST]
         q = bounds[i]
         bounds[i] = q + 1
-        for c in range(P_WIDTH):
-            out[q, c] = polls[p, c]
+        dest[p] = q
         for label in range(ins[i, I_NLAB]):
             labels[q, label] = label_frames(
                 ins, lab, segs, polls[p, P_SEG], polls[p, P_NSEG], i, label
             )  # fmt: skip
+    for p in range(n):  # each record to its place, a cycle of the permutation at a time
+        while dest[p] != p:
+            q = dest[p]
+            for c in range(P_WIDTH):
+                x = polls[q, c]
+                polls[q, c] = polls[p, c]
+                polls[p, c] = x
+            dest[p] = dest[q]
+            dest[q] = q
     for i in range(len(bounds) - 1, 0, -1):
         bounds[i] = bounds[i - 1]
     bounds[0] = 0
     nr = 0
     for q in range(n):
-        i = out[q, P_INST]
-        ns = out[q, P_SEG]
-        for j in range(out[q, P_NSEG]):
+        i = polls[q, P_INST]
+        ns = polls[q, P_SEG]
+        for j in range(polls[q, P_NSEG]):
             a = segs[ns + j, 0]
             b = segs[ns + j, 1]
             if nr > 0 and taken[nr - 1, 2] == i and taken[nr - 1, 1] == a:
