@@ -48,6 +48,7 @@ from xdptui.sim.napi_tables import (
     class_rows_many,
     cpu_rows,
     first_at,
+    full_prefix,
     is_tap,
     segments,
     seq_range,
@@ -106,6 +107,10 @@ class Sequences:
 
     def __setitem__(self, i: int, seq: IntArray) -> None:
         self._items[i] = seq
+
+    def known(self, i: int) -> bool:
+        """Whether instance ``i`` has a sequence (without making it)."""
+        return self._items[i] is not None
 
     def __getitem__(self, i: int) -> IntArray | None:
         item = self._items[i]
@@ -318,7 +323,7 @@ class FastNapi:
             if covered[i] and c is not None and holds(round_robin(c), True):
                 plan = self._rr_plan(w.devices[name], c)
                 cut = plan is not None and plan[3] is not None and rows[i][napi.I_RRTXR] < 0
-                if plan is None or (cut and seqs[i] is not None):
+                if plan is None or (cut and seqs.known(i)):
                     covered[i] = False
         n = len(names)
         static = np.array(rows, np.int64).reshape(n, napi.I_CONF)
@@ -1038,8 +1043,9 @@ class FastNapi:
         labels = np.zeros((len(polls), n_labels), np.int64)
         taken = np.zeros((len(segs), 3), np.int64)
         nr = napi.sort_polls(
-            polls, segs, ins, cfg.lab, bounds, np.empty(len(polls), np.int64), labels, taken
-        )
+            polls, segs, ins, cfg.lab, cfg.lfl, bounds, np.empty(len(polls), np.int64), labels,
+            taken,
+        )  # fmt: skip
         taken = taken[:nr].copy()  # (merged: fewer than the runs it had room for)
         t_bounds = np.searchsorted(taken[:, 2], np.arange(n_inst + 1))
         feeds = getattr(self.dp.io, "feeds", None)
@@ -1131,15 +1137,11 @@ class FastNapi:
         c = self.dp.compiled[self.world.devices[cfg.names[i][0]].name]
         q = cfg.names[i][1]
         m = now[napi.I_M]
-        pm = now[napi.I_LPM]
-        base = now[napi.I_LAB]
-        lab = cfg.lab
+        lfl0 = now[napi.I_LFL]
         for k, v in enumerate(values.tolist()):
             shape.classes[int(v)] = np.ascontiguousarray(labels[:, k])
             if cfg.multi_key[i][k]:
-                pre = lab[base + k * (pm + 1) : base + (k + 1) * (pm + 1)]
-                if pm != m:  # (every frame this label's: its prefix over the period)
-                    pre = np.arange(m + 1, dtype=np.int64) * pre[1]
+                pre = full_prefix(cfg.lab, int(cfg.lfl[lfl0 + napi.L_WIDTH * k + 2]), m)
                 a, b, who = segments(mine, segs)
                 cnt = seq_range(pre, m, a, b)
                 first = np.full(n_polls, -1, np.int64)

@@ -55,16 +55,17 @@ SCHEDULED = 2
 S_ORIGIN, S_N0, S_MILLI, S_CAP, S_L, S_MQ, S_MR, S_A, S_AR, S_WIDTH = range(10)
 # an instance: its configuration, then its state
 # (``I_PM``: the period of its cost prefix in ``pre``, 1 when every frame costs the same;
-# ``I_LPM``: its labels' in ``lab``, 1 when every frame has its one label)
+# ``I_LFL``: where its labels' rows start in ``lfl``: ps a flush, frames a bulk, and where the
+# label's prefix count starts in ``lab``)
 # (``I_TXR``: the transmit ring its XDP_TX frames go to, ``I_TXPRE``: where their prefix
 # count starts in ``lab``; a balance-rr bond's frames (prefix ``I_RRPRE``): which slave ids
 # are this port (bits of ``I_RRMASK``), packets_per_slave, the slaves, the other slave's ring
 # for this CPU and the ps a bulk flush toward it costs)
-(I_SRC, I_M, I_TAB, I_PRE, I_PM, I_LAB, I_NLAB, I_LPM, I_LFL, I_CPU, I_W, I_ITR, I_R,
- I_POLL_PS, I_FEED, I_FPRE, I_CARD, I_TXR, I_TXPRE, I_RRPRE, I_RRMASK, I_RRPPS, I_RRCNT,
- I_RRTXR, I_RRFL, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD,
- I_RLEN, I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP, I_RRHERE,
- I_WIDTH) = range(43)  # fmt: skip
+(I_SRC, I_M, I_TAB, I_PRE, I_PM, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS, I_FEED,
+ I_FPRE, I_CARD, I_TXR, I_TXPRE, I_RRPRE, I_RRMASK, I_RRPPS, I_RRCNT, I_RRTXR, I_RRFL,
+ I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD, I_RLEN, I_TAKEN,
+ I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP, I_RRHERE, I_WIDTH) = range(41)  # fmt: skip
+L_WIDTH = 3  # an instance's label in ``lfl``: ps a flush, frames a bulk, its prefix count
 I_CONF = I_RUNNING  # the configuration columns come first
 # a card (``Card``) whose ports' arrivals NAPI's loop admits: its configuration (its feeds,
 # rows ``K_F0`` on in ``feeds``; how many ports it has; ps of DMA per frame received and
@@ -551,16 +552,15 @@ def take(ins: IntArray, runs: IntArray, segs: IntArray, ns: int, i: int, k: int)
 
 
 def label_frames(
-    ins: IntArray, lab: IntArray, segs: IntArray, ns: int, nseg: int, i: int, label: int
-) -> int:
+    ins: IntArray, lab: IntArray, lfl: IntArray, segs: IntArray, ns: int, nseg: int, i: int,
+    label: int,
+) -> int:  # fmt: skip
     """Of the frames a poll of instance ``i`` took (its runs ``segs[ns : ns + nseg]``), those
-    toward bulk queue ``label``: prefix counts at ``I_LAB``, one sequence per label (of
-    period ``I_LPM``)."""
-    pm = ins[i, I_LPM]
-    base = ins[i, I_LAB] + label * (pm + 1)
+    toward bulk queue ``label``: its prefix count (``prefix_sum``)."""
+    at = lfl[ins[i, I_LFL] + L_WIDTH * label + 2]
     cnt = 0
     for j in range(nseg):
-        cnt += _range_sum(lab, base, pm, segs[ns + j, 0], segs[ns + j, 1])
+        cnt += prefix_sum(lab, at, segs[ns + j, 0], segs[ns + j, 1])
     return cnt
 
 
@@ -576,10 +576,10 @@ def poll_ps(
     for j in range(nseg):
         ps += _range_sum(pre, ins[i, I_PRE], ins[i, I_PM], segs[ns + j, 0], segs[ns + j, 1])
     for label in range(ins[i, I_NLAB]):
-        cnt = label_frames(ins, lab, segs, ns, nseg, i, label)
-        size = lfl[ins[i, I_LFL] + 2 * label + 1]
+        cnt = label_frames(ins, lab, lfl, segs, ns, nseg, i, label)
+        size = lfl[ins[i, I_LFL] + L_WIDTH * label + 1]
         bulks = (cnt + size - 1) // size
-        ps += bulks * lfl[ins[i, I_LFL] + 2 * label]
+        ps += bulks * lfl[ins[i, I_LFL] + L_WIDTH * label]
     return ps  # type: ignore[no-any-return]
 
 
@@ -832,8 +832,8 @@ def run_cpus(
 
 
 def sort_polls(
-    polls: IntArray, segs: IntArray, ins: IntArray, lab: IntArray, bounds: IntArray,
-    dest: IntArray, labels: IntArray, taken: IntArray,
+    polls: IntArray, segs: IntArray, ins: IntArray, lab: IntArray, lfl: IntArray,
+    bounds: IntArray, dest: IntArray, labels: IntArray, taken: IntArray,
 ) -> int:  # fmt: skip
     """A run's poll records instance by instance, each instance's in time order (a counting
     sort in place: instance ``i``'s from ``bounds[i]`` to ``bounds[i + 1]``, ``bounds``
@@ -853,7 +853,7 @@ def sort_polls(
         dest[p] = q
         for label in range(ins[i, I_NLAB]):
             labels[q, label] = label_frames(
-                ins, lab, segs, polls[p, P_SEG], polls[p, P_NSEG], i, label
+                ins, lab, lfl, segs, polls[p, P_SEG], polls[p, P_NSEG], i, label
             )  # fmt: skip
     for p in range(n):  # each record to its place, a cycle of the permutation at a time
         while dest[p] != p:

@@ -32,8 +32,9 @@ BoolArray = npt.NDArray[np.bool_]
 
 class Tables:
     """The per-position tables of a configuration's instances, concatenated: queue positions
-    (``tab``), prefix sums of each frame's cost (``pre``) and of each bulk label (``lab``),
-    and per label the cost of a flush and the frames of a bulk (``lfl``)."""
+    (``tab``), prefix sums of each frame's cost (``pre``), prefix counts (``lab``: each bulk
+    label's, XDP_TX's, a bond's, a veth's feed, ``add_prefix``), and per label the cost of a
+    flush, the frames of a bulk and where its prefix count starts (``lfl``)."""
 
     def __init__(self, world: World, dp: Datapath) -> None:
         self.world = world
@@ -101,12 +102,7 @@ class Tables:
         values = np.unique(bq[(bq >= 0) | (bq <= CPU_TARGET) | (bq == RR_CLASS)])
         row[napi.I_M] = m
         row[napi.I_PRE] = self.sizes[1]
-        row[napi.I_LAB] = self.sizes[2]
         row[napi.I_NLAB] = len(values)
-        # every frame toward its one label: a prefix of period 1 (a devmap's million-entry
-        # source stores 2 counts, not a million and one)
-        pm = 1 if m and len(values) == 1 and bool((bq == values[0]).all()) else m
-        row[napi.I_LPM] = pm
         row[napi.I_LFL] = self.sizes[3]
         if m and cost_ps.min() == cost_ps.max():  # every frame costs the same: one period
             row[napi.I_PM] = 1
@@ -117,22 +113,20 @@ class Tables:
         flushes: list[int] = []
         mk = np.zeros(len(values), bool)
         for k, v in enumerate(values.tolist()):
-            hit = (bq[:pm] == v).astype(np.int64)
-            self.lab.append(np.concatenate(([0], np.cumsum(hit))))
+            at = self.add_prefix(bq == v)
             if c.mode != MODE_DRV or v == RR_CLASS:  # generic XDP: no bulk, no flush
-                flushes += [0, 1]  # (a balance-rr bond's: its flushes are ``napi.transmit``'s)
+                flushes += [0, 1, at]  # (a balance-rr bond's: its flushes are ``transmit``'s)
             elif v <= XSK_TARGET:  # an AF_XDP socket: one xsk_flush a poll
-                flushes += [round(costs.XSK_FLUSH * 1000), XSK_BULK]
+                flushes += [round(costs.XSK_FLUSH * 1000), XSK_BULK, at]
             elif v <= CPU_TARGET:  # a cpumap entry's bulk queue
-                flushes += [round(costs.CPUMAP_FLUSH * 1000), CPU_MAP_BULK_SIZE]
+                flushes += [round(costs.CPUMAP_FLUSH * 1000), CPU_MAP_BULK_SIZE, at]
             else:
                 flush = round(devmap.flush_cost(dev, self.world.by_ifindex[v]) * 1000)
-                flushes += [flush, DEV_MAP_BULK_SIZE]
+                flushes += [flush, DEV_MAP_BULK_SIZE, at]
             mk[k] = len(np.unique(c.key[seq[bq == v]])) > 1
         self.lfl.append(np.array(flushes, np.int64))
         self.sizes[1] += len(self.pre[-1])
-        self.sizes[2] += len(values) * (pm + 1)
-        self.sizes[3] += 2 * len(values)
+        self.sizes[3] += napi.L_WIDTH * len(values)
         return values, mk, bq
 
 
@@ -200,6 +194,14 @@ def segments(mine: IntArray, segs: IntArray) -> tuple[IntArray, IntArray, IntArr
     who = np.repeat(np.arange(len(mine), dtype=np.int64), counts)
     rows = spans(mine[:, napi.P_SEG], counts)
     return segs[rows, 0], segs[rows, 1], who
+
+
+def full_prefix(lab: IntArray, at: int, m: int) -> IntArray:
+    """A prefix count stored after its period (``Tables.add_prefix``) over all ``m``
+    positions."""
+    pm = int(lab[at])
+    pre: IntArray = lab[at + 1 : at + pm + 2]
+    return pre if pm == m else np.arange(m + 1, dtype=np.int64) * pre[1]
 
 
 def seq_range(pre: IntArray, m: int, a: IntArray, b: IntArray) -> IntArray:
