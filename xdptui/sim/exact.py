@@ -20,7 +20,6 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -39,7 +38,7 @@ from xdptui.sim.events import Event, EventStream
 from xdptui.sim.exact_admit import Arrivals, admission
 from xdptui.sim.exact_io import tx_rings
 from xdptui.sim.kconst import WIRE_OVERHEAD
-from xdptui.sim.shared import deepcopy_fields
+from xdptui.sim.table import Field, Row, Table
 from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
 
@@ -58,15 +57,19 @@ def ident(src: int, seq: IntArray) -> IntArray:
     return out
 
 
-@dataclass
-class CpuState:
-    """One CPU's softirq: when it is free again and its NAPI poll list (``softnet_data``)."""
+class CpuState(Row):
+    """One CPU's softirq: when it is free again and its NAPI poll list (``softnet_data``). A
+    row of exact mode's CPU table."""
 
-    busy_until: int = 0
-    poll_list: deque[tuple[str, int]] = field(default_factory=deque)
-    run_at: int = -1  # a RUN event is pending at this time (-1: none)
+    busy_until = Field[int](0)
+    run_at = Field[int](-1)  # a RUN event is pending at this time (-1: none)
 
-    __deepcopy__ = deepcopy_fields
+    __slots__ = ("poll_list",)
+    poll_list: deque[tuple[str, int]]  # (device, queue)s: a copy shares the tuples
+    OWN = (("poll_list", deque),)
+
+    def fresh(self) -> dict[str, Any]:
+        return {"poll_list": deque()}
 
 
 class Exact:
@@ -79,7 +82,7 @@ class Exact:
         self.now = 0
         self.heap: list[tuple[int, int, int, str, int]] = []
         self.seq = 0
-        self.cpus = [CpuState() for _ in range(world.nr_cpus)]
+        self.cpus = Table.of(CpuState, ({} for _ in range(world.nr_cpus)))
         self.admitted: dict[str, int] = {}
         self.tx_due: dict[str, list[IntArray]] = {}  # per card: departures not yet charged
         self._pending_sched: list[tuple[NetDev, RxQueue, int]] = []

@@ -163,9 +163,10 @@ class Fast:
         for src in w.sources:
             self._emit(src, t0, t1, arr, index)
         held = np.zeros_like(arr)
-        for i, (_, rxq) in enumerate(rxqs):
-            if rxq.held.total:
-                np.add.at(held[i], dp.classes.of_entry[rxq.held.entry], rxq.held.count)
+        waiting = [h for dev in w.devices.values() for h in dev.rxq.column(RxQueue.held)]
+        for i, h in enumerate(waiting):
+            if h.total:
+                np.add.at(held[i], dp.classes.of_entry[h.entry], h.count)
         live = np.flatnonzero((held.sum(axis=1) + arr.sum(axis=1)) > 0)
         work = Work(
             [rxqs[i][0] for i in live],
@@ -200,6 +201,7 @@ class Fast:
             dp.accounts.refused(p.ref, p.dev, p.rows.total)
         io.pending = []
         drain(self.world, self.dp, io.claims, dt, io.feeds, t0, self.napi.played)
+        io.claims, io.feeds = [], []  # the step's: not kept (nor copied by a checkpoint)
         if w.cpumaps:  # the kthreads, with the time NAPI left on their CPUs
             napi_cpus = frozenset(q.irq_cpu for d in w.devices.values() for q in d.rxq)
             dp.cpu.busy_ns += cpumap.serve_fast(dp, w.cpumaps, budget, t1, napi_cpus)

@@ -14,6 +14,7 @@ they send take the card's DMA too). The other instances keep fast mode's arithme
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,6 +176,23 @@ class NapiState:
     rearm: int = -1  # a change at this time: re-arm before the next step
     basis: list[tuple[int, ...]] = field(default_factory=list)  # what positions count
     rxqs: list[RxQueue] = field(default_factory=list)  # each row's queue (a row is its queue)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> NapiState:
+        """A copy whose ring of runs holds each instance's live runs only, in place: the
+        rest of its slots are never read (``napi.push`` and ``napi.take`` stay within
+        ``I_RHEAD``..``I_RLEN``), so they stay zero pages instead of a copy of megabytes."""
+        new = copy.copy(self)
+        memo[id(self)] = new
+        k = self.ins[:, napi.I_RLEN]
+        rows = np.repeat(np.arange(len(k)), k)
+        slots = spans(self.ins[:, napi.I_RHEAD], k) % self.runs.shape[1]
+        new.runs = np.zeros(self.runs.shape, self.runs.dtype)  # calloc: pages made when written
+        new.runs[rows, slots] = self.runs[rows, slots]
+        new.ins, new.cpu, new.plist = self.ins.copy(), self.cpu.copy(), self.plist.copy()
+        new.glob, new.known = self.glob.copy(), self.known.copy()
+        new.basis = list(self.basis)  # tuples of ints
+        new.rxqs = copy.deepcopy(self.rxqs, memo)
+        return new
 
 
 class FastNapi:

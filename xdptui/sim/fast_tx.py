@@ -72,9 +72,9 @@ def drain(
         by_dev.setdefault(cl.ring_dev.name, []).append(cl)
     wire_bytes = world.entries.wire_bytes
     for dev in world.devices.values():
-        rings = dev.tx if isinstance(dev, Nic | Tun) else []
-        if not rings:
+        if not isinstance(dev, Nic | Tun) or not dev.tx:
             continue
+        rings = dev.tx
         mine = by_dev.get(dev.name, [])
         if isinstance(dev, Tun) and _play_tap(world, dp, dev, mine, t0, t0 + dt):
             continue
@@ -95,15 +95,15 @@ def drain(
             else:
                 offered[k] = np.bincount(cl.rings, weights=cl.rows.count, minlength=R)
                 offered_b[k] = np.bincount(cl.rings, weights=wire, minlength=R)
-        occ = np.array([r.occ for r in rings], dtype=np.int64)
+        occ = np.array(rings.column(TxRing.occ), dtype=np.int64)
         inc = offered.sum(axis=0)
         if not inc.any() and not occ.any():
             continue
-        occ_b = np.array([r.occ_bytes for r in rings])
+        occ_b = np.array(rings.column(TxRing.occ_bytes), dtype=np.float64)
         demand = occ + inc
         demand_b = occ_b + offered_b.sum(axis=0)
-        credit = np.array([r.credit for r in rings])
-        size = np.array([r.size for r in rings], dtype=np.int64)
+        credit = np.array(rings.column(TxRing.credit), dtype=np.float64)
+        size = np.array(rings.column(TxRing.size), dtype=np.int64)
         refused = None
         if isinstance(dev, Tun):
             out, credit = drain_tap(dev, demand, credit, dt)
@@ -211,7 +211,8 @@ def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: in
     Returns False (nothing done) otherwise."""
     if nic.card in world.cards or not nic.running or not nic.tx:
         return False
-    if not claims and not any(r.occ for r in nic.tx) and not nic.wire_batches:
+    occ: list[int] = nic.tx.column(TxRing.occ)
+    if not claims and not any(occ) and not nic.wire_batches:
         return True  # nothing queued, nothing offered
     for cl in claims:
         x = cl.ref.xmit
@@ -247,10 +248,10 @@ def queued(nic: Nic, at0: int) -> tuple[list[Batch], int]:
     is free: the batches a played step left (``Nic.wire_batches``), or, where the rings were
     left by the fluid rule, their frames sent one after the other from ``at0``."""
     batches = list(nic.wire_batches)
-    held = {r.index: 0 for r in nic.tx}
+    held = [0] * len(nic.tx)  # by ring (a ring's index is its row)
     for wb in batches:
         held[wb[0]] += batch_left(wb, at0)
-    if all(held[r.index] == r.occ for r in nic.tx):
+    if held == nic.tx.column(TxRing.occ):
         return batches, nic.wire_free_ps
     batches, free = [], at0
     for r in nic.tx:

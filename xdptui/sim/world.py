@@ -22,7 +22,7 @@ from xdptui.sim.columns import filled, joined
 from xdptui.sim.cpumap import CpuMap
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Card, Nic, configure_queues, configure_xdp_rings
-from xdptui.sim.dev.rings import RxQueue, TxRing
+from xdptui.sim.dev.rings import rx_queue_table, tx_ring_table
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import DevMap
@@ -193,7 +193,7 @@ def build_device(
             card=spec.card or spec.name,
         )
         queues = spec.queues or min(nr_cpus, driver.max_queues)
-        nic.rxq = [RxQueue(0, spec.ring or driver.rx_ring_default, 0, 0, 0, n)]
+        nic.rxq = rx_queue_table(spec.ring or driver.rx_ring_default, [0], 0, 0, n)
         irq = np.asarray(spec.irq_cpus, dtype=np.int64) if spec.irq_cpus else None
         span = entry_span(sources, spec.name)
         configure_queues(nic, queues, nr_cpus, entries.rss_hash, span, irq)
@@ -201,10 +201,8 @@ def build_device(
         return nic
     if isinstance(spec, VethSpec):
         veth = Veth(**_common(spec, ifindex), speed_bps=0, peer=spec.peer, queues=spec.queues)
-        veth.rxq = [
-            RxQueue(q, VETH_RING_SIZE, q % nr_cpus, 0, NAPI_POLL_WEIGHT, n)
-            for q in range(spec.queues)
-        ]
+        cpus = [q % nr_cpus for q in range(spec.queues)]
+        veth.rxq = rx_queue_table(VETH_RING_SIZE, cpus, 0, NAPI_POLL_WEIGHT, n)
         return veth
     if isinstance(spec, TunSpec):
         tun = Tun(
@@ -220,7 +218,7 @@ def build_device(
             zerocopy=spec.zerocopy,
             sndbuf_default=spec.sndbuf is None,
             napi_frags=spec.napi_frags,
-            tx=[TxRing(q, spec.tx_queue_len) for q in range(spec.queues)],
+            tx=tx_ring_table(spec.tx_queue_len, spec.queues),
             reader_free_ps=[0] * spec.queues,
         )
         tun.counters.update(dict.fromkeys(TUN_COUNTERS, 0))
@@ -228,9 +226,8 @@ def build_device(
         # what it has not written yet waits on its side (a virtqueue of TAP_WRITE_BACKLOG).
         batch = VHOST_NET_BATCH if spec.writer == "vhost" else 1
         wait = VHOST_WAKE_NS if spec.writer == "vhost" else 0
-        tun.rxq = [
-            RxQueue(q, TAP_WRITE_BACKLOG, q % nr_cpus, wait, batch, n) for q in range(spec.queues)
-        ]
+        cpus = [q % nr_cpus for q in range(spec.queues)]
+        tun.rxq = rx_queue_table(TAP_WRITE_BACKLOG, cpus, wait, batch, n)
         tun.carrier = spec.reader is not None  # tun_attach: carrier on with a queue
         return tun
     assert isinstance(spec, BondSpec)

@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Protocol
 from xdptui.model.errors import Errno
 from xdptui.model.views import COUNTERS
 from xdptui.sim import costs
-from xdptui.sim.dev.rings import RxQueue
+from xdptui.sim.dev.rings import RxQueue, rx_queue_table
 from xdptui.sim.programs import Program
+from xdptui.sim.table import Table
 from xdptui.sim.xsk import XskMap, XskSocket
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ class NetDev:
     master: str | None = None
     xdp: dict[str, Attachment] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
-    rxq: list[RxQueue] = field(default_factory=list)
+    rxq: Table[RxQueue] = field(default_factory=lambda: rx_queue_table(0, [], 0, 0, 0))
     down_until_ns: int = 0  # a driver reset keeps the link down until then
 
     @property

@@ -19,10 +19,11 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno
 from xdptui.sim import costs, jit
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev, XdpCore, Xmit
-from xdptui.sim.dev.rings import Batch, RxQueue, TxRing
+from xdptui.sim.dev.rings import Batch, TxRing, rx_queue_table, tx_ring_table
 from xdptui.sim.drivers import DriverProfile
 from xdptui.sim.hashing import default_reta, rss_queue
 from xdptui.sim.kconst import NAPI_POLL_WEIGHT, WIRE_OVERHEAD
+from xdptui.sim.table import Table
 
 if TYPE_CHECKING:
     from xdptui.sim.batch import Rows
@@ -62,7 +63,9 @@ class Nic(NetDev):
     xdp_locking: bool = False
     ring_of_cpu: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     ring_of_queue: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    tx: list[TxRing] = field(default_factory=list)  # the XDP TX rings, then the stack's queue
+    tx: Table[TxRing] = field(
+        default_factory=lambda: tx_ring_table(0, 0)
+    )  # XDP TX rings, then the stack's queue
     card: str = ""  # ports of one card share its DMA budget (rx_pps_max)
     # mlx5's RQ and XDPSQ counters as ``ethtool -S`` names them (``xdp_handle``, ``xdpsq``);
     # kept for every port, printed for mlx5 only
@@ -314,10 +317,7 @@ def configure_queues(
     if irq is None or len(irq) != queues:
         irq = np.arange(queues, dtype=np.int64) % nr_cpus
     size = nic.rxq[0].size if nic.rxq else drv.rx_ring_default
-    nic.rxq = [
-        RxQueue(q, size, int(irq[q]), drv.itr_ns, NAPI_POLL_WEIGHT, len(rss_hash))
-        for q in range(queues)
-    ]
+    nic.rxq = rx_queue_table(size, irq.tolist(), drv.itr_ns, NAPI_POLL_WEIGHT, len(rss_hash))
 
 
 def configure_xdp_rings(nic: Nic, nr_cpus: int) -> None:
@@ -342,18 +342,22 @@ def configure_xdp_rings(nic: Nic, nr_cpus: int) -> None:
         if ring is not None:
             ring_of_queue[q] = ring
     nic.ring_of_queue = ring_of_queue
-    stack = nic.tx[-1] if nic.tx else TxRing(rings, nic.tx_ring_size)
-    stack.index = rings
-    nic.tx = [
-        TxRing(
-            r,
-            nic.tx_ring_size,
-            tuple(int(c) for c in np.flatnonzero(ring_of_cpu == r)),
-            locking,
-            rx_queues=tuple(int(q) for q in np.flatnonzero(ring_of_queue == r)),
-        )
+    xdp = [
+        {
+            "index": r,
+            "size": nic.tx_ring_size,
+            "cpus": tuple(int(c) for c in np.flatnonzero(ring_of_cpu == r)),
+            "locked": locking,
+            "rx_queues": tuple(int(q) for q in np.flatnonzero(ring_of_queue == r)),
+        }
         for r in range(rings)
-    ] + [stack]
+    ]
+    tx = Table.of(TxRing, [*xdp, {"index": rings, "size": nic.tx_ring_size}])
+    if nic.tx:  # the stack's queue survives, its counts and frames with it
+        stack = nic.tx[-1]
+        tx.adopt(rings, stack)
+        stack.index = rings
+    nic.tx = tx
 
 
 def gcra(tat: int, a: int, s: int, tau: int) -> int:

@@ -9,7 +9,7 @@ granularities").
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ import numpy.typing as npt
 from xdptui.sim.batch import Rows
 from xdptui.sim.columns import ClassIds
 from xdptui.sim.kconst import DEV_MAP_BULK_SIZE
-from xdptui.sim.shared import deepcopy_fields
+from xdptui.sim.table import Field, Row, Table
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -275,24 +275,37 @@ class Fifo:
         self.buf: dict[str, IntArray] = {c: np.zeros(max(capacity, 16), np.int64) for c in columns}
         self.head = 0
         self.tail = 0
+        self.shared = False  # ``buf`` is also a copy's: the first write makes its own
 
     def __len__(self) -> int:
         return self.tail - self.head
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Fifo:
-        """The live records only, from the start of new buffers: a checkpoint copies what is
-        queued, not the buffers' spare room (most rings in fast mode hold nothing)."""
+    def cow(self) -> Fifo:
+        """A copy on write: it shares the buffers, and whichever of the two writes first
+        (``push``, ``resize_entries``) takes its own live records (most rings in fast mode
+        hold nothing, and a checkpoint is rarely written to)."""
         new = Fifo.__new__(Fifo)
-        memo[id(self)] = new
-        new.columns = self.columns
-        new.buf = {c: self.buf[c][self.head : self.tail].copy() for c in self.columns}
-        new.head, new.tail = 0, self.tail - self.head
+        new.columns, new.buf, new.head, new.tail = self.columns, self.buf, self.head, self.tail
+        new.shared = self.shared = True
         return new
+
+    def own(self) -> None:
+        """Buffers of its own, holding the live records from their start."""
+        if self.shared:
+            live = self.tail - self.head
+            size = max(16, 2 * live)
+            buf = {}
+            for c in self.columns:
+                arr = np.zeros(size, np.int64)
+                arr[:live] = self.buf[c][self.head : self.tail]
+                buf[c] = arr
+            self.buf, self.head, self.tail, self.shared = buf, 0, live, False
 
     def push(self, cols: dict[str, IntArray]) -> None:
         n = len(cols[self.columns[0]])
         if n == 0:
             return
+        self.own()
         size = len(self.buf[self.columns[0]])
         if self.tail + n > size:
             live = self.tail - self.head
@@ -329,42 +342,46 @@ class Fifo:
         n = len(self)
         self.buf = {c: np.zeros(16, np.int64) for c in self.columns}
         self.head = self.tail = 0
+        self.shared = False
         return n
 
 
-@dataclass
-class RxQueue:
+class RxQueue(Row):
     """One receive queue and its NAPI instance (``struct napi_struct``): the descriptor ring,
-    the CPU its interrupt is affine to and the interrupt moderation (``rx-usecs``)."""
+    the CPU its interrupt is affine to and the interrupt moderation (``rx-usecs``). A row of
+    its device's table (``rx_queue_table``)."""
 
-    index: int
-    size: int
-    irq_cpu: int
-    itr_ns: int  # interrupt throttle: at most one interrupt per itr_ns (0: none, e.g. veth)
-    weight: int  # the budget of one poll (NAPI_POLL_WEIGHT; 1 for a tap's single writes)
-    entries: int  # the flow-table size, for fast mode's per-entry counts
-    rx_packets: int = 0
-    rx_dropped: int = 0
-    peak: int = 0
-    polls: int = 0
-    fifo: Fifo = field(init=False)
-    held: Rows = field(init=False)  # fast mode: frames waiting, per entry (or class representative)
-    state: int = ARMED
-    irq_at: int = 0
-    last_irq: int = -(10**15)
-    cpu: int = -1  # the CPU whose poll list holds it (exact mode), -1 when not scheduled
-    fast_pos: int = 0  # fast mode: frames taken so far (position in the queue's sequence)
-    fast_irq: int = -1  # fast mode: when its next interrupt fires (-1: idle)
+    size = Field[int](0)
+    irq_cpu = Field[int](0)
+    itr_ns = Field[int](
+        0
+    )  # interrupt throttle: at most one interrupt per itr_ns (0: none, e.g. veth)
+    weight = Field[int](0)  # the budget of one poll (NAPI_POLL_WEIGHT; 1 for a tap's single writes)
+    entries = Field[int](0)  # the flow-table size, for fast mode's per-entry counts
+    rx_packets = Field[int](0)
+    rx_dropped = Field[int](0)
+    peak = Field[int](0)
+    polls = Field[int](0)
+    held = Field[Rows](
+        Rows.empty()
+    )  # fast mode: frames waiting, per entry (or class representative)
+    state = Field[int](ARMED)
+    irq_at = Field[int](0)
+    last_irq = Field[int](-(10**15))
+    cpu = Field[int](-1)  # the CPU whose poll list holds it (exact mode), -1 when not scheduled
+    fast_pos = Field[int](0)  # fast mode: frames taken so far (position in the queue's sequence)
+    fast_irq = Field[int](-1)  # fast mode: when its next interrupt fires (-1: idle)
     # fast mode, where a saturated wire needed its polls' times (``fast_burst``): the step end
     # they reached, the next poll then, the frames waiting for it, the last interrupt
-    fast_burst: tuple[int, float, float, float] | None = None
-    vhost_done: int = 0  # a vhost writer's done_idx: buffers since its last vhost_tx_batch
+    fast_burst = Field[tuple[int, float, float, float] | None](None)
+    vhost_done = Field[int](0)  # a vhost writer's done_idx: buffers since its last vhost_tx_batch
 
-    __deepcopy__ = deepcopy_fields
+    __slots__ = ("fifo",)
+    fifo: Fifo  # grows as exact mode fills it (fast mode never does)
+    OWN = (("fifo", lambda f: f.cow()),)
 
-    def __post_init__(self) -> None:
-        self.fifo = Fifo(RX_COLUMNS)  # grows as exact mode fills it (fast mode never does)
-        self.held = Rows.empty()
+    def fresh(self) -> dict[str, Any]:
+        return {"fifo": Fifo(RX_COLUMNS)}
 
     def occupancy(self, exact: bool) -> int:
         return len(self.fifo) if exact else self.held.total
@@ -375,6 +392,7 @@ class RxQueue:
             self.held = Rows(mapping[self.held.entry], self.held.count, False)
         self.entries = entries
         if len(self.fifo):
+            self.fifo.own()
             self.fifo.buf["entry"][self.fifo.head : self.fifo.tail] = mapping[
                 self.fifo.buf["entry"][self.fifo.head : self.fifo.tail]
             ]
@@ -407,28 +425,28 @@ class RxQueue:
         self.held = Rows.empty()
 
 
-@dataclass
-class TxRing:
+class TxRing(Row):
     """A transmit ring that drains onto the wire (an XDP TX ring, the stack's TX queue) or to a
-    reader (a tap's ``tx_ring``). Frames wait in slots until their departure time."""
+    reader (a tap's ``tx_ring``). Frames wait in slots until their departure time. A row of
+    its device's table (``tx_ring_table``)."""
 
-    index: int
-    size: int
-    cpus: tuple[int, ...] = ()  # CPUs whose ndo_xdp_xmit (ixgbe: and XDP_TX) lands here
-    locked: bool = False
-    sent: int = 0
-    sent_wire: float = 0.0  # the wire bytes of what was sent (frames + WIRE_OVERHEAD each)
-    dropped: int = 0
-    fifo: Fifo = field(init=False)
-    occ: int = 0  # fast mode: frames held
-    occ_bytes: float = 0.0
-    credit: float = 0.0  # fast mode: a fraction of a frame the ring may still send
-    rx_queues: tuple[int, ...] = ()  # RX queues whose XDP_TX lands here (i40e, ice, mlx5)
+    size = Field[int](0)
+    cpus = Field[tuple[int, ...]](())  # CPUs whose ndo_xdp_xmit (ixgbe: and XDP_TX) lands here
+    locked = Field[bool](False)
+    sent = Field[int](0)
+    sent_wire = Field[float](0.0)  # the wire bytes of what was sent (frames + WIRE_OVERHEAD each)
+    dropped = Field[int](0)
+    occ = Field[int](0)  # fast mode: frames held
+    occ_bytes = Field[float](0.0)
+    credit = Field[float](0.0)  # fast mode: a fraction of a frame the ring may still send
+    rx_queues = Field[tuple[int, ...]](())  # RX queues whose XDP_TX lands here (i40e, ice, mlx5)
 
-    __deepcopy__ = deepcopy_fields
+    __slots__ = ("fifo",)
+    fifo: Fifo
+    OWN = (("fifo", lambda f: f.cow()),)
 
-    def __post_init__(self) -> None:
-        self.fifo = Fifo(TX_COLUMNS)
+    def fresh(self) -> dict[str, Any]:
+        return {"fifo": Fifo(TX_COLUMNS)}
 
     def occupancy(self, exact: bool) -> int:
         return len(self.fifo) if exact else self.occ
@@ -466,3 +484,28 @@ def _lay_out(held: Rows, order: IntArray | None, of_entry: ClassIds) -> IntArray
     pos = np.sort(np.concatenate(pos_parts)) if pos_parts else np.zeros(0, np.int64)
     out: IntArray = np.concatenate([order[pos % n], *tail])
     return out
+
+
+def rx_queue_table(
+    size: int, irq_cpus: list[int], itr_ns: int, weight: int, entries: int
+) -> Table[RxQueue]:
+    """A device's RX queues, queue q's interrupt on ``irq_cpus[q]``."""
+    return Table.of(
+        RxQueue,
+        (
+            {
+                "index": q,
+                "size": size,
+                "irq_cpu": c,
+                "itr_ns": itr_ns,
+                "weight": weight,
+                "entries": entries,
+            }
+            for q, c in enumerate(irq_cpus)
+        ),
+    )
+
+
+def tx_ring_table(size: int, n: int) -> Table[TxRing]:
+    """``n`` transmit rings of ``size`` slots."""
+    return Table.of(TxRing, ({"index": r, "size": size} for r in range(n)))

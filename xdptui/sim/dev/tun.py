@@ -20,13 +20,14 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno
 from xdptui.sim import costs, kconst
 from xdptui.sim.dev.netdev import NetDev
-from xdptui.sim.dev.rings import TxRing
+from xdptui.sim.dev.rings import TxRing, tx_ring_table
 from xdptui.sim.dev.vhost_net import builds_xdp
 from xdptui.sim.kconst import (
     NET_IP_ALIGN,
     NET_SKB_PAD,
     XDP_PACKET_HEADROOM,
 )
+from xdptui.sim.table import Table
 
 if TYPE_CHECKING:
     from xdptui.sim.batch import Rows
@@ -63,7 +64,9 @@ class Tun(NetDev):
     zerocopy: bool = False
     sndbuf_default: bool = True
     napi_frags: bool = False
-    tx: list[TxRing] = field(default_factory=list)  # one tx_ring (toward userspace) per queue
+    tx: Table[TxRing] = field(
+        default_factory=lambda: tx_ring_table(0, 0)
+    )  # one tx_ring (toward userspace) per queue
     reader_free_ps: list[int] = field(default_factory=list)  # exact mode, per queue (ps)
     throttled: int = 0  # frames the writers could not write yet (CPU-bound writers)
     slow_reasons: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SLOW_REASONS, 0))
