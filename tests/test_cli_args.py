@@ -199,3 +199,15 @@ def test_bench_sim_says_what_the_topology_asked_for_and_the_kernel_refused(tmp_p
     assert f"{topo}: refused at boot: ip link set dev eth0 xdp obj xdp_drop: ENOMEM" in res.stdout
     res = xdptui("bench", "sim", LINE_RATE, "--sim-time", "10us")
     assert res.returncode == 0 and "refused" not in res.stdout
+
+
+def test_bench_sim_json_has_the_engine_issue_figures_with_a_checkpoint_s_cost() -> None:
+    """CPU time, build time, peak memory and what a copy of the state costs (a checkpoint,
+    a rewind, a refused command's rollback), each a measured positive figure."""
+    import json
+
+    res = xdptui("bench", "sim", LINE_RATE, "--sim-time", "200us", "--json")
+    assert res.returncode == 0, res.stderr
+    got = json.loads(res.stdout)
+    for key in ("cpu_s", "build_cpu_s", "peak_rss_mb", "checkpoint_ms"):
+        assert got[key] > 0, key

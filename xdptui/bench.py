@@ -48,6 +48,7 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
     wall = time.perf_counter() - start
     cpu = time.process_time() - cpu0
     frames = sum(src.emitted for src in sim.world.sources)
+    checkpoint_ms = _checkpoint_ms(sim)
     refused = [
         f"{e['cmd']}: {e['errno']}"
         for e in sim.events()
@@ -73,6 +74,7 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
         "build_cpu_s": round(build_cpu, 4),
         "entries": entries,
         "entries_per_build_s": round(entries / build if build else 0.0, 1),
+        "checkpoint_ms": round(checkpoint_ms, 3),
         "refused": refused,  # the topology's own commands the kernel's rules refused
     }
     if as_json:
@@ -92,6 +94,10 @@ def bench_sim(topology: Topology, sim_ns: int, as_json: bool, exact: bool = Fals
         print(f"frames / CPU-s      {format_rate(result['frames_per_cpu_s'], 'fps')}")
         print(f"real-time factor    {result['realtime_factor']:.3f}")
         print(f"peak memory         {result['peak_rss_mb']:.0f} MB (the whole process)")
+        print(
+            f"checkpoint          {checkpoint_ms:.2f} ms CPU (a copy of the state: what a "
+            "checkpoint, a rewind or a command's rollback copies)"
+        )
         print(
             f"simpy baseline      {format_rate(result['simpy_events_per_s'], ' events/s')}"
             "  (raw timeouts, one per frame would cap the per-packet model here)"
@@ -132,6 +138,20 @@ def bench_sim_many(paths: list[str], sim_ns: int, exact: bool, trust: bool, as_j
         for line in r.get("refused", []):
             print(f"{r['file']}: refused at boot: {line}")
     return 0
+
+
+def _checkpoint_ms(sim: Any, copies: int = 7) -> float:
+    """The median CPU time of a copy of ``sim``'s state (``copy_state``), after one copy
+    that may fill caches every copy shares."""
+    from xdptui.sim.state import copy_state
+
+    copy_state(sim.state)
+    times = []
+    for _ in range(copies):
+        t0 = time.process_time()
+        copy_state(sim.state)
+        times.append(time.process_time() - t0)
+    return 1000 * sorted(times)[copies // 2]
 
 
 def _peak_rss_mb() -> float:

@@ -270,6 +270,8 @@ SCHEDULED = 2  # on a CPU's poll list (``____napi_schedule``)
 class Fifo:
     """A FIFO of records stored column-wise in NumPy arrays (no per-frame Python objects)."""
 
+    __slots__ = ("buf", "columns", "head", "shared", "tail")
+
     def __init__(self, columns: tuple[str, ...], capacity: int = 64) -> None:
         self.columns = columns
         self.buf: dict[str, IntArray] = {c: np.zeros(max(capacity, 16), np.int64) for c in columns}
@@ -378,7 +380,7 @@ class RxQueue(Row):
 
     __slots__ = ("fifo",)
     fifo: Fifo  # grows as exact mode fills it (fast mode never does)
-    OWN = (("fifo", lambda f: f.cow()),)
+    OWN = (("fifo", Fifo.cow),)
 
     def fresh(self) -> dict[str, Any]:
         return {"fifo": Fifo(RX_COLUMNS)}
@@ -443,7 +445,7 @@ class TxRing(Row):
 
     __slots__ = ("fifo",)
     fifo: Fifo
-    OWN = (("fifo", lambda f: f.cow()),)
+    OWN = (("fifo", Fifo.cow),)
 
     def fresh(self) -> dict[str, Any]:
         return {"fifo": Fifo(TX_COLUMNS)}
