@@ -41,6 +41,16 @@ class Rows:
         return Rows(entry, np.ones(len(entry), np.int64), True, ident, time)
 
     @staticmethod
+    def counted(entry: IntArray, count: IntArray, total: int) -> Rows:
+        """Unordered rows whose total is known already (made by the thousand a step: no
+        dataclass ``__init__``, no sum taken later)."""
+        r = object.__new__(Rows)
+        r.__dict__.update(
+            entry=entry, count=count, ordered=False, ident=None, time=None, _count_sum=total
+        )
+        return r
+
+    @staticmethod
     def empty() -> Rows:
         z = np.zeros(0, np.int64)
         return Rows(z, z, True)

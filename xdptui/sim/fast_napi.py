@@ -1114,7 +1114,7 @@ class FastNapi:
                     if feeds is not None and onward is not None and b > a and onward[k] > 0:
                         sched = (times[a:b].astype(float), polls[a:b, napi.P_K].astype(float))
                         feeds.append(Feed(dev, rxqs[i].index, cpu, took[k], b - a, sched))
-                    self._write_back(rxqs[i], dev, held_rows[k], now[k], was[k])
+                _write_back(dev, qs.tolist(), held_rows, ins[ii], before[ii])
             if batch:
                 self.dp.napi_poll_many(dev, t0, batch)
 
@@ -1177,28 +1177,43 @@ class FastNapi:
                 shape.first_key[int(v)] = first
         return shape
 
-    def _write_back(
-        self, rxq: RxQueue, dev: NetDev, held: Rows, now: list[int], was: list[int]
-    ) -> None:
-        """The queue's fast-mode fields from the loop's state (what other parts read):
-        ``now`` and ``was``, the instance's row after and before the step; ``held``, what
-        its ring holds."""
-        rxq.held = held
-        taken = now[napi.I_TAKEN] - was[napi.I_TAKEN]
-        dropped = now[napi.I_DROPPED] - was[napi.I_DROPPED]
-        missed = now[napi.I_MISSED] - was[napi.I_MISSED]
-        if missed:  # the card's own limit: port-level discards (ice_update_vsi_stats)
-            dev.add("rx_missed_errors", missed)
-        rxq.rx_packets += taken
-        rxq.polls += now[napi.I_POLLS] - was[napi.I_POLLS]
-        rxq.fast_pos += taken
-        rxq.peak = max(rxq.peak, now[napi.I_PEAK])
-        rxq.last_irq = now[napi.I_LAST_IRQ]
-        rxq.fast_irq = now[napi.I_IRQ_AT] if now[napi.I_STATE] == napi.IRQ_PENDING else -1
-        if dropped and isinstance(dev, Tun):  # the writer waits: it writes slower
-            dev.throttled += dropped
-        elif dropped and isinstance(dev, Veth):  # the sender's (``FastIO.rx``: fed_rx)
-            pass
-        elif dropped:
-            rxq.rx_dropped += dropped
-            dev.add("rx_dropped", dropped)
+
+def _write_back(dev: NetDev, qs: list[int], held: list[Rows], now: IntArray, was: IntArray) -> None:
+    """Queues ``qs`` of ``dev``: their fast-mode fields from the loop's state (what other parts
+    read), a column at a time. ``now`` and ``was``: the instances' rows after and before the
+    step; ``held``, what each ring holds."""
+    d = now - was
+    missed = int(d[:, napi.I_MISSED].sum())
+    if missed:  # the card's own limit: port-level discards (ice_update_vsi_stats)
+        dev.add("rx_missed_errors", missed)
+    taken, polls = d[:, napi.I_TAKEN].tolist(), d[:, napi.I_POLLS].tolist()
+    peak, last = now[:, napi.I_PEAK].tolist(), now[:, napi.I_LAST_IRQ].tolist()
+    pending = now[:, napi.I_STATE] == napi.IRQ_PENDING
+    irq = np.where(pending, now[:, napi.I_IRQ_AT], -1).tolist()
+    t = dev.rxq
+    held_c, rx_c, polls_c = (
+        t.column(RxQueue.held),
+        t.column(RxQueue.rx_packets),
+        t.column(RxQueue.polls),
+    )
+    pos_c, peak_c = t.column(RxQueue.fast_pos), t.column(RxQueue.peak)
+    last_c, irq_c = t.column(RxQueue.last_irq), t.column(RxQueue.fast_irq)
+    for k, q in enumerate(qs):
+        held_c[q] = held[k]
+        rx_c[q] += taken[k]
+        polls_c[q] += polls[k]
+        pos_c[q] += taken[k]
+        peak_c[q] = max(peak_c[q], peak[k])
+        last_c[q] = last[k]
+        irq_c[q] = irq[k]
+    dropped = d[:, napi.I_DROPPED]
+    total = int(dropped.sum())
+    if total and isinstance(dev, Tun):  # the writer waits: it writes slower
+        dev.throttled += total
+    elif total and isinstance(dev, Veth):  # the sender's (``FastIO.rx``: fed_rx)
+        pass
+    elif total:
+        dropped_c = t.column(RxQueue.rx_dropped)
+        for k, n in enumerate(dropped.tolist()):
+            dropped_c[qs[k]] += n
+        dev.add("rx_dropped", total)

@@ -250,4 +250,8 @@ def class_rows_many(counts: IntArray, rep: IntArray) -> list[Rows]:
     r, c = np.nonzero(counts)
     at = np.searchsorted(r, np.arange(len(counts) + 1)).tolist()
     entry, count = rep[c], counts[r, c]
-    return [Rows(entry[a:b], count[a:b], False) for a, b in pairwise(at)]
+    totals = counts.sum(axis=1).tolist()
+    return [
+        Rows.counted(entry[a:b], count[a:b], n)
+        for (a, b), n in zip(pairwise(at), totals, strict=True)
+    ]
