@@ -42,11 +42,12 @@ from xdptui.model.views import (
 from xdptui.sim.bond.bond_main import Bond, bond_get_stats
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Nic
-from xdptui.sim.dev.rings import TxRing
+from xdptui.sim.dev.rings import RxQueue, TxRing, rx_occupancy, tx_occupancy
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.show import loaded_programs
 from xdptui.sim.state import LOG_MAX, State
+from xdptui.sim.table import Table
 from xdptui.sim.tally import Tracepoints
 from xdptui.sim.xsk import XskSocket
 
@@ -54,20 +55,23 @@ if TYPE_CHECKING:
     from xdptui.sim.world import World
 
 
-def _rings(rings: list[TxRing], exact: bool, lock_ns: float = 0.0) -> tuple[TxRingView, ...]:
+def _rings(
+    rings: Table[TxRing], n: int, exact: bool, lock_ns: float = 0.0
+) -> tuple[TxRingView, ...]:
+    """The first ``n`` rings' views, read a column at a time."""
     return tuple(
-        TxRingView(
-            r.index,
-            r.cpus,
-            r.locked,
-            r.size,
-            r.occupancy(exact),
-            r.sent,
-            r.dropped,
-            r.rx_queues,
-            lock_ns if r.locked else 0.0,
+        TxRingView(i, cpus, locked, size, o, sent, dropped, rxq, lock_ns if locked else 0.0)
+        for i, cpus, locked, size, o, sent, dropped, rxq in zip(
+            [r.index for r in rings[:n]],
+            rings.column(TxRing.cpus)[:n],
+            rings.column(TxRing.locked)[:n],
+            rings.column(TxRing.size)[:n],
+            tx_occupancy(rings, n, exact),
+            rings.column(TxRing.sent)[:n],
+            rings.column(TxRing.dropped)[:n],
+            rings.column(TxRing.rx_queues)[:n],
+            strict=True,
         )
-        for r in rings
     )
 
 
@@ -77,29 +81,31 @@ def device_view(dev: NetDev, exact: bool, devices: dict[str, NetDev]) -> DeviceV
     if att is not None:
         given = tuple((k, v) for k, v in att.prog.params if k != "ifindex")
         xdp = XdpView(att.prog.name, att.mode, att.inherited_from, given)
+    t = dev.rxq
     queues = tuple(
-        QueueView(
-            queue=q.index,
-            cpu=q.irq_cpu,
-            ring_size=q.size,
-            occupancy=q.occupancy(exact),
-            peak=q.peak,
-            rx_packets=q.rx_packets,
-            rx_dropped=q.rx_dropped,
+        QueueView(q, cpu, size, occ, peak, rx, dropped)
+        for q, cpu, size, occ, peak, rx, dropped in zip(
+            [q.index for q in t],
+            t.column(RxQueue.irq_cpu),
+            t.column(RxQueue.size),
+            rx_occupancy(t, exact),
+            t.column(RxQueue.peak),
+            t.column(RxQueue.rx_packets),
+            t.column(RxQueue.rx_dropped),
+            strict=True,
         )
-        for q in dev.rxq
     )
     rings: tuple[TxRingView, ...] = ()
     extra: dict[str, object] = {}
     driver = None
     if isinstance(dev, Nic):
         driver = dev.drv.name
-        rings = _rings(dev.tx[: dev.xdp_rings], exact, dev.lock_cost(len(dev.ring_of_cpu)))
+        rings = _rings(dev.tx, dev.xdp_rings, exact, dev.lock_cost(len(dev.ring_of_cpu)))
         extra["nic"] = NicView(dev.queues, dev.xdp_rings, dev.xdp_locking, dev.card)
     elif isinstance(dev, Veth):
         extra["veth"] = VethView(dev.peer)
     elif isinstance(dev, Tun):
-        rings = _rings(dev.tx, exact)
+        rings = _rings(dev.tx, len(dev.tx), exact)
         extra["tap"] = TapView(
             dev.mode,
             dev.writer,
@@ -148,17 +154,19 @@ def cpu_views(
     rx: list[list[tuple[str, int]]] = [[] for _ in range(w.nr_cpus)]
     txr: list[list[tuple[str, int, bool]]] = [[] for _ in range(w.nr_cpus)]
     for dev in w.devices.values():
-        for q in dev.rxq:
-            rx[q.irq_cpu].append((dev.name, q.index))
+        cpus = dev.rxq.column(RxQueue.irq_cpu)
+        qs = [q.index for q in dev.rxq]
+        for cpu, q in zip(cpus, qs, strict=True):
+            rx[cpu].append((dev.name, q))
         if isinstance(dev, Nic) and dev.xdp_rings:
-            for cpu, ring in enumerate(dev.ring_of_cpu):
+            for cpu, ring in enumerate(dev.ring_of_cpu.tolist()):
                 if ring >= 0:
-                    txr[cpu].append((dev.name, int(ring), dev.xdp_locking))
-            for q in dev.rxq:  # XDP_TX of the queues a CPU polls (i40e, ice, mlx5)
-                ring = dev.xdp_tx_ring(q.irq_cpu, q.index)
+                    txr[cpu].append((dev.name, ring, dev.xdp_locking))
+            for cpu, q in zip(cpus, qs, strict=True):  # XDP_TX of the queues a CPU polls
+                ring = dev.xdp_tx_ring(cpu, q)  # (i40e, ice, mlx5)
                 entry = (dev.name, ring, dev.xdp_locking)
-                if ring >= 0 and entry not in txr[q.irq_cpu]:
-                    txr[q.irq_cpu].append(entry)
+                if ring >= 0 and entry not in txr[cpu]:
+                    txr[cpu].append(entry)
     return tuple(
         CpuView(
             c,

@@ -511,3 +511,13 @@ def rx_queue_table(
 def tx_ring_table(size: int, n: int) -> Table[TxRing]:
     """``n`` transmit rings of ``size`` slots."""
     return Table.of(TxRing, ({"index": r, "size": size} for r in range(n)))
+
+
+def rx_occupancy(t: Table[RxQueue], exact: bool) -> list[int]:
+    """``RxQueue.occupancy`` of every queue of a table, a column at a time."""
+    return [len(q.fifo) for q in t] if exact else [h.total for h in t.column(RxQueue.held)]
+
+
+def tx_occupancy(t: Table[TxRing], n: int, exact: bool) -> list[int]:
+    """``TxRing.occupancy`` of the first ``n`` rings of a table, a column at a time."""
+    return [len(r.fifo) for r in t[:n]] if exact else t.column(TxRing.occ)[:n]
