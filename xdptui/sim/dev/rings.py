@@ -307,7 +307,8 @@ class Fifo:
         n = len(cols[self.columns[0]])
         if n == 0:
             return
-        self.own()
+        if self.shared:
+            self.own()
         size = len(self.buf[self.columns[0]])
         if self.tail + n > size:
             live = self.tail - self.head
