@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_sim import FakeClock, FakeSim
@@ -272,3 +273,32 @@ async def test_a_command_the_simulator_fails_on_is_a_failed_reply_not_a_crash(
         assert any("the simulator failed on this command: OverflowError" in t for t in toasts(app))
         monkeypatch.undo()
         await still_answers(app, pilot)
+
+
+async def test_an_engine_that_fails_then_cannot_draw_keeps_the_last_frame_up() -> None:
+    """Pausing shows the present -- except when the engine just failed: then the last frame
+    drawn stays, and a simulator that cannot make another is not asked to."""
+
+    class Broken(FakeSim):
+        failed = False
+
+        def frame(self, live: bool = False, zoom: object = None) -> Any:  # type: ignore[override]
+            if self.failed:
+                raise RuntimeError("no frame either")
+            return super().frame(live, zoom)  # type: ignore[arg-type]
+
+    def explode(dt_ns: int) -> None:
+        sim.failed = True
+        raise RuntimeError("engine bug")
+
+    clock = FakeClock()
+    sim = Broken(on_advance=explode)
+    app = XdpApp(sim, paused=True, clock=clock)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.press("space")
+        clock.t += 0.1
+        app.tick()
+        await pilot.pause()
+        assert app.paused
+        assert any("The simulation stopped: RuntimeError: engine bug" in t for t in toasts(app))
+        assert "PAUSED" in rendered(app.screen.query_one(SimHeader))

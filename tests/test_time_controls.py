@@ -203,3 +203,27 @@ def test_a_cpu_that_just_polled_is_not_shown_idle_at_the_same_instant() -> None:
     busy = {c.cpu: c.busy for c in before.cpus}
     assert any(b > 0 for b in busy.values())  # someone polled in the interval
     assert {c.cpu: c.busy for c in same.cpus} == busy
+
+
+async def test_pausing_a_running_fast_mode_clock_shows_the_present_the_next_key_acts_on() -> None:
+    """While the clock runs, fast mode's frames are its last whole step (a step ends on its
+    grid, behind the engine's present); paused, the screen is the present -- what ``,`` and
+    ``.`` step from and a command acts on -- not the last step drawn."""
+    from fake_sim import FakeClock
+
+    from xdptui.topology_io import load_topology
+    from xdptui.widgets.format import format_sim_time
+
+    clock = FakeClock()
+    app = XdpApp(Simulator(load_topology(TOPOLOGIES / "line_rate.yaml")), paused=True, clock=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space")
+        for _ in range(4):
+            clock.t += 0.0013  # 1.3 ms of simulated time a tick at real time: off the step grid
+            app.tick()
+        sim = engine(app)
+        assert not sim.exact and sim.state.committed != sim.now_ns  # the last step drawn lags
+        await pilot.press("space")
+        await pilot.pause()
+        assert app.paused
+        assert f"t {format_sim_time(sim.now_ns)} " in header(app)

@@ -138,6 +138,7 @@ class XdpApp(App[None]):
         self.set_reactive(XdpApp.speed_index, SPEEDS.index(speed_ns_per_s))
         self._timer: Timer | None = None
         self._deadline: float | None = None
+        self._engine_failed = False  # pausing then keeps the last frame (the engine stopped)
         self.commands: Console
         self._main = MainScreen(complete=lambda line: self.commands.complete(line))
         self.stage = Stage(sim, self._main, self._panel_state, fps=fps, clock=clock)
@@ -254,7 +255,9 @@ class XdpApp(App[None]):
         except Exception as exc:
             # The engine failed: stop the clock, say so, keep the app (and the last frame) up.
             LOG.error("the simulation failed", exc_info=exc)
+            self._engine_failed = True
             self.paused = True
+            self._engine_failed = False
             self.notify(
                 f"The simulation stopped: {type(exc).__name__}: {exc}",
                 title="Simulation error",
@@ -294,7 +297,10 @@ class XdpApp(App[None]):
             if self._timer is not None:
                 self._timer.stop()
                 self._timer = None
-            self.stage.show_header()
+            if self._engine_failed:
+                self.stage.show_header()
+            else:  # the present, not the last whole step a running clock drew
+                self.stage.refresh()
             return
         self._deadline = None
         self.stage.clock_changed()
