@@ -74,3 +74,25 @@ def test_a_fifo_and_its_copy_keep_their_own_records_whoever_writes(
             del m[: k // 2]
     for f, m, _ in sides:
         assert f.column("entry").tolist() == m == f.column("t").tolist()
+
+
+def test_a_bulk_queue_first_used_after_a_copy_is_the_copy_s_alone():
+    """Bulk queues (per CPU, from, to) are rows added at their first use
+    (``Tracepoints.bq``): a copy and its original each add and count their own."""
+    from xdptui.sim.tally import Tracepoints
+
+    tp = Tracepoints()
+    tp.bq(0, "eth0", "eth1").frames = 3
+    other = copy.deepcopy(tp)
+    other.bq(1, "eth0", "eth1").frames = 5
+    other.bq(0, "eth0", "eth1").frames += 1
+    tp.bq(2, "eth1", "eth0").flushes = 7
+    assert [(k, q.frames, q.flushes) for k, q in tp.bulk_queues()] == [
+        ((0, "eth0", "eth1"), 3, 0),
+        ((2, "eth1", "eth0"), 0, 7),
+    ]
+    assert [(k, q.frames) for k, q in other.bulk_queues()] == [
+        ((0, "eth0", "eth1"), 4),
+        ((1, "eth0", "eth1"), 5),
+    ]
+    assert other.bulk_queue(2, "eth1", "eth0") is None

@@ -284,7 +284,7 @@ def build_frame(
         BulkQueueView(
             cpu, a, b, v.frames, v.flushes, v.last_bulk, v.program or None, v.egress_drops
         )
-        for (cpu, a, b), v in sorted(st.dp.tp.bulk.items())
+        for (cpu, a, b), v in st.dp.tp.bulk_queues()
     )
     sources = tuple(
         SourceView(

@@ -85,8 +85,8 @@ class Row:
 
 class Table(list[R], Generic[R]):
     """Rows of one ``Row`` class: a list of handles (index, slice and iterate it as a list)
-    over one list per field. Built by ``Table.of(kind, rows)``; not grown or shrunk after:
-    a new shape is a new table."""
+    over one list per field. Built by ``Table.of(kind, rows)``; a row may be added
+    (``add_row``: a bulk queue's first frame), never removed: a new shape is a new table."""
 
     kind: type[R]
     cols: list[list[Any]]  # a column per field, in ``kind.FIELDS``' order
@@ -103,15 +103,22 @@ class Table(list[R], Generic[R]):
         t.kind = kind
         t.cols = [[] for _ in kind.FIELDS]
         for values in rows:
-            handle = kind(t, len(t))
-            values = {**handle.fresh(), **values}
-            for f in kind.FIELDS:
-                t.cols[f.k].append(values.get(f.name, f.default))
-            for name, _ in kind.OWN:
-                setattr(handle, name, values[name])
-            handle.index = values.get("index", handle.i)
-            t.append(handle)
+            t.add_row(values)
         return t
+
+    def add_row(self, values: dict[str, Any]) -> R:
+        """A new last row with ``values`` (by field or slot name; the fields' defaults and
+        ``fresh`` for the rest); returns its handle."""
+        kind = self.kind
+        handle = kind(self, len(self))
+        values = {**handle.fresh(), **values}
+        for f in kind.FIELDS:
+            self.cols[f.k].append(values.get(f.name, f.default))
+        for name, _ in kind.OWN:
+            setattr(handle, name, values[name])
+        handle.index = values.get("index", handle.i)
+        self.append(handle)
+        return handle
 
     def adopt(self, i: int, row: R) -> None:
         """``row`` (a handle of another table) becomes row ``i`` of this one, its values

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.sim.shared import deepcopy_fields
+from xdptui.sim.table import Field, Row, Table
 
 
 @dataclass
@@ -23,18 +23,18 @@ class XmitTally:
     egress_drops: int = 0  # of the drops, those the devmap egress program made
 
 
-@dataclass
-class BulkTally:
-    """One per-CPU bulk queue (``struct xdp_dev_bulk_queue``) toward a device."""
+class BulkTally(Row):
+    """One per-CPU bulk queue (``struct xdp_dev_bulk_queue``) toward a device: a row of the
+    tracepoints' table of them, one per (CPU, from, to) (``Tracepoints.bq``)."""
 
-    __deepcopy__ = deepcopy_fields
+    frames = Field[int](0)
+    flushes = Field[int](0)
+    egress_drops = Field[int](0)  # of its frames, those the egress program dropped at flush
+    last_bulk = Field[float](0.0)  # frames in its last flush (fast mode: mean over the last step)
+    program = Field[str]("")  # the first enqueuer's egress program at its last flush ("" = none)
+    fill = Field[int](0)  # exact mode: frames in it right now (only mid-poll is it non-empty)
 
-    frames: int = 0
-    flushes: int = 0
-    egress_drops: int = 0  # of its frames, those the egress program dropped at flush
-    last_bulk: float = 0.0  # frames in its last flush (fast mode: mean over the last step)
-    program: str = ""  # the first enqueuer's egress program at its last flush ("" = none)
-    fill: int = 0  # exact mode: frames in it right now (only mid-poll is it ever non-empty)
+    __slots__ = ()
 
 
 @dataclass
@@ -58,7 +58,9 @@ class Tracepoints:
     bulk_tx: dict[tuple[str, str], BulkTx] = field(default_factory=lambda: defaultdict(BulkTx))
     redirect: int = 0  # xdp:xdp_redirect hits (one per successfully enqueued input frame)
     devmap_xmit: dict[tuple[str, str], XmitTally] = field(default_factory=dict)
-    bulk: dict[tuple[int, str, str], BulkTally] = field(default_factory=dict)
+    # the per-CPU bulk queues (xdp_dev_bulk_queue) and each one's row, by (cpu, from, to)
+    bulk: Table[BulkTally] = field(default_factory=lambda: Table.of(BulkTally, ()))
+    bulk_at: dict[tuple[int, str, str], int] = field(default_factory=dict)
 
     def xmit(self, src: str, dst: str) -> XmitTally:
         row = self.devmap_xmit.get((src, dst))
@@ -67,11 +69,22 @@ class Tracepoints:
         return row
 
     def bq(self, cpu: int, src: str, dst: str) -> BulkTally:
+        """CPU ``cpu``'s bulk queue from ``src`` toward ``dst`` (made at its first use)."""
         key = (cpu, src, dst)
-        row = self.bulk.get(key)
-        if row is None:
-            row = self.bulk[key] = BulkTally()
-        return row
+        i = self.bulk_at.get(key)
+        if i is None:
+            self.bulk_at[key] = len(self.bulk)
+            return self.bulk.add_row({})
+        return self.bulk[i]
+
+    def bulk_queue(self, cpu: int, src: str, dst: str) -> BulkTally | None:
+        """That bulk queue if it was ever used."""
+        i = self.bulk_at.get((cpu, src, dst))
+        return None if i is None else self.bulk[i]
+
+    def bulk_queues(self) -> list[tuple[tuple[int, str, str], BulkTally]]:
+        """Every bulk queue ever used, by (cpu, from, to)."""
+        return [(key, self.bulk[i]) for key, i in sorted(self.bulk_at.items())]
 
 
 @dataclass

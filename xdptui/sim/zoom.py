@@ -253,7 +253,7 @@ def _bulk(st: State, ref: QueueRef) -> QueueZoomView:
                         r["egress"],
                     )
                 )
-    tally = st.dp.tp.bulk.get((cpu, src, dst or ""))
+    tally = st.dp.tp.bulk_queue(cpu, src, dst or "")
     summary: tuple[tuple[str, int], ...] = ()
     if tally is not None:
         summary = (
