@@ -72,7 +72,9 @@ async def tab_text(pilot: Pilot[None], app: XdpApp, key: str) -> str:
     [
         (1_000, 0.25, 1_150_000, r"rates/1(\.0\d)?ms"),  # 1 µs/s: 4,600 ticks, exact mode
         (1_000_000, 0.25, 3_000_000, r"rates/1(\.0\d)?ms"),  # 1 ms/s, exact mode
-        (REAL_TIME, 1 / 30, 400_000_000, r"rates/10\dms"),  # real time, fast mode
+        # real time, fast mode: paused, the frame is the present, off the steps' grid, so the
+        # window reaches back to the sample before it (100 ms and up to a sample's gap more)
+        (REAL_TIME, 1 / 30, 400_000_000, r"rates/1[0-2]\dms"),
     ],
     ids=["1us/s", "1ms/s", "real-time"],
 )
