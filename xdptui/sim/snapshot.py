@@ -42,7 +42,7 @@ from xdptui.model.views import (
 from xdptui.sim.bond.bond_main import Bond, bond_get_stats
 from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Nic
-from xdptui.sim.dev.rings import RxQueue, TxRing, rx_occupancy, tx_occupancy
+from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.show import loaded_programs
@@ -66,7 +66,7 @@ def _rings(
             rings.column(TxRing.cpus)[:n],
             rings.column(TxRing.locked)[:n],
             rings.column(TxRing.size)[:n],
-            tx_occupancy(rings, n, exact),
+            [r.occupancy(exact) for r in rings[:n]],
             rings.column(TxRing.sent)[:n],
             rings.column(TxRing.dropped)[:n],
             rings.column(TxRing.rx_queues)[:n],
@@ -88,7 +88,7 @@ def device_view(dev: NetDev, exact: bool, devices: dict[str, NetDev]) -> DeviceV
             [q.index for q in t],
             t.column(RxQueue.irq_cpu),
             t.column(RxQueue.size),
-            rx_occupancy(t, exact),
+            [q.occupancy(exact) for q in t],
             t.column(RxQueue.peak),
             t.column(RxQueue.rx_packets),
             t.column(RxQueue.rx_dropped),

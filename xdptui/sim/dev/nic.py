@@ -63,9 +63,8 @@ class Nic(NetDev):
     xdp_locking: bool = False
     ring_of_cpu: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     ring_of_queue: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    tx: Table[TxRing] = field(
-        default_factory=lambda: tx_ring_table(0, 0)
-    )  # XDP TX rings, then the stack's queue
+    # the XDP TX rings, then the stack's queue
+    tx: Table[TxRing] = field(default_factory=lambda: tx_ring_table(0, 0))
     card: str = ""  # ports of one card share its DMA budget (rx_pps_max)
     # mlx5's RQ and XDPSQ counters as ``ethtool -S`` names them (``xdp_handle``, ``xdpsq``);
     # kept for every port, printed for mlx5 only

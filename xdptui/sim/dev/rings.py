@@ -356,18 +356,16 @@ class RxQueue(Row):
 
     size = Field[int](0)
     irq_cpu = Field[int](0)
-    itr_ns = Field[int](
-        0
-    )  # interrupt throttle: at most one interrupt per itr_ns (0: none, e.g. veth)
+    # interrupt throttle: at most one interrupt per itr_ns (0: none, e.g. veth)
+    itr_ns = Field[int](0)
     weight = Field[int](0)  # the budget of one poll (NAPI_POLL_WEIGHT; 1 for a tap's single writes)
     entries = Field[int](0)  # the flow-table size, for fast mode's per-entry counts
     rx_packets = Field[int](0)
     rx_dropped = Field[int](0)
     peak = Field[int](0)
     polls = Field[int](0)
-    held = Field[Rows](
-        Rows.empty()
-    )  # fast mode: frames waiting, per entry (or class representative)
+    # fast mode: frames waiting, per entry (or class representative)
+    held = Field[Rows](Rows.empty())
     state = Field[int](ARMED)
     irq_at = Field[int](0)
     last_irq = Field[int](-(10**15))
@@ -512,13 +510,3 @@ def rx_queue_table(
 def tx_ring_table(size: int, n: int) -> Table[TxRing]:
     """``n`` transmit rings of ``size`` slots."""
     return Table.of(TxRing, ({"index": r, "size": size} for r in range(n)))
-
-
-def rx_occupancy(t: Table[RxQueue], exact: bool) -> list[int]:
-    """``RxQueue.occupancy`` of every queue of a table, a column at a time."""
-    return [len(q.fifo) for q in t] if exact else [h.total for h in t.column(RxQueue.held)]
-
-
-def tx_occupancy(t: Table[TxRing], n: int, exact: bool) -> list[int]:
-    """``TxRing.occupancy`` of the first ``n`` rings of a table, a column at a time."""
-    return [len(r.fifo) for r in t[:n]] if exact else t.column(TxRing.occ)[:n]

@@ -64,9 +64,8 @@ class Tun(NetDev):
     zerocopy: bool = False
     sndbuf_default: bool = True
     napi_frags: bool = False
-    tx: Table[TxRing] = field(
-        default_factory=lambda: tx_ring_table(0, 0)
-    )  # one tx_ring (toward userspace) per queue
+    # one tx_ring (toward userspace) per queue
+    tx: Table[TxRing] = field(default_factory=lambda: tx_ring_table(0, 0))
     reader_free_ps: list[int] = field(default_factory=list)  # exact mode, per queue (ps)
     throttled: int = 0  # frames the writers could not write yet (CPU-bound writers)
     slow_reasons: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SLOW_REASONS, 0))
