@@ -73,8 +73,12 @@ class FakeSim:
         self.lesson: LessonPosition | None = None
         self.steps_started: list[tuple[int, int]] = []
         self._undo: list[int] = []
+        self.expected = 0  # how far the app said its running clock would go
 
     # --- the interface --------------------------------------------------------------------
+
+    def expect(self, t_end: int) -> None:
+        self.expected = t_end
 
     def advance(self, dt_ns: int) -> None:
         assert dt_ns > 0, "the app must not ask for empty advances"

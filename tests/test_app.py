@@ -394,6 +394,27 @@ async def test_tick_advances_speed_times_real_elapsed() -> None:
         assert "RTF" not in header(app)
 
 
+async def test_a_running_clock_tells_the_engine_it_goes_on_a_second_of_the_clock() -> None:
+    """(``Simulator.expect``: fast mode then compiles NAPI's loop at once.) Paused, it says
+    nothing."""
+    clock = FakeClock()
+    app, sim = make(clock=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space")
+        clock.t += 0.1
+        app.tick()
+        assert sim.expected == 1_000_000_000  # (the clock was at 0)
+        await pilot.press("-", "-", "-")  # 1 ms/s
+        clock.t += 0.2
+        app.tick()
+        assert sim.expected == 100_000_000 + 1_000_000
+        await pilot.press("space")
+        before = sim.expected
+        clock.t += 0.2
+        app.tick()
+        assert sim.expected == before
+
+
 async def test_a_slow_simulation_is_capped_per_tick_and_shows_rtf() -> None:
     clock = FakeClock()
 

@@ -341,3 +341,29 @@ def test_a_run_long_enough_to_pay_for_the_compiled_loop_compiles_it_early(
     if compiles:
         assert asked[0] < fast_napi.JIT_AFTER_POLLS // 10
     assert fast_napi._polls_run[0] > 300 * ms  # (the rate the test assumes)
+
+
+def test_a_caller_that_says_it_will_go_on_gets_the_compiled_loop_early(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """The app's running clock advances a frame at a time; told that it expects to go on a
+    second (``Simulator.expect``), fast mode asks for the compiled loop after its first step
+    of 64 us, where 20-ms pieces alone would run 20,000 polls as plain Python first. The
+    report is the same either way."""
+    from xdptui.sim import fast_napi, napi
+
+    asked: list[int] = []
+    monkeypatch.setattr(fast_napi, "_polls_run", [0])
+    monkeypatch.setattr(napi, "compile_rules", lambda: asked.append(fast_napi._polls_run[0]))
+    told = Simulator(load_topology(TOPOLOGIES / "dual_port.yaml"))
+    told.expect(1_000_000_000)
+    plain = Simulator(load_topology(TOPOLOGIES / "dual_port.yaml"))
+    for _ in range(3):
+        told.advance(1_000_000)
+    assert asked and asked[0] < fast_napi.JIT_AFTER_POLLS // 10
+    n = len(asked)
+    monkeypatch.setattr(fast_napi, "_polls_run", [0])
+    for _ in range(3):
+        plain.advance(1_000_000)
+    assert len(asked) == n  # (~1,000 polls: not asked for without the hint)
+    assert told.report() == plain.report()

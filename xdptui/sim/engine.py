@@ -107,6 +107,7 @@ class Simulator:
         self._step_starts: list[Checkpoint] = []  # the state right after each start_step
         self._timeline: tuple[TimedEntry, ...] = ()  # the timed timeline, in firing order
         self._boot_copies = False  # boot's commands: a state copy each only after a refusal
+        self._reach = 0  # how far a caller that keeps advancing expects to go (``expect``)
         try:
             self._boot()
         except _BootRefused:
@@ -303,10 +304,17 @@ class Simulator:
     def _schedule(self, at_ns: int, kind: str, *arg: str | int) -> None:
         self.state.timers.add(at_ns, kind, *arg)
 
+    def expect(self, t_end: int) -> None:
+        """A caller that advances in small pieces (the app's running clock) expects to go on
+        to ``t_end``: fast mode then compiles NAPI's loop as soon as the polls to come pay for
+        it, instead of running its first polls as plain Python. Nothing else changes (the
+        compiled loop gives the same results)."""
+        self._reach = t_end
+
     def run_until(self, t_end: int) -> None:
         """Advance to simulated time ``t_end`` (ns): every event at or before it happens."""
         self._undo.clear()
-        self.state.fast.expect(t_end)
+        self.state.fast.expect(max(t_end, self._reach))
         self._run(t_end)
 
     def _run(self, t_end: int, max_polls: int | None = None) -> bool:
