@@ -127,20 +127,38 @@ def arrival_of(src: IntArray, s: int, n: int) -> int:
     return src[s, S_ORIGIN] + kh * src[s, S_A] + (num + milli - 1) // milli  # type: ignore[no-any-return]
 
 
-def queue_frames(ins: IntArray, tab: Int32Array, src: IntArray, i: int, n: int) -> int:
-    """How many of the source's first ``n`` frames land on instance ``i``'s queue."""
+def queue_frames(
+    ins: IntArray, tab: Int32Array, src: IntArray, i: int, n: int, known: int = 0
+) -> int:
+    """How many of the source's first ``n`` frames land on instance ``i``'s queue. ``known``:
+    a count it is at least (the frames already arrived, checked before it is used), so the
+    search gallops on from there: a poll's few new frames cost a few probes, not a search of
+    the whole cycle."""
     m = ins[i, I_M]
     L = src[ins[i, I_SRC], S_L]
     base = ins[i, I_TAB]
+    c = n // L
     r = n % L
-    lo, hi = 0, m  # positions of the queue's table entries below r
+    lo = 0  # the queue's table entries [0, lo) lie below r
+    if known > 0 and known // m == c:
+        j = known % m
+        if j > 0 and tab[base + j - 1] < r:
+            lo = j
+    hi = lo  # doubling steps until an entry at or above r (or the end)
+    step = 1
+    while hi < m and tab[base + hi] < r:
+        lo = hi + 1
+        hi += step
+        step *= 2
+    if hi > m:
+        hi = m
     while lo < hi:
         mid = (lo + hi) // 2
         if tab[base + mid] < r:
             lo = mid + 1
         else:
             hi = mid
-    return (n // L) * m + lo  # type: ignore[no-any-return]
+    return c * m + lo  # type: ignore[no-any-return]
 
 
 def position_time(ins: IntArray, tab: Int32Array, src: IntArray, i: int, p: int) -> int:
@@ -203,7 +221,7 @@ def admit(
     s = ins[i, I_SRC]
     if s < 0:
         return
-    a = queue_frames(ins, tab, src, i, emitted_until(src, s, t))
+    a = queue_frames(ins, tab, src, i, emitted_until(src, s, t), ins[i, I_ARR])
     new = a - ins[i, I_ARR]
     if new <= 0:
         return
