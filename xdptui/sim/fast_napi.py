@@ -621,8 +621,9 @@ class FastNapi:
     def _program_covered(self, dev: NetDev, c: Compiled) -> bool:
         """A program NAPI's loop can run: no state carried from frame to frame, no broadcast
         bulks, a balance-rr bond's choice only where the loop follows it (``_rr_plan``), its
-        frames sent to NICs, taps, or a veth whose peer's NAPI the loop runs too (``_build``
-        checks that)."""
+        frames sent to NICs, taps, bonds (a flush toward one is a flush: ``bond_xdp_xmit``
+        then picks each frame's slave, after the loop), or a veth whose peer's NAPI the loop
+        runs too (``_build`` checks that)."""
         if c.obj is not None and c.obj.depends is not None:
             return False  # a real program run frame by frame, in ring order
         if c.broadcast:
@@ -634,7 +635,7 @@ class FastNapi:
         targets = values(c.target)
         for ifindex in targets[targets >= 0].tolist():
             tgt = self.world.by_ifindex.get(int(ifindex))
-            if tgt is not None and not isinstance(tgt, Nic | Veth) and not is_tap(tgt):
+            if tgt is not None and not isinstance(tgt, Nic | Veth | Bond) and not is_tap(tgt):
                 return False
         if c.master is not None:
             for ifindex in np.unique(c.tx_slave[c.tx_slave >= 0]).tolist():
