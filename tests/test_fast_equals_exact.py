@@ -414,3 +414,17 @@ def test_fast_equals_exact_when_a_devmap_redirects_into_a_bond(mode: str):
         "rate: 2Mpps", "rate: 8Mpps"
     )
     assert_fast_equals_exact(topo(text), instants(20))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a veth a source writes into is moved by fast mode's own arithmetic (not NAPI's "
+    "loop), which gives the veth's saturated CPU 2-7 % less than exact mode",
+)
+@pytest.mark.parametrize("prog", ["xdp_tx", "xdp_pass"])
+def test_fast_equals_exact_on_a_veth_pair_under_load(prog: str):
+    """``veth_pair`` at 4 Mpps: veth1's ring overflows (the sender's ``tx_dropped``) and its
+    CPU is saturated by its polls (and, with XDP_TX, by veth0's, scheduled on the same CPU)."""
+    text = (TOPOLOGIES / "veth_pair.yaml").read_text()
+    text = text.replace("rate: 1Mpps", "rate: 4Mpps").replace("xdp: xdp_tx}", f"xdp: {prog}}}")
+    assert_fast_equals_exact(topo(text), instants(3))
