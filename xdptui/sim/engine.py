@@ -797,6 +797,7 @@ class Simulator:
         other._last_polls = other.state.dp.cpu.polls.copy()
         other._preview = None
         other._boot_copies = True
+        other._reach = 0  # (a fork's runs are short: what-ifs and traces)
         return other
 
     def flows(self, limit: int = 64) -> tuple[FlowInfo, ...]:
