@@ -84,6 +84,11 @@ class FastIO:
         """A cpumap kthread woke: fast mode serves the rings at the end of the step."""
 
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int:
+        took = self.fast.napi.written_rx.pop(id(rxq), None)
+        if took is not None:  # a veth the local stack writes into, run by NAPI's loop
+            self.fast.dp.accounts.accepted(ref, took, into_rx=True)
+            self.fast.dp.accounts.refused(ref, dev, rows.total - took.total)
+            return took.total
         refused = self.fast.napi.fed_rx.pop(id(rxq), None)
         if refused is None:
             self.pending.append(Pending(dev, rxq, rows, cpu, ref))
@@ -160,8 +165,9 @@ class Fast:
         rxqs = [(dev, rxq) for dev in w.devices.values() for rxq in dev.rxq]
         index = {id(rxq): i for i, (_, rxq) in enumerate(rxqs)}
         arr = np.zeros((len(rxqs), C), np.int64)
+        written: list[tuple[NetDev, RxQueue, Rows, Refusal]] = []
         for src in w.sources:
-            self._emit(src, t0, t1, arr, index)
+            self._emit(src, t0, t1, arr, index, written)
         held = np.zeros_like(arr)
         waiting = [h for dev in w.devices.values() for h in dev.rxq.column(RxQueue.held)]
         for i, h in enumerate(waiting):
@@ -184,6 +190,11 @@ class Fast:
         kept = {id(r): float(k) for r, k in zip(work.rxqs, work.kept, strict=True)}
         busy0 = dp.cpu.busy_ns.copy() if w.cpumaps else None
         done = self.napi.step(t0, t1, kept, {id(work.rxqs[i]) for i in work.cycle})
+        if written:  # the stack's writes into veths: first in line, as if made at t0
+            later, io.pending = io.pending, []
+            for peer, rxq, part, ref in written:
+                io.rx(peer, rxq, part, t0, 0, ref)
+            io.pending += later
         if busy0 is not None:  # what NAPI's loop used is not the kthreads'
             budget = np.maximum(budget - (dp.cpu.busy_ns - busy0), 0.0)
         if done:
@@ -206,9 +217,18 @@ class Fast:
             napi_cpus = frozenset(q.irq_cpu for d in w.devices.values() for q in d.rxq)
             dp.cpu.busy_ns += cpumap.serve_fast(dp, w.cpumaps, budget, t1, napi_cpus)
 
-    def _emit(self, src: Source, t0: int, t1: int, arr: IntArray, index: dict[int, int]) -> None:
+    def _emit(
+        self,
+        src: Source,
+        t0: int,
+        t1: int,
+        arr: IntArray,
+        index: dict[int, int],
+        written: list[tuple[NetDev, RxQueue, Rows, Refusal]],
+    ) -> None:
         """The source's frames of this step: per (queue, class) into ``arr``, or sent by the
-        local stack (a veth sender's go into its peer's queues)."""
+        local stack (a veth sender's go into its peer's queues: into ``written``, delivered
+        once NAPI's loop has run)."""
         n0, n1 = src.emitted, src.emitted_until(t1)
         if n1 <= n0:
             return
@@ -227,10 +247,9 @@ class Fast:
                     dev.add("tx_dropped", frames)
                     return
                 # veth_xmit: into the peer's queues, the sender counting what they take
+                ref = self.dp.accounts.refusal("veth_skb", dev)
                 for q, part in self.dp.by_rx_queue(peer, rows, dev.queues):
-                    self.dp.io.rx(
-                        peer, peer.rxq[q], part, t0, 0, self.dp.accounts.refusal("veth_skb", dev)
-                    )
+                    written.append((peer, peer.rxq[q], part, ref))
                 return
             dev.stack_xmit(self.dp, 0, t0, rows)
             return

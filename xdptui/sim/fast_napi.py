@@ -207,6 +207,9 @@ class FastNapi:
         self._fed_at: SharedCache[tuple[int, int], frozenset[str]] = SharedCache()
         # per veth queue the loop fed this step: the frames its ring refused
         self.fed_rx: dict[int, int] = {}
+        # per veth queue the local stack writes into (``_written_veth``), what its ring took
+        # this step (``FastIO.rx`` counts the sender's from it)
+        self.written_rx: dict[int, Rows] = {}
         # per port whose transmit rings the loop ran this step: what they did
         self.played: dict[str, Played] = {}
         self.horizon = 0  # where the run that asks for this step ends (``Fast.run``)
@@ -602,16 +605,42 @@ class FastNapi:
         targets = values(c.target)
         return all(isinstance(w.by_ifindex.get(int(i)), Nic) for i in targets[targets >= 0])
 
+    def _written_veth(self, dev: Veth) -> bool:
+        """A veth the local stack writes into through its peer (``veth_xmit``: each frame into
+        the ``ptr_ring``, the sender counting what it took), whose program ends each frame
+        without XDP_TX: NAPI's loop runs it as a queue with no interrupt moderation (``_arm``
+        at the first frame), the sender's counts from what its ring took (``FastIO.rx``)."""
+        w = self.world
+        srcs = [s for s in w.sources if w.lands_on(s) is dev]
+        if len(srcs) != 1 or not srcs[0].local or srcs[0].writer is not None:
+            return False  # (an AF_XDP socket's writer: its own sendto batches)
+        c = self.dp.compiled.get(dev.name)
+        if c is None or c.mode != MODE_DRV or holds(c.act, XDP_TX):
+            return False
+        peer = w.devices.get(dev.peer)
+        if peer is None:
+            return False
+        for name, other in self.dp.compiled.items():  # nothing else may reach its ring
+            if other.broadcast or holds(other.bq_class, BROADCAST):
+                return False
+            tx = other.act == XDP_TX
+            if holds(other.target, peer.ifindex) or (
+                tx.any() and (name == peer.name or (holds(other.tx_slave[tx], peer.ifindex)))
+            ):
+                return False
+        return True
+
     def _device_covered(self, dev: NetDev) -> tuple[bool, Source | None]:
         """Whether NAPI's loop can run ``dev``'s instances: a NIC fed by one source (or none:
         its instances never poll), whose frames' paths cost the polling CPU only their own
         cost."""
-        if not isinstance(dev, Nic) and not written_tap(dev):
+        written = isinstance(dev, Veth) and self._written_veth(dev)
+        if not isinstance(dev, Nic) and not written_tap(dev) and not written:
             return False, None
         if not any(self.world.lands_on(s) is dev for s in self.world.sources):
             return True, None  # nothing arrives: armed, never interrupted
         src = self.facts.single_source(dev)
-        if src is None or src.local or src.pacing is not None:
+        if src is None or (src.local and not written) or src.pacing is not None:
             return False, None  # a capture's own timing: not the loop's integer pacing
         c = self.dp.compiled.get(dev.name)
         if c is None or not self._program_covered(dev, c):
@@ -665,9 +694,10 @@ class FastNapi:
         return mask, bond.packets_per_slave, len(table), (others.pop() if others else None)
 
     def _fed(self) -> set[str]:
-        """Devices frames may reach: a source's, a program's redirect or XDP_TX target, a
-        fed veth's peer (``veth_xmit``); every device when a program broadcasts or a bond
-        picks its slave per frame."""
+        """Devices frames may reach: a source's (the local stack's: the veth peer it writes
+        into), a program's redirect or XDP_TX target, a fed veth's peer where its program
+        may XDP_TX (``veth_xdp_tx``); every device when a program broadcasts or a bond picks
+        its slave per frame."""
         w = self.world
         key = (w.epoch, self.dp.compiled_epoch)
         hit = self._fed_at.get(key)
@@ -679,11 +709,12 @@ class FastNapi:
 
     def _fed_now(self) -> set[str]:
         w = self.world
-        fed = {s.device for s in w.sources}
+        fed = {s.device for s in w.sources if not s.local}  # (the stack's: not into its RX)
         fed |= {d.name for s in w.sources if (d := w.lands_on(s)) is not None}
-        for name in list(fed):
+        for name in list(fed):  # a fed veth whose program may XDP_TX: into its peer's queues
+            c = self.dp.compiled.get(name)
             dev = w.devices.get(name)
-            if isinstance(dev, Veth):
+            if isinstance(dev, Veth) and c is not None and holds(c.act, XDP_TX):
                 fed.add(dev.peer)
         for dev_name, c in self.dp.compiled.items():
             if c.broadcast or holds(c.bq_class, BROADCAST):
@@ -719,6 +750,7 @@ class FastNapi:
         arrivals each queue's card took this step (by id); ``cycling``: queues whose card
         cycles."""
         self.fed_rx = {}
+        self.written_rx = {}
         self.cards_run: set[str] = set()
         self.played = {}
         cfg = self.config()
@@ -1106,6 +1138,12 @@ class FastNapi:
                 now, was = ins[ii].tolist(), before[ii].tolist()
                 onward = took @ self.facts.dev_facts(dev).onward if feeds is not None else None
                 for k, i in enumerate(same):
+                    if isinstance(dev, Veth) and cfg.static[i, napi.I_SRC] >= 0:
+                        # written by the local stack: what its ring took, the taken and the held
+                        h = rxqs[i].held
+                        had = np.bincount(of_entry[h.entry], weights=h.count, minlength=C)
+                        ring = took[k] + held[k] - had.astype(np.int64)
+                        self.written_rx[id(rxqs[i])] = class_rows_many(ring[None, :], rep)[0]
                     a, b = at[i], at[i + 1]
                     shape = self._shape(
                         cfg, i, lay, polls[a:b], times[a:b], labels[a:b], segs, now[k], was[k]
