@@ -5,7 +5,7 @@ least (right, stale, or wrong), since the loop gallops on from that hint."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xdptui.sim import napi
@@ -15,6 +15,7 @@ tables = st.integers(2, 300).flatmap(
 )
 
 
+@settings(deadline=None)  # (compiled, a first call compiles its signature)
 @given(tables, st.integers(0, 5_000), st.integers(-50, 5_000))
 def test_a_queue_s_arrivals_are_its_table_entries_below_each_cycle_s_rest(
     table: tuple[int, set[int]], n: int, hint: int
