@@ -607,16 +607,18 @@ class FastNapi:
 
     def _written_veth(self, dev: Veth) -> bool:
         """A veth the local stack writes into through its peer (``veth_xmit``: each frame into
-        the ``ptr_ring``, the sender counting what it took), whose program ends each frame
-        without XDP_TX: NAPI's loop runs it as a queue with no interrupt moderation (``_arm``
-        at the first frame), the sender's counts from what its ring took (``FastIO.rx``)."""
+        the ``ptr_ring``, the sender counting what it took): NAPI's loop runs it as a queue
+        with no interrupt moderation (``_arm`` at the first frame), the sender's counts from
+        what its ring took (``FastIO.rx``); its XDP_TX goes into the peer's queue as a
+        redirect into it would (``napi_tables.Tables.add``), which the loop runs too where
+        the peer's NAPI is the loop's (``_veth_covered``)."""
         w = self.world
         srcs = [s for s in w.sources if w.lands_on(s) is dev]
         if len(srcs) != 1 or not srcs[0].local or srcs[0].writer is not None:
             return False  # (an AF_XDP socket's writer: its own sendto batches)
         c = self.dp.compiled.get(dev.name)
-        if c is None or c.mode != MODE_DRV or holds(c.act, XDP_TX):
-            return False
+        if c is None or c.mode != MODE_DRV or holds(c.target, dev.ifindex):
+            return False  # (a redirect into itself would share its XDP_TX's label)
         peer = w.devices.get(dev.peer)
         if peer is None:
             return False
@@ -712,10 +714,10 @@ class FastNapi:
         fed = {s.device for s in w.sources if not s.local}  # (the stack's: not into its RX)
         fed |= {d.name for s in w.sources if (d := w.lands_on(s)) is not None}
         for name in list(fed):  # a fed veth whose program may XDP_TX: into its peer's queues
-            c = self.dp.compiled.get(name)
+            c = self.dp.compiled.get(name)  # (where the peer has NAPI, else -ENXIO)
             dev = w.devices.get(name)
             if isinstance(dev, Veth) and c is not None and holds(c.act, XDP_TX):
-                fed.add(dev.peer)
+                fed |= {dev.peer} if dev.xdp_napi(self.dp) is not None else set()
         for dev_name, c in self.dp.compiled.items():
             if c.broadcast or holds(c.bq_class, BROADCAST):
                 return set(w.devices)
@@ -1029,9 +1031,16 @@ class FastNapi:
         pending = ins[i, napi.I_STATE] == napi.IRQ_PENDING
         rxq.fast_irq = int(ins[i, napi.I_IRQ_AT]) if pending else -1
         rxq.last_irq = int(ins[i, napi.I_LAST_IRQ])
-        c = int(ins[i, napi.I_CPU])
-        st.cpu[c, napi.C_PLEN] = 0
-        st.cpu[c, napi.C_RUN_AT] = -1
+        c = int(ins[i, napi.I_CPU])  # off its CPU's poll list; the others stay on it
+        cap = st.plist.shape[1]
+        head, n = int(st.cpu[c, napi.C_PHEAD]), int(st.cpu[c, napi.C_PLEN])
+        listed = [int(st.plist[c, (head + k) % cap]) for k in range(n)]
+        left = [j for j in listed if j != i]
+        for k, j in enumerate(left):
+            st.plist[c, (head + k) % cap] = j
+        st.cpu[c, napi.C_PLEN] = len(left)
+        if not left:
+            st.cpu[c, napi.C_RUN_AT] = -1
         ins[i, napi.I_STATE] = napi.ARMED
 
     def _run(
@@ -1195,7 +1204,10 @@ class FastNapi:
         q = cfg.names[i][1]
         m = now[napi.I_M]
         lfl0 = now[napi.I_LFL]
+        dev = self.world.devices[cfg.names[i][0]]
         for k, v in enumerate(values.tolist()):
+            if isinstance(dev, Veth) and v == dev.ifindex:
+                continue  # its XDP_TX into its peer (``napi_tables.Tables.add``): no bulk queue
             shape.classes[int(v)] = np.ascontiguousarray(labels[:, k])
             if cfg.multi_key[i][k]:
                 pre = full_prefix(cfg.lab, int(cfg.lfl[lfl0 + napi.L_WIDTH * k + 2]), m)

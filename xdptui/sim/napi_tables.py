@@ -19,7 +19,7 @@ from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
-from xdptui.sim.kconst import CPU_TARGET, DEV_MAP_BULK_SIZE, XDP_REDIRECT, XSK_TARGET
+from xdptui.sim.kconst import CPU_TARGET, DEV_MAP_BULK_SIZE, XDP_REDIRECT, XDP_TX, XSK_TARGET
 from xdptui.sim.layout import Grouped, SourceLayout
 from xdptui.sim.splitting import spans
 from xdptui.sim.traffic import Source
@@ -92,6 +92,10 @@ class Tables:
         cost_ps = np.round(c.cost[seq] * 1000).astype(np.int64)
         if c.mode == MODE_DRV:
             bq = c.bq_class[seq]
+            if isinstance(dev, Veth) and veth_napi(self.world, self.dp, dev.ifindex) is not None:
+                # veth_xdp_tx: XDP_TX frames into the peer's queue, as veth_xdp_xmit puts a
+                # redirect into this veth (its label), at no flush cost of their own
+                bq = np.where(c.act[seq] == XDP_TX, dev.ifindex, bq)
         elif c.mode is not None:
             t = c.target[seq]
             red = (c.act[seq] == XDP_REDIRECT) & (c.err[seq] == 0) & (t >= 0)
@@ -114,7 +118,8 @@ class Tables:
         mk = np.zeros(len(values), bool)
         for k, v in enumerate(values.tolist()):
             at = self.add_prefix(bq == v)
-            if c.mode != MODE_DRV or v == RR_CLASS:  # generic XDP: no bulk, no flush
+            own_tx = isinstance(dev, Veth) and v == dev.ifindex
+            if c.mode != MODE_DRV or v == RR_CLASS or own_tx:  # generic XDP: no bulk, no flush
                 flushes += [0, 1, at]  # (a balance-rr bond's: its flushes are ``transmit``'s)
             elif v <= XSK_TARGET:  # an AF_XDP socket: one xsk_flush a poll
                 flushes += [round(costs.XSK_FLUSH * 1000), XSK_BULK, at]
