@@ -518,3 +518,31 @@ def test_check_lists_the_objects_a_topology_loads_and_trace_prints_their_runs():
     assert run["name"] == "xdp_router_stats" and run["action"] == "XDP_REDIRECT"
     assert bytes.fromhex(run["after"])[22] == 63  # the TTL it left
     assert run["maps"][0]["map"] == "slot_stats" and run["maps"][0]["kind"] == "write"
+
+
+def test_a_veth_bouncing_rewritten_frames_is_the_same_in_both_modes(tmp_path: Path):
+    """mac_swap.c on veth1 at 4 Mpps, its ring overflowing: NAPI's loop feeds veth0 the frames
+    the object left (MACs swapped), as exact mode does, so veth0's Python program drops all of
+    them in fast mode too."""
+    from xdptui.modes_check import compare
+
+    prog = (
+        "import numpy as np\n"
+        "def swapped(ctx):\n"
+        "    return np.where(ctx.src_mac == 0x002233445566, 1, 2)\n"
+    )
+    text = """
+        cpus: 2
+        devices:
+          veth0: {type: veth, peer: veth1, xdp: check.py:swapped}
+          veth1: {type: veth, peer: veth0, xdp: bpf/mac_swap.o}
+        traffic:
+          - {name: app, from: veth0, rate: 4Mpps, size: [64, 300], flows: 8,
+             src_mac: 00:11:22:33:44:55, dst_mac: 00:22:33:44:55:66}
+    """
+    sim = _sim(tmp_path, text, **{"check.py": prog})
+    c = compare(sim.topology, [1_000_000, 2_000_000, 3_000_000])
+    assert c.compared > 100 and c.differing == ()
+    sim.run_until(3_000_000)
+    c0 = sim.report()["devices"]["veth0"]["counters"]
+    assert c0["xdp_drop"] > 5000 and c0["xdp_pass"] == 0

@@ -317,6 +317,11 @@ class FastNapi:
             if passed is None:
                 continue  # egress programs the loop cannot run: not in the loop
             seq = ent[passed]
+            out = self.dp.compiled[sender.name].out
+            if out is not None:  # the frames the sender's program left (``bpf_run.leaving``)
+                seq = out[seq]
+                if (seq < 0).any():
+                    continue  # outputs not in the table yet: compiled again first
             row = rows[i]
             row[napi.I_CPU] = rows[f][napi.I_CPU]
             values, mk, _ = tables.add(row, dev, seq)
