@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import shutil
 import struct
@@ -59,6 +60,31 @@ def available() -> str | None:
         fd = load_raw(bytes.fromhex("b700000002000000" + "9500000000000000"))
     except OSError as exc:
         return f"BPF_PROG_LOAD failed: {exc.strerror}"
+    os.close(fd)
+    return None
+
+
+BPF_FUNC_XDP_ADJUST_META = 54
+
+
+@functools.cache
+def helper_refused(helper: int) -> str | None:
+    """Why this kernel refuses an XDP program that calls ``helper`` at all (None: it loads
+    one). Kernels differ: 6.18.44-fc refuses ``bpf_xdp_adjust_meta`` in any XDP program
+    ("program of this type cannot use helper"), where the kernel source's ``xdp_func_proto``
+    offers it; xdptui follows the source, so tests of that helper skip on such a kernel."""
+    code = (
+        "b702000000000000"  # r2 = 0 (r1: the context)
+        + "85000000" + struct.pack("<i", helper).hex()  # call helper
+        + "b700000002000000"  # r0 = XDP_PASS
+        + "9500000000000000"  # exit
+    )  # fmt: skip
+    try:
+        fd = load_raw(bytes.fromhex(code))
+    except OSError as exc:
+        why = ": program of this type cannot use helper" if "cannot use helper" in str(exc) else ""
+        err = os.strerror(exc.errno or 0)
+        return f"this kernel ({os.uname().release}) refuses XDP helper #{helper} ({err}{why})"
     os.close(fd)
     return None
 
