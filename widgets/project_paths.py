@@ -388,7 +388,12 @@ def _box(
         )
     elif dev.type == "veth":
         peer = dev.veth.peer if dev.veth is not None else "peer"
-        inbound = c.arrow(f"{peer} TX", "rx_packets", "RX", peer, losses=ring_full)
+        # veth_get_stats64: rx_dropped is what the peer's XDP_TX or an ndo_xdp_xmit into the
+        # peer could not put on this end's ring -- full, or no NAPI here without XDP (-ENXIO)
+        refused = c.link_down(frame, local=False) + c.loss(
+            "ring full or no XDP here (rx_dropped)", "rx_dropped"
+        )
+        inbound = c.arrow(f"{peer} TX", "rx_packets", "RX", peer, losses=refused)
         writers = [x.name for x in frame.xsks if x.dev == dev.name and x.writer is not None]
         outbound = c.arrow(
             "TX",
