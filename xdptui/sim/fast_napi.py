@@ -1074,8 +1074,9 @@ class FastNapi:
                 st.runs, cfg.tab, src, cards, feeds, cfg.qmap, cfg.pre, cfg.lab, cfg.lfl, st.glob,
                 polls[n:], segs[ns:], *tx, work,
             )  # fmt: skip
-            if k:
+            if k and ns:  # (a second call's runs start where the first's ended)
                 polls[n : n + k, napi.P_SEG] += ns
+            if k:
                 ns = int(polls[n + k - 1, napi.P_SEG] + polls[n + k - 1, napi.P_NSEG])
                 n += k
             if not st.glob[1]:  # (the runs right-sized: their buffer has room for 2 a poll)
@@ -1106,7 +1107,7 @@ class FastNapi:
         bounds = np.zeros(n_inst + 1, np.int64)
         n_labels = max(int(ins[:, napi.I_NLAB].max(initial=0)), 1)
         labels = np.zeros((len(polls), n_labels), np.int64)
-        taken = np.zeros((len(segs), 3), np.int64)
+        taken = np.empty((len(segs), 3), np.int64)  # (``sort_polls`` writes what it returns)
         nr = napi.sort_polls(
             polls, segs, ins, cfg.lab, cfg.lfl, bounds, np.empty(len(polls), np.int64), labels,
             taken,
@@ -1115,6 +1116,7 @@ class FastNapi:
         t_bounds = np.searchsorted(taken[:, 2], np.arange(n_inst + 1))
         feeds = getattr(self.dp.io, "feeds", None)
         times = polls[:, napi.P_T].copy()  # (each poll shape's times: a slice of it)
+        times_f = k_f = None  # (the feeds' schedules as floats, made once if any)
         at = bounds.tolist()
         by_dev: dict[str, list[int]] = {}
         for i in np.flatnonzero(run).tolist():
@@ -1165,7 +1167,9 @@ class FastNapi:
                     cpu = now[k][napi.I_CPU]
                     batch.append((rxqs[i].index, cpu, took_rows[k], shape))
                     if feeds is not None and onward is not None and b > a and onward[k] > 0:
-                        sched = (times[a:b].astype(float), polls[a:b, napi.P_K].astype(float))
+                        if times_f is None or k_f is None:
+                            times_f, k_f = times.astype(float), polls[:, napi.P_K].astype(float)
+                        sched = (times_f[a:b], k_f[a:b])
                         feeds.append(Feed(dev, rxqs[i].index, cpu, took[k], b - a, sched))
                 _write_back(dev, qs.tolist(), held_rows, ins[ii], before[ii])
             if batch:
