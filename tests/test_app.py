@@ -379,6 +379,9 @@ async def test_palette_step_runs_the_step_action() -> None:
 
 
 async def test_tick_advances_speed_times_real_elapsed() -> None:
+    """Each tick advances speed x the real time elapsed, and tells the engine that the running
+    clock goes on a second of the clock (``Simulator.expect``: fast mode then compiles NAPI's
+    loop at once); paused, it does neither."""
     clock = FakeClock()
     app, sim = make(clock=clock)
     async with app.run_test(size=SIZE) as pilot:
@@ -386,33 +389,19 @@ async def test_tick_advances_speed_times_real_elapsed() -> None:
         clock.t += 0.1
         app.tick()
         assert sum(sim.advance_calls) == 100_000_000
-        await pilot.press("-", "-", "-")  # 1 ms/s
-        clock.t += 0.2
-        app.tick()
-        assert sum(sim.advance_calls) == 100_000_000 + 200_000
-        await pilot.pause()
-        assert "RTF" not in header(app)
-
-
-async def test_a_running_clock_tells_the_engine_it_goes_on_a_second_of_the_clock() -> None:
-    """(``Simulator.expect``: fast mode then compiles NAPI's loop at once.) Paused, it says
-    nothing."""
-    clock = FakeClock()
-    app, sim = make(clock=clock)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("space")
-        clock.t += 0.1
-        app.tick()
         assert sim.expected == 1_000_000_000  # (the clock was at 0)
         await pilot.press("-", "-", "-")  # 1 ms/s
         clock.t += 0.2
         app.tick()
+        assert sum(sim.advance_calls) == 100_000_000 + 200_000
         assert sim.expected == 100_000_000 + 1_000_000
+        await pilot.pause()
+        assert "RTF" not in header(app)
         await pilot.press("space")
-        before = sim.expected
+        before, calls = sim.expected, len(sim.advance_calls)
         clock.t += 0.2
         app.tick()
-        assert sim.expected == before
+        assert (sim.expected, len(sim.advance_calls)) == (before, calls)
 
 
 async def test_a_slow_simulation_is_capped_per_tick_and_shows_rtf() -> None:

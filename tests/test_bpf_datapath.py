@@ -82,24 +82,27 @@ def test_per_cpu_counters_advance_by_the_frames_each_cpu_polled(tmp_path: Path, 
     assert only["key"] == "11000000"
 
 
+SWAPPED = (  # veth0's program: XDP_DROP (1) for a frame whose source is the traffic's destination
+    "import numpy as np\n"
+    "def swapped(ctx):\n"
+    "    return np.where(ctx.src_mac == 0x002233445566, 1, 2)\n"
+)
+BOUNCE = """
+    cpus: 2
+    devices:
+      veth0: {{type: veth, peer: veth1, xdp: check.py:swapped}}
+      veth1: {{type: veth, peer: veth0, xdp: bpf/mac_swap.o}}
+    traffic:
+      - {{name: app, from: veth0, rate: {rate}, size: [64, 300], flows: 8,{count}
+         src_mac: 00:11:22:33:44:55, dst_mac: 00:22:33:44:55:66}}
+"""
+
+
 def test_the_next_hop_sees_the_swapped_macs(tmp_path: Path):
     """mac_swap.c on veth1 bounces each frame with its MACs swapped; veth0's program (Python,
     over header rows) drops exactly the frames whose source is the traffic's destination."""
-    prog = (
-        "import numpy as np\n"
-        "def swapped(ctx):\n"
-        "    return np.where(ctx.src_mac == 0x002233445566, 1, 2)\n"
-    )
-    text = """
-        cpus: 2
-        devices:
-          veth0: {type: veth, peer: veth1, xdp: check.py:swapped}
-          veth1: {type: veth, peer: veth0, xdp: bpf/mac_swap.o}
-        traffic:
-          - {name: app, from: veth0, rate: 1Mpps, count: 1000, size: [64, 300], flows: 8,
-             src_mac: 00:11:22:33:44:55, dst_mac: 00:22:33:44:55:66}
-    """
-    sim = _sim(tmp_path, text, **{"check.py": prog})
+    text = BOUNCE.format(rate="1Mpps", count=" count: 1000,")
+    sim = _sim(tmp_path, text, **{"check.py": SWAPPED})
     sim.run_until(3_000_000)
     c0 = sim.report()["devices"]["veth0"]["counters"]
     c1 = sim.report()["devices"]["veth1"]["counters"]
@@ -526,21 +529,8 @@ def test_a_veth_bouncing_rewritten_frames_is_the_same_in_both_modes(tmp_path: Pa
     them in fast mode too."""
     from xdptui.modes_check import compare
 
-    prog = (
-        "import numpy as np\n"
-        "def swapped(ctx):\n"
-        "    return np.where(ctx.src_mac == 0x002233445566, 1, 2)\n"
-    )
-    text = """
-        cpus: 2
-        devices:
-          veth0: {type: veth, peer: veth1, xdp: check.py:swapped}
-          veth1: {type: veth, peer: veth0, xdp: bpf/mac_swap.o}
-        traffic:
-          - {name: app, from: veth0, rate: 4Mpps, size: [64, 300], flows: 8,
-             src_mac: 00:11:22:33:44:55, dst_mac: 00:22:33:44:55:66}
-    """
-    sim = _sim(tmp_path, text, **{"check.py": prog})
+    text = BOUNCE.format(rate="4Mpps", count="")
+    sim = _sim(tmp_path, text, **{"check.py": SWAPPED})
     c = compare(sim.topology, [1_000_000, 2_000_000, 3_000_000])
     assert c.compared > 100 and c.differing == ()
     sim.run_until(3_000_000)
