@@ -675,15 +675,11 @@ class Datapath:
 
     # ------------------------------------------------------------ what the rings report back
 
-    def by_rx_queue(
-        self, dev: NetDev, rows: Rows, tx_queues: int | None = None
-    ) -> list[tuple[int, Rows]]:
-        """Split rows over ``dev``'s receive queues by the flow's hash (a veth: over the
-        sender's ``tx_queues``, the queue mapping ``veth_xmit`` follows; a mapping past the
-        receiver's queues, which the kernel sends the non-NAPI way, wraps here)."""
-        nq = len(dev.rxq)
-        spread = tx_queues or nq
-        if nq <= 1 or spread <= 1:
-            return [(0, rows)]
-        q = (self.world.entries.rss_hash[rows.entry] % spread % nq).astype(np.int64)
-        return [(int(i), rows.where(q == i)) for i in np.unique(q)]
+    def by_rx_queue(self, dev: NetDev, rows: Rows) -> list[tuple[int, Rows]]:
+        """Split rows over ``dev``'s receive queues by the flow's hash (``NetDev.rx_queue_of``:
+        a veth's, the queue mapping ``veth_xmit`` follows)."""
+        q = dev.rx_queue_of(self.world.entries.rss_hash[rows.entry])
+        qs = np.unique(q)
+        if len(qs) <= 1:
+            return [(int(qs[0]) if len(qs) else 0, rows)]
+        return [(int(i), rows.where(q == i)) for i in qs]

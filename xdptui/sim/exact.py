@@ -33,7 +33,6 @@ from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Card, Nic
 from xdptui.sim.dev.rings import ARMED, IRQ_PENDING, SCHEDULED, RxQueue, TxRing, fifo_departures
 from xdptui.sim.dev.tun import Tun
-from xdptui.sim.dev.veth import Veth
 from xdptui.sim.events import Event, EventStream
 from xdptui.sim.exact_admit import Arrivals, admission
 from xdptui.sim.exact_io import tx_rings
@@ -396,10 +395,7 @@ class Exact:
     def queue_of(self, dev: NetDev, entries: IntArray) -> IntArray:
         if isinstance(dev, Nic):
             return dev.rss_queues(entries, self.world.entries.rss_hash)
-        rss = self.world.entries.rss_hash[entries].astype(np.int64)
-        spread = dev.peer_queues if isinstance(dev, Veth) else len(dev.rxq)  # veth_xmit
-        res: IntArray = rss % max(1, spread) % max(1, len(dev.rxq))
-        return res
+        return dev.rx_queue_of(self.world.entries.rss_hash[entries])
 
     def admit(self, dev: NetDev, t: int) -> None:
         """Bring ``dev``'s arrivals up to ``t`` into its rings (all ports of its card, which

@@ -248,7 +248,7 @@ class Fast:
                     return
                 # veth_xmit: into the peer's queues, the sender counting what they take
                 ref = self.dp.accounts.refusal("veth_skb", dev)
-                for q, part in self.dp.by_rx_queue(peer, rows, dev.queues):
+                for q, part in self.dp.by_rx_queue(peer, rows):
                     written.append((peer, peer.rxq[q], part, ref))
                 return
             dev.stack_xmit(self.dp, 0, t0, rows)

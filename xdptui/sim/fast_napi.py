@@ -55,6 +55,7 @@ from xdptui.sim.napi_tables import (
     seq_range,
     source_rows,
     veth_napi,
+    veth_tx_label,
     written_tap,
 )
 from xdptui.sim.shared import SharedCache
@@ -571,7 +572,7 @@ class FastNapi:
         if c.mode == MODE_DRV:
             return (peer.name, cpu % len(peer.rxq))
         rows = Rows(ent, np.ones(len(ent), np.int64), False)
-        qs = self.dp.by_rx_queue(peer, rows, tgt.queues)
+        qs = self.dp.by_rx_queue(peer, rows)
         return (peer.name, qs[0][0]) if len(qs) == 1 else None
 
     def _egress_passes(
@@ -721,8 +722,10 @@ class FastNapi:
         for name in list(fed):  # a fed veth whose program may XDP_TX: into its peer's queues
             c = self.dp.compiled.get(name)  # (where the peer has NAPI, else -ENXIO)
             dev = w.devices.get(name)
-            if isinstance(dev, Veth) and c is not None and holds(c.act, XDP_TX):
-                fed |= {dev.peer} if dev.xdp_napi(self.dp) is not None else set()
+            if not isinstance(dev, Veth) or c is None or not holds(c.act, XDP_TX):
+                continue
+            if dev.xdp_napi(self.dp) is not None:
+                fed.add(dev.peer)
         for dev_name, c in self.dp.compiled.items():
             if c.broadcast or holds(c.bq_class, BROADCAST):
                 return set(w.devices)
@@ -1215,8 +1218,8 @@ class FastNapi:
         lfl0 = now[napi.I_LFL]
         dev = self.world.devices[cfg.names[i][0]]
         for k, v in enumerate(values.tolist()):
-            if isinstance(dev, Veth) and v == dev.ifindex:
-                continue  # its XDP_TX into its peer (``napi_tables.Tables.add``): no bulk queue
+            if veth_tx_label(dev, v):
+                continue  # its XDP_TX into its peer: no bulk queue
             shape.classes[int(v)] = np.ascontiguousarray(labels[:, k])
             if cfg.multi_key[i][k]:
                 pre = full_prefix(cfg.lab, int(cfg.lfl[lfl0 + napi.L_WIDTH * k + 2]), m)

@@ -209,16 +209,14 @@ def _in_table_order(
 
 def build_layout(world: World, src: Source, dev: NetDev, of_entry: ClassIds) -> SourceLayout:
     from xdptui.sim.dev.nic import Nic
-    from xdptui.sim.dev.veth import Veth
 
     L = len(src.table)
     nq = max(len(dev.rxq), 1)
     span = slice(src.offset, src.offset + L)
     if isinstance(dev, Nic):
         queue = dev.rss_slice(span.start, span.stop, world.entries.rss_hash)  # (a view)
-    else:  # a veth's frames: the sender's TX queue picks the receive queue (``veth_xmit``)
-        spread = max(dev.peer_queues, 1) if isinstance(dev, Veth) else nq
-        queue = (world.entries.rss_hash[span].astype(np.int64) % spread % nq).astype(np.int32)
+    else:
+        queue = dev.rx_queue_of(world.entries.rss_hash[span]).astype(np.int32)
     return _layout(src.offset, None, queue, nq, of_entry)
 
 

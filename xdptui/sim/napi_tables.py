@@ -118,8 +118,7 @@ class Tables:
         mk = np.zeros(len(values), bool)
         for k, v in enumerate(values.tolist()):
             at = self.add_prefix(bq == v)
-            own_tx = isinstance(dev, Veth) and v == dev.ifindex
-            if c.mode != MODE_DRV or v == RR_CLASS or own_tx:  # generic XDP: no bulk, no flush
+            if c.mode != MODE_DRV or v == RR_CLASS or veth_tx_label(dev, v):  # no bulk, no flush
                 flushes += [0, 1, at]  # (a balance-rr bond's: its flushes are ``transmit``'s)
             elif v <= XSK_TARGET:  # an AF_XDP socket: one xsk_flush a poll
                 flushes += [round(costs.XSK_FLUSH * 1000), XSK_BULK, at]
@@ -133,6 +132,13 @@ class Tables:
         self.sizes[1] += len(self.pre[-1])
         self.sizes[3] += napi.L_WIDTH * len(values)
         return values, mk, bq
+
+
+def veth_tx_label(dev: NetDev, label: int) -> bool:
+    """Whether ``label`` is a veth's own XDP_TX (``Tables.add``): frames into its peer's queue,
+    as ``veth_xdp_xmit`` puts a redirect into this veth, at no flush cost of their own and
+    with no bulk queue of the devmap's."""
+    return isinstance(dev, Veth) and label == dev.ifindex
 
 
 def veth_napi(world: World, dp: Datapath, label: int) -> NetDev | None:

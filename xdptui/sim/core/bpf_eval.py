@@ -42,7 +42,6 @@ from xdptui.sim.core.bpf_obj import ObjProgram, Outcome, devmap_fingerprint, syn
 from xdptui.sim.core.derived import FrameKey
 from xdptui.sim.dev.netdev import Host, XdpCore
 from xdptui.sim.dev.nic import Nic
-from xdptui.sim.dev.veth import Veth
 from xdptui.sim.hashing import rss_queue
 from xdptui.sim.kconst import BPF_F_BROADCAST, CPU_TARGET, XDP_REDIRECT, XSK_TARGET
 
@@ -164,9 +163,7 @@ def rx_queues(dev: NetDev | None, e: Entries) -> IntArray:
         return np.zeros(len(e), dtype=np.int64)
     if isinstance(dev, Nic):
         return rss_queue(e.rss_hash, dev.reta)  # (the port keeps its own sources' only)
-    spread = dev.peer_queues if isinstance(dev, Veth) else len(dev.rxq)  # veth_xmit's mapping
-    out: IntArray = (e.rss_hash % max(spread, 1) % len(dev.rxq)).astype(np.int64)
-    return out
+    return dev.rx_queue_of(e.rss_hash)
 
 
 def frame_key(e: Entries, entry: int) -> FrameKey:

@@ -24,7 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
 
 from xdptui.model.errors import Errno
 from xdptui.model.views import COUNTERS
@@ -106,6 +109,13 @@ class NetDev:
 
     def costs(self) -> costs.DriverCosts:
         return costs.COSTS["generic"]
+
+    def rx_queue_of(self, rss: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+        """The receive queue each frame of flow hash ``rss`` lands on, for a device that is
+        not a NIC (a NIC's is its RSS indirection table, ``Nic.rss_queues``): the hash over
+        its queues."""
+        out: npt.NDArray[np.int64] = rss.astype(np.int64) % max(len(self.rxq), 1)
+        return out
 
     def xdp_tx(self, dp: XdpCore, cpu: int, queue: int, t: int, rows: Rows) -> None:
         """XDP_TX from this device's own RX path. Devices without a rule fail it."""
@@ -302,6 +312,4 @@ class XdpCore(Protocol):
     @property
     def accounts(self) -> Accounts: ...
 
-    def by_rx_queue(
-        self, dev: NetDev, rows: Rows, tx_queues: int | None = None
-    ) -> list[tuple[int, Rows]]: ...
+    def by_rx_queue(self, dev: NetDev, rows: Rows) -> list[tuple[int, Rows]]: ...

@@ -10,7 +10,10 @@ the sending end advertises NDO_XMIT (``veth_set_xdp_features``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
 
 from xdptui.model.errors import Errno
 from xdptui.sim import costs
@@ -39,6 +42,15 @@ class Veth(NetDev):
 
     def costs(self) -> costs.DriverCosts:
         return costs.COSTS["veth"]
+
+    def rx_queue_of(self, rss: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+        """``veth_xmit``: the peer's TX queue (``netdev_pick_tx``, the flow hash over its
+        ``peer_queues``) names this end's receive queue (``skb_get_queue_mapping``); one past
+        this end's queues, which the kernel sends the non-NAPI way, wraps here."""
+        out: npt.NDArray[np.int64] = (
+            rss.astype(np.int64) % max(self.peer_queues, 1) % max(len(self.rxq), 1)
+        )
+        return out
 
     def peer_dev(self, dp: XdpCore) -> NetDev | None:
         return dp.world.devices.get(self.peer)
@@ -95,5 +107,5 @@ class Veth(NetDev):
         if peer is None or not peer.running:
             self.add("tx_dropped", rows.total)
             return
-        for q, part in dp.by_rx_queue(peer, rows, self.queues):
+        for q, part in dp.by_rx_queue(peer, rows):
             dp.io.rx(peer, peer.rxq[q], part, t, cpu, dp.accounts.refusal("veth_skb", self))
