@@ -161,6 +161,35 @@ class Flush:
     err: str | None = None  # the errno ndo_xdp_xmit returned (``trace_xdp_devmap_xmit``'s err)
 
 
+def broadcast_walk(dp: DevmapCore, dev: NetDev, c: Compiled) -> list[tuple[int, NetDev]]:
+    """``dev_map_enqueue_multi``'s walk for frames ``dev`` received: the map's entries in
+    ``walk`` order, without the ingress device and -- with BPF_F_EXCLUDE_INGRESS -- its upper
+    devices (``get_upper_ifindexes``), as (key, target)."""
+    w = dp.world
+    dmap = w.maps.get(c.map_name or "")
+    if dmap is None:
+        return []
+    excluded: set[str] = set()
+    if c.broadcast & BPF_F_EXCLUDE_INGRESS:
+        up: str | None = dev.name
+        while up is not None:
+            excluded.add(up)
+            upper = w.devices.get(up)
+            up = upper.master if upper is not None else None
+    out: list[tuple[int, NetDev]] = []
+    for key, entry in dmap.walk():
+        tgt = w.devices.get(entry.dev)
+        if tgt is not None and tgt.name not in excluded:
+            out.append((key, tgt))
+    return out
+
+
+def native_broadcast(dp: DevmapCore, dev: NetDev, c: Compiled) -> list[tuple[int, NetDev]]:
+    """The entries a native broadcast clones each frame to (``is_valid_dst``: the target
+    can take ``ndo_xdp_xmit`` and is up; a frame too long for its MTU is skipped per frame)."""
+    return [(k, t) for k, t in broadcast_walk(dp, dev, c) if t.ndo_xmit_ready(dp) and t.admin_up]
+
+
 def broadcast(
     dp: DevmapCore,
     dev: NetDev,
@@ -173,31 +202,19 @@ def broadcast(
     out: PollOutcome,
 ) -> None:
     """``dev_map_enqueue_multi``: a clone for every entry that passes ``is_valid_dst``
-    (invalid ones skipped silently), without the ingress device and -- with
-    BPF_F_EXCLUDE_INGRESS -- its upper devices (``get_upper_ifindexes``). Generic XDP
-    does not pre-filter: each skb goes through the entries in turn and the first that refuses
+    (invalid ones skipped silently; ``native_broadcast``). Generic XDP does not pre-filter:
+    each skb goes through the entries in turn (``broadcast_walk``) and the first that refuses
     it (``xdp_ok_fwd_dev``: ENETDOWN, EMSGSIZE) ends that skb's walk with the error."""
     w = dp.world
     dmap = w.maps.get(c.map_name or "")
     if dmap is None:
         return
-    excluded: set[str] = set()
-    if c.broadcast & BPF_F_EXCLUDE_INGRESS:
-        up: str | None = dev.name
-        while up is not None:
-            excluded.add(up)
-            upper = w.devices.get(up)
-            up = upper.master if upper is not None else None
     sizes = w.entries.size[rows.entry]
     alive = np.ones(len(rows), dtype=bool)  # generic XDP: the skbs still being cloned
-    for key, entry in dmap.walk():
-        tgt = w.devices.get(entry.dev)
-        if tgt is None or tgt.name in excluded:
-            continue
+    walk = native_broadcast(dp, dev, c) if mode == MODE_DRV else broadcast_walk(dp, dev, c)
+    for key, tgt in walk:
         fits = sizes <= max_fwd_len(tgt.mtu)
         if mode == MODE_DRV:
-            if not tgt.ndo_xmit_ready(dp) or not tgt.admin_up:
-                continue
             part = rows.where(fits)
         else:
             # dev_map_redirect_multi: per skb, each target in turn through xdp_ok_fwd_dev

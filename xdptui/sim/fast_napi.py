@@ -3,9 +3,12 @@ lists and polls exactly as exact mode has them, with frames as runs of queue pos
 of descriptors, so a step's polls -- how many, when, how big, where each starts -- are exact
 mode's, and only what they do is added up per flow class.
 
-Covered: the queues of a NIC fed by one pktgen source, whose CPU serves no other kind of
-instance, and whose frames stay on that CPU's timeline only through their own costs (no veth
-peer or tap written on it, no broadcast bulks). A card whose fed ports are each fed by one
+Covered: the queues of a NIC fed by one pktgen source, a veth the local stack writes into
+or one covered sender's redirects feed, and a tap written one frame per ``write``, where the
+CPU serves no other kind of instance and frames stay on its timeline only through their own
+costs: their programs carry no state from frame to frame, and what they send goes to NICs,
+taps, bonds or such veths -- a broadcast to NICs that take every frame
+(``napi_tables.broadcast_targets``) included. A card whose fed ports are each fed by one
 source runs in the loop with its DMA, and so do its ports' XDP rings and wire when all they
 send is their own XDP_TX or a balance-rr bond's frames to another of its ports (the frames
 they send take the card's DMA too). The other instances keep fast mode's arithmetic
@@ -44,6 +47,7 @@ from xdptui.sim.layout import Grouped, SourceLayout, sequence_layout
 from xdptui.sim.napi_tables import (
     Tables,
     basis_of,
+    broadcast_targets,
     cat,
     class_counts_many,
     class_rows_many,
@@ -499,8 +503,10 @@ class FastNapi:
             return None
         sending: list[Nic] = []
         for dev_name, c in self.dp.compiled.items():
+            walk = devmap.broadcast_walk(self.dp, w.devices[dev_name], c) if c.broadcast else []
             if (
-                np.isin(values(c.target), ifindexes).any()
+                any(t.name in names for _, t in walk)
+                or np.isin(values(c.target), ifindexes).any()
                 or np.isin(values(c.tx_slave), ifindexes).any()
             ):
                 return None
@@ -656,16 +662,16 @@ class FastNapi:
         return True, src
 
     def _program_covered(self, dev: NetDev, c: Compiled) -> bool:
-        """A program NAPI's loop can run: no state carried from frame to frame, no broadcast
-        bulks, a balance-rr bond's choice only where the loop follows it (``_rr_plan``), its
-        frames sent to NICs, taps, bonds (a flush toward one is a flush: ``bond_xdp_xmit``
-        then picks each frame's slave, after the loop), or a veth whose peer's NAPI the loop
-        runs too (``_build`` checks that)."""
+        """A program NAPI's loop can run: no state carried from frame to frame, a broadcast
+        only to NICs that take every frame (``broadcast_targets``), a balance-rr bond's choice
+        only where the loop follows it (``_rr_plan``), its frames sent to NICs, taps, bonds
+        (a flush toward one is a flush: ``bond_xdp_xmit`` then picks each frame's slave,
+        after the loop), or a veth whose peer's NAPI the loop runs too (``_build`` checks
+        that)."""
         if c.obj is not None and c.obj.depends is not None:
             return False  # a real program run frame by frame, in ring order
-        if c.broadcast:
-            return False
-        if holds(c.bq_class, BROADCAST):
+        broadcasts = c.broadcast or holds(c.bq_class, BROADCAST)
+        if broadcasts and not broadcast_targets(self.dp, dev, c):
             return False
         if holds(c.bq_class, RR_CLASS) and self._rr_plan(dev, c) is None:
             return False  # round-robin over slaves the loop cannot follow
@@ -727,8 +733,9 @@ class FastNapi:
             if dev.xdp_napi(self.dp) is not None:
                 fed.add(dev.peer)
         for dev_name, c in self.dp.compiled.items():
-            if c.broadcast or holds(c.bq_class, BROADCAST):
-                return set(w.devices)
+            if c.broadcast or holds(c.bq_class, BROADCAST):  # dev_map_enqueue_multi's walk
+                walk = devmap.broadcast_walk(self.dp, w.devices[dev_name], c)
+                fed |= {t.peer if isinstance(t, Veth) else t.name for _, t in walk if not is_tap(t)}
             if holds(c.bq_class, RR_CLASS):
                 plan = self._rr_plan(w.devices[dev_name], c)
                 if plan is None:

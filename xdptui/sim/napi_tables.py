@@ -13,13 +13,21 @@ import numpy.typing as npt
 
 from xdptui.sim import costs, devmap, napi
 from xdptui.sim.batch import Rows
-from xdptui.sim.core.filter import RR_CLASS
+from xdptui.sim.core.filter import BROADCAST, RR_CLASS, Compiled
 from xdptui.sim.cpumap import CPU_MAP_BULK_SIZE
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev
+from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
-from xdptui.sim.kconst import CPU_TARGET, DEV_MAP_BULK_SIZE, XDP_REDIRECT, XDP_TX, XSK_TARGET
+from xdptui.sim.kconst import (
+    CPU_TARGET,
+    DEV_MAP_BULK_SIZE,
+    XDP_REDIRECT,
+    XDP_TX,
+    XSK_TARGET,
+    max_fwd_len,
+)
 from xdptui.sim.layout import Grouped, SourceLayout
 from xdptui.sim.splitting import spans
 from xdptui.sim.traffic import Source
@@ -104,6 +112,9 @@ class Tables:
         else:
             bq = np.full(m, -1, np.int64)
         values = np.unique(bq[(bq >= 0) | (bq <= CPU_TARGET) | (bq == RR_CLASS)])
+        targets = broadcast_targets(self.dp, dev, c) if c.mode == MODE_DRV else []
+        if targets and (bq == BROADCAST).any():  # a label per target, each of every frame
+            values = np.concatenate((values, np.full(len(targets), BROADCAST, np.int64)))
         row[napi.I_M] = m
         row[napi.I_PRE] = self.sizes[1]
         row[napi.I_NLAB] = len(values)
@@ -125,13 +136,36 @@ class Tables:
             elif v <= CPU_TARGET:  # a cpumap entry's bulk queue
                 flushes += [round(costs.CPUMAP_FLUSH * 1000), CPU_MAP_BULK_SIZE, at]
             else:
-                flush = round(devmap.flush_cost(dev, self.world.by_ifindex[v]) * 1000)
+                tgt = targets.pop(0) if v == BROADCAST else self.world.by_ifindex[v]
+                flush = round(devmap.flush_cost(dev, tgt) * 1000)
                 flushes += [flush, DEV_MAP_BULK_SIZE, at]
-            mk[k] = len(np.unique(c.key[seq[bq == v]])) > 1
+            mk[k] = v != BROADCAST and len(np.unique(c.key[seq[bq == v]])) > 1
         self.lfl.append(np.array(flushes, np.int64))
         self.sizes[1] += len(self.pre[-1])
         self.sizes[3] += napi.L_WIDTH * len(values)
         return values, mk, bq
+
+
+def broadcast_targets(dp: Datapath, dev: NetDev, c: Compiled) -> list[NetDev]:
+    """The NICs a native broadcast from ``dev`` clones every frame to, one bulk queue each
+    (``devmap.native_broadcast``); empty when NAPI's loop cannot follow it: a target that is
+    not a NIC, two entries for one device (two clones into one bulk queue), or a frame too
+    long for a target's MTU (that target takes only some of the frames)."""
+    if not c.broadcast:
+        return []
+    walk = devmap.native_broadcast(dp, dev, c)
+    tgts = [t for _, t in walk]
+    if any(not isinstance(t, Nic) for t in tgts) or len({t.name for t in tgts}) < len(tgts):
+        return []
+    ent = np.flatnonzero(c.bq_class == BROADCAST)
+    if c.out is not None:  # the frames the program left (``bpf_run.leaving``)
+        ent = c.out[ent]
+        if (ent < 0).any():
+            return []
+    longest = int(dp.world.entries.size[ent].max(initial=0))
+    if any(longest > max_fwd_len(t.mtu) for t in tgts):
+        return []
+    return tgts
 
 
 def veth_tx_label(dev: NetDev, label: int) -> bool:
