@@ -507,3 +507,39 @@ def test_fast_equals_exact_on_a_broadcast(
     assert {x["to"] for x in tp} == ({"eth1", "eth2"} if exclude else {"eth0", "eth1", "eth2"})
     if size != "64":  # a third of 4 Mpps at 1,520 bytes of wire: 16 Gb/s into 10G
         assert any(r.dropped for r in sim.world.devices["eth2"].tx)
+
+
+SEVERAL_SENDERS = """
+name: a port's queues redirecting into one veth queue
+cpus: CPUS
+devices:
+  eth0: {type: nic, driver: i40e, queues: QUEUES,
+         xdp: {program: redirect, params: {dev: veth0}}}
+  veth0: {type: veth, peer: veth1}
+  veth1: {type: veth, peer: veth0, xdp: PROGRAM}
+traffic:
+  - {name: g, to: eth0, rate: RATE, flows: 16, src_port: 1000-1015}
+"""
+
+
+@pytest.mark.parametrize(
+    ("cpus", "queues", "prog", "rate"),
+    [(2, 2, "xdp_pass", "6Mpps"), (2, 2, "xdp_drop", "6Mpps"), (4, 4, "xdp_pass", "8Mpps")],
+)
+def test_fast_equals_exact_when_several_cpus_redirect_into_one_veth_queue(
+    monkeypatch: pytest.MonkeyPatch, cpus: int, queues: int, prog: str, rate: str
+):
+    """eth0's queues on two or four CPUs redirect into veth0, whose peer has one queue
+    (``veth_select_rxq``: the sending CPU modulo its queues): both CPUs' flushes fill one
+    ``ptr_ring``, and ``__veth_xdp_flush`` schedules its one NAPI instance on whichever CPU
+    finds it idle, where it stays while it has work. Fast mode's own arithmetic served the
+    queue on each sending CPU at once, as if it were two: with xdp_pass at 6 Mpps it passed
+    twice what exact mode passes and dropped nothing where exact mode's ring refuses half."""
+    text = SEVERAL_SENDERS.replace("CPUS", str(cpus)).replace("QUEUES", str(queues))
+    t = topo(text.replace("PROGRAM", prog).replace("RATE", rate))
+    assert loop_split(monkeypatch, t) == ({"eth0", "veth1"}, set())
+    assert_fast_equals_exact(t, instants(4))
+    sim = Simulator(t, exact=True)
+    sim.run_until(4_000_000)
+    if prog == "xdp_pass":  # the stack's cost: one CPU cannot take what two send it
+        assert sim.world.devices["veth1"].counters["rx_dropped"] > 0

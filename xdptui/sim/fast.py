@@ -89,11 +89,14 @@ class FastIO:
             self.fast.dp.accounts.accepted(ref, took, into_rx=True)
             self.fast.dp.accounts.refused(ref, dev, rows.total - took.total)
             return took.total
-        refused = self.fast.napi.fed_rx.pop(id(rxq), None)
+        fed = self.fast.napi.fed_rx
+        refused = fed.get((id(rxq), cpu))
         if refused is None:
             self.pending.append(Pending(dev, rxq, rows, cpu, ref))
             return rows.total
-        # a veth queue NAPI's loop ran: its ring took what the loop says (``napi.feed``)
+        # a veth queue NAPI's loop ran: its ring took what the loop says (``napi.feed``), of
+        # the frames this CPU's senders offered
+        fed[(id(rxq), cpu)] = refused - min(refused, rows.total)
         ok = rows.head(max(0, rows.total - refused))
         self.fast.dp.accounts.accepted(ref, ok, into_rx=True)
         self.fast.dp.accounts.refused(ref, dev, rows.total - ok.total)

@@ -162,6 +162,10 @@ class Config:
     tx_ports: tuple[str, ...] = ()  # the ports whose transmit rings and wire the loop runs
     txr: IntArray = field(default_factory=lambda: np.zeros((0, rings.X_WIDTH), np.int64))
     wire_s: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))  # ps a frame
+    # a veth instance several instances feed (``napi.I_MFED``): its senders' rows; and per
+    # sender, its frames toward the veth as a sequence on the veth's queue
+    fed_from: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    fed_layouts: dict[int, SourceLayout] = field(default_factory=dict)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Config:
         return self
@@ -210,8 +214,8 @@ class FastNapi:
         self.facts = facts
         self._configs: SharedCache[tuple[Any, ...], Config] = SharedCache()
         self._fed_at: SharedCache[tuple[int, int], frozenset[str]] = SharedCache()
-        # per veth queue the loop fed this step: the frames its ring refused
-        self.fed_rx: dict[int, int] = {}
+        # per veth queue the loop fed this step and sending CPU: the frames its ring refused
+        self.fed_rx: dict[tuple[int, int], int] = {}
         # per veth queue the local stack writes into (``_written_veth``), what its ring took
         # this step (``FastIO.rx`` counts the sender's from it)
         self.written_rx: dict[int, Rows] = {}
@@ -226,7 +230,7 @@ class FastNapi:
             np.zeros((0, napi.RUNCAP, 2), np.int64),
             cpu_rows(n_cpus),
             np.zeros((n_cpus, 1), np.int64),
-            np.zeros(2, np.int64),
+            np.zeros(3, np.int64),  # (the order events were raised, a run stopped early, feeds)
             np.zeros(0, bool),
         )
 
@@ -305,38 +309,52 @@ class FastNapi:
         # a veth queue one covered instance feeds: NAPI on that instance's CPU, its frames
         # the sender's frames toward it, in order
         fed_by = np.full(len(names), -1, np.int64)
+        fed_from: dict[int, tuple[int, ...]] = {}
+        fed_layouts: dict[int, SourceLayout] = {}
         for i, (name, q) in enumerate(names):
             dev = w.devices[name]
-            if not isinstance(dev, Veth):
-                continue
             fs = feeders.get((name, q), [])
-            if len(fs) != 1 or not self._veth_covered(dev):
+            if not isinstance(dev, Veth) or not fs or not self._veth_covered(dev):
                 continue
-            f, k = fs[0]
-            ent, bq = seqs[f], bqs[f]
-            if not covered[f] or ent is None or bq is None or rows[f][napi.I_FEED] >= 0:
+            toward: list[tuple[int, BoolArray, IntArray]] = []  # (sender, its frames, seq)
+            for f, k in fs:
+                ent, bq = seqs[f], bqs[f]
+                if not covered[f] or ent is None or bq is None or rows[f][napi.I_FEED] >= 0:
+                    break
+                sender = w.devices[names[f][0]]
+                mine = bq == label_values[f][k]
+                passed = self._egress_passes(sender, int(label_values[f][k]), ent, mine)
+                if passed is None:
+                    break  # egress programs the loop cannot run: not in the loop
+                seq = ent[passed]
+                out = self.dp.compiled[sender.name].out
+                if out is not None:  # the frames the sender's program left (``leaving``)
+                    seq = out[seq]
+                    if (seq < 0).any():
+                        break  # outputs not in the table yet: compiled again first
+                toward.append((f, passed, seq))
+            if len(toward) < len(fs):
                 continue
-            sender = w.devices[names[f][0]]
-            mine = bq == label_values[f][k]
-            passed = self._egress_passes(sender, int(label_values[f][k]), ent, mine)
-            if passed is None:
-                continue  # egress programs the loop cannot run: not in the loop
-            seq = ent[passed]
-            out = self.dp.compiled[sender.name].out
-            if out is not None:  # the frames the sender's program left (``bpf_run.leaving``)
-                seq = out[seq]
-                if (seq < 0).any():
-                    continue  # outputs not in the table yet: compiled again first
             row = rows[i]
-            row[napi.I_CPU] = rows[f][napi.I_CPU]
+            row[napi.I_CPU] = rows[fs[0][0]][napi.I_CPU]
+            seq = np.concatenate([x for _, _, x in toward])
             values, mk, _ = tables.add(row, dev, seq)
+            if len(toward) > 1:  # several senders: every frame alike to it, no bulks
+                if len(values) or row[napi.I_PM] != 1:
+                    continue
+                row[napi.I_MFED] = 1
+                fed_from[i] = tuple(f for f, _, _ in toward)
+                for f, _, x in toward:
+                    fed_layouts[f] = sequence_layout(x, len(dev.rxq), q, dp.classes.of_entry)
+            else:
+                seqs[i] = seq
+                layouts[i] = sequence_layout(seq, len(dev.rxq), q, dp.classes.of_entry)
             label_values[i] = values
             multi[i] = mk
-            seqs[i] = seq
-            layouts[i] = sequence_layout(seq, len(dev.rxq), q, dp.classes.of_entry)
-            rows[f][napi.I_FEED] = i
-            rows[f][napi.I_FPRE] = tables.add_prefix(passed)
-            fed_by[i] = f
+            for f, passed, _ in toward:
+                rows[f][napi.I_FEED] = i
+                rows[f][napi.I_FPRE] = tables.add_prefix(passed)
+            fed_by[i] = toward[0][0]
             covered[i] = True
         for i, row in enumerate(rows):  # a sender toward a veth the loop does not run
             if (
@@ -383,6 +401,8 @@ class FastNapi:
             tuple(tx.ports),
             np.array(tx.txr, np.int64).reshape(len(tx.txr), rings.X_WIDTH),
             np.array(tx.wire_s, np.int64),
+            fed_from,
+            fed_layouts,
         )
 
     def _cards(
@@ -788,7 +808,8 @@ class FastNapi:
             assert isinstance(dev, Veth)
             sender = dev.peer_dev(self.dp)
             if not isinstance(sender, Veth) or sender.xdp_napi(self.dp) is not dev:
-                ok[i] = ok[cfg.fed_by[i]] = False
+                ok[i] = False
+                ok[list(cfg.fed_from.get(i, (cfg.fed_by[i],)))] = False
         cpu_of = cfg.static[:, napi.I_CPU]
         fed = self._fed()
         idle = np.array([not isinstance(d, Nic) and d.name not in fed for d in devs], bool)
@@ -814,6 +835,10 @@ class FastNapi:
             bad_cpu[cs] |= bad_cpu[cs].any()
             if k not in lazy:  # its DMA orders their arrivals: one heap
                 group[np.isin(group, group[cs])] = group[cs].min()
+        for i, fs in cfg.fed_from.items():  # a veth several CPUs feed: their events in order
+            cs = np.unique(cpu_of[[i, *fs]])
+            bad_cpu[cs] |= bad_cpu[cs].any()
+            group[np.isin(group, group[cs])] = group[cs].min()
         used = np.bincount(cpu_of, minlength=w.nr_cpus) > 0
         cpus = np.flatnonzero(~bad_cpu[: w.nr_cpus] & used)
         cpus = cpus[np.lexsort((cpus, group[cpus]))]
@@ -830,8 +855,8 @@ class FastNapi:
             return set()
         st.ins[:, napi.I_RUNNING] = [1 if d.running else 0 for d in devs]
         basis = [basis_of(w, devs[i], cfg.static[i, napi.I_SRC]) for i in range(n)]
-        for i in np.flatnonzero(cfg.fed_by >= 0).tolist():  # a veth's: its sender's
-            basis[i] = (-2, *basis[cfg.fed_by[i]])
+        for i in np.flatnonzero(cfg.fed_by >= 0).tolist():  # a veth's: its senders'
+            basis[i] = (-2, *(x for f in cfg.fed_from.get(i, (cfg.fed_by[i],)) for x in basis[f]))
         for i in np.flatnonzero(run & st.known).tolist():
             if basis[i] != st.basis[i]:  # the source's table or the queues were rebuilt:
                 self._rebase(st, cfg, src, i, t0)  # its ring's frames as the last arrivals
@@ -875,7 +900,7 @@ class FastNapi:
             assert isinstance(bond, Bond)  # (its balance-rr counter, per CPU)
             c = int(cfg.static[i, napi.I_CPU])
             st.cpu[c, napi.C_RR] = int(bond.rr_counter[c])
-        polls, segs = self._run(
+        polls, segs, flog = self._run(
             cfg, st, src, cpus.astype(np.int64), gstart, cards, feeds, t0, t1, (txr, wire, wb)
         )
         n_polls = len(polls)
@@ -890,13 +915,20 @@ class FastNapi:
             if name in self.cards_run:
                 w.cards[name].tat = int(cards[k, napi.K_TAT])
                 w.cards[name].rr = int(cards[k, napi.K_RR])
-        for i in np.flatnonzero(run & (cfg.fed_by >= 0)).tolist():
+        for i in np.flatnonzero(run & (cfg.fed_by >= 0)).tolist():  # what the rings refused,
+            if i in cfg.fed_from:  # per sending CPU (``FastIO.rx``)
+                mine = flog[flog[:, napi.FL_TO] == i]
+                lost = mine[:, napi.FL_NEW] - mine[:, napi.FL_TOOK]
+                by_cpu = np.bincount(cpu_of[mine[:, napi.FL_FROM]], lost, w.nr_cpus)
+                for c in np.unique(cpu_of[list(cfg.fed_from[i])]).tolist():
+                    self.fed_rx[(id(rxqs[i]), c)] = int(by_cpu[c])
+                continue
             refused = int(st.ins[i, napi.I_DROPPED] - before[i, napi.I_DROPPED])
-            self.fed_rx[id(rxqs[i])] = refused
+            self.fed_rx[(id(rxqs[i]), int(cpu_of[cfg.fed_by[i]]))] = refused
         _polls_run[0] += n_polls + admitted // CARD_FRAMES_PER_POLL
         if _polls_run[0] > JIT_AFTER_POLLS:
             napi.compile_rules()
-        self._apply(cfg, st, before, polls, segs, rxqs, devs, run, t0)
+        self._apply(cfg, st, before, polls, segs, rxqs, devs, run, t0, flog)
         self.dp.cpu.busy_ns += st.cpu[:, napi.C_BUSY_NS] - busy_before
         return {id(rxqs[i]) for i in np.flatnonzero(run).tolist()}
 
@@ -982,6 +1014,7 @@ class FastNapi:
                 remap[k] = i
         ins[:, : napi.I_CONF] = cfg.static
         per_cpu = int(np.bincount(cfg.static[:, napi.I_CPU], minlength=1).max(initial=1)) + 1
+        per_cpu += len(cfg.fed_from)  # (a veth several CPUs feed: on the list of any of them)
         cap = st.plist.shape[1]
         plist = np.zeros((len(st.cpu), max(per_cpu, cap)), np.int64)
         for c in np.flatnonzero(st.cpu[:, napi.C_PLEN]).tolist():
@@ -1046,16 +1079,19 @@ class FastNapi:
         pending = ins[i, napi.I_STATE] == napi.IRQ_PENDING
         rxq.fast_irq = int(ins[i, napi.I_IRQ_AT]) if pending else -1
         rxq.last_irq = int(ins[i, napi.I_LAST_IRQ])
-        c = int(ins[i, napi.I_CPU])  # off its CPU's poll list; the others stay on it
         cap = st.plist.shape[1]
-        head, n = int(st.cpu[c, napi.C_PHEAD]), int(st.cpu[c, napi.C_PLEN])
-        listed = [int(st.plist[c, (head + k) % cap]) for k in range(n)]
-        left = [j for j in listed if j != i]
-        for k, j in enumerate(left):
-            st.plist[c, (head + k) % cap] = j
-        st.cpu[c, napi.C_PLEN] = len(left)
-        if not left:
-            st.cpu[c, napi.C_RUN_AT] = -1
+        # off the poll list it is on (a veth's: the CPU that scheduled it); the others stay
+        for c in np.flatnonzero(st.cpu[:, napi.C_PLEN]).tolist():
+            head, n = int(st.cpu[c, napi.C_PHEAD]), int(st.cpu[c, napi.C_PLEN])
+            listed = [int(st.plist[c, (head + k) % cap]) for k in range(n)]
+            if i not in listed:
+                continue
+            left = [j for j in listed if j != i]
+            for k, j in enumerate(left):
+                st.plist[c, (head + k) % cap] = j
+            st.cpu[c, napi.C_PLEN] = len(left)
+            if not left:
+                st.cpu[c, napi.C_RUN_AT] = -1
         ins[i, napi.I_STATE] = napi.ARMED
 
     def _run(
@@ -1070,29 +1106,37 @@ class FastNapi:
         t0: int,
         t1: int,
         tx: tuple[IntArray, IntArray, IntArray],
-    ) -> tuple[IntArray, IntArray]:
-        """``napi.run_cpus`` to ``t1``: its polls and their runs, written in place into
-        buffers sized for the polls the last step's rate expects (doubled while full)."""
+    ) -> tuple[IntArray, IntArray, IntArray]:
+        """``napi.run_cpus`` to ``t1``: its polls, their runs and the feeds it logged
+        (``napi.feed``), written in place into buffers sized for the polls the last step's
+        rate expects (doubled while full)."""
         cap = max(POLLS_CHUNK, int(self._poll_rate * (t1 - t0) * 1.25))
         polls = np.empty((cap, napi.P_WIDTH), np.int64)
         segs = np.empty((2 * cap + napi.RUNCAP, 2), np.int64)
-        n = ns = 0
+        logging = bool(cfg.fed_from)
+        flog = np.empty((len(segs) if logging else 1, napi.FL_WIDTH), np.int64)
+        n = ns = nf = 0
         work = napi.work_rows(len(cpus), len(feeds))
         while True:
             k = napi.run_cpus(
                 t1, cpus, gstart, cfg.cpu_first, cfg.cpu_inst, st.ins, st.cpu, st.plist,
                 st.runs, cfg.tab, src, cards, feeds, cfg.qmap, cfg.pre, cfg.lab, cfg.lfl, st.glob,
-                polls[n:], segs[ns:], *tx, work,
+                polls[n:], segs[ns:], *tx, work, flog[nf:],
             )  # fmt: skip
+            nf += int(st.glob[2])
             if k and ns:  # (a second call's runs start where the first's ended)
                 polls[n : n + k, napi.P_SEG] += ns
             if k:
                 ns = int(polls[n + k - 1, napi.P_SEG] + polls[n + k - 1, napi.P_NSEG])
                 n += k
             if not st.glob[1]:  # (the runs right-sized: their buffer has room for 2 a poll)
-                return polls[:n], segs[:ns].copy()
+                return polls[:n], segs[:ns].copy(), flog[:nf]
             polls = np.concatenate((polls[:n], np.empty_like(polls)))
             segs = np.concatenate((segs[:ns], np.empty_like(segs)))
+            if logging:
+                flog = np.concatenate(
+                    (flog[:nf], np.empty((len(segs) - nf, napi.FL_WIDTH), np.int64))
+                )
 
     # ------------------------------------------------------------ what the polls did
 
@@ -1107,6 +1151,7 @@ class FastNapi:
         devs: list[NetDev],
         run: BoolArray,
         t0: int,
+        flog: IntArray,
     ) -> None:
         """What the run's polls did, per device (``polls`` sorted in place by instance)."""
         ins = st.ins
@@ -1182,8 +1227,68 @@ class FastNapi:
                         sched = (times_f[a:b], k_f[a:b])
                         feeds.append(Feed(dev, rxqs[i].index, cpu, took[k], b - a, sched))
                 _write_back(dev, qs.tolist(), held_rows, ins[ii], before[ii])
+            for i in idx if cfg.fed_from else ():
+                if i in cfg.fed_from:
+                    a, b = at[i], at[i + 1]
+                    polled = (polls[a:b], times[a:b], labels[a:b], segs)
+                    batch.append(self._several_fed(cfg, st, i, flog, rxqs[i], dev, before, polled))
             if batch:
                 self.dp.napi_poll_many(dev, t0, batch)
+
+    def _several_fed(
+        self,
+        cfg: Config,
+        st: NapiState,
+        i: int,
+        flog: IntArray,
+        rxq: RxQueue,
+        dev: NetDev,
+        before: IntArray,
+        polled: tuple[IntArray, IntArray, IntArray, IntArray],
+    ) -> tuple[int, int, Rows, PollShape]:
+        """A veth queue several instances fed (``napi.I_MFED``): what its ring took and holds
+        per flow class, from the feeds the loop logged in the order they came -- the ring is
+        a FIFO, so it holds the last frames in. Returns its ``napi_poll_many`` entry."""
+        C = len(self.dp.classes)
+        rep = self.dp.classes.rep
+        of_entry = self.dp.classes.of_entry
+        log = flog[flog[:, napi.FL_TO] == i]
+        came = log[:, napi.FL_TOOK]
+        end = log[:, napi.FL_X] + came
+        occ = int(st.ins[i, napi.I_OCC])
+        later = np.cumsum(came[::-1])[::-1] - came  # taken in by the feeds after each
+        kept = np.clip(occ - later, 0, came)  # of each feed, its last frames still held
+        h = rxq.held
+        had = np.bincount(of_entry[h.entry], weights=h.count, minlength=C).astype(np.int64)
+        held = self._fed_counts(cfg, rxq.index, log[:, napi.FL_FROM], end - kept, end, C)
+        extra = occ - int(came.sum())
+        if extra > 0:  # and the last of what it held before
+            gone = h.head(h.total - extra)
+            held += had - np.bincount(of_entry[gone.entry], weights=gone.count, minlength=C).astype(
+                np.int64
+            )
+        took = had + self._fed_counts(cfg, rxq.index, log[:, napi.FL_FROM], end - came, end, C)
+        took -= held
+        now, was = st.ins[i].tolist(), before[i].tolist()
+        mine, times, labels, segs = polled
+        shape = self._shape(cfg, i, None, mine, times, labels, segs, now, was)
+        held_rows = class_rows_many(held[None, :], rep)[0]
+        _write_back(dev, [rxq.index], [held_rows], st.ins[[i]], before[[i]])
+        return rxq.index, now[napi.I_CPU], class_rows_many(took[None, :], rep)[0], shape
+
+    def _fed_counts(
+        self, cfg: Config, q: int, senders: IntArray, a: IntArray, b: IntArray, C: int
+    ) -> IntArray:
+        """Frames per flow class at positions [a_k, b_k) of sender ``senders[k]``'s sequence
+        toward veth queue ``q`` (``Config.fed_layouts``)."""
+        out = np.zeros(C, np.int64)
+        for f in np.unique(senders).tolist():
+            lay = cfg.fed_layouts[f]
+            grp = self._class_groups(lay, self.dp.classes.of_entry, C)
+            sel = senders == f
+            zero = np.zeros(int(sel.sum()), np.int64)
+            out += class_counts_many(grp, lay, np.array([q], np.int64), C, a[sel], b[sel], zero)[0]
+        return out
 
     def _class_groups(self, lay: SourceLayout, of_entry: ClassIds, C: int) -> Grouped:
         """The layout's queue sequences grouped by (queue, flow class), once per epoch."""
@@ -1199,7 +1304,7 @@ class FastNapi:
         self,
         cfg: Config,
         i: int,
-        lay: SourceLayout,
+        lay: SourceLayout | None,
         mine: IntArray,
         times: IntArray,
         labels: IntArray,
@@ -1228,7 +1333,7 @@ class FastNapi:
             if veth_tx_label(dev, v):
                 continue  # its XDP_TX into its peer: no bulk queue
             shape.classes[int(v)] = np.ascontiguousarray(labels[:, k])
-            if cfg.multi_key[i][k]:
+            if cfg.multi_key[i][k] and lay is not None:
                 pre = full_prefix(cfg.lab, int(cfg.lfl[lfl0 + napi.L_WIDTH * k + 2]), m)
                 a, b, who = segments(mine, segs)
                 cnt = seq_range(pre, m, a, b)

@@ -61,10 +61,13 @@ S_ORIGIN, S_N0, S_MILLI, S_CAP, S_L, S_MQ, S_MR, S_A, S_AR, S_WIDTH = range(10)
 # count starts in ``lab``; a balance-rr bond's frames (prefix ``I_RRPRE``): which slave ids
 # are this port (bits of ``I_RRMASK``), packets_per_slave, the slaves, the other slave's ring
 # for this CPU and the ps a bulk flush toward it costs)
+# (``I_MFED``: a veth queue several instances feed: its positions count the frames offered to
+# it, whichever sender's, and each feed is logged: ``feed``)
 (I_SRC, I_M, I_TAB, I_PRE, I_PM, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS, I_FEED,
  I_FPRE, I_CARD, I_TXR, I_TXPRE, I_RRPRE, I_RRMASK, I_RRPPS, I_RRCNT, I_RRTXR, I_RRFL,
- I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD, I_RLEN, I_TAKEN,
- I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP, I_RRHERE, I_WIDTH) = range(41)  # fmt: skip
+ I_MFED, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD, I_RLEN,
+ I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP, I_RRHERE,
+ I_WIDTH) = range(42)  # fmt: skip
 L_WIDTH = 3  # an instance's label in ``lfl``: ps a flush, frames a bulk, its prefix count
 I_CONF = I_RUNNING  # the configuration columns come first
 # a card (``Card``) whose ports' arrivals NAPI's loop admits: its configuration (its feeds,
@@ -83,6 +86,10 @@ C_BUSY, C_RUN_AT, C_RUN_SEQ, C_PHEAD, C_PLEN, C_BUSY_NS, C_RR, C_WIDTH = range(8
 # a poll record (fast mode reads these after a run; ``P_RRH``: a balance-rr bond's frames
 # it sent out here)
 P_T, P_INST, P_K, P_SEG, P_NSEG, P_DUR, P_RRH, P_WIDTH = range(8)
+# a feed into a veth queue several instances feed (``I_MFED``): the sender, the veth's
+# instance, where the frames start in the sender's sequence toward it, how many came and how
+# many its ring took (``glob[2]``: how many a run logged)
+FL_FROM, FL_TO, FL_X, FL_NEW, FL_TOOK, FL_WIDTH = range(6)
 # the loop's scratch (``run_cpus``' ``work``, ``work_rows`` of them): a card's frames of one
 # instant (``card_instant``), then a CPU group's heap (time, order raised, CPU). The loop
 # allocates nothing: it is compiled without numba's reference counting (``jit``)
@@ -685,14 +692,16 @@ def poll(
 
 def feed(
     ins: IntArray, runs: IntArray, lab: IntArray, segs: IntArray, ns: int, nseg: int, i: int,
-    j: int,
+    j: int, flog: IntArray, glob: IntArray,
 ) -> int:  # fmt: skip
     """Instance ``i``'s poll sent frames into veth instance ``j``'s ``ptr_ring``
     (``veth_xdp_xmit`` at the poll's ``xdp_do_flush``, or ``veth_xmit`` skb by skb from
     generic XDP): each takes a slot while one is free, the rest are the sender's drops. The
     veth's frames are positions in its own sequence: the sender's frames that reach it, in
     order (prefix counts at ``I_FPRE``), so the sender's positions [a, b) are the veth's
-    [H(a), H(b)). Returns the frames the ring took."""
+    [H(a), H(b)). A veth several instances feed (``I_MFED``, every frame alike to it) counts
+    the frames offered to it instead, each feed logged in ``flog``. Returns the frames the
+    ring took."""
     base = ins[i, I_FPRE]
     got = 0
     for k in range(nseg):
@@ -703,6 +712,15 @@ def feed(
             continue
         room = ins[j, I_R] - ins[j, I_OCC]
         took = new if new < room else room
+        if ins[j, I_MFED] > 0:
+            n = glob[2]
+            flog[n, FL_FROM] = i
+            flog[n, FL_TO] = j
+            flog[n, FL_X] = x0
+            flog[n, FL_NEW] = new
+            flog[n, FL_TOOK] = took
+            glob[2] = n + 1
+            x0 = ins[j, I_ARR]
         if took > 0:
             push(ins, runs, j, x0, took)
             got += took
@@ -759,7 +777,7 @@ def run_cpus(
     ins: IntArray, cpu: IntArray, plist: IntArray, runs: IntArray, tab: Int32Array, src: IntArray,
     cards: IntArray, feeds: IntArray, qmap: Int32Array, pre: IntArray, lab: IntArray,
     lfl: IntArray, glob: IntArray, polls: IntArray, segs: IntArray, txr: IntArray,
-    wire: IntArray, wb: IntArray, work: IntArray,
+    wire: IntArray, wb: IntArray, work: IntArray, flog: IntArray,
 ) -> int:  # fmt: skip
     """Every event of the CPUs ``cpus`` up to ``t_end``, in time order (ties in the order they
     were raised): their instances' interrupts and their softirqs' polls (``net_rx_action``);
@@ -767,11 +785,14 @@ def run_cpus(
     (``cpus[gstart[g]:gstart[g + 1]]``): a CPU on its own, or the CPUs of a card's queues,
     whose arrivals share its DMA, together. Polls are written to ``polls`` and their runs to
     ``segs``; returns how many. When those are full it stops early with ``glob[1]`` set (the
-    state is consistent: call again to go on). ``work``: scratch rows (``work_rows``)."""
+    state is consistent: call again to go on). ``work``: scratch rows (``work_rows``);
+    ``flog``: the feeds of veths several instances feed (``feed``; as many rows as ``segs``:
+    a feed is one of a poll's runs)."""
     n_polls = 0
     n_segs = 0
     cap = plist.shape[1]
     glob[1] = 0
+    glob[2] = 0
     for g in range(len(gstart) - 1):
         # the group's CPUs in a heap by their next event (time, then the order raised)
         size = gstart[g + 1] - gstart[g]
@@ -831,7 +852,9 @@ def run_cpus(
                 cpu[c, C_BUSY] = t + dur
                 cpu[c, C_BUSY_NS] += dur
                 j = ins[i, I_FEED]
-                got = feed(ins, runs, lab, segs, n_segs - nseg, nseg, i, j) if j >= 0 else 0
+                got = 0
+                if j >= 0:
+                    got = feed(ins, runs, lab, segs, n_segs - nseg, nseg, i, j, flog, glob)
                 if got > 0 and ins[j, I_STATE] != SCHEDULED:
                     # __veth_xdp_flush: the peer's NAPI onto this CPU's list, at the poll's end
                     schedule(ins, cpu, plist, glob, j, c, t)
