@@ -543,3 +543,42 @@ def test_fast_equals_exact_when_several_cpus_redirect_into_one_veth_queue(
     sim.run_until(4_000_000)
     if prog == "xdp_pass":  # the stack's cost: one CPU cannot take what two send it
         assert sim.world.devices["veth1"].counters["rx_dropped"] > 0
+
+
+CARD_FORWARDS = """
+name: ports of one card forwarding into each other
+cpus: 4
+devices:
+  eth0: {type: nic, driver: ice, queues: 2, card: c0,
+         xdp: {program: redirect, params: {dev: eth1}}}
+  eth1: {type: nic, driver: ice, queues: 2, card: c0, xdp: ETH1}
+  eth2: {type: nic, driver: ice, queues: 2, card: c0, xdp: xdp_drop}
+traffic:
+  - {name: a, to: eth0, rate: 40Mpps, flows: 64, src_port: 1000-1063}
+  - {name: b, to: eth1, rate: 20Mpps, flows: 64, src_port: 1000-1063}
+  - {name: c, to: eth2, rate: 50Mpps, flows: 64, src_port: 1000-1063}
+timeline:
+  - {at: 2ms, do: "ip link set dev eth1 down"}
+  - {at: 3ms, do: "ip link set dev eth1 up"}
+"""
+
+
+@pytest.mark.parametrize("eth1", ["xdp_tx", "{program: redirect, params: {dev: eth0}}"])
+def test_fast_equals_exact_when_a_cards_ports_redirect_into_each_other(
+    monkeypatch: pytest.MonkeyPatch, eth1: str
+):
+    """eth0 redirects into eth1 of the same E810 card (``ndo_xdp_xmit`` onto eth1's XDP ring
+    for the CPU), eth1 bounces or redirects back, 110 Mpps into the card in all: the frames
+    they send take the card's DMA as they leave, as the frames that arrive do. eth1 goes
+    down at 2 ms (``dev_close`` empties its rings; eth0's redirects fail with ENETDOWN) and
+    comes back at 3 ms. Fast mode's own arithmetic disagreed with exact mode from the first
+    millisecond; and once eth1 came back, the loop charged the DMA of frames its rings had
+    sent before going down, again and again, so the whole card took nothing for most of a
+    millisecond."""
+    t = topo(CARD_FORWARDS.replace("ETH1", eth1))
+    by_loop, own = loop_split(monkeypatch, t, 4)
+    assert {"eth0", "eth1", "eth2"} <= by_loop and not own
+    assert_fast_equals_exact(t, instants(4))
+    sim = Simulator(t)
+    sim.run_until(4_000_000)
+    assert sim.world.devices["eth1"].counters["xdp_xmit"] > 0

@@ -41,6 +41,7 @@ from xdptui.sim.fast_shapes import Facts
 from xdptui.sim.fast_tx import Played, queued
 from xdptui.sim.kconst import (
     XDP_PASS,
+    XDP_REDIRECT,
     XDP_TX,
 )
 from xdptui.sim.layout import Grouped, SourceLayout, sequence_layout
@@ -90,6 +91,12 @@ def bounced(c: Compiled) -> BoolArray:
         "bounced", lambda c: each(lambda a, s: (a == XDP_TX) & (s == TX_HERE), c.act, c.tx_slave)
     )
     return out
+
+
+def redirected(c: Compiled, ifindex: int) -> BoolArray:
+    """The entries whose frames a native program redirects to ``ifindex`` (unicast)."""
+    out: BoolArray = (c.act == XDP_REDIRECT) & (c.err == 0) & (c.target == ifindex)
+    return out if not c.broadcast else np.zeros(len(out), bool)
 
 
 def round_robin(c: Compiled) -> BoolArray:
@@ -274,6 +281,8 @@ class FastNapi:
                 row[napi.I_TXPRE] = -1
                 row[napi.I_RRPRE] = -1
                 row[napi.I_RRTXR] = -1
+                row[napi.I_XPRE] = -1
+                row[napi.I_XTXR] = -1
                 row[napi.I_CPU] = rxq.irq_cpu
                 row[napi.I_W] = rxq.weight
                 row[napi.I_ITR] = rxq.itr_ns
@@ -482,6 +491,7 @@ class FastNapi:
             for nic in sending:
                 c = self.dp.compiled[nic.name]
                 plan = self._rr_plan(nic, c) if holds(round_robin(c), True) else None
+                card_tgt = self._card_target(nic, sending)
                 for q in range(len(nic.rxq)):
                     i = at[(nic.name, q)]
                     seq = seqs[i]
@@ -490,6 +500,12 @@ class FastNapi:
                     cpu = rows[i][napi.I_CPU]
                     rows[i][napi.I_TXR] = ring0[nic.name] + nic.xdp_tx_ring(cpu, q)
                     rows[i][napi.I_TXPRE] = tables.add_prefix(bounced(c)[seq])
+                    if card_tgt is not None:  # (its ring for the CPU: checked, _wires)
+                        ring = int(card_tgt.ring_of_cpu[cpu])
+                        rows[i][napi.I_XTXR] = ring0[card_tgt.name] + ring
+                        rows[i][napi.I_XPRE] = tables.add_prefix(
+                            redirected(c, card_tgt.ifindex)[seq]
+                        )
                     if plan is None:
                         continue
                     mask, pps, cnt, other = plan
@@ -513,8 +529,9 @@ class FastNapi:
     def _transmitting(self, ports: list[Nic]) -> list[Nic] | None:
         """The ports that send, when all that is sent out of these ports is their own native
         programs' XDP_TX (``NetDev.xdp_tx`` onto the ring paired with the queue, or a bond's
-        ``xdp_master_redirect`` to one of them); None when anything else is: a redirect into
-        them or their bond, a bond that hashes frames to a slave, the local stack."""
+        ``xdp_master_redirect`` to one of them) or their redirects into another of them
+        (``_card_target``); None when anything else is: a redirect from elsewhere into them
+        or their bond, a bond that hashes frames to a slave, the local stack."""
         w = self.world
         masters = {d.master for d in ports if d.master is not None}
         names = {d.name for d in ports} | masters  # (a bond sends out of its slaves)
@@ -524,18 +541,41 @@ class FastNapi:
         sending: list[Nic] = []
         for dev_name, c in self.dp.compiled.items():
             walk = devmap.broadcast_walk(self.dp, w.devices[dev_name], c) if c.broadcast else []
+            port = next((d for d in ports if d.name == dev_name), None)
+            ok = (c.act == XDP_REDIRECT) & (c.err == 0)  # (a failed redirect sends nothing)
+            into = np.isin(c.target[ok], ifindexes).any()
+            tgt = self._card_target(port, ports) if port is not None and into else None
             if (
                 any(t.name in names for _, t in walk)
-                or np.isin(values(c.target), ifindexes).any()
+                or (into and tgt is None)
                 or np.isin(values(c.tx_slave), ifindexes).any()
             ):
                 return None
-            port = next((d for d in ports if d.name == dev_name), None)
-            if port is not None and c.mode is not None and holds(c.act, XDP_TX):
+            if port is not None and c.mode is not None and (holds(c.act, XDP_TX) or into):
                 if c.mode != MODE_DRV:
                     return None  # generic XDP: the skb goes out through the stack
-                sending.append(port)
-        return sending
+                sending += [port] if tgt is None else [port, tgt]
+        # (a port that is down sends nothing: ``dev_close`` emptied its rings)
+        return [p for p in ports if p in sending and p.admin_up]
+
+    def _card_target(self, port: Nic, ports: list[Nic]) -> Nic | None:
+        """The other port of its card that ``port``'s native program redirects frames into
+        (``ndo_xdp_xmit`` onto its XDP ring for the CPU, in bulks of 16 whose flushes the
+        poll already pays for), when the loop can follow it: one such port, no egress program
+        on the way, frames that are not rewritten; None otherwise."""
+        c = self.dp.compiled[port.name]
+        if c.mode != MODE_DRV or c.broadcast or c.out is not None:
+            return None
+        mine = {p.ifindex: p for p in ports}
+        red = (c.act == XDP_REDIRECT) & (c.err == 0)
+        hit = red & np.isin(c.target, list(mine))
+        targets = np.unique(c.target[hit]).tolist()
+        if len(targets) != 1 or targets[0] == port.ifindex:
+            return None
+        dmap = self.world.maps.get(c.map_name or "")
+        if devmap.programs_of(dmap, np.unique(c.key[hit])):
+            return None
+        return mine[int(targets[0])]
 
     def _wires(
         self,
@@ -560,6 +600,8 @@ class FastNapi:
             other = plan[3] if plan is not None else None
             if other is not None and other not in names:
                 return None
+            card_tgt = self._card_target(nic, sending)
+            into = card_tgt.ifindex if card_tgt is not None else -1
             for q in range(len(nic.rxq)):
                 i = at[(nic.name, q)]
                 seq = seqs[i]
@@ -567,13 +609,14 @@ class FastNapi:
                 ring = nic.xdp_tx_ring(cpu, q)
                 if ring < 0 or ring >= len(nic.tx):
                     return None
-                if other is not None:
-                    tgt = self.world.devices[other]
+                for tgt_name in [t for t in (other, card_tgt and card_tgt.name) if t]:
+                    tgt = self.world.devices[tgt_name]
                     assert isinstance(tgt, Nic)
                     if not 0 <= int(tgt.ring_of_cpu[cpu]) < len(tgt.tx):
                         return None
                 if seq is not None:
-                    sent.append(seq[bounced(c)[seq] | round_robin(c)[seq]])
+                    out = bounced(c)[seq] | round_robin(c)[seq] | redirected(c, into)[seq]
+                    sent.append(seq[out])
         ent = np.unique(np.concatenate(sent)) if sent else np.zeros(0, np.int64)
         ps: set[int] = set()
         for nic in sending:

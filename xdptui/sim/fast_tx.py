@@ -247,7 +247,9 @@ def queued(nic: Nic, at0: int) -> tuple[list[Batch], int]:
     """What a port's XDP rings hold at ``at0`` (ps) as batches on its wire, and when the wire
     is free: the batches a played step left (``Nic.wire_batches``), or, where the rings were
     left by the fluid rule, their frames sent one after the other from ``at0``."""
-    batches = list(nic.wire_batches)
+    # (a batch all of whose frames left before ``at0`` is gone: a port the loop did not play
+    # meanwhile -- down, its rings emptied -- left its last ones behind)
+    batches = [wb for wb in nic.wire_batches if batch_left(wb, at0) > 0]
     held = [0] * len(nic.tx)  # by ring (a ring's index is its row)
     for wb in batches:
         held[wb[0]] += batch_left(wb, at0)

@@ -63,11 +63,13 @@ S_ORIGIN, S_N0, S_MILLI, S_CAP, S_L, S_MQ, S_MR, S_A, S_AR, S_WIDTH = range(10)
 # for this CPU and the ps a bulk flush toward it costs)
 # (``I_MFED``: a veth queue several instances feed: its positions count the frames offered to
 # it, whichever sender's, and each feed is logged: ``feed``)
+# (``I_XPRE``: the prefix count of its frames redirected into another port of its card, onto
+# that port's ring ``I_XTXR`` for this CPU)
 (I_SRC, I_M, I_TAB, I_PRE, I_PM, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS, I_FEED,
  I_FPRE, I_CARD, I_TXR, I_TXPRE, I_RRPRE, I_RRMASK, I_RRPPS, I_RRCNT, I_RRTXR, I_RRFL,
- I_MFED, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC, I_RHEAD, I_RLEN,
- I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP, I_RRHERE,
- I_WIDTH) = range(42)  # fmt: skip
+ I_MFED, I_XPRE, I_XTXR, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC,
+ I_RHEAD, I_RLEN, I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP, I_RRHERE,
+ I_WIDTH) = range(44)  # fmt: skip
 L_WIDTH = 3  # an instance's label in ``lfl``: ps a flush, frames a bulk, its prefix count
 I_CONF = I_RUNNING  # the configuration columns come first
 # a card (``Card``) whose ports' arrivals NAPI's loop admits: its configuration (its feeds,
@@ -627,7 +629,9 @@ def transmit(
     (``bond_xdp_xmit_roundrobin_slave_get``): the CPU's counter, pre-incremented per frame,
     picks slave id (counter / packets_per_slave) % slaves; this port's go out here, the other
     slave's into its ring for this CPU in bulks of 16 (``xdp_master_redirect``, ``bq_enqueue``,
-    ``__dev_flush``). Returns the ps those flushes cost."""
+    ``__dev_flush``), and its frames redirected into another port of the card onto that
+    port's ring for this CPU (``ndo_xdp_xmit``; the label's flushes are in ``poll_ps``).
+    Returns the ps the balance-rr flushes cost."""
     here = 0
     if ins[i, I_TXPRE] >= 0:
         for j in range(nseg):
@@ -650,6 +654,14 @@ def transmit(
         w = txr[r, X_PORT]
         got = wire_offer(txr, wire, wb, w, r, here, at, wire[w, W_S])
         txr[r, X_TXTOOK] += got
+    if ins[i, I_XPRE] >= 0:  # redirected into another port of the card (its flushes: the
+        n = 0  # label's, ``poll_ps``)
+        for j in range(nseg):
+            n += prefix_sum(lab, ins[i, I_XPRE], segs[ns + j, 0], segs[ns + j, 1])
+        r = ins[i, I_XTXR]
+        if n > 0:
+            w = txr[r, X_PORT]
+            wire_offer(txr, wire, wb, w, r, n, at, wire[w, W_S])
     r = ins[i, I_RRTXR]
     if other > 0 and r >= 0:
         w = txr[r, X_PORT]
@@ -674,7 +686,7 @@ def poll(
         k = ins[i, I_W]
     nseg = take(ins, runs, segs, ns, i, k) if k > 0 else 0
     dur_ps = poll_ps(ins, pre, lab, lfl, segs, ns, nseg, i)
-    if ins[i, I_TXPRE] >= 0 or ins[i, I_RRPRE] >= 0:
+    if ins[i, I_TXPRE] >= 0 or ins[i, I_RRPRE] >= 0 or ins[i, I_XPRE] >= 0:
         dur_ps += transmit(ins, cpu, lab, segs, txr, wire, wb, ns, nseg, i, t)
     dur = (dur_ps + 500) // 1000
     if dur < 1:
