@@ -294,7 +294,11 @@ class Control(BondControl):
                 rxq.rx_dropped += lost
                 dev.add("rx_dropped", lost)
         if isinstance(dev, Nic) and not c.up:
-            for ring in dev.tx:
+            card = self.world.cards.get(dev.card or "")
+            for ring in dev.tx:  # what had not left is freed, never fetched: no DMA
+                if card is not None and len(ring.fifo):  # (ice_down -> ice_clean_tx_ring)
+                    dep = ring.fifo.column("t")
+                    card.freed.append(dep[dep > self.now()].copy())
                 ring.clear()
         for other in self.world.devices.values():
             if isinstance(other, Veth) and other.peer == dev.name:

@@ -653,6 +653,11 @@ class Exact:
         """The (sorted) times of the frames the card's ports sent by ``t`` and the card has
         not charged yet, no longer pending (the caller charges them)."""
         due = self.tx_due.get(card.name)
+        if card.freed:  # frames ``dev_close`` freed before they left
+            if due:
+                left = _without(np.sort(np.concatenate(due)), card.freed)
+                due = self.tx_due[card.name] = [left] if len(left) else []
+            card.freed = []
         if not due or min(int(d[0]) for d in due) > t:  # (each list sorted) none left yet
             return np.zeros(0, np.int64)
         dep = np.sort(np.concatenate(due)) if len(due) > 1 else due[0]
@@ -713,3 +718,16 @@ def _free_slots(rxqs: list[RxQueue], keys: IntArray) -> IntArray:
     rings = distinct(keys)
     free[rings] = [max(0, rxqs[q].size - len(rxqs[q].fifo)) for q in rings]
     return free
+
+
+def _without(dep: IntArray, freed: list[IntArray]) -> IntArray:
+    """The (sorted) departures ``dep`` without one occurrence of each time in ``freed``."""
+    f = np.sort(np.concatenate(freed))
+    rank = np.arange(len(f)) - np.searchsorted(f, f, side="left")  # among equal times
+    at = np.searchsorted(dep, f, side="left") + rank
+    hit = at < len(dep)
+    hit[hit] = dep[at[hit]] == f[hit]
+    keep = np.ones(len(dep), bool)
+    keep[at[hit]] = False
+    out: IntArray = dep[keep]
+    return out

@@ -48,6 +48,8 @@ def switch_mode(st: State, exact: bool) -> None:
         for card in w.cards.values():  # what left by now; fast mode charges the rest as sent
             st.exact.charge_due(card, t)
         st.exact.tx_due = {}
+        for card in w.cards.values():  # (exact mode's: its departures are gone)
+            card.freed = []
         for dev in w.devices.values():
             for rxq in dev.rxq:
                 rxq.to_fast()

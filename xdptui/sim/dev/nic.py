@@ -418,6 +418,9 @@ class Card:
     tat: int = 0  # when the card is free again, in picoseconds (exact integer arithmetic)
     tx_rate: float = 0.0  # fast mode: frames per ns its ports transmitted in the last step
     tx_ahead: int = 0  # fast mode: transmit frames charged ahead of the step's settlement
+    # exact mode: when the frames a port's ``dev_close`` freed would have left -- they never
+    # do, so their DMA is never taken (``Exact.take_due``)
+    freed: list[IntArray] = field(default_factory=list)
     rr: int = 0  # exact mode: the port its DMA arbiter serves first at the next contended instant
 
     @property
