@@ -106,6 +106,15 @@ def test_program_params_are_checked():
     assert xdp(sim) is None
 
 
+def test_a_flag_param_is_0_1_true_or_false():
+    sim = sim_of(HOST + "maps:\n  ports: {type: devmap, max_entries: 2}\n")
+    cmd = "ip -force link set dev eth0 xdp obj redirect_map_multi param map=ports"
+    res = sim.submit(cmd + " param exclude_ingress=maybe")
+    assert res.errno == "EINVAL"
+    assert res.reply == ("Error: redirect_map_multi: param exclude_ingress is 0, 1, true or false.")
+    assert sim.submit(cmd + " param exclude_ingress=FALSE").ok
+
+
 def test_syntax_errors_answer_like_iproute2():
     sim = sim_of(HOST)
     res = sim.submit("ip link set dev eth0 bogus")

@@ -19,6 +19,7 @@ from xdptui.model.topology import (
     XdpSpec,
 )
 from xdptui.model.units import LINE, Rate
+from xdptui.sim.engine import Simulator
 from xdptui.topology_io import (
     CommandValidator,
     Diagnostic,
@@ -556,6 +557,43 @@ def test_int_param_must_be_an_integer(tmp_path: Path) -> None:
     text = "devices:\n  eth0: {type: nic, xdp: {program: drop_port, params: {port: http}}}\n"
     assert one_error(tmp_path, text) == (
         "topo.yaml:2:62: error: devices.eth0.xdp.params.port: expected an integer, got 'http'"
+    )
+
+
+BROADCAST_TO_ITSELF = """\
+cpus: 1
+devices:
+  eth0: {type: nic, driver: i40e, queues: 1,
+         xdp: {program: redirect_map_multi, params: {map: ports, exclude_ingress: FLAG}}}
+  eth1: {type: nic, driver: i40e, queues: 1, xdp: xdp_pass}
+maps:
+  ports: {type: devmap, max_entries: 2, entries: {0: eth0, 1: eth1}}
+traffic:
+  - {name: g, to: eth0, rate: 1Mpps}
+"""
+
+
+@pytest.mark.parametrize(
+    ("flag", "to_itself"), [("0", True), ("'false'", True), ("true", False), ('"1"', False)]
+)
+def test_a_flag_param_takes_0_1_true_or_false_quoted_or_not(
+    tmp_path: Path, flag: str, to_itself: bool
+) -> None:
+    """``exclude_ingress`` (BPF_F_EXCLUDE_INGRESS): off, eth0's broadcast clones a frame to
+    eth0 itself too. A quoted "false" is what the command line takes, so the file does too."""
+    path = tmp_path / "topo.yaml"
+    path.write_text(BROADCAST_TO_ITSELF.replace("FLAG", flag))
+    sim = Simulator(load_topology(path))
+    sim.run_until(1_000_000)
+    to = {x["to"] for x in sim.report()["tracepoints"]["xdp_devmap_xmit"]}
+    assert to == ({"eth0", "eth1"} if to_itself else {"eth1"})
+
+
+def test_a_flag_param_names_its_values(tmp_path: Path) -> None:
+    text = BROADCAST_TO_ITSELF.replace("FLAG", "maybe")
+    assert one_error(tmp_path, text) == (
+        "topo.yaml:4:83: error: devices.eth0.xdp.params.exclude_ingress: expected 0, 1, true "
+        "or false, got 'maybe'"
     )
 
 

@@ -11,6 +11,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from xdptui.model.catalog import (
     PROGRAMS,
     ParamInfo,
+    bool_param,
     did_you_mean,
     is_object_program,
     program_info,
@@ -658,6 +659,8 @@ class DeviceLoader:
             value = None if sc is None else _construct(sc)
             if isinstance(value, bool) or value in (0, 1):
                 return "1" if value else "0"
+            if isinstance(value, str) and bool_param(value) is not None:
+                return bool_param(value)  # ("false", quoted: as the command line takes it)
             if sc is not None:
                 self.nodes.expected(sc, path, "0, 1, true or false")
             return None

@@ -22,6 +22,13 @@ class ParamInfo:
     help: str
 
 
+def bool_param(text: str) -> str | None:
+    """A flag param's value as the built-ins read it ("1" or "0"): 0, 1, true or false in any
+    case; None for anything else."""
+    low = text.strip().lower()
+    return {"1": "1", "true": "1", "0": "0", "false": "0"}.get(low)
+
+
 @dataclass(frozen=True)
 class ProgramInfo:
     name: str

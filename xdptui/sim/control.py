@@ -17,6 +17,7 @@ from xdptui.model.catalog import (
     CPUMAP_PROGRAMS_OK,
     DEVMAP_EGRESS_OK,
     PROGRAMS,
+    bool_param,
     did_you_mean,
     is_object_program,
     is_user_program,
@@ -266,6 +267,13 @@ class Control(BondControl):
                     raise KernelError(
                         Errno.EINVAL, f"{name}: param {p.name} must be an integer"
                     ) from None
+            if p.kind == "bool" and p.name in out:
+                flag = bool_param(out[p.name])
+                if flag is None:
+                    raise KernelError(
+                        Errno.EINVAL, f"{name}: param {p.name} is 0, 1, true or false"
+                    )
+                out[p.name] = flag
             if p.kind == "cpus" and out.get(p.name):
                 items = out[p.name].split(",")
                 if not all(i.strip().isdigit() for i in items):
