@@ -229,7 +229,9 @@ def broadcast(
             part = rows.where(ok)
         if part.total:
             keys = np.full(len(part), key, dtype=np.int64)
-            enqueue(dp, dev, tgt, mode, cpu, t, part, keys, dmap, shape, BROADCAST, out)
+            # (NAPI's loop counts each target's frames per poll under its ifindex)
+            cls = tgt.ifindex if tgt.ifindex in shape.classes else BROADCAST
+            enqueue(dp, dev, tgt, mode, cpu, t, part, keys, dmap, shape, cls, out)
 
 
 def enqueue(

@@ -56,6 +56,7 @@ from xdptui.sim.napi_tables import (
     first_at,
     full_prefix,
     is_tap,
+    label_hit,
     segments,
     seq_range,
     source_rows,
@@ -331,8 +332,13 @@ class FastNapi:
                 if not covered[f] or ent is None or bq is None or rows[f][napi.I_FEED] >= 0:
                     break
                 sender = w.devices[names[f][0]]
-                mine = bq == label_values[f][k]
-                passed = self._egress_passes(sender, int(label_values[f][k]), ent, mine)
+                c_f = self.dp.compiled[sender.name]
+                mine = label_hit(w, c_f, ent, bq, int(label_values[f][k]))
+                passed = (  # (a broadcast's veth entries have no egress program)
+                    mine
+                    if c_f.broadcast
+                    else self._egress_passes(sender, int(label_values[f][k]), ent, mine)
+                )
                 if passed is None:
                     break  # egress programs the loop cannot run: not in the loop
                 seq = ent[passed]

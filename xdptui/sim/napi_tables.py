@@ -114,7 +114,8 @@ class Tables:
         values = np.unique(bq[(bq >= 0) | (bq <= CPU_TARGET) | (bq == RR_CLASS)])
         targets = broadcast_targets(self.dp, dev, c) if c.mode == MODE_DRV else []
         if targets and (bq == BROADCAST).any():  # a label per target, each of every frame
-            values = np.concatenate((values, np.full(len(targets), BROADCAST, np.int64)))
+            ifindexes = np.array([t.ifindex for t in targets], np.int64)
+            values = np.concatenate((values, ifindexes))
         row[napi.I_M] = m
         row[napi.I_PRE] = self.sizes[1]
         row[napi.I_NLAB] = len(values)
@@ -128,7 +129,8 @@ class Tables:
         flushes: list[int] = []
         mk = np.zeros(len(values), bool)
         for k, v in enumerate(values.tolist()):
-            at = self.add_prefix(bq == v)
+            hit = label_hit(self.world, c, seq, bq, v)
+            at = self.add_prefix(hit)
             if c.mode != MODE_DRV or v == RR_CLASS or veth_tx_label(dev, v):  # no bulk, no flush
                 flushes += [0, 1, at]  # (a balance-rr bond's: its flushes are ``transmit``'s)
             elif v <= XSK_TARGET:  # an AF_XDP socket: one xsk_flush a poll
@@ -136,10 +138,9 @@ class Tables:
             elif v <= CPU_TARGET:  # a cpumap entry's bulk queue
                 flushes += [round(costs.CPUMAP_FLUSH * 1000), CPU_MAP_BULK_SIZE, at]
             else:
-                tgt = targets.pop(0) if v == BROADCAST else self.world.by_ifindex[v]
-                flush = round(devmap.flush_cost(dev, tgt) * 1000)
+                flush = round(devmap.flush_cost(dev, self.world.by_ifindex[v]) * 1000)
                 flushes += [flush, DEV_MAP_BULK_SIZE, at]
-            mk[k] = v != BROADCAST and len(np.unique(c.key[seq[bq == v]])) > 1
+            mk[k] = not c.broadcast and len(np.unique(c.key[seq[hit]])) > 1
         self.lfl.append(np.array(flushes, np.int64))
         self.sizes[1] += len(self.pre[-1])
         self.sizes[3] += napi.L_WIDTH * len(values)
@@ -147,25 +148,47 @@ class Tables:
 
 
 def broadcast_targets(dp: Datapath, dev: NetDev, c: Compiled) -> list[NetDev]:
-    """The NICs a native broadcast from ``dev`` clones every frame to, one bulk queue each
-    (``devmap.native_broadcast``); empty when NAPI's loop cannot follow it: a target that is
-    not a NIC, two entries for one device (two clones into one bulk queue), or a frame too
-    long for a target's MTU (that target takes only some of the frames)."""
-    if not c.broadcast:
+    """The devices a native broadcast from ``dev`` clones every frame to, one bulk queue each
+    (``devmap.native_broadcast``), each a label named by its ifindex (``label_hit``): NICs,
+    and veths through an entry with no egress program (``_build`` then checks that the loop
+    runs the peer's NAPI); generic XDP's NIC targets (no bulks: each skb goes through the
+    walk at once). Empty when NAPI's loop cannot follow it: another kind of target,
+    two entries for one device (two clones into one bulk queue), frames the program leaves
+    that are not in the table yet, a bond's slave or a veth broadcasting (their own labels
+    could be named alike)."""
+    if not c.broadcast or c.master is not None or isinstance(dev, Veth):
         return []
+    if c.mode != MODE_DRV:  # generic XDP: each skb through the walk at once, no bulks
+        generic = [t for _, t in devmap.broadcast_walk(dp, dev, c)]
+        return generic if all(isinstance(t, Nic) for t in generic) else []
     walk = devmap.native_broadcast(dp, dev, c)
+    dmap = dp.world.maps.get(c.map_name or "")
     tgts = [t for _, t in walk]
-    if any(not isinstance(t, Nic) for t in tgts) or len({t.name for t in tgts}) < len(tgts):
-        return []
-    ent = np.flatnonzero(c.bq_class == BROADCAST)
-    if c.out is not None:  # the frames the program left (``bpf_run.leaving``)
-        ent = c.out[ent]
-        if (ent < 0).any():
+    for key, t in walk:
+        if isinstance(t, Veth):
+            entry = getattr(dmap, "entries", {}).get(key)
+            if entry is None or entry.egress is not None:
+                return []
+        elif not isinstance(t, Nic):
             return []
-    longest = int(dp.world.entries.size[ent].max(initial=0))
-    if any(longest > max_fwd_len(t.mtu) for t in tgts):
+    if len({t.name for t in tgts}) < len(tgts):
         return []
+    if c.out is not None and (c.out[c.bq_class == BROADCAST] < 0).any():
+        return []  # (the frames the program left, ``bpf_run.leaving``: compiled again first)
     return tgts
+
+
+def label_hit(world: World, c: Compiled, seq: IntArray, bq: IntArray, label: int) -> BoolArray:
+    """Which frames (entries ``seq``, of bulk classes ``bq``) join bulk label ``label``: those
+    of that class, or for a broadcast's target (``broadcast_targets``) every broadcast frame
+    its MTU lets through (``dev_map_enqueue_multi`` skips a frame too long for it)."""
+    if not c.broadcast or label < 0:
+        same: BoolArray = bq == label
+        return same
+    out = seq if c.out is None else c.out[seq]  # (the frames the program left)
+    mtu = world.by_ifindex[label].mtu
+    fits: BoolArray = (bq == BROADCAST) & (world.entries.size[out] <= max_fwd_len(mtu))
+    return fits
 
 
 def veth_tx_label(dev: NetDev, label: int) -> bool:
