@@ -7,12 +7,12 @@ Covered: the queues of a NIC fed by one pktgen source, a veth the local stack wr
 or one covered sender's redirects feed, and a tap written one frame per ``write``, where the
 CPU serves no other kind of instance and frames stay on its timeline only through their own
 costs: their programs carry no state from frame to frame, and what they send goes to NICs,
-taps, bonds or such veths -- a broadcast to NICs that take every frame
+taps, bonds or such veths -- a broadcast to NICs and veths
 (``napi_tables.broadcast_targets``) included. A card whose fed ports are each fed by one
 source runs in the loop with its DMA, and so do its ports' XDP rings and wire when all they
-send is their own XDP_TX or a balance-rr bond's frames to another of its ports (the frames
-they send take the card's DMA too). The other instances keep fast mode's arithmetic
-(``xdptui.sim.fast``).
+send is their own XDP_TX, a balance-rr bond's frames or their redirects to another of its
+ports (the frames they send take the card's DMA too). The other instances keep fast mode's
+arithmetic (``xdptui.sim.fast``).
 """
 
 from __future__ import annotations
@@ -732,7 +732,7 @@ class FastNapi:
 
     def _program_covered(self, dev: NetDev, c: Compiled) -> bool:
         """A program NAPI's loop can run: no state carried from frame to frame, a broadcast
-        only to NICs that take every frame (``broadcast_targets``), a balance-rr bond's choice
+        only where the loop follows it (``broadcast_targets``), a balance-rr bond's choice
         only where the loop follows it (``_rr_plan``), its frames sent to NICs, taps, bonds
         (a flush toward one is a flush: ``bond_xdp_xmit`` then picks each frame's slave,
         after the loop), or a veth whose peer's NAPI the loop runs too (``_build`` checks
