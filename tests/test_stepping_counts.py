@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from conftest import TOPOLOGIES, sim_of
 from test_app import rendered
 
@@ -193,3 +194,43 @@ def test_the_lock_share_of_the_cpus_adds_up_to_every_xdp_tx_frame_times_the_lock
     lock_ns = costs.LOCK_UNCONTENDED + costs.LOCK_PER_SHARER * (2 - 1)
     want = tx / 0.002 * lock_ns / 1e9
     assert abs(sum(shares.values()) - want) < 0.02 * want
+
+
+def test_a_veths_refusals_count_once_in_its_drops_and_the_hosts() -> None:
+    """eth0's two queues redirect 6 Mpps into veth0; veth1 passes what its ring takes and
+    its ring refuses the rest. A refusal is veth0's ``xdp_xmit_errors`` and ``tx_dropped`` and
+    veth1's ``rx_dropped`` (``veth_get_stats64``): the Rates panel once summed all three, so
+    the host lost three times what it lost. What the host loses is what eth0's source
+    offered less what reached veth1's program (in a steady state: the rings' fill holds)."""
+    from xdptui.widgets.history import device_rates, host_drop_counts, host_drops
+
+    sim = sim_of(
+        """
+        name: a port into a veth
+        cpus: 2
+        devices:
+          eth0: {type: nic, driver: i40e, queues: 2,
+                 xdp: {program: redirect, params: {dev: veth0}}}
+          veth0: {type: veth, peer: veth1}
+          veth1: {type: veth, peer: veth0, xdp: xdp_pass}
+        traffic:
+          - {name: g, to: eth0, rate: 6Mpps, flows: 16, src_port: 1000-1015}
+        """
+    )
+    sim.run_until(2_000_000)
+    before = sim.frame()
+    sim.run_until(12_000_000)  # (ten ms: what the rings hold changes by a few hundred at most)
+    after = sim.frame()
+    rates = RatesView(before, after)
+    got = rates.counter("veth1", "xdp_pass", dict(after.device("veth1").counters)["xdp_pass"])
+    assert got is not None and 2e6 < got < 5e6  # veth1's CPU cannot take all of it
+    lost = 6e6 - got
+    host = host_drops(rates, after)
+    assert host is not None and host == pytest.approx(lost, rel=0.02)
+    _, _, veth0 = device_rates(rates, after, "veth0")
+    redirected = rates.counter("eth0", "xdp_redirect", after.device("eth0").counter("xdp_redirect"))
+    assert veth0 is not None and redirected is not None
+    assert veth0 == pytest.approx(redirected - got, rel=0.02)  # what veth1's ring refused
+    total, _ = host_drop_counts(rates, after)
+    c = {d.name: dict(d.counters) for d in after.devices}
+    assert total == c["veth0"]["tx_dropped"] + c["eth0"]["rx_dropped"]

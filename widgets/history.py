@@ -8,8 +8,12 @@ drops are every frame dropped on it: its program's ``XDP_DROP`` and ``XDP_ABORTE
 the kernel counts on it, ``rx_dropped`` (RX ring full), ``rx_missed_errors`` (the NIC's own
 limit), ``xdp_tx_errors``, ``xdp_xmit_errors`` (its ``ndo_xdp_xmit`` refused frames) and
 ``tx_dropped`` (a tun/tap's ``rx_dropped`` is left out: ``tun_xdp_act`` counts its program's drops
-and failed transmits there, which are already the verdicts and errors); the host's add the
-redirects ``xdp:xdp_redirect_err`` refused and the frames devmap egress programs dropped.
+and failed transmits there, which are already the verdicts and errors; so are a veth's
+``xdp_tx_errors`` and ``xdp_xmit_errors``: ``veth_get_stats64`` counts both in its
+``tx_dropped``); the host's add the redirects ``xdp:xdp_redirect_err`` refused and the frames
+devmap egress programs dropped, and leave out a veth's ``rx_dropped`` (``veth_get_stats64``:
+what was refused into its ring, or its peer's XDP_TX refused, which is already the peer's
+``tx_dropped``).
 """
 
 from __future__ import annotations
@@ -35,7 +39,17 @@ def drop_counters(dev: DeviceView) -> tuple[str, ...]:
     """The counters whose sum is every frame dropped on ``dev`` (see the module's doc)."""
     if dev.type == "tun":
         return tuple(c for c in DROP_COUNTERS if c != "rx_dropped")
+    if dev.type == "veth":
+        return tuple(c for c in DROP_COUNTERS if c not in ("xdp_tx_errors", "xdp_xmit_errors"))
     return DROP_COUNTERS
+
+
+def host_counters(dev: DeviceView) -> tuple[str, ...]:
+    """``drop_counters`` as the host's total counts them: each frame once (see the module's
+    doc)."""
+    if dev.type == "veth":
+        return tuple(c for c in drop_counters(dev) if c != "rx_dropped")
+    return drop_counters(dev)
 
 
 @dataclass(frozen=True)
@@ -165,7 +179,7 @@ def host_drops(rates: RatesView, frame: Frame) -> float | None:
     device_drops = sum_rates(
         rates.counter(dev.name, c, dict(dev.counters).get(c, 0))
         for dev in frame.devices
-        for c in drop_counters(dev)
+        for c in host_counters(dev)
     )
     cpumap = sum_rates(rates.tracepoint(k, n) for k, n in _cpumap_losses(frame))
     return sum_rates((redirect_errors, egress, device_drops, cpumap))
@@ -196,9 +210,10 @@ def host_drop_counts(rates: RatesView, frame: Frame) -> tuple[int, int | None]:
     total = sum(n for _, n in keys)
     step = sum(rates.step_tracepoint(k, n) or 0 for k, n in keys)
     for dev in frame.devices:
-        counts, steps = device_counts(rates, dev)
-        total += counts[2]
-        step += steps[2] if steps is not None else 0
+        now = dict(dev.counters)
+        for c in host_counters(dev):
+            total += now.get(c, 0)
+            step += rates.step(dev.name, c, now.get(c, 0)) or 0
     return total, None if rates.last is None else step
 
 

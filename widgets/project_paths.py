@@ -404,7 +404,8 @@ def _box(
                 [c.xmit_note()] * bool(c.xmit_note())
                 + [f"from {w}'s TX ring (sendto)" for w in writers]
             ),
-            losses=xmit_losses + c.loss("tx_dropped", "tx_dropped"),
+            # (veth_get_stats64: tx_dropped holds the refusals above, not more of them)
+            losses=xmit_losses + c.loss("tx_dropped (these included)", "tx_dropped"),
         )
     elif dev.type == "tun":
         # A write is the writer's own syscall (tun_get_user), not a NAPI poll: what the

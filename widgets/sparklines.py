@@ -46,8 +46,11 @@ class SparklinesPanel(LinePanel[SparklinesView]):
 Per device, the rate of `rx_packets` (frames the driver took off the RX ring), `tx_packets`
 (frames that left: wire, veth peer, tap reader) and every frame dropped on it (its program's
 `XDP_DROP` and `XDP_ABORTED`, `rx_dropped` ring full, `rx_missed_errors`, `xdp_tx_errors`,
-`xdp_xmit_errors` refused by its `ndo_xdp_xmit`, `tx_dropped`); the last line adds the
-redirects `xdp:xdp_redirect_err` refused and the devmap egress programs' drops. Each line is
+`xdp_xmit_errors` refused by its `ndo_xdp_xmit`, `tx_dropped` -- a veth's `tx_dropped`
+already holds its `xdp_tx_errors` and `xdp_xmit_errors`); the last line adds the redirects
+`xdp:xdp_redirect_err` refused and the devmap egress programs' drops, and counts a refusal
+into a veth's ring once (it is the sender's `tx_dropped` and the receiver's `rx_dropped`).
+Each line is
 scaled to its own peak; the number is the rate now. A bond's RX and TX are its slaves' sums
 (`bond_get_stats`). While stepping (exact mode) the lines give way to counts: the rate, the
 frames so far and, after `+`, what the last step (one `.`) added.
