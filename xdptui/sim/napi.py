@@ -186,6 +186,14 @@ def prefix_sum(lab: IntArray, base: int, a: int, b: int) -> int:
     return _range_sum(lab, base + 1, lab[base], a, b)
 
 
+def runs_sum(lab: IntArray, base: int, segs: IntArray, ns: int, nseg: int) -> int:
+    """A prefix count (``prefix_sum``) over a poll's runs of positions ``segs[ns : ns + nseg]``."""
+    n = 0
+    for j in range(nseg):
+        n += prefix_sum(lab, base, segs[ns + j, 0], segs[ns + j, 1])
+    return n
+
+
 def _range_sum(pre: IntArray, base: int, m: int, a: int, b: int) -> int:
     """Sum of a per-position value over positions [a, b) of a sequence repeating every ``m``,
     from its prefix sums ``pre[base : base + m + 1]``."""
@@ -584,11 +592,7 @@ def label_frames(
 ) -> int:  # fmt: skip
     """Of the frames a poll of instance ``i`` took (its runs ``segs[ns : ns + nseg]``), those
     toward bulk queue ``label``: its prefix count (``prefix_sum``)."""
-    at = lfl[ins[i, I_LFL] + L_WIDTH * label + 2]
-    cnt = 0
-    for j in range(nseg):
-        cnt += prefix_sum(lab, at, segs[ns + j, 0], segs[ns + j, 1])
-    return cnt
+    return runs_sum(lab, lfl[ins[i, I_LFL] + L_WIDTH * label + 2], segs, ns, nseg)
 
 
 def poll_ps(
@@ -632,15 +636,10 @@ def transmit(
     ``__dev_flush``), and its frames redirected into another port of the card onto that
     port's ring for this CPU (``ndo_xdp_xmit``; the label's flushes are in ``poll_ps``).
     Returns the ps the balance-rr flushes cost."""
-    here = 0
-    if ins[i, I_TXPRE] >= 0:
-        for j in range(nseg):
-            here += prefix_sum(lab, ins[i, I_TXPRE], segs[ns + j, 0], segs[ns + j, 1])
+    here = runs_sum(lab, ins[i, I_TXPRE], segs, ns, nseg) if ins[i, I_TXPRE] >= 0 else 0
     other = 0
     if ins[i, I_RRPRE] >= 0:
-        n = 0
-        for j in range(nseg):
-            n += prefix_sum(lab, ins[i, I_RRPRE], segs[ns + j, 0], segs[ns + j, 1])
+        n = runs_sum(lab, ins[i, I_RRPRE], segs, ns, nseg)
         c = ins[i, I_CPU]
         c0 = cpu[c, C_RR]
         mine = rr_ids(c0 + 1, c0 + n + 1, ins[i, I_RRPPS], ins[i, I_RRCNT], ins[i, I_RRMASK])
@@ -655,9 +654,7 @@ def transmit(
         got = wire_offer(txr, wire, wb, w, r, here, at, wire[w, W_S])
         txr[r, X_TXTOOK] += got
     if ins[i, I_XPRE] >= 0:  # redirected into another port of the card (its flushes: the
-        n = 0  # label's, ``poll_ps``)
-        for j in range(nseg):
-            n += prefix_sum(lab, ins[i, I_XPRE], segs[ns + j, 0], segs[ns + j, 1])
+        n = runs_sum(lab, ins[i, I_XPRE], segs, ns, nseg)  # label's, ``poll_ps``)
         r = ins[i, I_XTXR]
         if n > 0:
             w = txr[r, X_PORT]
@@ -952,8 +949,9 @@ def compile_rules() -> None:
     rings.compile_rules()  # (``wire_offer`` calls its module's ``wire_pop``)
     inline = (
         "gcra", "gcra_sent", "emitted_until", "arrival_of", "queue_frames", "position_time",
-        "_range_sum", "prefix_sum", "push", "feed_at", "admit", "arm", "schedule", "take",
-        "label_frames", "poll_ps", "rr_below", "rr_ids", "poll", "feed", "next_event", "sift_down",
+        "_range_sum", "prefix_sum", "runs_sum", "push", "feed_at", "admit", "arm", "schedule",
+        "take", "label_frames", "poll_ps", "rr_below", "rr_ids", "poll", "feed", "next_event",
+        "sift_down",
     )  # fmt: skip
     calls = (
         "wire_offer", "card_charge", "card_frames", "card_instant", "card_admit", "transmit",
