@@ -191,7 +191,14 @@ class Control(BondControl):
         del dev.xdp[mode]
         if mode == MODE_DRV and isinstance(dev, Nic):
             self.driver_reset(dev, "detach")
+        if mode == MODE_DRV and isinstance(dev, Veth) and dev.admin_up:
+            self._freed(dev, dev.napi_del(), "XDP program removed")
         self.world.touch()
+
+    def _freed(self, veth: Veth, frames: int, why: str) -> None:
+        """Says what ``Veth.napi_del`` freed: no counter shows it."""
+        if frames:
+            self.log(f"{veth.name}: {why}: veth_napi_del freed the {frames} frames its rings held")
 
     def driver_reset(self, nic: Nic, why: str) -> None:
         """ixgbe ``need_reset`` (none<->some program): ``ixgbe_setup_tc`` re-allocates every
@@ -296,7 +303,9 @@ class Control(BondControl):
         if dev.admin_up == c.up:
             return ""
         dev.admin_up = c.up
-        if not c.up:
+        if not c.up and isinstance(dev, Veth) and dev.xdp.get(MODE_DRV) is not None:
+            self._freed(dev, dev.napi_del(), "down")
+        elif not c.up:
             for rxq in dev.rxq:
                 lost = rxq.clear()
                 rxq.rx_dropped += lost

@@ -62,6 +62,13 @@ class Veth(NetDev):
             return None
         return peer
 
+    def napi_del(self) -> int:
+        """``veth_disable_xdp`` (the native program removed while up, or ``veth_close`` with
+        one attached) -> ``veth_napi_del``, GRO not requested: ``ptr_ring_cleanup`` frees what
+        the rings held (``veth_ptr_free``), counted by no statistic. Returns the frames
+        freed."""
+        return sum(rq.clear() for rq in self.rxq)
+
     def ndo_xmit_ready(self, dp: XdpCore) -> bool:
         peer = self.peer_dev(dp)
         return peer is not None and peer.xdp.get(MODE_DRV) is not None
