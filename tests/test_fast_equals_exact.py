@@ -640,3 +640,32 @@ def test_fast_equals_exact_on_a_broadcast_into_a_veth_and_a_port_with_a_smaller_
     sim.run_until(4_000_000)
     eth1 = sim.world.devices["eth1"].counters["tx_packets"]
     assert 0 < eth1 < sim.world.devices["eth0"].counters["xdp_redirect"]  # not the long ones
+
+
+INTO_A_VETH_THAT_LOSES_ITS_NAPI = """
+name: a port redirecting into a veth whose peer loses its NAPI
+cpus: 2
+devices:
+  eth0: {type: nic, driver: i40e, queues: 2, xdp: {program: redirect, params: {dev: veth0}}}
+  veth0: {type: veth, peer: veth1}
+  veth1: {type: veth, peer: veth0, xdp: xdp_pass}
+traffic:
+  - {name: g, to: eth0, rate: 12Mpps, size: 64, flows: 64}
+timeline:
+  - {at: 1500us, do: "COMMAND"}
+"""
+
+
+@pytest.mark.parametrize("command", ["ip link set dev veth1 xdp off", "ip link set dev veth1 down"])
+def test_fast_equals_exact_when_a_veth_redirected_into_loses_its_peers_napi(
+    monkeypatch: pytest.MonkeyPatch, command: str
+):
+    """eth0 redirects into veth0, whose peer then loses its NAPI (its program removed, or
+    down): every redirect fails from then on (no NDO_XMIT: EOPNOTSUPP; no ``rq->napi``:
+    ENXIO), and nothing reaches veth1. Fast mode still counted veth1 among the devices frames
+    reach, so NAPI's loop left eth0's CPU to fast mode's own arithmetic: by 4 ms eth0 had
+    received 4 % more than exact mode (program removed), or a third of it (peer down)."""
+    t = topo(INTO_A_VETH_THAT_LOSES_ITS_NAPI.replace("COMMAND", command))
+    by_loop, own = loop_split(monkeypatch, t, ms=3)
+    assert "eth0" in by_loop and "eth0" not in own
+    assert_fast_equals_exact(t, instants(4))

@@ -814,8 +814,9 @@ class FastNapi:
             out = np.concatenate((values(c.target), values(c.tx_slave)))
             for i in np.unique(out[out >= 0]).tolist():
                 tgt = w.by_ifindex.get(i)
-                if isinstance(tgt, Veth):  # veth_xdp_xmit: into the peer's queues
-                    fed.add(tgt.peer)
+                if isinstance(tgt, Veth):  # veth_xdp_xmit: into the peer's queues, where the
+                    if c.mode != MODE_DRV or tgt.xdp_napi(self.dp) is not None:  # peer has
+                        fed.add(tgt.peer)  # NAPI (generic XDP: veth_xmit, any peer)
                 elif tgt is not None and not is_tap(tgt):  # a tap's ring goes to its reader
                     fed.add(tgt.name)
         return fed
