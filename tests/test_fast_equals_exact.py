@@ -158,18 +158,29 @@ cpus: 2
 devices:
   eth0: {type: nic, driver: i40e, speed: 40G, queues: 2,
          xdp: {program: redirect, params: {dev: eth1}}}
-  eth1: {type: nic, driver: ixgbe, speed: 10G, queues: 2, xdp: xdp_pass}
+  eth1: {type: nic, driver: DRIVER, speed: 10G, queues: 2, xdp: xdp_pass}
 traffic:
   - {name: g, to: eth0, rate: RATE, SIZE flows: 16, src_port: 1000-1015}
 """
 
 
-@pytest.mark.parametrize(("rate", "size"), [("20Mpps", ""), ("5Mpps", "size: [64, 64, 1500],")])
-def test_fast_equals_exact_when_a_redirect_overruns_a_slower_ports_rings(rate: str, size: str):
+@pytest.mark.parametrize(
+    ("rate", "size", "driver"),
+    [
+        ("20Mpps", "", "ixgbe"),
+        ("5Mpps", "size: [64, 64, 1500],", "ixgbe"),
+        ("20Mpps", "", "ice"),
+    ],
+)
+def test_fast_equals_exact_when_a_redirect_overruns_a_slower_ports_rings(
+    rate: str, size: str, driver: str
+):
     """40G into 10G: each CPU's XDP ring on eth1 fills as the wire sends one frame after the
     other; a bulk takes what its ring has room for when it is flushed (64-byte frames, or a
-    third of them 1500 bytes)."""
-    t = topo(SLOWER_PORT.replace("RATE", rate).replace("SIZE", size))
+    third of them 1500 bytes). An ice port has a card, whose DMA what it sends only charges:
+    with nothing received on the card, its rings and wire are played as an ixgbe's (before,
+    fast mode's own arithmetic sent 2.6 % too many frames from one ring by 1 ms)."""
+    t = topo(SLOWER_PORT.replace("RATE", rate).replace("SIZE", size).replace("DRIVER", driver))
     assert_fast_equals_exact(t, instants(4))
     sim = Simulator(t, exact=True)
     sim.run_until(4_000_000)

@@ -206,10 +206,14 @@ def _play_tap(world: World, dp: Datapath, tap: Tun, claims: list[Claim], t0: int
 
 def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: int, t1: int) -> bool:
     """A port's XDP rings when every frame offered to them is an ``ndo_xdp_xmit`` whose polls
-    NAPI's loop ran, and no card shares its DMA with the port's receive side: the polls'
-    bulks played in time order through ``rings.offer_polls`` -- exact mode's rings and wire.
-    Returns False (nothing done) otherwise."""
-    if nic.card in world.cards or not nic.running or not nic.tx:
+    NAPI's loop ran, and no card shares its DMA with the port's receive side (a card of its
+    own that receives nothing: what it sends only charges the DMA, ``gcra_sent``, never
+    delays it): the polls' bulks played in time order through ``rings.offer_polls`` --
+    exact mode's rings and wire. Returns False (nothing done) otherwise."""
+    card = world.cards.get(nic.card or "")
+    if card is not None and not _sends_only(world, nic):
+        return False
+    if not nic.running or not nic.tx:
         return False
     occ: list[int] = nic.tx.column(TxRing.occ)
     if not claims and not any(occ) and not nic.wire_batches:
@@ -239,8 +243,17 @@ def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: in
         dp.accounts.accepted(cl.ref, ok, into_rx=False)
         x.full_calls = int(off.full[k])
         dp.accounts.refused(cl.ref, nic, cl.rows.total - ok.total, ok.total)
+    before = nic.counters["tx_packets"]
     _sent(nic, off.ring_took, off.ring_lost, off.ring_bytes, off.queued, off.free_ps, t1)
+    if card is not None:  # the DMA the frames sent this step took
+        card.tat += round((nic.counters["tx_packets"] - before) * card.tx_weight * card.s)
     return True
+
+
+def _sends_only(world: World, nic: Nic) -> bool:
+    """Whether ``nic`` is its card's one port and receives nothing."""
+    ports = [d for d in world.devices.values() if isinstance(d, Nic) and d.card == nic.card]
+    return ports == [nic] and not any(world.lands_on(s) is nic for s in world.sources)
 
 
 def queued(nic: Nic, at0: int) -> tuple[list[Batch], int]:
