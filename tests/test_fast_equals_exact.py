@@ -680,3 +680,40 @@ def test_fast_equals_exact_when_a_veth_redirected_into_loses_its_peers_napi(
     by_loop, own = loop_split(monkeypatch, t, ms=3)
     assert "eth0" in by_loop and "eth0" not in own
     assert_fast_equals_exact(t, instants(4))
+
+
+INTO_A_CARD_FROM_OFF_IT = """
+name: a port off a card redirecting into a port of it that receives
+cpus: 4
+devices:
+  eth0: {type: nic, driver: SENDER, queues: 2, irq_cpus: [0, 1],
+         xdp: {program: redirect, params: {dev: eth2}}}
+  eth2: {type: nic, driver: ice, queues: 2, irq_cpus: [2, 3], xdp: TARGET}
+traffic:
+  - {name: a, to: eth0, rate: 60Mpps, size: 64, flows: 64, src_port: 1000-1063}
+  - {name: c, to: eth2, rate: 60Mpps, size: 64, flows: 64, src_port: 1000-1063}
+timeline:
+  - {at: 2ms, do: "ip link set dev eth2 down"}
+  - {at: 3ms, do: "ip link set dev eth2 up"}
+"""
+
+
+@pytest.mark.parametrize(
+    ("sender", "target"), [("i40e", "xdp_drop"), ("ice", "xdp_drop"), ("ice", "xdp_tx")]
+)
+def test_fast_equals_exact_when_a_port_off_a_card_redirects_into_it(
+    monkeypatch: pytest.MonkeyPatch, sender: str, target: str
+):
+    """eth0 (an i40e, or an E810 of its own) redirects into eth2, an E810 port that receives
+    60 Mpps itself: eth0's bulks go onto eth2's XDP ring for the sending CPU, and what eth2
+    sends takes its card's DMA as it leaves, in time order among its arrivals. Fast mode's
+    own arithmetic missed none of eth2's arrivals where exact mode's card misses 6,858 by
+    1 ms, and took in 11 % more (i40e, xdp_drop); NAPI's loop now runs both ports, eth0's
+    CPUs with eth2's card."""
+    t = topo(INTO_A_CARD_FROM_OFF_IT.replace("SENDER", sender).replace("TARGET", target))
+    assert loop_split(monkeypatch, t) == ({"eth0", "eth2"}, set())
+    assert_fast_equals_exact(t, instants(4))
+    sim = Simulator(t, exact=True)
+    sim.run_until(4_000_000)
+    eth2 = sim.world.devices["eth2"]
+    assert eth2.counters["xdp_xmit"] > 0 and eth2.counters["rx_missed_errors"] > 0

@@ -10,9 +10,9 @@ costs: their programs carry no state from frame to frame, and what they send goe
 taps, bonds or such veths -- a broadcast to NICs and veths
 (``napi_tables.broadcast_targets``) included. A card whose fed ports are each fed by one
 source runs in the loop with its DMA, and so do its ports' XDP rings and wire when all they
-send is their own XDP_TX, a balance-rr bond's frames or their redirects to another of its
-ports (the frames they send take the card's DMA too). The other instances keep fast mode's
-arithmetic (``xdptui.sim.fast``).
+send is their own XDP_TX, a balance-rr bond's frames, their redirects to another of its
+ports or an off-card port's redirects into one of them (the frames they send take the
+card's DMA too). The other instances keep fast mode's arithmetic (``xdptui.sim.fast``).
 """
 
 from __future__ import annotations
@@ -447,14 +447,18 @@ class FastNapi:
             fed = [d for d in ports if any(w.lands_on(s) is d for s in w.sources)]
             if not fed or not all(covered[i] for i in inst):
                 continue
-            sending = self._transmitting(ports)
-            if sending is None:
+            both = self._transmitting(ports)
+            if both is None:
+                continue
+            sending, external = both
+            ext = [at[(d.name, rxq.index)] for d in external for rxq in d.rxq]
+            if not all(covered[i] and rows[i][napi.I_XPRE] < 0 for i in ext):
                 continue
             lays = [layouts[at[(d.name, 0)]] if d.rxq else None for d in fed]
             srcs = [self.facts.single_source(d) for d in fed]
             if any(x is None for x in lays) or any(x is None for x in srcs):
                 continue
-            wires = self._wires(sending, at, rows, seqs)
+            wires = self._wires(sending + external, at, rows, seqs, sending)
             if wires is None:
                 continue
             k = len(out)
@@ -494,7 +498,7 @@ class FastNapi:
                 tx.txr += [
                     [len(tx.wire_s) - 1, ring.size, *blank[rings.X_HELD :]] for ring in nic.tx
                 ]
-            for nic in sending:
+            for nic in sending + external:
                 c = self.dp.compiled[nic.name]
                 plan = self._rr_plan(nic, c) if holds(round_robin(c), True) else None
                 card_tgt = self._card_target(nic, sending)
@@ -504,8 +508,9 @@ class FastNapi:
                     if seq is None:
                         continue
                     cpu = rows[i][napi.I_CPU]
-                    rows[i][napi.I_TXR] = ring0[nic.name] + nic.xdp_tx_ring(cpu, q)
-                    rows[i][napi.I_TXPRE] = tables.add_prefix(bounced(c)[seq])
+                    if nic in sending:
+                        rows[i][napi.I_TXR] = ring0[nic.name] + nic.xdp_tx_ring(cpu, q)
+                        rows[i][napi.I_TXPRE] = tables.add_prefix(bounced(c)[seq])
                     if card_tgt is not None:  # (its ring for the CPU: checked, _wires)
                         ring = int(card_tgt.ring_of_cpu[cpu])
                         rows[i][napi.I_XTXR] = ring0[card_tgt.name] + ring
@@ -532,12 +537,14 @@ class FastNapi:
         qmap = np.concatenate(qmaps) if len(qmaps) > 1 else qmaps[0]
         return cards, feed_rows, qmap, tuple(owned)
 
-    def _transmitting(self, ports: list[Nic]) -> list[Nic] | None:
+    def _transmitting(self, ports: list[Nic]) -> tuple[list[Nic], list[Nic]] | None:
         """The ports that send, when all that is sent out of these ports is their own native
         programs' XDP_TX (``NetDev.xdp_tx`` onto the ring paired with the queue, or a bond's
-        ``xdp_master_redirect`` to one of them) or their redirects into another of them
-        (``_card_target``); None when anything else is: a redirect from elsewhere into them
-        or their bond, a bond that hashes frames to a slave, the local stack."""
+        ``xdp_master_redirect`` to one of them), their redirects into another of them
+        (``_card_target``) or an off-card port's redirects into one of them, its only target
+        (``_card_target``; those senders are the second list); None when anything else is: a
+        redirect from elsewhere into their bond, a bond that hashes frames to a slave, the
+        local stack."""
         w = self.world
         masters = {d.master for d in ports if d.master is not None}
         names = {d.name for d in ports} | masters  # (a bond sends out of its slaves)
@@ -545,12 +552,22 @@ class FastNapi:
         if any(s.local and s.device in names for s in w.sources):
             return None
         sending: list[Nic] = []
+        external: list[Nic] = []
         for dev_name, c in self.dp.compiled.items():
             walk = devmap.broadcast_walk(self.dp, w.devices[dev_name], c) if c.broadcast else []
             port = next((d for d in ports if d.name == dev_name), None)
             ok = (c.act == XDP_REDIRECT) & (c.err == 0)  # (a failed redirect sends nothing)
             into = np.isin(c.target[ok], ifindexes).any()
             tgt = self._card_target(port, ports) if port is not None and into else None
+            sender = w.devices[dev_name]
+            if port is None and into and isinstance(sender, Nic) and sender.master is None:
+                tgt = self._card_target(sender, ports)
+                others = values(c.target[ok])
+                if tgt is None or len(others) != 1 or holds(c.act, XDP_TX):
+                    return None  # (its only target, so it feeds no other card's rings)
+                external.append(sender)
+                sending.append(tgt)
+                continue
             if (
                 any(t.name in names for _, t in walk)
                 or (into and tgt is None)
@@ -562,10 +579,11 @@ class FastNapi:
                     return None  # generic XDP: the skb goes out through the stack
                 sending += [port] if tgt is None else [port, tgt]
         # (a port that is down sends nothing: ``dev_close`` emptied its rings)
-        return [p for p in ports if p in sending and p.admin_up]
+        return [p for p in ports if p in sending and p.admin_up], external
 
     def _card_target(self, port: Nic, ports: list[Nic]) -> Nic | None:
-        """The other port of its card that ``port``'s native program redirects frames into
+        """The port of ``ports`` (another of its card's, or a card's it is not on) that
+        ``port``'s native program redirects frames into
         (``ndo_xdp_xmit`` onto its XDP ring for the CPU, in bulks of 16 whose flushes the
         poll already pays for), when the loop can follow it: one such port, no egress program
         on the way, frames that are not rewritten; None otherwise."""
@@ -585,19 +603,21 @@ class FastNapi:
 
     def _wires(
         self,
-        sending: list[Nic],
+        senders: list[Nic],
         at: dict[tuple[str, int], int],
         rows: list[list[int]],
         seqs: Sequences,
+        sending: list[Nic],
     ) -> int | None:
-        """The wire time of a frame the sending ports send (ps), when every frame their
-        queues send has a ring and costs the same on every one of them (None otherwise: fast
-        mode's own arithmetic), a round-robin bond's other slave among them."""
+        """The wire time of a frame the sending ports send (ps), when every frame the
+        senders' queues send into them has a ring and costs the same on every one of them
+        (None otherwise: fast mode's own arithmetic), a round-robin bond's other slave among
+        them."""
         wire_bytes = self.world.entries.wire_bytes
         names = {nic.name for nic in sending}
         sent: list[IntArray] = []
-        for nic in sending:
-            if not nic.running or not nic.tx:
+        for nic in senders:
+            if nic in sending and (not nic.running or not nic.tx):
                 return None
             c = self.dp.compiled[nic.name]
             plan = self._rr_plan(nic, c) if holds(round_robin(c), True) else None
@@ -613,7 +633,7 @@ class FastNapi:
                 seq = seqs[i]
                 cpu = rows[i][napi.I_CPU]
                 ring = nic.xdp_tx_ring(cpu, q)
-                if ring < 0 or ring >= len(nic.tx):
+                if nic in sending and (ring < 0 or ring >= len(nic.tx)):
                     return None
                 for tgt_name in [t for t in (other, card_tgt and card_tgt.name) if t]:
                     tgt = self.world.devices[tgt_name]
@@ -880,8 +900,9 @@ class FastNapi:
             k for k in range(len(cards)) if napi.card_keeps_up(src, cards, feeds, k, t0)
         ]
         group = np.arange(w.nr_cpus + 1)
+        member = _card_members(cfg)
         for k in range(len(cfg.card_names)):  # a card's CPUs go together, or not at all
-            cs = np.unique(cpu_of[cfg.static[:, napi.I_CARD] == k])
+            cs = np.unique(cpu_of[member[k]])  # (with those of its off-card senders)
             bad_cpu[cs] |= bad_cpu[cs].any()
             if k not in lazy:  # its DMA orders their arrivals: one heap
                 group[np.isin(group, group[cs])] = group[cs].min()
@@ -895,8 +916,7 @@ class FastNapi:
         gstart = np.flatnonzero(np.diff(group[cpus], prepend=-1, append=-2)).astype(np.int64)
         run = np.isin(cpu_of, cpus) & ok
         self.cards_run = {
-            name for k, name in enumerate(cfg.card_names)
-            if run[cfg.static[:, napi.I_CARD] == k].all()
+            name for k, name in enumerate(cfg.card_names) if run[member[k]].all()
         }  # fmt: skip
         for i in np.flatnonzero(~run & st.known).tolist():
             self._hand_back(st, cfg, i, rxqs[i])
@@ -1401,6 +1421,19 @@ class FastNapi:
                     first[who[first_seg]] = c.key[entries]
                 shape.first_key[int(v)] = first
         return shape
+
+
+def _card_members(cfg: Config) -> list[BoolArray]:
+    """Per card whose DMA and wires the loop runs, the instances part of it: those on its
+    ports, and those that redirect into one of its ports from off the card."""
+    x = cfg.static[:, napi.I_XTXR]
+    wire = np.where(x >= 0, cfg.txr[np.maximum(x, 0), rings.X_PORT], -1) if len(cfg.txr) else x
+    out = []
+    for k in range(len(cfg.cards)):
+        w0 = int(cfg.cards[k, napi.K_PORT0])
+        feeding = (wire >= w0) & (wire < w0 + int(cfg.cards[k, napi.K_NPORT]))
+        out.append((cfg.static[:, napi.I_CARD] == k) | feeding)
+    return out
 
 
 def _write_back(dev: NetDev, qs: list[int], held: list[Rows], now: IntArray, was: IntArray) -> None:
