@@ -100,8 +100,12 @@ class Accounting:
 
     def xmit_part(self, x: Xmit, slave: NetDev, rows: Rows, calls: int) -> Xmit:
         """Frames of a bond's ``bond_xdp_xmit`` handed on to one slave (the devmap tally and
-        the flush stay the bond's)."""
-        return Xmit(x.src, slave, x.cpu, x.t, rows, calls, x.tally, parent=x)
+        the flush stay the bond's); all of them to it: when the polls made them, too."""
+        whole = rows.total == x.rows.total
+        return Xmit(
+            x.src, slave, x.cpu, x.t, rows, calls, x.tally, parent=x,
+            sched=x.sched if whole else None, scheds=x.scheds if whole else None,
+        )  # fmt: skip
 
     def accepted(self, ref: Refusal, rows: Rows, into_rx: bool) -> None:
         """Frames a ring took. Frames put into a veth peer's receive queue have left the
@@ -112,6 +116,8 @@ class Accounting:
             x.dst.add("xdp_xmit", n)
             x.tally.sent += n
             x.add_sent(n)
+            if x.parent is not None:  # a bond's frames, handed to this slave
+                x.parent.dst.handed_down(n)
             if isinstance(x.dst, Nic):
                 x.dst.xdpsq(xdp_tx=False, xmit=n)
         if ref.kind == "tx" and isinstance(ref.src, Nic):
@@ -146,8 +152,13 @@ class Accounting:
                 self.tp.exception[(ref.src.name, "XDP_TX")] += n
         elif kind == "xmit" and ref.xmit is not None:
             x = ref.xmit
-            x.dst.add("xdp_xmit", n)
-            x.dst.add("xdp_xmit_errors", n)
+            # a bond hands a slave one frame per call (``bond_xdp_xmit``) and stops at the
+            # first it refuses: of a call's refused frames only that one reached the slave
+            handed = n if x.parent is None else min(n, calls_full(x, n, taken))
+            x.dst.add("xdp_xmit", handed)
+            x.dst.add("xdp_xmit_errors", handed)
+            if x.parent is not None:
+                x.parent.dst.handed_down(handed)
             x.tally.drops += n
             if isinstance(ring_dev, Tun):
                 ring_dev.add("tx_dropped", calls_full(x, n, taken))

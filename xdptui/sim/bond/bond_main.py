@@ -57,6 +57,9 @@ class Bond(NetDev):
     def has_ndo_bpf(self) -> bool:
         return True
 
+    def handed_down(self, n: int) -> None:
+        self.tx_down += n
+
     def ndo_xmit_ready(self, dp: XdpCore) -> bool:
         """``bond_xdp_set_features``: the AND of the slaves' features (none without slaves
         or in a mode that can't run XDP)."""
@@ -116,14 +119,18 @@ class Bond(NetDev):
             slave = dp.world.devices[name]
             run = rows.slice(pos, end)
             part_x = dp.accounts.xmit_part(x, slave, run, run.total)
+            part_x.full_calls = 1  # (handed one by one: the first refused frame ends it)
             err_flushes = x.tally.err
             slave.ndo_xdp_xmit(dp, part_x)
             x.tally.err = err_flushes  # the bond's return value decides the flush's error
-            self.tx_down += min(run.total, part_x.sent + 1)  # handed down, one by one
+            if part_x.err is not None:  # (one frame handed down, refused: ``xmit_error``)
+                self.tx_down += 1
             if part_x.sent < run.total:  # the slave refused a frame: the loop breaks
-                if pos == 0 and part_x.sent == 0:
+                if pos == 0 and part_x.sent == 0 and part_x.err is not None:
+                    # an error on the very first frame is the bond's; a full ring is not
+                    # one (the slave returns 0 frames sent, the bond 0: ``err < 0`` only)
                     x.tally.err += x.calls
-                    x.err = part_x.err  # the bond returns the slave's error
+                    x.err = part_x.err
                 _bond_stop(dp, x, rows.slice(end, n), None, first=False)
                 return int(pos) + part_x.sent + 1
         return n
@@ -140,14 +147,14 @@ class Bond(NetDev):
         frames going to a slave that refuses, a bulk of b frames sends its frames up to the
         first such frame: round-robin from the counter's sequence, averaged over where a bulk
         starts in it; the hash modes as if each frame drew its slave independently,
-        (1-q)(1-(1-q)^b)/q frames. (A full ring's refusal mid-bulk is not modelled here.)"""
+        (1-q)(1-(1-q)^b)/q frames. A full ring's refusals are counted when the slave's rings
+        settle (``Accounts.refused``: one frame handed per call that met it)."""
         total = x.rows.total
         bad = sum(p.total for name, p in splits if refusal[name] is not None)
-        if not bad:
+        if not bad:  # (what each slave takes counts as handed down: ``handed_down``)
             for name, part in splits:
                 assert name is not None
                 slave = dp.world.devices[name]
-                self.tx_down += part.total
                 slave.ndo_xdp_xmit(dp, dp.accounts.xmit_part(x, slave, part, part.total))
             return
         calls = max(1, x.calls)
@@ -180,7 +187,6 @@ class Bond(NetDev):
             slave = dp.world.devices[name]
             taken = part.head(round(keep * part.total))
             if taken.total:
-                self.tx_down += taken.total
                 slave.ndo_xdp_xmit(dp, dp.accounts.xmit_part(x, slave, taken, taken.total))
             _bond_stop(dp, x, part.minus(taken), None, first=False)
         x.tally.err += first_bad

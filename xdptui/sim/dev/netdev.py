@@ -98,6 +98,10 @@ class NetDev:
         if value:
             self.counters[name] += value
 
+    def handed_down(self, n: int) -> None:
+        """A bond's ``bond_xdp_xmit`` handed ``n`` frames to a slave's ``ndo_xdp_xmit`` (only
+        a bond counts them)."""
+
     # ------------------------------------------------------------ the device protocol
 
     def has_ndo_bpf(self) -> bool:
