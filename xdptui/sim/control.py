@@ -34,6 +34,7 @@ from xdptui.sim.core.filter import make_context
 from xdptui.sim.cpumap import CpuMap
 from xdptui.sim.dev.netdev import MODE_DRV, MODE_HW, MODE_SKB, Attachment, NetDev
 from xdptui.sim.dev.nic import Nic, configure_queues, configure_xdp_rings, map_entries
+from xdptui.sim.dev.rings import TxRing
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
 from xdptui.sim.devmap import DevMap, DevmapEntry
@@ -200,11 +201,27 @@ class Control(BondControl):
         if frames:
             self.log(f"{veth.name}: {why}: veth_napi_del freed the {frames} frames its rings held")
 
+    def free_tx(self, nic: Nic, rings: list[TxRing]) -> None:
+        """The frames ``rings`` hold are freed before they leave (a link down, rings
+        re-allocated): the card never fetches them, so they take none of its DMA."""
+        card = self.world.cards.get(nic.card or "")
+        for ring in rings:
+            if card is not None and len(ring.fifo):
+                dep = ring.fifo.column("t")
+                card.freed.append(dep[dep > self.now()].copy())
+            ring.clear()
+
+    def xdp_rings_again(self, nic: Nic) -> None:
+        """The driver re-creates the XDP rings (``configure_xdp_rings``): what they held is
+        freed; the stack's queue survives."""
+        self.free_tx(nic, list(nic.tx)[: nic.xdp_rings])
+        configure_xdp_rings(nic, self.world.nr_cpus)
+
     def driver_reset(self, nic: Nic, why: str) -> None:
         """ixgbe ``need_reset`` (none<->some program): ``ixgbe_setup_tc`` re-allocates every
         ring -- what was queued is lost and the link bounces. Program->program is hitless."""
         assert nic.driver is not None
-        configure_xdp_rings(nic, self.world.nr_cpus)
+        self.xdp_rings_again(nic)
         if not nic.driver.reset_on_attach:
             return
         for rxq in nic.rxq:
@@ -311,12 +328,7 @@ class Control(BondControl):
                 rxq.rx_dropped += lost
                 dev.add("rx_dropped", lost)
         if isinstance(dev, Nic) and not c.up:
-            card = self.world.cards.get(dev.card or "")
-            for ring in dev.tx:  # what had not left is freed, never fetched: no DMA
-                if card is not None and len(ring.fifo):  # (ice_down -> ice_clean_tx_ring)
-                    dep = ring.fifo.column("t")
-                    card.freed.append(dep[dep > self.now()].copy())
-                ring.clear()
+            self.free_tx(dev, list(dev.tx))  # (ice_down -> ice_clean_tx_ring)
         for other in self.world.devices.values():
             if isinstance(other, Veth) and other.peer == dev.name:
                 other.carrier = c.up  # veth_open/veth_close toggle the peer's carrier
@@ -596,7 +608,7 @@ class Control(BondControl):
         configure_queues(
             dev, c.combined, w.nr_cpus, w.entries.rss_hash, entry_span(w.sources, dev.name), None
         )
-        configure_xdp_rings(dev, self.world.nr_cpus)
+        self.xdp_rings_again(dev)
         self.world.touch()
         return ""
 
@@ -630,7 +642,7 @@ class Control(BondControl):
                 rxq.peak = 0
         if c.tx is not None:
             dev.tx_ring_size = c.tx
-            configure_xdp_rings(dev, self.world.nr_cpus)
+            self.xdp_rings_again(dev)
         self.world.touch()
         return "\n".join(notes)
 
