@@ -162,3 +162,22 @@ def test_a_veths_refused_frames_are_not_called_a_full_ring_when_its_program_is_g
     assert dict(after.device("veth0").counters)["rx_dropped"] > 0
     (loss,) = box(project_paths(before, after).boxes, "veth0").inbound.losses  # type: ignore[union-attr]
     assert loss.what == "ring full or no XDP here (rx_dropped)" and loss.total > 0
+
+
+def test_a_ports_way_in_shows_what_its_card_missed() -> None:
+    """line_rate's E810 card cannot take all it is offered: its DMA falls behind and misses
+    frames before any ring (``rx_missed_errors``). The wire's arrow in the Paths tab carries
+    what the rings took, so the missed frames are its loss, beside the rings' own."""
+    sim = Simulator(load_topology(TOPOLOGIES / "line_rate.yaml"))
+    before, after = frames(sim, 4_000_000, 5_000_000)
+    for dev in after.devices:
+        missed = dict(dev.counters).get("rx_missed_errors", 0)
+        if dev.type != "nic" or not missed:
+            continue
+        inbound = box(project_paths(before, after).boxes, dev.name).inbound
+        assert inbound is not None
+        shown = {loss.what: loss.total for loss in inbound.losses}
+        assert shown["NIC limit, missed (rx_missed_errors)"] == missed
+        break
+    else:
+        raise AssertionError("line_rate's card missed nothing")

@@ -378,7 +378,9 @@ def _box(
     )
     if dev.type == "nic":
         queues = f"RX q0-{len(dev.queues) - 1}" if len(dev.queues) > 1 else "RX q0"
-        inbound = c.arrow("wire", "rx_packets", queues, losses=ring_full)
+        # (the card's DMA fell behind: missed before any ring, ``rx_missed_errors``)
+        missed = c.loss("NIC limit, missed (rx_missed_errors)", "rx_missed_errors")
+        inbound = c.arrow("wire", "rx_packets", queues, losses=missed + ring_full)
         outbound = c.arrow(
             "TX",
             "tx_packets",

@@ -199,7 +199,8 @@ class Control(BondControl):
     def _freed(self, veth: Veth, frames: int, why: str) -> None:
         """Says what ``Veth.napi_del`` freed: no counter shows it."""
         if frames:
-            self.log(f"{veth.name}: {why}: veth_napi_del freed the {frames} frames its rings held")
+            what = "1 frame" if frames == 1 else f"{frames} frames"
+            self.log(f"{veth.name}: {why}: veth_napi_del freed the {what} its rings held")
 
     def free_tx(self, nic: Nic, rings: list[TxRing]) -> None:
         """The frames ``rings`` hold are freed before they leave (a link down, rings
