@@ -445,9 +445,7 @@ class Exact:
         """The ports of ``card`` (a world's devices and their cards never change)."""
         group = self._card_ports.get(card.name)
         if group is None:
-            group = self._card_ports[card.name] = [
-                d for d in self.world.devices.values() if isinstance(d, Nic) and d.card == card.name
-            ]
+            group = self._card_ports[card.name] = list(self.world.card_ports(card.name))
         return group
 
     def _admit(

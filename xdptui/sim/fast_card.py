@@ -66,7 +66,7 @@ def card_admit(
         idx = np.array(rows, np.int64)
         card = world.cards[name]
         unit, tx_share = _cpu_facts(facts, work, idx)
-        ports = [d for d in world.devices.values() if isinstance(d, Nic) and d.card == name]
+        ports = world.card_ports(name)
         wires = sum(_wire_frames(d, dt) for d in ports)
         mu = _poll_rates(work, idx, unit)
         if cycling(card, arrived[idx] / dt, mu, tx_share):

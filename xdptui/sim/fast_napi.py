@@ -442,7 +442,7 @@ class FastNapi:
         owned: list[str] = []
         base = 0
         for name, card in w.cards.items():
-            ports = [d for d in w.devices.values() if isinstance(d, Nic) and d.card == name]
+            ports = w.card_ports(name)
             inst = [at[(d.name, rxq.index)] for d in ports for rxq in d.rxq]
             fed = [d for d in ports if any(w.lands_on(s) is d for s in w.sources)]
             if not fed or not all(covered[i] for i in inst):

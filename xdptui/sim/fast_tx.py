@@ -81,7 +81,7 @@ def drain(
         if isinstance(dev, Nic) and played and dev.name in played:
             _played(world, dp, dev, mine, played[dev.name], t0 + dt)
             continue
-        if isinstance(dev, Nic) and _play_wire(world, dp, dev, mine, t0, t0 + dt):
+        if isinstance(dev, Nic) and _play_wire(world, dp, dev, mine, t0, t0 + dt, tx_by_card):
             continue
         R = len(rings)
         offered = np.zeros((len(mine), R), np.int64)
@@ -204,12 +204,16 @@ def _play_tap(world: World, dp: Datapath, tap: Tun, claims: list[Claim], t0: int
     return True
 
 
-def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: int, t1: int) -> bool:
+def _play_wire(
+    world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: int, t1: int,
+    tx_by_card: dict[str, int],
+) -> bool:  # fmt: skip
     """A port's XDP rings when every frame offered to them is an ``ndo_xdp_xmit`` whose polls
     NAPI's loop ran, and no card shares its DMA with the port's receive side (a card of its
     own that receives nothing: what it sends only charges the DMA, ``gcra_sent``, never
     delays it): the polls' bulks played in time order through ``rings.offer_polls`` --
-    exact mode's rings and wire. Returns False (nothing done) otherwise."""
+    exact mode's rings and wire (the frames sent, into ``tx_by_card``). Returns False
+    (nothing done) otherwise."""
     card = world.cards.get(nic.card or "")
     if card is not None and not _sends_only(world, nic):
         return False
@@ -245,15 +249,16 @@ def _play_wire(world: World, dp: Datapath, nic: Nic, claims: list[Claim], t0: in
         dp.accounts.refused(cl.ref, nic, cl.rows.total - ok.total, ok.total)
     before = nic.counters["tx_packets"]
     _sent(nic, off.ring_took, off.ring_lost, off.ring_bytes, off.queued, off.free_ps, t1)
-    if card is not None:  # the DMA the frames sent this step took
-        card.tat += round((nic.counters["tx_packets"] - before) * card.tx_weight * card.s)
+    if card is not None:
+        tx_by_card[card.name] = nic.counters["tx_packets"] - before  # (its one port)
     return True
 
 
 def _sends_only(world: World, nic: Nic) -> bool:
     """Whether ``nic`` is its card's one port and receives nothing."""
-    ports = [d for d in world.devices.values() if isinstance(d, Nic) and d.card == nic.card]
-    return ports == [nic] and not any(world.lands_on(s) is nic for s in world.sources)
+    return world.card_ports(nic.card) == [nic] and not any(
+        world.lands_on(s) is nic for s in world.sources
+    )
 
 
 def queued(nic: Nic, at0: int) -> tuple[list[Batch], int]:

@@ -93,6 +93,10 @@ class World:
         self.touch()
         return where
 
+    def card_ports(self, card: str | None) -> list[Nic]:
+        """The ports of card ``card``, in the order of the devices."""
+        return [d for d in self.devices.values() if isinstance(d, Nic) and d.card == card]
+
     def lands_on(self, src: Source) -> NetDev | None:
         """The device whose receive queues a source's frames reach: its own for frames from
         the wire, a veth sender's peer (``veth_xmit``), none for the local stack's."""
