@@ -8,12 +8,16 @@ and that the app is still running and answering keys afterwards.
 from __future__ import annotations
 
 import random
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
 import pytest
+import textual.app
+import textual.pilot
 from fake_sim import FakeClock, FakeSim
 from keymash import KEYS, mash
+from textual._wait import wait_for_idle
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.widget import Widget
@@ -239,9 +243,19 @@ def test_the_command_line_history_is_bounded() -> None:
 # Every shipped topology takes 6 minutes on a 2-core machine (veth_pair alone 90 s): the
 # teaching stories and tun_vm here; tests/keymash.py takes any list of files.
 @pytest.mark.parametrize("topology", ["bond_redirect.yaml", "dual_port.yaml", "tun_vm.yaml"])
-async def test_random_keys_and_resizes_never_take_the_app_down(topology: str) -> None:
+async def test_random_keys_and_resizes_never_take_the_app_down(
+    topology: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Forty keys of the key-masher (tests/keymash.py runs the long version); counted in keys,
-    not seconds, so a slow machine presses them all too."""
+    not seconds, so a slow machine presses them all too. While the clock runs the app is never
+    idle, so the harness's wait for idleness after each key is cut to a tenth of a second
+    (keys come faster than a second apart: the app has less time between them, not more)."""
+
+    def hurried(min_sleep: float = 0.0, max_sleep: float = 1.0) -> Coroutine[Any, Any, None]:
+        return wait_for_idle(min_sleep, min(max_sleep, 0.1))
+
+    monkeypatch.setattr(textual.app, "wait_for_idle", hurried)
+    monkeypatch.setattr(textual.pilot, "wait_for_idle", hurried)
     app = make_app(str(TOPOLOGIES / topology), paused=True)
     rng = random.Random(topology)
     async with app.run_test(size=SIZE) as pilot:

@@ -8,7 +8,7 @@ it at zero differences."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from xdptui.model.topology import Topology
@@ -104,6 +104,16 @@ class Comparison:
     instants: tuple[int, ...]
     compared: int
     differing: tuple[tuple[int, str, int, int], ...]  # (instant, tally, fast, exact)
+    exact_last: dict[str, int] = field(default_factory=dict)  # exact mode's at the last instant
+
+    @property
+    def emitted(self) -> int:
+        """Frames the sources sent by the last instant (exact mode's report)."""
+        return sum(
+            v
+            for k, v in self.exact_last.items()
+            if k.startswith("traffic.") and k.endswith(".emitted")
+        )
 
     @property
     def worst(self) -> tuple[int, str, int, int] | None:
@@ -121,7 +131,7 @@ def compare(t: Topology, instants_ns: list[int]) -> Comparison:
         for at, f, e in zip(instants_ns, fast, exact, strict=True)
         for d in differences(f, e)
     )
-    return Comparison(t.name, tuple(instants_ns), compared, bad)
+    return Comparison(t.name, tuple(instants_ns), compared, bad, exact[-1] if exact else {})
 
 
 def print_comparisons(rows: list[tuple[str, Comparison]], as_json: bool) -> None:
