@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from conftest import counters, sim_of
 
 from xdptui.sim.hashing import default_reta, rss_queue, toeplitz_hash
@@ -128,3 +129,39 @@ traffic:
     full = [e for e in sim.events() if e.get("kind") == "napi_poll" and e["frames"] == 64]
     assert len(full) > 100
     assert {e["verdicts"].get("XDP_DROP", 0) for e in full} <= {10, 11}
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["fast", "exact"])
+@pytest.mark.parametrize(
+    ("driver", "command"),
+    [
+        ("ice", "ip link set dev eth0 down"),
+        ("ice", "ethtool -G eth0 rx 1024"),
+        ("ice", "ethtool -L eth0 combined 2"),
+        ("ixgbe", "ip link set dev eth0 xdp off"),  # none <-> some program: ixgbe_setup_tc
+    ],
+)
+def test_frames_the_rx_ring_holds_are_freed_uncounted_when_the_driver_cleans_it(
+    driver: str, command: str, exact: bool
+) -> None:
+    """``ixgbe_clean_rx_ring`` / ``ice_clean_rx_ring`` (a link down, rings re-allocated)
+    give the buffers back unread: no counter moves -- not ``rx_dropped``, not
+    ``rx_packets`` -- and the log says how many frames went."""
+    text = ONE_QUEUE.replace("cpus: 1", "cpus: 2").replace("driver: ice", f"driver: {driver}")
+    if driver == "ixgbe":
+        text = text.replace("speed: 100G", "speed: 10G").replace("100Mpps", "14Mpps")
+        text = text.replace("xdp: xdp_drop", "xdp: xdp_pass")  # the stack's cost: it backs up
+    sim = sim_of(text)
+    sim.exact = exact
+    sim.run_until(1_000_000)
+    before = counters(sim, "eth0")
+    held = sim.frame().device("eth0").queues[0].occupancy
+    assert held > 0  # the premise: the ring holds frames
+    assert sim.submit(command).ok
+    after = counters(sim, "eth0")
+    assert all(q.occupancy == 0 for q in sim.frame().device("eth0").queues)
+    for counter in ("rx_dropped", "rx_packets", "rx_missed_errors", "xdp_drop", "xdp_pass"):
+        assert after[counter] == before[counter], counter
+    what = "1 frame" if held == 1 else f"{held} frames"
+    said = [e.cmd for e in sim.frame().events]
+    assert any(f"the driver freed the {what} its RX rings held" in line for line in said)

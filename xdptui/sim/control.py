@@ -202,6 +202,15 @@ class Control(BondControl):
             what = "1 frame" if frames == 1 else f"{frames} frames"
             self.log(f"{veth.name}: {why}: veth_napi_del freed the {what} its rings held")
 
+    def free_rx(self, nic: Nic, why: str) -> None:
+        """The driver frees what its RX rings hold (``ixgbe_clean_rx_ring``,
+        ``i40e_clean_rx_ring``, ``ice_clean_rx_ring``: a link down, rings re-allocated): the
+        buffers go back unread and no statistic counts them; the log says how many."""
+        frames = sum(rxq.clear() for rxq in nic.rxq)
+        if frames:
+            what = "1 frame" if frames == 1 else f"{frames} frames"
+            self.log(f"{nic.name}: {why}: the driver freed the {what} its RX rings held")
+
     def free_tx(self, nic: Nic, rings: list[TxRing]) -> None:
         """The frames ``rings`` hold are freed before they leave (a link down, rings
         re-allocated): the card never fetches them, so they take none of its DMA."""
@@ -225,10 +234,7 @@ class Control(BondControl):
         self.xdp_rings_again(nic)
         if not nic.driver.reset_on_attach:
             return
-        for rxq in nic.rxq:
-            lost = rxq.clear()
-            rxq.rx_dropped += lost
-            nic.add("rx_dropped", lost)
+        self.free_rx(nic, f"XDP program {why}")
         if nic.driver.reset_ns and nic.carrier:
             nic.carrier = False
             until = self.now() + nic.driver.reset_ns
@@ -323,6 +329,8 @@ class Control(BondControl):
         dev.admin_up = c.up
         if not c.up and isinstance(dev, Veth) and dev.xdp.get(MODE_DRV) is not None:
             self._freed(dev, dev.napi_del(), "down")
+        elif not c.up and isinstance(dev, Nic):
+            self.free_rx(dev, "down")
         elif not c.up:
             for rxq in dev.rxq:
                 lost = rxq.clear()
@@ -603,8 +611,7 @@ class Control(BondControl):
             )
         if c.combined == dev.queues:
             return "combined unmodified, ignoring\nno channel parameters changed, aborting"
-        lost = sum(rxq.clear() for rxq in dev.rxq)
-        dev.add("rx_dropped", lost)
+        self.free_rx(dev, f"ethtool -L combined {c.combined}")
         w = self.world
         configure_queues(
             dev, c.combined, w.nr_cpus, w.entries.rss_hash, entry_span(w.sources, dev.name), None
@@ -635,10 +642,8 @@ class Control(BondControl):
             notes.append(f"Requested Tx descriptor count rounded up to {tx}")
         c = cmd.SetRings(c.dev, rx, tx)
         if c.rx is not None:
+            self.free_rx(dev, f"ethtool -G rx {c.rx}")
             for rxq in dev.rxq:
-                lost = rxq.clear()
-                rxq.rx_dropped += lost
-                dev.add("rx_dropped", lost)
                 rxq.size = c.rx
                 rxq.peak = 0
         if c.tx is not None:
