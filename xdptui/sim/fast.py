@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from xdptui.sim import cpumap
+from xdptui.sim import cpumap, napi
 from xdptui.sim.batch import Rows
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev.netdev import NetDev, Refusal, Xmit
@@ -186,6 +186,7 @@ class Fast:
             np.ones(len(live)),
         )
         budget = np.maximum(float(dt) - self.cpu_debt, 0.0)
+        self.napi.debt = self.cpu_debt.copy()  # (a CPU the loop takes over starts busy)
         self.cpu_debt = np.maximum(self.cpu_debt - float(dt), 0.0)
         owned = set(self.napi.owned_cards()) if w.cards else set()
         if w.cards and len(work):
@@ -202,6 +203,8 @@ class Fast:
             budget = np.maximum(budget - (dp.cpu.busy_ns - busy0), 0.0)
         if done:
             work = work.without(done)
+            ran = self.napi.ran_cpus  # a poll the loop ran past t1: the CPU's debt
+            self.cpu_debt[ran] = np.maximum(self.napi.state.cpu[ran, napi.C_BUSY] - t1, 0)
         left = owned - self.napi.cards_run
         if left and len(work):  # a card the loop could not run this step
             card_admit(w, self.facts, work, t0, t1, self.steps, skip=set(w.cards) - left)

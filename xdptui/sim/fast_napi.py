@@ -70,6 +70,7 @@ from xdptui.sim.traffic import Source
 from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 Int32Array = npt.NDArray[np.int32]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -230,6 +231,10 @@ class FastNapi:
         # per port whose transmit rings the loop ran this step: what they did
         self.played: dict[str, Played] = {}
         self.horizon = 0  # where the run that asks for this step ends (``Fast.run``)
+        # per CPU, ns fast mode's own last poll ran past this step's start (``Fast.cpu_debt``);
+        # the CPUs whose instances the loop ran this step
+        self.debt: FloatArray = np.zeros(world.nr_cpus)
+        self.ran_cpus: IntArray = np.zeros(0, np.int64)
         self._poll_rate = 0.0  # polls per ns the last step ran
         self._groups: SharedCache[tuple[int, int, int], Grouped] = SharedCache()
         n_cpus = world.nr_cpus
@@ -372,9 +377,11 @@ class FastNapi:
             fed_by[i] = toward[0][0]
             covered[i] = True
         for i, row in enumerate(rows):  # a sender toward a veth the loop does not run
+            c_i = dp.compiled.get(names[i][0])
+            generic = c_i is not None and c_i.mode != MODE_DRV
             if (
                 covered[i]
-                and any(veth_napi(w, dp, v) is not None for v in label_values[i].tolist())
+                and any(veth_napi(w, dp, v, generic) for v in label_values[i].tolist())
                 and row[napi.I_FEED] < 0
             ):
                 covered[i] = False
@@ -659,11 +666,11 @@ class FastNapi:
         """The veth queue a sender's frames of one label reach (None: no veth NAPI, or several
         queues): ``veth_xdp_xmit`` picks the sending CPU's (``veth_select_rxq``), ``veth_xmit``
         (generic XDP) the queue the flow hash maps over the sending end's queues."""
-        peer = veth_napi(self.world, self.dp, label)
+        c = self.dp.compiled[dev.name]
+        peer = veth_napi(self.world, self.dp, label, c.mode != MODE_DRV)
         tgt = self.world.by_ifindex.get(label)
         if peer is None or not isinstance(tgt, Veth):
             return None
-        c = self.dp.compiled[dev.name]
         if c.mode == MODE_DRV:
             return (peer.name, cpu % len(peer.rxq))
         rows = Rows(ent, np.ones(len(ent), np.int64), False)
@@ -699,8 +706,8 @@ class FastNapi:
         if any(w.lands_on(s) is dev for s in w.sources):
             return False
         c = self.dp.compiled.get(dev.name)
-        if c is None or c.mode != MODE_DRV or not self._program_covered(dev, c):
-            return False
+        if c is None or c.mode not in (MODE_DRV, None) or not self._program_covered(dev, c):
+            return False  # (no program: what generic XDP's veth_xmit puts in its backlog)
         if holds(c.act, XDP_TX):  # veth_xdp_tx: into the peer's ring
             return False
         targets = values(c.target)
@@ -835,8 +842,9 @@ class FastNapi:
             for i in np.unique(out[out >= 0]).tolist():
                 tgt = w.by_ifindex.get(i)
                 if isinstance(tgt, Veth):  # veth_xdp_xmit: into the peer's queues, where the
-                    if c.mode != MODE_DRV or tgt.xdp_napi(self.dp) is not None:  # peer has
-                        fed.add(tgt.peer)  # NAPI (generic XDP: veth_xmit, any peer)
+                    generic = c.mode != MODE_DRV  # peer has NAPI (generic XDP: veth_xmit,
+                    if veth_napi(w, self.dp, i, generic) is not None:  # where it is up)
+                        fed.add(tgt.peer)
                 elif tgt is not None and not is_tap(tgt):  # a tap's ring goes to its reader
                     fed.add(tgt.name)
         return fed
@@ -857,6 +865,7 @@ class FastNapi:
         arrivals each queue's card took this step (by id); ``cycling``: queues whose card
         cycles."""
         self.fed_rx = {}
+        self.ran_cpus = np.zeros(0, np.int64)
         self.written_rx = {}
         self.cards_run: set[str] = set()
         self.played = {}
@@ -877,7 +886,13 @@ class FastNapi:
             dev = devs[i]
             assert isinstance(dev, Veth)
             sender = dev.peer_dev(self.dp)
-            if not isinstance(sender, Veth) or sender.xdp_napi(self.dp) is not dev:
+            skb = self.dp.compiled.get(dev.name) is None or self.dp.compiled[dev.name].mode is None
+            takes = (
+                None
+                if not isinstance(sender, Veth)
+                else (sender.skb_rx(self.dp) if skb else sender.xdp_napi(self.dp))
+            )
+            if takes is not dev:
                 ok[i] = False
                 ok[list(cfg.fed_from.get(i, (cfg.fed_by[i],)))] = False
         cpu_of = cfg.static[:, napi.I_CPU]
@@ -1000,6 +1015,7 @@ class FastNapi:
             napi.compile_rules()
         self._apply(cfg, st, before, polls, segs, rxqs, devs, run, t0, flog)
         self.dp.cpu.busy_ns += st.cpu[:, napi.C_BUSY_NS] - busy_before
+        self.ran_cpus = np.unique(cfg.static[run, napi.I_CPU])
         return {id(rxqs[i]) for i in np.flatnonzero(run).tolist()}
 
     def _wires_at(self, cfg: Config, t0: int) -> tuple[IntArray, IntArray, IntArray]:
@@ -1123,8 +1139,9 @@ class FastNapi:
         ins[i, napi.I_PEAK] = rxq.peak
         c = int(ins[i, napi.I_CPU])
         cpu = st.cpu
-        if cpu[c, napi.C_PLEN] == 0 and cpu[c, napi.C_RUN_AT] < 0:
-            cpu[c, napi.C_BUSY] = max(int(cpu[c, napi.C_BUSY]), t0)
+        if cpu[c, napi.C_PLEN] == 0 and cpu[c, napi.C_RUN_AT] < 0:  # (fast mode's own
+            owed = round(float(self.debt[c])) if c < len(self.debt) else 0  # last poll: its
+            cpu[c, napi.C_BUSY] = max(int(cpu[c, napi.C_BUSY]), t0 + owed)  # debt, ``Fast``)
 
     def _rebase(self, st: NapiState, cfg: Config, src: IntArray, i: int, t0: int) -> None:
         """Positions count another sequence now: what the ring holds becomes the last

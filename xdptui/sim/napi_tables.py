@@ -107,7 +107,7 @@ class Tables:
         elif c.mode is not None:
             t = c.target[seq]
             red = (c.act[seq] == XDP_REDIRECT) & (c.err[seq] == 0) & (t >= 0)
-            fed = [v for v in np.unique(t[red]).tolist() if veth_napi(self.world, self.dp, v)]
+            fed = [v for v in np.unique(t[red]).tolist() if veth_napi(self.world, self.dp, v, True)]
             bq = np.where(red & np.isin(t, fed), t, -1)
         else:
             bq = np.full(m, -1, np.int64)
@@ -198,10 +198,14 @@ def veth_tx_label(dev: NetDev, label: int) -> bool:
     return isinstance(dev, Veth) and label == dev.ifindex
 
 
-def veth_napi(world: World, dp: Datapath, label: int) -> NetDev | None:
-    """The veth whose NAPI takes the frames of a bulk label (a redirect into its peer)."""
+def veth_napi(world: World, dp: Datapath, label: int, generic: bool = False) -> NetDev | None:
+    """The veth whose receive queues take the frames of a bulk label (a redirect into its
+    peer): native XDP's ``veth_xdp_xmit`` while the peer's NAPI runs XDP; generic XDP's
+    ``veth_xmit`` whenever the peer is up (``Veth.skb_rx``)."""
     tgt = world.by_ifindex.get(label) if label >= 0 else None
-    return tgt.xdp_napi(dp) if isinstance(tgt, Veth) else None
+    if not isinstance(tgt, Veth):
+        return None
+    return tgt.skb_rx(dp) if generic else tgt.xdp_napi(dp)
 
 
 def written_tap(dev: NetDev) -> bool:

@@ -62,6 +62,13 @@ class Veth(NetDev):
             return None
         return peer
 
+    def skb_rx(self, dp: XdpCore) -> NetDev | None:
+        """The end whose receive queues take what ``veth_xmit`` sends (an skb: the stack's,
+        or generic XDP's redirect): the peer while it runs -- into its ``rq->napi`` ring with
+        an XDP program, else into the stack's backlog (``__netif_rx``)."""
+        peer = self.peer_dev(dp)
+        return peer if peer is not None and peer.running else None
+
     def napi_del(self) -> int:
         """``veth_disable_xdp`` (the native program removed while up, or ``veth_close`` with
         one attached) -> ``veth_napi_del``, GRO not requested: ``ptr_ring_cleanup`` frees what
