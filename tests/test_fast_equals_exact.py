@@ -802,3 +802,26 @@ def test_fast_equals_exact_when_generic_xdp_redirects_into_a_veth_whose_peer_has
         assert {"eth0", "veth1"} <= by_loop and not own
     exact = assert_fast_equals_exact(t, instants(4))
     assert exact["devices.veth1.counters.rx_packets"] > 1000
+
+
+WRITTEN_NO_PROGRAM = """
+name: the stack writing into a veth whose peer has no program
+cpus: 2
+devices:
+  veth0: {type: veth, peer: veth1}
+  veth1: {type: veth, peer: veth0}
+traffic:
+  - {name: app, from: veth0, rate: 4Mpps, size: 64, flows: 32, src_port: 4000-4031}
+"""
+
+
+def test_fast_equals_exact_when_the_stack_writes_into_a_veth_whose_peer_has_no_program(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """The app's skbs go through ``veth_xmit`` into veth1's backlog, faster than its CPU
+    takes them (veth0's ``tx_dropped``). NAPI's loop runs veth1 as it runs a written veth
+    with a program; fast mode's own arithmetic took 1.7 % fewer frames than exact mode."""
+    t = topo(WRITTEN_NO_PROGRAM)
+    assert loop_split(monkeypatch, t) == ({"veth1"}, set())
+    exact = assert_fast_equals_exact(t, instants(4))
+    assert exact["devices.veth0.counters.tx_dropped"] > 0

@@ -725,7 +725,7 @@ class FastNapi:
         if len(srcs) != 1 or not srcs[0].local or srcs[0].writer is not None:
             return False  # (an AF_XDP socket's writer: its own sendto batches)
         c = self.dp.compiled.get(dev.name)
-        if c is None or c.mode != MODE_DRV or holds(c.target, dev.ifindex):
+        if c is None or c.mode not in (MODE_DRV, None) or holds(c.target, dev.ifindex):
             return False  # (a redirect into itself would share its XDP_TX's label)
         peer = w.devices.get(dev.peer)
         if peer is None:
