@@ -765,7 +765,7 @@ devices:
   eth0: {type: nic, driver: i40e, speed: 40G, queues: 1,
          xdp: {program: redirect_map, mode: generic, params: {map: tx_ports, key: 0}}}
   veth0: {type: veth, peer: veth1}
-  veth1: {type: veth, peer: veth0}
+  veth1: {type: veth, peer: veth0PEER}
 maps:
   tx_ports: {type: devmap, max_entries: 4, entries: {0: veth0}}
 traffic:
@@ -787,21 +787,31 @@ TIMELINE
     ],
     ids=["steady", "peer down and up", "target down and up", "peer program on and off"],
 )
+@pytest.mark.parametrize("peer", ["", ", xdp: {program: xdp_drop, mode: generic}"])
 def test_fast_equals_exact_when_generic_xdp_redirects_into_a_veth_whose_peer_has_no_program(
-    monkeypatch: pytest.MonkeyPatch, timeline: str
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, timeline: str, peer: str
 ):
     """``veth_xmit`` puts generic XDP's skbs into the peer's backlog (``__netif_rx``) when
     the peer has no program, polled on the sending CPU between eth0's polls. NAPI's loop
     runs both (before, fast mode's own arithmetic did, and eth0 received 4 % less than
     exact mode by 4 ms). A CPU the loop takes over from fast mode's own arithmetic starts
     busy with that arithmetic's last poll (without it, with the target down, eth0 took a
-    poll's worth too many in the first step after: 3.7 % more by 2 ms)."""
-    t = topo(GENERIC_INTO_A_VETH.replace("TIMELINE", timeline))
+    poll's worth too many in the first step after: 3.7 % more by 2 ms). A generic program on
+    the peer runs there too, on the skbs of its backlog (fast mode's own arithmetic ran 14 %
+    fewer of them through it by 1 ms)."""
+    if peer and "xdp obj" in timeline:
+        pytest.skip("the peer's own program on and off: the case without one")
+    if peer and "veth1 down" in timeline:  # (a poll's 64 frames at one instant, 2 %)
+        reason = "exact mode polls the peer once more, empty, after it goes down (90 ns)"
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+    t = topo(GENERIC_INTO_A_VETH.replace("TIMELINE", timeline).replace("PEER", peer))
     if not timeline:
         by_loop, own = loop_split(monkeypatch, t)
         assert {"eth0", "veth1"} <= by_loop and not own
     exact = assert_fast_equals_exact(t, instants(4))
     assert exact["devices.veth1.counters.rx_packets"] > 1000
+    if peer:
+        assert exact["devices.veth1.counters.xdp_drop"] > 1000
 
 
 WRITTEN_NO_PROGRAM = """
@@ -809,19 +819,21 @@ name: the stack writing into a veth whose peer has no program
 cpus: 2
 devices:
   veth0: {type: veth, peer: veth1}
-  veth1: {type: veth, peer: veth0}
+  veth1: {type: veth, peer: veth0PEER}
 traffic:
   - {name: app, from: veth0, rate: 4Mpps, size: 64, flows: 32, src_port: 4000-4031}
 """
 
 
+@pytest.mark.parametrize("peer", ["", ", xdp: {program: xdp_pass, mode: generic}"])
 def test_fast_equals_exact_when_the_stack_writes_into_a_veth_whose_peer_has_no_program(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, peer: str
 ):
     """The app's skbs go through ``veth_xmit`` into veth1's backlog, faster than its CPU
-    takes them (veth0's ``tx_dropped``). NAPI's loop runs veth1 as it runs a written veth
-    with a program; fast mode's own arithmetic took 1.7 % fewer frames than exact mode."""
-    t = topo(WRITTEN_NO_PROGRAM)
+    takes them (veth0's ``tx_dropped``), there through veth1's generic program if it has
+    one. NAPI's loop runs veth1 as it runs a written veth with a native program; fast
+    mode's own arithmetic took 1.7 % fewer frames than exact mode."""
+    t = topo(WRITTEN_NO_PROGRAM.replace("PEER", peer))
     assert loop_split(monkeypatch, t) == ({"veth1"}, set())
     exact = assert_fast_equals_exact(t, instants(4))
     assert exact["devices.veth0.counters.tx_dropped"] > 0

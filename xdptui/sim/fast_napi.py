@@ -31,7 +31,7 @@ from xdptui.sim.columns import ClassIds, each, holds, values
 from xdptui.sim.core.filter import BROADCAST, RR_CLASS, TX_HERE, TX_RR, Compiled
 from xdptui.sim.datapath import Datapath
 from xdptui.sim.dev import rings
-from xdptui.sim.dev.netdev import MODE_DRV, NetDev
+from xdptui.sim.dev.netdev import MODE_DRV, MODE_SKB, NetDev
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, batch_left
 from xdptui.sim.dev.tun import Tun
@@ -71,6 +71,11 @@ from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+
+# what a veth's receive queues run: its native program on the rq->napi ring; or, with no
+# native program, the stack's backlog (``veth_xmit`` -> ``__netif_rx``), a generic program
+# on each skb, or none
+RX_MODES = (MODE_DRV, MODE_SKB, None)
 Int32Array = npt.NDArray[np.int32]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -706,8 +711,8 @@ class FastNapi:
         if any(w.lands_on(s) is dev for s in w.sources):
             return False
         c = self.dp.compiled.get(dev.name)
-        if c is None or c.mode not in (MODE_DRV, None) or not self._program_covered(dev, c):
-            return False  # (no program: what generic XDP's veth_xmit puts in its backlog)
+        if c is None or c.mode not in RX_MODES or not self._program_covered(dev, c):
+            return False
         if holds(c.act, XDP_TX):  # veth_xdp_tx: into the peer's ring
             return False
         targets = values(c.target)
@@ -725,7 +730,7 @@ class FastNapi:
         if len(srcs) != 1 or not srcs[0].local or srcs[0].writer is not None:
             return False  # (an AF_XDP socket's writer: its own sendto batches)
         c = self.dp.compiled.get(dev.name)
-        if c is None or c.mode not in (MODE_DRV, None) or holds(c.target, dev.ifindex):
+        if c is None or c.mode not in RX_MODES or holds(c.target, dev.ifindex):
             return False  # (a redirect into itself would share its XDP_TX's label)
         peer = w.devices.get(dev.peer)
         if peer is None:
@@ -886,7 +891,8 @@ class FastNapi:
             dev = devs[i]
             assert isinstance(dev, Veth)
             sender = dev.peer_dev(self.dp)
-            skb = self.dp.compiled.get(dev.name) is None or self.dp.compiled[dev.name].mode is None
+            c_i = self.dp.compiled.get(dev.name)  # (no native program: veth_xmit's backlog)
+            skb = c_i is None or c_i.mode != MODE_DRV
             takes = (
                 None
                 if not isinstance(sender, Veth)
