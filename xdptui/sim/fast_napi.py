@@ -71,13 +71,13 @@ from xdptui.sim.world import World
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+Int32Array = npt.NDArray[np.int32]
+BoolArray = npt.NDArray[np.bool_]
 
 # what a veth's receive queues run: its native program on the rq->napi ring; or, with no
 # native program, the stack's backlog (``veth_xmit`` -> ``__netif_rx``), a generic program
 # on each skb, or none
 RX_MODES = (MODE_DRV, MODE_SKB, None)
-Int32Array = npt.NDArray[np.int32]
-BoolArray = npt.NDArray[np.bool_]
 
 POLLS_CHUNK = 1 << 16  # poll records a step has room for at least (more as its rate expects)
 # The loop runs as plain Python (~25 us a poll) until this many polls -- run so far, plus those
