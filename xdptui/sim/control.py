@@ -196,20 +196,14 @@ class Control(BondControl):
             self._freed(dev, dev.napi_del(), "XDP program removed")
         self.world.touch()
 
-    def _freed(self, veth: Veth, frames: int, why: str) -> None:
-        """Says what ``Veth.napi_del`` freed: no counter shows it."""
+    def _freed(self, dev: NetDev, frames: int, why: str) -> None:
+        """Says what ``Veth.napi_del`` or ``Nic.clean_rx_rings`` freed: no counter shows it."""
         if frames:
             what = "1 frame" if frames == 1 else f"{frames} frames"
-            self.log(f"{veth.name}: {why}: veth_napi_del freed the {what} its rings held")
-
-    def free_rx(self, nic: Nic, why: str) -> None:
-        """The driver frees what its RX rings hold (``ixgbe_clean_rx_ring``,
-        ``i40e_clean_rx_ring``, ``ice_clean_rx_ring``: a link down, rings re-allocated): the
-        buffers go back unread and no statistic counts them; the log says how many."""
-        frames = sum(rxq.clear() for rxq in nic.rxq)
-        if frames:
-            what = "1 frame" if frames == 1 else f"{frames} frames"
-            self.log(f"{nic.name}: {why}: the driver freed the {what} its RX rings held")
+            by, rings = (
+                ("veth_napi_del", "rings") if isinstance(dev, Veth) else ("the driver", "RX rings")
+            )
+            self.log(f"{dev.name}: {why}: {by} freed the {what} its {rings} held")
 
     def free_tx(self, nic: Nic, rings: list[TxRing]) -> None:
         """The frames ``rings`` hold are freed before they leave (a link down, rings
@@ -234,7 +228,7 @@ class Control(BondControl):
         self.xdp_rings_again(nic)
         if not nic.driver.reset_on_attach:
             return
-        self.free_rx(nic, f"XDP program {why}")
+        self._freed(nic, nic.clean_rx_rings(), f"XDP program {why}")
         if nic.driver.reset_ns and nic.carrier:
             nic.carrier = False
             until = self.now() + nic.driver.reset_ns
@@ -330,7 +324,7 @@ class Control(BondControl):
         if not c.up and isinstance(dev, Veth) and dev.xdp.get(MODE_DRV) is not None:
             self._freed(dev, dev.napi_del(), "down")
         elif not c.up and isinstance(dev, Nic):
-            self.free_rx(dev, "down")
+            self._freed(dev, dev.clean_rx_rings(), "down")
         elif not c.up:
             for rxq in dev.rxq:
                 lost = rxq.clear()
@@ -611,7 +605,7 @@ class Control(BondControl):
             )
         if c.combined == dev.queues:
             return "combined unmodified, ignoring\nno channel parameters changed, aborting"
-        self.free_rx(dev, f"ethtool -L combined {c.combined}")
+        self._freed(dev, dev.clean_rx_rings(), f"ethtool -L combined {c.combined}")
         w = self.world
         configure_queues(
             dev, c.combined, w.nr_cpus, w.entries.rss_hash, entry_span(w.sources, dev.name), None
@@ -642,7 +636,7 @@ class Control(BondControl):
             notes.append(f"Requested Tx descriptor count rounded up to {tx}")
         c = cmd.SetRings(c.dev, rx, tx)
         if c.rx is not None:
-            self.free_rx(dev, f"ethtool -G rx {c.rx}")
+            self._freed(dev, dev.clean_rx_rings(), f"ethtool -G rx {c.rx}")
             for rxq in dev.rxq:
                 rxq.size = c.rx
                 rxq.peak = 0

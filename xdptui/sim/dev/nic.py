@@ -168,6 +168,12 @@ class Nic(NetDev):
         self.sw_stats["rx_xdp_drop"] += dropped
         self.sw_stats["rx_xdp_redirect"] += redirected
 
+    def clean_rx_rings(self) -> int:
+        """``ixgbe_clean_rx_ring`` / ``i40e_clean_rx_ring`` / ``ice_clean_rx_ring`` (a link
+        down, rings re-allocated): the buffers go back unread and no statistic counts them.
+        Returns the frames freed."""
+        return sum(rxq.clear() for rxq in self.rxq)
+
     def get_stats64(self) -> dict[str, int]:
         """mlx5's ``ndo_get_stats64`` (en_main.c ``mlx5e_get_stats``, mainline v6.19): RX and
         TX are ``mlx5e_fold_sw_stats64``'s sums of the RQs' and the regular SQs' counters --
