@@ -173,3 +173,85 @@ def test_what_a_veths_ring_holds_is_freed_uncounted_when_its_napi_goes(
     assert sum(q.occupancy for q in sim.frame().device("veth1").queues) == 0
     said = [e.cmd for e in sim.frame().events if "veth_napi_del" in e.cmd]
     assert said == [f"veth1: {why}: veth_napi_del freed the {held} frames its rings held"]
+
+
+STACK_OUT_OF_VETH = """
+name: the stack sending out of veth0
+cpus: 1
+devices:
+  veth0: {type: veth, peer: veth1}
+  veth1: {type: veth, peer: veth0}
+traffic:
+  - {name: app, from: veth0, rate: 100Kpps, count: 300}
+"""
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["fast", "exact"])
+@pytest.mark.parametrize(
+    ("how", "dropped", "lost"),
+    [("ip link set dev veth1 down", 300, 0), ("ip link set dev veth0 down", 0, 300)],
+    ids=["peer down: no carrier", "itself down"],
+)
+def test_the_stack_sending_out_of_a_veth_that_cannot_send(
+    exact: bool, how: str, dropped: int, lost: int
+):
+    # veth1 down takes veth0's carrier: dev_deactivate left veth0 the noop qdisc, where
+    # __dev_queue_xmit drops each skb (veth0's tx_dropped, QDISC_DROP); veth0 itself down:
+    # packet_snd fails with -ENETDOWN and no device counts them (the source's
+    # lost_link_down). Either way veth_xmit never runs and veth1 counts nothing.
+    sim = sim_of(STACK_OUT_OF_VETH, exact=exact)
+    assert sim.submit(how).ok
+    sim.run_until(5_000_000)
+    c0, c1 = counters(sim, "veth0"), counters(sim, "veth1")
+    assert (c0["tx_packets"], c0["tx_dropped"]) == (0, dropped)
+    assert (c1["rx_packets"], c1["rx_dropped"]) == (0, 0)
+    assert sim.report()["traffic"]["app"]["lost_link_down"] == lost
+
+
+GENERIC_INTO_VETH = NIC_TO_VETH.replace("program: redirect,", "program: redirect, mode: generic,")
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["fast", "exact"])
+@pytest.mark.parametrize("peer_xdp", ["", ", xdp: xdp_drop"], ids=["no program", "native"])
+def test_generic_redirect_into_a_veth_whose_peer_is_down_counts_on_both_ends(
+    exact: bool, peer_xdp: str
+):
+    # generic_xdp_tx calls veth_xmit whatever veth0's carrier; __dev_forward_skb2 refuses
+    # each skb for vb being down: veth1's rx_dropped (dev_core_stats_rx_dropped_inc) and
+    # veth0's tx_dropped (priv->dropped), the whole source's 2000 frames
+    sim = sim_of(GENERIC_INTO_VETH.format(peer_xdp=peer_xdp), exact=exact)
+    assert sim.submit("ip link set dev veth1 down").ok
+    sim.run_until(5_000_000)
+    c0, c1 = counters(sim, "veth0"), counters(sim, "veth1")
+    assert (c0["tx_packets"], c0["tx_dropped"]) == (0, 2000)
+    assert (c1["rx_packets"], c1["rx_dropped"]) == (0, 2000)
+
+
+FLOOD_INTO_VETH = """
+name: the stack flooding a veth
+cpus: 1
+devices:
+  veth0: {type: veth, peer: veth1}
+  veth1: {type: veth, peer: veth0PEER}
+traffic:
+  - {name: app, from: veth0, rate: 8Mpps, size: 64, flows: 32, src_port: 4000-4031}
+"""
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["fast", "exact"])
+@pytest.mark.parametrize(
+    ("peer", "backlog"),
+    [("", True), (", xdp: {program: xdp_pass, mode: generic}", True), (", xdp: xdp_pass", False)],
+    ids=["no program", "generic", "native"],
+)
+def test_skbs_a_full_veth_queue_refuses_count_on_the_peer_only_from_its_backlog(
+    exact: bool, peer: str, backlog: bool
+):
+    # veth_xmit's NET_RX_DROP is the sender's priv->dropped either way; enqueue_to_backlog
+    # (no native program: __netif_rx) also counts skb->dev's rx_dropped, a full ptr_ring
+    # (native: veth_xdp_rx) does not
+    sim = sim_of(FLOOD_INTO_VETH.replace("PEER", peer), exact=exact)
+    sim.run_until(2_000_000)
+    c0, c1 = counters(sim, "veth0"), counters(sim, "veth1")
+    assert c0["tx_dropped"] > 1000  # more than veth1's CPU takes
+    assert c1["rx_dropped"] == (c0["tx_dropped"] if backlog else 0)

@@ -300,12 +300,14 @@ def veth_xdp_tx(peer_prog: str | None) -> dict[str, object]:
     return {"va": stats("va"), "vb": stats("vb")}
 
 
-def redirect_into_veth(peer_prog: str | None, peer_up: bool = True) -> dict[str, object]:
-    """vs runs x_redir (dm[0] = va); 100 frames sent out of vi arrive on vs; va's peer vb has
-    ``peer_prog``."""
+def redirect_into_veth(
+    peer_prog: str | None, peer_up: bool = True, mode: str = "xdpdrv"
+) -> dict[str, object]:
+    """vs runs x_redir (dm[0] = va; ``mode``: native or generic XDP); 100 frames sent out of vi
+    arrive on vs; va's peer vb has ``peer_prog`` (native)."""
     veth("vi", "vs")
     veth("va", "vb")
-    attach("vs", "x_redir")
+    attach("vs", "x_redir", mode)
     if peer_prog:
         attach("vb", peer_prog)
     if not peer_up:
@@ -313,6 +315,14 @@ def redirect_into_veth(peer_prog: str | None, peer_up: bool = True) -> dict[str,
     err = dm_update(0, "va")
     send("vi", 100)
     return {"update": err, "vs": stats("vs"), "va": stats("va"), "vb": stats("vb")}
+
+
+def stack_into_veth_peer_down() -> dict[str, object]:
+    """vb is down; 100 frames sent out of va (dev_queue_xmit with va's carrier off)."""
+    veth("va", "vb")
+    sh("ip", "link", "set", "vb", "down")
+    send("va", 100)
+    return {"va": stats("va"), "vb": stats("vb")}
 
 
 def egress_verdict(egress: str) -> dict[str, object]:
@@ -494,6 +504,12 @@ SCENARIOS: dict[str, Callable[[], dict[str, object]]] = {
     "redirect_veth_peer_prog": lambda: redirect_into_veth("x_drop"),
     "redirect_veth_no_peer_prog": lambda: redirect_into_veth(None),
     "redirect_veth_peer_down": lambda: redirect_into_veth("x_drop", peer_up=False),
+    "redirect_generic_veth_peer_prog": lambda: redirect_into_veth("x_pass", mode="xdpgeneric"),
+    "redirect_generic_veth_no_peer_prog": lambda: redirect_into_veth(None, mode="xdpgeneric"),
+    "redirect_generic_veth_peer_down": lambda: redirect_into_veth(
+        None, peer_up=False, mode="xdpgeneric"
+    ),
+    "stack_veth_peer_down": stack_into_veth_peer_down,
     "egress_drop": lambda: egress_verdict("e_drop"),
     "egress_pass": lambda: egress_verdict("e_pass"),
     "egress_abort": lambda: egress_verdict("e_abort"),

@@ -98,6 +98,33 @@ def test_redirect_into_a_veth_through_a_devmap(name: str, peer: str, commands: t
     same(name, sim, ("vs", "va", "vb"))
 
 
+GENERIC_REDIRECT = REDIRECT.replace("redirect_map, params", "redirect_map, mode: generic, params")
+
+
+@pytest.mark.parametrize(
+    ("name", "peer", "commands"),
+    [
+        ("redirect_generic_veth_peer_prog", ", xdp: xdp_pass", ()),
+        ("redirect_generic_veth_no_peer_prog", "", ()),
+        ("redirect_generic_veth_peer_down", "", ("ip link set dev vb down",)),
+    ],
+)
+def test_generic_xdp_redirect_into_a_veth(name: str, peer: str, commands: tuple[str, ...]):
+    """generic_xdp_tx -> veth_xmit, whatever va's carrier: into vb's ring (a native program),
+    its backlog, or, vb down, dropped by ``__dev_forward_skb2`` (va's ``tx_dropped`` and vb's
+    ``rx_dropped``)."""
+    sim = run(GENERIC_REDIRECT.format(peer=peer, entry="va"), *commands)
+    same(name, sim, ("vs", "va", "vb"))
+
+
+def test_the_stack_sending_into_a_veth_whose_peer_is_down():
+    """va's carrier is off: ``__dev_queue_xmit`` drops each skb (va's ``tx_dropped``) before
+    ``veth_xmit``; vb counts nothing."""
+    text = VETH_TX.format(peer="").replace(", xdp: xdp_tx", "").replace("from: vb", "from: va")
+    sim = run(text, "ip link set dev vb down")
+    same("stack_veth_peer_down", sim, ("va", "vb"))
+
+
 @pytest.mark.parametrize(
     ("name", "egress"),
     [("egress_drop", "xdp_drop"), ("egress_pass", "xdp_pass"), ("egress_abort", "xdp_aborted")],

@@ -422,7 +422,11 @@ class Exact:
             if n1 <= n0:
                 continue
             src.emitted = n1
-            if not target.running or not w.devices[src.device].running:
+            sender = w.devices[src.device]
+            if src.local and not sender.running:  # (a veth's: its carrier is its peer's up)
+                src.lost += sender.stack_refused(n1 - n0)
+                continue
+            if not target.running or not sender.running:
                 src.lost += n1 - n0
                 continue
             entries = src.entries(n0, n1)
@@ -500,7 +504,11 @@ class Exact:
         kernel counts them."""
         out: list[tuple[RxQueue, dict[str, IntArray]]] = []
         dev = p.dev
-        sender = self.world.devices[p.src.device] if p.src.local else None
+        veth_skb = (  # the local stack's skbs: veth_xmit's
+            self.dp.accounts.refusal("veth_skb", self.world.devices[p.src.device])
+            if p.src.local
+            else None
+        )
         nq = len(dev.rxq)
         kept_all = bool(keep.all())
         took = np.arange(len(keep)) if kept_all else np.flatnonzero(keep)
@@ -531,15 +539,14 @@ class Exact:
                     rxq.peak = max(rxq.peak, len(rxq.fifo))
                 else:
                     out.append((rxq, chunk))
-                if sender is not None:  # veth_xmit: the sender transmitted what the ring took
-                    sender.add("tx_packets", b - a)
-                    sender.add("tx_bytes", int(self.world.entries.size[entry[a:b]].sum()))
+                if veth_skb is not None:  # veth_xmit: the sender transmitted what the ring took
+                    self.dp.accounts.accepted(veth_skb, Rows.frames(entry[a:b]), into_rx=True)
             if n_full[q]:
                 nf = n_full[q]
                 if isinstance(dev, Tun):  # the writer waits: it writes slower
                     dev.throttled += nf
-                elif sender is not None:  # veth_xmit: ptr_ring full -> priv->dropped
-                    sender.add("tx_dropped", nf)
+                elif veth_skb is not None:  # veth_xmit: NET_RX_DROP
+                    self.dp.accounts.refused(veth_skb, dev, nf)
                 else:
                     rxq.rx_dropped += nf
                     dev.add("rx_dropped", nf)
@@ -588,8 +595,11 @@ class Exact:
                 continue
             src.emitted = n1
             dev = self.world.devices.get(src.device)
-            if dev is None or not dev.running:
+            if dev is None:
                 src.lost += n1 - n0
+                continue
+            if not dev.running:
+                src.lost += dev.stack_refused(n1 - n0)
                 continue
             # each frame joins the TX queue when the stack sends it, not when someone looks:
             # in slices no longer than a quarter of the smallest queue it may reach, each

@@ -242,6 +242,9 @@ class Fast:
         src.emitted = n1
         w = self.world
         dev = w.devices.get(src.device)
+        if dev is not None and src.local and not dev.running:
+            src.lost += dev.stack_refused(frames)
+            return
         if dev is None or not dev.running:
             src.lost += frames
             return

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from xdptui.model.errors import Errno
 from xdptui.sim.batch import Rows
-from xdptui.sim.dev.netdev import Host, NetDev, Refusal, Xmit
+from xdptui.sim.dev.netdev import MODE_DRV, Host, NetDev, Refusal, Xmit
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
@@ -135,7 +135,8 @@ class Accounting:
         ``xdp_tx_errors`` + ``xdp_exception`` (a tap: ``tx_dropped`` per frame); an
         ``ndo_xdp_xmit`` prefix as devmap ``drops`` (a tap also adds one ``tx_dropped`` per
         call that met the full ring); generic XDP_TX and the stack as ``tx_dropped``; a veth's
-        skbs as the sender's ``tx_dropped``."""
+        skbs as the sender's ``tx_dropped``, and the peer's ``rx_dropped`` too where its
+        backlog refused them."""
         if not n:
             return
         kind = ref.kind
@@ -171,7 +172,9 @@ class Accounting:
             ring_dev.add("tx_dropped", n)
             if not isinstance(ring_dev, Tun):
                 self.tp.exception[(ref.src.name, "XDP_TX")] += n
-        elif kind == "veth_skb":
+        elif kind == "veth_skb":  # veth_xmit's NET_RX_DROP: priv->dropped
             ref.src.add("tx_dropped", n)
+            if ring_dev.xdp.get(MODE_DRV) is None:  # the backlog: enqueue_to_backlog counts
+                ring_dev.add("rx_dropped", n)  # skb->dev's too (dev_core_stats_rx_dropped_inc)
         else:
             ring_dev.add("tx_dropped", n)

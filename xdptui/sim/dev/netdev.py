@@ -84,6 +84,18 @@ class NetDev:
         """IFF_UP and carrier: frames can be received and sent."""
         return self.admin_up and self.carrier
 
+    def stack_refused(self, n: int) -> int:
+        """``n`` frames the local stack sends out of this device while it is not running;
+        returns those its source loses. Down: ``packet_snd`` fails them with -ENETDOWN before
+        any queue, counted by no device. Up without carrier: ``dev_deactivate`` left the noop
+        qdisc on its queues and ``__dev_queue_xmit`` drops them there (QDISC_DROP), this
+        device's ``tx_dropped`` -- as the machine's kernel counts them for a veth whose peer
+        is down and for a tap no process holds open."""
+        if not self.admin_up:
+            return n
+        self.add("tx_dropped", n)
+        return 0
+
     @property
     def prog(self) -> Attachment | None:
         """The program the RX path runs (native wins; generic runs in the skb path)."""

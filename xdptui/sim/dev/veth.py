@@ -116,10 +116,15 @@ class Veth(NetDev):
     def stack_xmit(self, dp: XdpCore, cpu: int, t: int, rows: Rows) -> None:
         """``veth_xmit``: into the peer's receive queue ``skb_get_queue_mapping`` names -- the
         TX queue ``netdev_pick_tx`` chose on this end, a flow hash over *this* end's queues; a
-        full ring is the sender's ``tx_dropped`` (``priv->dropped``)."""
+        full ring is the sender's ``tx_dropped`` (``priv->dropped``). A peer that is down
+        (reached only by generic XDP: ``generic_xdp_tx`` looks at no carrier) refuses each
+        skb in ``__dev_forward_skb2`` (``__is_skb_forwardable``): its ``rx_dropped`` and the
+        sender's ``tx_dropped``, as the machine's kernel counts them."""
         peer = self.peer_dev(dp)
         if peer is None or not peer.running:
             self.add("tx_dropped", rows.total)
+            if peer is not None:
+                peer.add("rx_dropped", rows.total)
             return
         for q, part in dp.by_rx_queue(peer, rows):
             dp.io.rx(peer, peer.rxq[q], part, t, cpu, dp.accounts.refusal("veth_skb", self))
