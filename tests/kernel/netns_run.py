@@ -325,6 +325,14 @@ def stack_into_veth_peer_down() -> dict[str, object]:
     return {"va": stats("va"), "vb": stats("vb")}
 
 
+def stack_into_tap_no_reader() -> dict[str, object]:
+    """tap0 is up but no process holds it (no carrier); 100 frames sent out of it."""
+    sh("ip", "tuntap", "add", "mode", "tap", "tap0")
+    sh("ip", "link", "set", "tap0", "up")
+    send("tap0", 100)
+    return {"tap0": stats("tap0")}
+
+
 def egress_verdict(egress: str) -> dict[str, object]:
     """As redirect_into_veth with a program on vb, and dm[0] carrying an egress program."""
     veth("vi", "vs")
@@ -510,6 +518,7 @@ SCENARIOS: dict[str, Callable[[], dict[str, object]]] = {
         None, peer_up=False, mode="xdpgeneric"
     ),
     "stack_veth_peer_down": stack_into_veth_peer_down,
+    "stack_tap_no_reader": stack_into_tap_no_reader,
     "egress_drop": lambda: egress_verdict("e_drop"),
     "egress_pass": lambda: egress_verdict("e_pass"),
     "egress_abort": lambda: egress_verdict("e_abort"),

@@ -125,6 +125,19 @@ def test_the_stack_sending_into_a_veth_whose_peer_is_down():
     same("stack_veth_peer_down", sim, ("va", "vb"))
 
 
+def test_the_stack_sending_into_a_tap_no_process_holds():
+    """No queue attached, no carrier: dropped as out of a veth whose peer is down."""
+    text = """
+name: tap-no-reader
+cpus: 1
+devices:
+  tap0: {type: tun, mode: tap, queues: 1}
+traffic:
+  - {name: app, from: tap0, rate: 100Kpps, count: 100}
+"""
+    same("stack_tap_no_reader", run(text), ("tap0",))
+
+
 @pytest.mark.parametrize(
     ("name", "egress"),
     [("egress_drop", "xdp_drop"), ("egress_pass", "xdp_pass"), ("egress_abort", "xdp_aborted")],
