@@ -301,10 +301,10 @@ def veth_xdp_tx(peer_prog: str | None) -> dict[str, object]:
 
 
 def redirect_into_veth(
-    peer_prog: str | None, peer_up: bool = True, mode: str = "xdpdrv"
+    peer_prog: str | None, peer_up: bool = True, mode: str = "xdpdrv", down: str = ""
 ) -> dict[str, object]:
     """vs runs x_redir (dm[0] = va; ``mode``: native or generic XDP); 100 frames sent out of vi
-    arrive on vs; va's peer vb has ``peer_prog`` (native)."""
+    arrive on vs; va's peer vb has ``peer_prog`` (native); ``down``: a device set down."""
     veth("vi", "vs")
     veth("va", "vb")
     attach("vs", "x_redir", mode)
@@ -312,6 +312,8 @@ def redirect_into_veth(
         attach("vb", peer_prog)
     if not peer_up:
         sh("ip", "link", "set", "vb", "down")
+    if down:
+        sh("ip", "link", "set", down, "down")
     err = dm_update(0, "va")
     send("vi", 100)
     return {"update": err, "vs": stats("vs"), "va": stats("va"), "vb": stats("vb")}
@@ -377,10 +379,10 @@ def update_errors() -> dict[str, object]:
     }
 
 
-def generic_on_veth(prog: str) -> dict[str, object]:
-    """va runs ``prog`` as generic XDP; 100 frames sent out of vb."""
+def generic_on_veth(prog: str, mode: str = "xdpgeneric") -> dict[str, object]:
+    """va runs ``prog`` as generic XDP (or ``mode``); 100 frames sent out of vb."""
     veth("va", "vb")
-    attach("va", prog, "xdpgeneric")
+    attach("va", prog, mode)
     send("vb", 100)
     return {"va": stats("va"), "vb": stats("vb")}
 
@@ -518,6 +520,10 @@ SCENARIOS: dict[str, Callable[[], dict[str, object]]] = {
         None, peer_up=False, mode="xdpgeneric"
     ),
     "stack_veth_peer_down": stack_into_veth_peer_down,
+    "redirect_veth_target_down": lambda: redirect_into_veth("x_drop", down="va"),
+    "redirect_generic_veth_target_down": lambda: redirect_into_veth(
+        "x_drop", mode="xdpgeneric", down="va"
+    ),
     "stack_tap_no_reader": stack_into_tap_no_reader,
     "egress_drop": lambda: egress_verdict("e_drop"),
     "egress_pass": lambda: egress_verdict("e_pass"),
@@ -526,6 +532,9 @@ SCENARIOS: dict[str, Callable[[], dict[str, object]]] = {
     "update_errors": update_errors,
     "generic_veth_drop": lambda: generic_on_veth("x_drop"),
     "generic_veth_tx": lambda: generic_on_veth("x_tx"),
+    "native_veth_drop": lambda: generic_on_veth("x_drop", "xdpdrv"),
+    "native_veth_abort": lambda: generic_on_veth("x_abort", "xdpdrv"),
+    "native_veth_pass": lambda: generic_on_veth("x_pass", "xdpdrv"),
     "tap_fast_drop": lambda: tap_writes("x_drop", True, 64),
     "tap_fast_drop_at_limit": lambda: tap_writes("x_drop", True, 3456),
     "tap_slow_drop_above_limit": lambda: tap_writes("x_drop", True, 3457),

@@ -91,6 +91,7 @@ traffic:
         ("redirect_veth_peer_prog", ", xdp: xdp_drop", ()),
         ("redirect_veth_no_peer_prog", "", ()),
         ("redirect_veth_peer_down", ", xdp: xdp_drop", ("ip link set dev vb down",)),
+        ("redirect_veth_target_down", ", xdp: xdp_drop", ("ip link set dev va down",)),
     ],
 )
 def test_redirect_into_a_veth_through_a_devmap(name: str, peer: str, commands: tuple[str, ...]):
@@ -107,6 +108,7 @@ GENERIC_REDIRECT = REDIRECT.replace("redirect_map, params", "redirect_map, mode:
         ("redirect_generic_veth_peer_prog", ", xdp: xdp_pass", ()),
         ("redirect_generic_veth_no_peer_prog", "", ()),
         ("redirect_generic_veth_peer_down", "", ("ip link set dev vb down",)),
+        ("redirect_generic_veth_target_down", ", xdp: xdp_drop", ("ip link set dev va down",)),
     ],
 )
 def test_generic_xdp_redirect_into_a_veth(name: str, peer: str, commands: tuple[str, ...]):
@@ -229,6 +231,18 @@ traffic:
 )
 def test_generic_xdp_on_a_veth(name: str, prog: str):
     sim = run(GENERIC_VETH, f"ip link set dev va xdpgeneric obj {prog}")
+    same(name, sim, ("va", "vb"))
+
+
+@pytest.mark.parametrize(
+    ("name", "prog"),
+    [("native_veth_drop", "xdp_drop"), ("native_veth_abort", "xdp_aborted"),
+     ("native_veth_pass", "xdp_pass")],
+)  # fmt: skip
+def test_native_xdp_on_a_veth_the_stack_sends_into(name: str, prog: str):
+    """The skbs ``veth_xmit`` puts into va's ring, each through its program
+    (``veth_xdp_rcv_skb``)."""
+    sim = run(GENERIC_VETH, f"ip link set dev va xdpdrv obj {prog}")
     same(name, sim, ("va", "vb"))
 
 
