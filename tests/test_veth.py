@@ -255,3 +255,43 @@ def test_skbs_a_full_veth_queue_refuses_count_on_the_peer_only_from_its_backlog(
     c0, c1 = counters(sim, "veth0"), counters(sim, "veth1")
     assert c0["tx_dropped"] > 1000  # more than veth1's CPU takes
     assert c1["rx_dropped"] == (c0["tx_dropped"] if backlog else 0)
+
+
+BYTES = """
+name: bytes through the rings
+cpus: 1
+devices:
+  veth0: {type: veth, peer: veth1, xdp: xdp_drop}
+  veth1: {type: veth, peer: veth0PEER}
+traffic:
+  - {name: app, from: veth0, rate: 100Kpps, count: 300, size: 200}
+"""
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["fast", "exact"])
+@pytest.mark.parametrize(
+    ("peer", "ring"),
+    [(", xdp: xdp_tx", True), (", xdp: {program: xdp_tx, mode: generic}", False), ("", False)],
+    ids=["native", "generic", "none"],
+)
+def test_what_a_veth_counts_in_bytes(exact: bool, peer: str, ring: bool):
+    # veth_xdp_rcv counts an skb's skb->len, which __dev_forward_skb left without its
+    # 14-byte Ethernet header, and an xdp_frame's whole length: veth1's ring (native)
+    # holds the app's skbs, veth0's ring holds veth1's XDP_TX frames. Without a native
+    # program on veth1 the skbs go to its backlog, counted whole on both ends
+    # (dev_sw_netstats_tx_add with the length veth_xmit took).
+    sim = sim_of(BYTES.replace("PEER", peer), exact=exact)
+    sim.run_until(5_000_000)
+    c0, c1 = counters(sim, "veth0"), counters(sim, "veth1")
+    skb = 200 - 14 if ring else 200
+    assert (c1["rx_packets"], c1["rx_bytes"]) == (300, 300 * skb)
+    assert c0["tx_bytes"] == 300 * skb
+    stats1 = dict(ethtool_stats(sim.world, sim.world.devices["veth1"]) or ())
+    assert stats1["rx_queue_0_xdp_bytes"] == (300 * skb if ring else 0)
+    if peer:  # veth1's XDP_TX into veth0's ring: native, xdp_frames of their whole length;
+        # generic (generic_xdp_tx -> veth_xmit), skbs
+        back = 200 if ring else 200 - 14
+        stats0 = dict(ethtool_stats(sim.world, sim.world.devices["veth0"]) or ())
+        assert (c0["rx_packets"], c0["rx_bytes"]) == (300, 300 * back)
+        assert stats0["rx_queue_0_xdp_bytes"] == 300 * back
+        assert c1["tx_bytes"] == 300 * back

@@ -2,8 +2,8 @@
 throwaway network namespace (veth pairs, taps written through /dev/net/tun, the programs of
 progs.c) and the same scenario is run in xdptui; the counts must be equal (never rates).
 
-Compared per device: ``ip -s link`` packets and drops (``rx_*``/``tx_*``) and every
-``ethtool -S`` counter but ``peer_ifindex`` and byte counts. Skips with the reason where the
+Compared per device: ``ip -s link`` packets, bytes and drops (``rx_*``/``tx_*``) and every
+``ethtool -S`` counter but ``peer_ifindex``. Skips with the reason where the
 machine cannot build the scenarios (not root, no clang/bpftool/ethtool, no veth or tun).
 """
 
@@ -20,13 +20,13 @@ from xdptui.sim.show import ethtool_stats
 
 WHY_NOT = why_not()
 pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=f"kernel oracle: {WHY_NOT}")
-LINK = ("rx_packets", "rx_dropped", "tx_packets", "tx_dropped")
+LINK = ("rx_packets", "rx_bytes", "rx_dropped", "tx_packets", "tx_bytes", "tx_dropped")
 
 
 def seen(counts: dict[str, Any]) -> dict[str, int]:
     """The compared counters of one device, zeros left out."""
     out = {k: v for k, v in counts.items() if k in LINK or k.startswith("ethtool:")}
-    return {k: v for k, v in out.items() if v and k != "ethtool:peer_ifindex" and "bytes" not in k}
+    return {k: v for k, v in out.items() if v and k != "ethtool:peer_ifindex"}
 
 
 def sim_counts(sim: Simulator, dev: str) -> dict[str, int]:

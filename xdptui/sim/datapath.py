@@ -23,7 +23,7 @@ from xdptui.sim import costs, cpumap, devmap, xsk
 from xdptui.sim.batch import PollShape, Rows, distinct, having
 from xdptui.sim.bond.bond_main import Bond, BondLogic, rr_poll_counts
 from xdptui.sim.classes import FlowClasses, compile_classes
-from xdptui.sim.columns import filled
+from xdptui.sim.columns import filled, holds
 from xdptui.sim.core import bpf_run
 from xdptui.sim.core.bpf_eval import BpfState, grow_pending
 from xdptui.sim.core.filter import (
@@ -83,6 +83,7 @@ class Datapath:
         self.master_key = False
         self.egress_cache: SharedCache[tuple[int, str, str], IntArray] = SharedCache()
         self._err: SharedCache[tuple[str, int, str], IntArray] = SharedCache()
+        self._skbs: SharedCache[tuple[str, int, int], bool] = SharedCache()  # _veth_skbs
         self.watch: int | None = None  # a followed frame's identity (exact mode)
         self.hops: list[tuple[int, str, str, str, object]] = []
         self.watch_done = False
@@ -169,7 +170,6 @@ class Datapath:
     ) -> PollOutcome:
         """The driver's receive loop (``*_clean_rx_irq`` / ``veth_xdp_rcv`` /
         ``tun_get_user``) over ``rows``, standing for ``shape.polls`` polls on ``cpu``."""
-        e = self.world.entries
         d = dev.costs()
         out = PollOutcome(rows.total, shape.polls * d.poll)
         self.cpu.polls[cpu] += shape.polls
@@ -177,10 +177,7 @@ class Datapath:
             return out
         c = self.compiled[dev.name]
         if not (isinstance(dev, Tun) and c.mode == MODE_DRV):  # tun counts per verdict
-            dev.add("rx_packets", rows.total)
-            dev.add("rx_bytes", rows.bytes(e.size))
-        if isinstance(dev, Nic) and c.mode != MODE_DRV:  # an skb for every frame
-            dev.rq_stats(rows.total, rows.bytes(e.size))
+            self._received(dev, c, rows)
         if c.obj is not None:  # a real program: its map effects, per-frame outcomes
             c, rows = bpf_run.run_xdp(self, dev, c, rows, cpu, t)
         out.cost_ns += float(rows.count @ c.cost[rows.entry])
@@ -202,6 +199,53 @@ class Datapath:
         for mode, part, part_shape in self._paths(dev, c, rows, shape):
             self._verdicts(dev, c, mode, queue, cpu, t, part, part_shape, out)
         return out
+
+    def _received(self, dev: NetDev, c: Compiled, rows: Rows) -> None:
+        """A poll's frames in the device's receive counters: ``rx_packets`` and ``rx_bytes``
+        (a veth's ring: what ``Veth.ring_bytes`` counts, its ``xdp_bytes`` too); a NIC in
+        generic XDP makes an skb of each."""
+        nbytes = rows.bytes(self.world.entries.size)
+        if isinstance(dev, Veth) and c.mode == MODE_DRV:
+            nbytes = Veth.ring_bytes(nbytes, rows.total, self._veth_skbs(dev))
+            dev.rq_stats["xdp_bytes"] += nbytes
+        dev.add("rx_packets", rows.total)
+        dev.add("rx_bytes", nbytes)
+        if isinstance(dev, Nic) and c.mode != MODE_DRV:  # an skb for every frame
+            dev.rq_stats(rows.total, nbytes)
+
+    def _veth_skbs(self, dev: Veth) -> bool:
+        """Whether what reaches ``dev``'s ring are skbs -- ``veth_xmit`` from its peer: the
+        local stack sending out of the peer, or generic XDP (a redirect or broadcast into it,
+        its own XDP_TX) -- rather than xdp_frames (the peer's native XDP_TX, an
+        ``ndo_xdp_xmit`` into the peer). Where both reach it: as skbs."""
+        w = self.world
+        key = (dev.name, w.epoch, self.compiled_epoch)
+        hit = self._skbs.get(key)
+        if hit is not None:
+            return hit
+        peer = w.devices.get(dev.peer)
+        skbs = peer is not None and (
+            any(s.local and s.device == peer.name for s in w.sources)
+            or any(
+                c.mode == MODE_SKB
+                and (
+                    holds(c.target, peer.ifindex)
+                    or (name == peer.name and holds(c.act, XDP_TX))
+                    or any(t is peer for _, t in self._walk(name, c))
+                )
+                for name, c in self.compiled.items()
+            )
+        )
+        if len(self._skbs) > 256:
+            self._skbs.clear()
+        self._skbs[key] = skbs
+        return skbs
+
+    def _walk(self, name: str, c: Compiled) -> list[tuple[int, NetDev]]:
+        dev = self.world.devices.get(name)
+        if not c.broadcast or dev is None:
+            return []
+        return devmap.broadcast_walk(self, dev, c)
 
     def napi_poll_many(
         self, dev: NetDev, t: int, polls: Sequence[tuple[int, int, Rows, PollShape]]
@@ -226,10 +270,7 @@ class Datapath:
         rows = Rows(entry, count, False)
         if not rows.total:
             return cost
-        dev.add("rx_packets", rows.total)
-        dev.add("rx_bytes", rows.bytes(self.world.entries.size))
-        if isinstance(dev, Nic) and c.mode != MODE_DRV:  # an skb for every frame
-            dev.rq_stats(rows.total, rows.bytes(self.world.entries.size))
+        self._received(dev, c, rows)
         cost += np.bincount(owner, weights=count * c.cost[entry], minlength=len(polls))
         if c.mode is None:
             self.up_the_stack(dev, rows)

@@ -125,7 +125,12 @@ class Accounting:
         if into_rx:
             sender = x.dst if ref.kind == "xmit" and x is not None else ref.src
             sender.add("tx_packets", n)
-            sender.add("tx_bytes", rows.bytes(self.world.entries.size))
+            nbytes = rows.bytes(self.world.entries.size)
+            if ref.kind == "veth_skb" and isinstance(sender, Veth):  # into the peer's ring?
+                peer = self.world.devices.get(sender.peer)
+                ring = peer is not None and peer.xdp.get(MODE_DRV) is not None
+                nbytes = Veth.ring_bytes(nbytes, n, skbs=True) if ring else nbytes
+            sender.add("tx_bytes", nbytes)
             if ref.kind == "tx" and isinstance(sender, Veth):  # veth_xdp_flush_bq: sent
                 sender.rq_stats["xdp_tx"] += n
                 self.tp.bulk_tx[(sender.name, "")] += (n, 0)

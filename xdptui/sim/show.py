@@ -711,6 +711,7 @@ def ethtool_stats(world: World, dev: NetDev) -> tuple[tuple[str, int], ...] | No
         for q, _, dropped in per_q or [(0, 0, 0)]:
             if one:
                 rows.append((f"rx_queue_{q}_xdp_packets", rq["xdp_packets"]))
+                rows.append((f"rx_queue_{q}_xdp_bytes", rq["xdp_bytes"]))
                 dropped += rq["drops"]
             rows.append((f"rx_queue_{q}_drops", dropped))
             if one:

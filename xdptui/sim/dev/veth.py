@@ -18,6 +18,7 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno
 from xdptui.sim import costs
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev
+from xdptui.sim.kconst import ETH_HLEN
 
 if TYPE_CHECKING:
     from xdptui.sim.batch import Rows
@@ -33,7 +34,7 @@ class Veth(NetDev):
     # what the native program did (``veth_xdp_rcv_one``) and what its XDP_TX bulk sent.
     rq_stats: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
-            ("xdp_packets", "drops", "xdp_redirect", "xdp_drops", "xdp_tx"), 0
+            ("xdp_packets", "xdp_bytes", "drops", "xdp_redirect", "xdp_drops", "xdp_tx"), 0
         )
     )
 
@@ -68,6 +69,16 @@ class Veth(NetDev):
         an XDP program, else into the stack's backlog (``__netif_rx``)."""
         peer = self.peer_dev(dp)
         return peer if peer is not None and peer.running else None
+
+    @staticmethod
+    def ring_bytes(nbytes: int, n: int, skbs: bool) -> int:
+        """``veth_xdp_rcv``'s ``xdp_bytes`` for ``n`` frames of ``nbytes`` taken from a ring:
+        an xdp_frame's whole length (``xdp_get_frame_len``), an skb's ``skb->len`` --
+        ``__dev_forward_skb`` pulled its Ethernet header (``eth_type_trans``) before
+        ``veth_xdp_rx`` queued it. They are the ring's end's ``rx_bytes`` and, through
+        ``veth_get_stats64``, the sending end's ``tx_bytes`` (the machine's kernel counts 50
+        bytes for a 64-byte frame the stack sent)."""
+        return nbytes - ETH_HLEN * n if skbs else nbytes
 
     def napi_del(self) -> int:
         """``veth_disable_xdp`` (the native program removed while up, or ``veth_close`` with
