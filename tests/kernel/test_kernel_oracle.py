@@ -29,6 +29,11 @@ def seen(counts: dict[str, Any]) -> dict[str, int]:
     return {k: v for k, v in out.items() if v and k != "ethtool:peer_ifindex"}
 
 
+def packets(counts: dict[str, Any]) -> dict[str, int]:
+    """``seen`` without the byte counts (what a test names by hand)."""
+    return {k: v for k, v in seen(counts).items() if "bytes" not in k}
+
+
 def sim_counts(sim: Simulator, dev: str) -> dict[str, int]:
     d = sim.world.devices[dev]
     out = {k: d.counters[k] for k in LINK}
