@@ -170,6 +170,8 @@ def test_what_a_veths_ring_holds_is_freed_uncounted_when_its_napi_goes(
     assert after["rx_packets"] == before["rx_packets"]
     assert after["xdp_pass"] == before["xdp_pass"]
     assert after["rx_dropped"] == before["rx_dropped"]
+    # veth_get_stats64: veth0's tx_packets are veth1's rq xdp_packets, so never the freed
+    assert counters(sim, "veth0")["tx_packets"] == after["rx_packets"]
     assert sum(q.occupancy for q in sim.frame().device("veth1").queues) == 0
     said = [e.cmd for e in sim.frame().events if "veth_napi_del" in e.cmd]
     assert said == [f"veth1: {why}: veth_napi_del freed the {held} frames its rings held"]
@@ -295,3 +297,56 @@ def test_what_a_veth_counts_in_bytes(exact: bool, peer: str, ring: bool):
         assert (c0["rx_packets"], c0["rx_bytes"]) == (300, 300 * back)
         assert stats0["rx_queue_0_xdp_bytes"] == 300 * back
         assert c1["tx_bytes"] == 300 * back
+
+
+GENERIC_FLOOD = BUSY_VETH.replace("program: redirect,", "program: redirect, mode: generic,")
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["fast", "exact"])
+@pytest.mark.parametrize(
+    "text",
+    [BUSY_VETH, GENERIC_FLOOD.replace(", xdp: xdp_pass", ""), FLOOD_INTO_VETH.replace("PEER", "")],
+    ids=["ring", "backlog, generic redirect", "backlog, the stack"],
+)
+def test_a_veths_tx_is_its_peers_rx_at_every_instant(exact: bool, text: str):
+    # veth_get_stats64 reads one counter for both: frames through the peer's ring are the
+    # rq's xdp_packets (counted as its NAPI takes them), frames into its backlog the
+    # sender's sw stats (counted as veth_xmit queues them) -- even while the queue is busy
+    sim = sim_of(text, exact=exact)
+    busy = 0
+    for at in range(250_000, 2_000_001, 250_000):
+        sim.run_until(at)
+        c0, c1 = counters(sim, "veth0"), counters(sim, "veth1")
+        assert (c0["tx_packets"], c0["tx_bytes"]) == (c1["rx_packets"], c1["rx_bytes"])
+        busy += sum(q.occupancy for q in sim.frame().device("veth1").queues) > 0
+    assert busy  # (the queue held frames at some of these instants)
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["fast", "exact"])
+@pytest.mark.parametrize(
+    ("how", "why"),
+    [("ip link set dev veth1 down", "down"), ("ip link set dev veth1 xdp obj xdp_pass",
+                                               "native program attached")],
+)  # fmt: skip
+def test_a_veths_backlog_is_the_cpus(exact: bool, how: str, why: str):
+    # the skbs veth_xmit queued without rq->napi wait in the CPU's backlog: dev_close and
+    # veth_enable_xdp leave them to process_backlog, up the stack -- counted when queued,
+    # never dropped, and never through the new native program
+    sim = sim_of(FLOOD_INTO_VETH.replace("PEER", ""), exact=exact)
+    sim.run_until(999_000)
+    held = sum(q.occupancy for q in sim.frame().device("veth1").queues)
+    assert held > 0
+    before = counters(sim, "veth1")
+    assert sim.submit(how).ok
+    after = counters(sim, "veth1")
+    assert (after["rx_packets"], after["rx_dropped"]) == (
+        before["rx_packets"],
+        before["rx_dropped"],
+    )
+    assert after["xdp_pass"] == 0
+    assert sum(q.occupancy for q in sim.frame().device("veth1").queues) == 0
+    said = [e.cmd for e in sim.frame().events if "process_backlog" in e.cmd]
+    assert said == [f"veth1: {why}: process_backlog takes the {held} skbs its backlog held"]
+    sim.run_until(2_000_000)
+    c0, c1 = counters(sim, "veth0"), counters(sim, "veth1")
+    assert c0["tx_packets"] == c1["rx_packets"]

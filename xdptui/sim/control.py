@@ -161,6 +161,8 @@ class Control(BondControl):
             self._loaded(prog, create)
             return ""
         self._loaded(prog, create)
+        if mode == MODE_DRV and isinstance(dev, Veth) and current is None:
+            self._backlog_taken(dev, "native program attached")
         dev.xdp[mode] = Attachment(prog, mode)
         if mode == MODE_DRV and isinstance(dev, Nic) and current is None:
             if self.booting:
@@ -204,6 +206,17 @@ class Control(BondControl):
                 ("veth_napi_del", "rings") if isinstance(dev, Veth) else ("the driver", "RX rings")
             )
             self.log(f"{dev.name}: {why}: {by} freed the {what} its {rings} held")
+
+    def _backlog_taken(self, dev: Veth, why: str) -> None:
+        """What ``veth_xmit`` queued for a veth with no native program waits in the CPU's
+        backlog (``enqueue_to_backlog``), already counted (``Veth.sent_into``). The backlog is
+        the CPU's: the veth going down or taking a native program leaves it to
+        ``process_backlog``, which hands the skbs up the stack past any new program (taken at
+        once here; a generic program does not see them)."""
+        n = sum(rxq.clear() for rxq in dev.rxq)
+        if n:
+            what = "1 skb" if n == 1 else f"{n} skbs"
+            self.log(f"{dev.name}: {why}: process_backlog takes the {what} its backlog held")
 
     def free_tx(self, nic: Nic, rings: list[TxRing]) -> None:
         """The frames ``rings`` hold are freed before they leave (a link down, rings
@@ -325,6 +338,8 @@ class Control(BondControl):
             self._freed(dev, dev.napi_del(), "down")
         elif not c.up and isinstance(dev, Nic):
             self._freed(dev, dev.clean_rx_rings(), "down")
+        elif not c.up and isinstance(dev, Veth):
+            self._backlog_taken(dev, "down")
         elif not c.up:
             for rxq in dev.rxq:
                 lost = rxq.clear()

@@ -202,12 +202,14 @@ class Datapath:
 
     def _received(self, dev: NetDev, c: Compiled, rows: Rows) -> None:
         """A poll's frames in the device's receive counters: ``rx_packets`` and ``rx_bytes``
-        (a veth's ring: what ``Veth.ring_bytes`` counts, its ``xdp_bytes`` too); a NIC in
-        generic XDP makes an skb of each."""
+        (a veth's: ``Veth.polled``, ``Veth.sent_into``); a NIC in generic XDP makes an skb of
+        each."""
         nbytes = rows.bytes(self.world.entries.size)
-        if isinstance(dev, Veth) and c.mode == MODE_DRV:
-            nbytes = Veth.ring_bytes(nbytes, rows.total, self._veth_skbs(dev))
-            dev.rq_stats["xdp_bytes"] += nbytes
+        if isinstance(dev, Veth):  # its ring's frames; its backlog's were counted as queued
+            if c.mode == MODE_DRV:
+                nbytes = Veth.ring_bytes(nbytes, rows.total, self._veth_skbs(dev))
+                dev.polled(self.world.devices.get(dev.peer), rows.total, nbytes)
+            return
         dev.add("rx_packets", rows.total)
         dev.add("rx_bytes", nbytes)
         if isinstance(dev, Nic) and c.mode != MODE_DRV:  # an skb for every frame

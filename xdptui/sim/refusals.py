@@ -108,8 +108,9 @@ class Accounting:
         )  # fmt: skip
 
     def accepted(self, ref: Refusal, rows: Rows, into_rx: bool) -> None:
-        """Frames a ring took. Frames put into a veth peer's receive queue have left the
-        sender now; a NIC or tap counts ``tx_packets`` when they leave its ring."""
+        """Frames a ring took. Frames put into a veth peer's receive queue are counted as
+        ``Veth.sent_into`` says; a NIC or tap counts ``tx_packets`` when they leave its
+        ring."""
         n = rows.total
         x = ref.xmit
         if ref.kind == "xmit" and x is not None:
@@ -124,13 +125,12 @@ class Accounting:
             ref.src.xdpsq(xdp_tx=True, xmit=n)
         if into_rx:
             sender = x.dst if ref.kind == "xmit" and x is not None else ref.src
-            sender.add("tx_packets", n)
             nbytes = rows.bytes(self.world.entries.size)
-            if ref.kind == "veth_skb" and isinstance(sender, Veth):  # into the peer's ring?
-                peer = self.world.devices.get(sender.peer)
-                ring = peer is not None and peer.xdp.get(MODE_DRV) is not None
-                nbytes = Veth.ring_bytes(nbytes, n, skbs=True) if ring else nbytes
-            sender.add("tx_bytes", nbytes)
+            if isinstance(sender, Veth):
+                sender.sent_into(self.world.devices.get(sender.peer), n, nbytes)
+            else:
+                sender.add("tx_packets", n)
+                sender.add("tx_bytes", nbytes)
             if ref.kind == "tx" and isinstance(sender, Veth):  # veth_xdp_flush_bq: sent
                 sender.rq_stats["xdp_tx"] += n
                 self.tp.bulk_tx[(sender.name, "")] += (n, 0)

@@ -80,6 +80,31 @@ class Veth(NetDev):
         bytes for a 64-byte frame the stack sent)."""
         return nbytes - ETH_HLEN * n if skbs else nbytes
 
+    def sent_into(self, peer: NetDev | None, n: int, nbytes: int) -> None:
+        """``veth_get_stats64``: ``n`` frames of ``nbytes`` this end put into its peer's receive
+        queue. Into the peer's backlog (``veth_xmit`` with no ``rq->napi``, ``__netif_rx``),
+        ``dev_sw_netstats_tx_add`` counts them at once: this end's ``tx_*``, which the peer
+        reads as its ``rx_*``. Into the peer's ring, nothing yet: its NAPI counts them as it
+        takes them (``polled``)."""
+        if peer is None or peer.xdp.get(MODE_DRV) is not None:
+            return
+        self.add("tx_packets", n)
+        self.add("tx_bytes", nbytes)
+        peer.add("rx_packets", n)
+        peer.add("rx_bytes", nbytes)
+
+    def polled(self, peer: NetDev | None, n: int, nbytes: int) -> None:
+        """``veth_xdp_rcv``: ``n`` frames of ``nbytes`` (``ring_bytes``) this end's NAPI took from
+        its ring, the rq's ``xdp_packets`` and ``xdp_bytes``: this end's ``rx_*`` and, through
+        ``veth_get_stats64``, its peer's ``tx_*`` -- so frames freed before a poll took them
+        (``napi_del``) count on neither end."""
+        self.rq_stats["xdp_bytes"] += nbytes
+        self.add("rx_packets", n)
+        self.add("rx_bytes", nbytes)
+        if peer is not None:
+            peer.add("tx_packets", n)
+            peer.add("tx_bytes", nbytes)
+
     def napi_del(self) -> int:
         """``veth_disable_xdp`` (the native program removed while up, or ``veth_close`` with
         one attached) -> ``veth_napi_del``, GRO not requested: ``ptr_ring_cleanup`` frees what
