@@ -295,6 +295,7 @@ def test_ethtool_names_are_the_drivers() -> None:
     assert list(veth) == [
         "peer_ifindex",
         "rx_queue_0_xdp_packets",
+        "rx_queue_0_xdp_bytes",
         "rx_queue_0_drops",
         "rx_queue_0_xdp_redirect",
         "rx_queue_0_xdp_drops",
