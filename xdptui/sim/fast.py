@@ -255,7 +255,7 @@ class Fast:
                 if peer is None or not peer.running:
                     dev.add("tx_dropped", frames)
                     return
-                # veth_xmit: into the peer's queues, the sender counting what they take
+                # veth_xmit: into the peer's queues, what they take counted by Veth.sent_into
                 ref = self.dp.accounts.refusal("veth_skb", dev)
                 for q, part in self.dp.by_rx_queue(peer, rows):
                     written.append((peer, peer.rxq[q], part, ref))

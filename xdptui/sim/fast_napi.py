@@ -720,9 +720,9 @@ class FastNapi:
 
     def _written_veth(self, dev: Veth) -> bool:
         """A veth the local stack writes into through its peer (``veth_xmit``: each frame into
-        the ``ptr_ring``, the sender counting what it took): NAPI's loop runs it as a queue
-        with no interrupt moderation (``_arm`` at the first frame), the sender's counts from
-        what its ring took (``FastIO.rx``); its XDP_TX goes into the peer's queue as a
+        its ``ptr_ring`` or the backlog): NAPI's loop runs it as a queue with no interrupt
+        moderation (``_arm`` at the first frame), what its queue took counted from the loop's
+        ring (``FastIO.rx``, ``Veth.sent_into``); its XDP_TX goes into the peer's queue as a
         redirect into it would (``napi_tables.Tables.add``), which the loop runs too where
         the peer's NAPI is the loop's (``_veth_covered``)."""
         w = self.world
