@@ -350,3 +350,68 @@ def test_a_veths_backlog_is_the_cpus(exact: bool, how: str, why: str):
     sim.run_until(2_000_000)
     c0, c1 = counters(sim, "veth0"), counters(sim, "veth1")
     assert c0["tx_packets"] == c1["rx_packets"]
+
+
+def test_the_backlogs_closed_form_is_process_backlogs_two_queues():
+    # enqueue_to_backlog and process_backlog written out as the kernel has them -- two
+    # queues, the input queue's limit, the splice whenever process_queue empties with quota
+    # left -- against the counts xdptui keeps (held, and how many of them are in
+    # process_queue), over a long mixed sequence of arrivals and polls
+    import random
+
+    from xdptui.sim.dev.veth import backlog_room, process_queue_after
+    from xdptui.sim.kconst import NAPI_POLL_WEIGHT, NETDEV_MAX_BACKLOG
+
+    rng = random.Random(7)
+    process, inp = 0, 0  # the kernel's two queues' lengths
+    held, proc = 0, 0  # xdptui's
+    size = NETDEV_MAX_BACKLOG + 1
+    for _ in range(20_000):
+        if rng.random() < 0.6:  # a burst of skbs from veth_xmit
+            n = rng.randrange(1, 200)
+            took = 0
+            for _ in range(n):  # enqueue_to_backlog: qlen <= max_backlog
+                if inp <= NETDEV_MAX_BACKLOG:
+                    inp += 1
+                    took += 1
+            assert min(n, backlog_room(size, held, proc)) == took
+            held += took
+        else:  # one process_backlog poll
+            work = 0
+            while True:
+                d = min(process, NAPI_POLL_WEIGHT - work)
+                process -= d
+                work += d
+                if work >= NAPI_POLL_WEIGHT or not inp:
+                    break
+                process, inp = process + inp, 0  # skb_queue_splice_tail_init
+            k = min(NAPI_POLL_WEIGHT, held)
+            assert k == work
+            proc = process_queue_after(proc, held, k)
+            held -= k
+        assert (held, proc) == (process + inp, process)
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["fast", "exact"])
+@pytest.mark.parametrize(
+    ("peer", "backlog"), [("", True), (", xdp: xdp_pass", False)], ids=["backlog", "ring"]
+)
+def test_what_a_busy_veth_queue_holds(exact: bool, peer: str, backlog: bool):
+    # a native program's ptr_ring holds VETH_RING_SIZE (256); the backlog's input queue
+    # takes an skb while it holds at most netdev_max_backlog (1000), and process_backlog
+    # moves it whole into process_queue, so the backlog holds more than 1001 under load
+    # but never twice that
+    sim = sim_of(FLOOD_INTO_VETH.replace("PEER", peer), exact=exact)
+    sim.run_until(2_000_000)
+    (q,) = sim.frame().device("veth1").queues
+    dropped = counters(sim, "veth0")["tx_dropped"]
+    assert dropped > 1000
+    if backlog:
+        assert 1001 < q.peak <= 2002
+    else:
+        assert q.peak == 256
+    if exact:  # the drop events say which queue refused them
+        where = "backlog_full" if backlog else "veth_ring_full"
+        drops = [e for e in sim.events() if e["kind"] == "drop"]
+        assert {e["where"] for e in drops} == {where}
+        assert sum(e["frames"] for e in drops) == dropped

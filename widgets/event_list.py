@@ -56,6 +56,7 @@ _WHERE = {
     "gtx_ring_full": "generic XDP_TX: TX queue full",
     "stack_ring_full": "stack TX: queue full",
     "veth_ring_full": "veth ring full",
+    "backlog_full": "backlog full (netdev_max_backlog)",
 }
 
 

@@ -92,8 +92,8 @@ class GaugeRow:
     devmap bulk queue (``kind == "bq"``: its average fill per flush out of 16)."""
 
     device: str
-    kind: str  # "rx" | "tx" | "tap" | "bq" | "ptr_ring" (a cpumap entry's) | "xsk_fill" | "xsk_rx"
-    # | "xsk_tx" | "xsk_comp"
+    kind: str  # "rx" | "backlog" (a veth's) | "tx" | "tap" | "bq" | "ptr_ring" (a cpumap
+    # entry's) | "xsk_fill" | "xsk_rx" | "xsk_tx" | "xsk_comp"
     label: str  # "eth0 q3 cpu3" / "eth0 tx3 cpu3,19" / "bq eth0→eth1"
     size: int
     occupancy: int
@@ -110,6 +110,7 @@ class GaugeRow:
     program: str | None = None  # bulk queues: the egress program of the last bulk
     rate: float | None = None  # bulk queues: frames enqueued per second (the rates' window)
     drop_rate: float | None = None  # bulk queues: the egress program's drops per second
+    processing: int = 0  # a veth's backlog: what process_backlog moved to process_queue
 
 
 @dataclass(frozen=True)
@@ -375,7 +376,7 @@ def _marked(row: GaugeRow, mark: Highlight | None) -> GaugeRow:
         return row
     if row.kind == "bq":
         hit = row.cpu == mark.cpu and row.device == mark.dev and row.target == mark.target
-    elif row.kind == "rx":
+    elif row.kind in ("rx", "backlog"):
         hit = row.device == mark.dev and row.queue == mark.queue
     else:
         # A flush (no queue) sends through the target's ndo_xdp_xmit, into the target's XDP
@@ -418,10 +419,11 @@ def _ring_rows(frame: Frame, focus: str | None) -> RingsView:
             rows.append(
                 GaugeRow(
                     device=dev.name,
-                    kind="tap" if dev.type == "tun" else "rx",
+                    kind="backlog" if q.backlog else "rx",
                     label=f"{dev.name} q{q.queue} cpu{q.cpu}",
                     size=q.ring_size,
-                    occupancy=q.occupancy,
+                    occupancy=q.occupancy - q.process_queue,  # (a backlog: its input queue)
+                    processing=q.process_queue,
                     peak=q.peak,
                     dropped=q.rx_dropped,
                     sent=None,

@@ -60,7 +60,11 @@ One gauge per ring, `#` descriptors in use, `|` the peak since start:
 
 * **RX rings** (`eth0 q3 cpu3`): RSS (`reta[hash % size]`) picks the queue; NAPI on the CPU
   the queue's IRQ is bound to (`napi_poll`, budget 64, the driver's `*_clean_rx_irq`) frees
-  descriptors; a full ring drops (`rx_dropped`).
+  descriptors; a full ring drops (`rx_dropped`). A veth's queue is its `ptr_ring` (256) while
+  it has a native program; otherwise `veth_xmit`'s skbs wait in the CPU's backlog: the bar is
+  its input queue against `netdev_max_backlog` (`enqueue_to_backlog` takes an skb while it
+  holds at most 1000), `+N in process` what `process_backlog` already moved to its
+  `process_queue`, which no limit counts.
 * **XDP TX rings** (`eth0 tx3 cpu3`): the driver picks one by the *current CPU*
   (`ixgbe_determine_xdp_ring`: `smp_processor_id()`, or `cpu % rings` under `tx_lock` when
   there are fewer rings than CPUs — 🔒); they drain at line rate; a full ring refuses.
@@ -213,8 +217,15 @@ def _tail(row: GaugeRow, sizes_w: int, *, compact: bool) -> list[tuple[str, str]
     tail: list[tuple[str, str]] = [
         (f" {row.occupancy:>{sizes_w}}/{row.size:<{sizes_w}}", "rings-panel--numbers")
     ]
+    if row.kind == "backlog":  # its input queue against netdev_max_backlog, then the rest
+        tail.append(
+            (
+                f" +{row.processing}" if compact else f" +{row.processing} in process",
+                "rings-panel--dim",
+            )
+        )
     if not compact:
-        if row.kind == "rx":
+        if row.kind in ("rx", "backlog"):
             peak = row.peak if row.peak is not None else 0
             tail.append((f" peak {peak:>{sizes_w}}", "rings-panel--dim"))
         else:

@@ -57,7 +57,10 @@ class XdpView:
 
 @dataclass(frozen=True)
 class QueueView:
-    """One RX queue: its descriptor ring and the CPU its interrupt is bound to."""
+    """One RX queue: its descriptor ring and the CPU its interrupt is bound to. A veth with
+    no native program queues into the CPU's backlog instead (``backlog``): ``ring_size`` is
+    its input queue's limit (``netdev_max_backlog`` + 1), which counts only what is not yet
+    in ``process_queue`` (``process_queue`` of ``occupancy``)."""
 
     queue: int
     cpu: int
@@ -66,6 +69,8 @@ class QueueView:
     peak: int
     rx_packets: int
     rx_dropped: int
+    backlog: bool = False
+    process_queue: int = 0
 
 
 @dataclass(frozen=True)

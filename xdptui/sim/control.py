@@ -164,6 +164,8 @@ class Control(BondControl):
         if mode == MODE_DRV and isinstance(dev, Veth) and current is None:
             self._backlog_taken(dev, "native program attached")
         dev.xdp[mode] = Attachment(prog, mode)
+        if isinstance(dev, Veth):
+            dev.resize_queues()
         if mode == MODE_DRV and isinstance(dev, Nic) and current is None:
             if self.booting:
                 configure_xdp_rings(dev, self.world.nr_cpus)
@@ -196,6 +198,8 @@ class Control(BondControl):
             self.driver_reset(dev, "detach")
         if mode == MODE_DRV and isinstance(dev, Veth) and dev.admin_up:
             self._freed(dev, dev.napi_del(), "XDP program removed")
+        if isinstance(dev, Veth):
+            dev.resize_queues()
         self.world.touch()
 
     def _freed(self, dev: NetDev, frames: int, why: str) -> None:

@@ -33,6 +33,7 @@ from xdptui.sim.dev.netdev import NetDev
 from xdptui.sim.dev.nic import Card, Nic
 from xdptui.sim.dev.rings import ARMED, IRQ_PENDING, SCHEDULED, RxQueue, TxRing, fifo_departures
 from xdptui.sim.dev.tun import Tun
+from xdptui.sim.dev.veth import Veth, backlog_room, process_queue_after
 from xdptui.sim.events import Event, EventStream
 from xdptui.sim.exact_admit import Arrivals, admission
 from xdptui.sim.exact_io import tx_rings
@@ -240,6 +241,8 @@ class Exact:
                 k, bool(k and batched[0]), rxq.vhost_done, emptied=k == ready
             )
         frames = rxq.fifo.pop(k)
+        if isinstance(dev, Veth) and dev.backlog():  # process_backlog
+            rxq.proc = process_queue_after(rxq.proc, before, k)
         idents = frames["ident"]
         rows = Rows.frames(frames["entry"], idents)  # each ready now (time None)
         if self.dp.watched(rows):
@@ -551,7 +554,7 @@ class Exact:
                     rxq.rx_dropped += nf
                     dev.add("rx_dropped", nf)
                 at = int(p.times[np.flatnonzero((p.queue == q) & full)[0]])
-                self.log_drop(at, dev.name, "rx_ring_full", nf, queue=q)
+                self.log_drop(at, dev.name, _full(dev, veth_skb is not None), nf, queue=q)
             if self.dp.frame_log is not None and (n_full[q] or n_card[q]):
                 self._log_refused(p, q, keep, full)
         if push and self.dp.watch is not None:
@@ -720,11 +723,18 @@ class Exact:
         self.stream.emit(ev)
 
 
+def _full(dev: NetDev, veth: bool) -> str:
+    """Where a full receive queue refused frames (a drop event's ``where``)."""
+    if not veth:
+        return "rx_ring_full"
+    return "backlog_full" if isinstance(dev, Veth) and dev.backlog() else "veth_ring_full"
+
+
 def _free_slots(rxqs: list[RxQueue], keys: IntArray) -> IntArray:
     """The free descriptors of the rings ``keys`` go to (0 for the others, never read)."""
     free = np.zeros(len(rxqs), np.int64)
     rings = distinct(keys)
-    free[rings] = [max(0, rxqs[q].size - len(rxqs[q].fifo)) for q in rings]
+    free[rings] = [backlog_room(rxqs[q].size, len(rxqs[q].fifo), rxqs[q].proc) for q in rings]
     return free
 
 

@@ -15,6 +15,7 @@ from xdptui.sim.dev.netdev import NetDev, Refusal
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.rings import RxQueue, TxRing
 from xdptui.sim.dev.tun import Tun
+from xdptui.sim.dev.veth import Veth, backlog_room
 from xdptui.sim.frame_log import sent_by
 
 if TYPE_CHECKING:
@@ -163,7 +164,7 @@ class ExactIO:
         self.exact.wake(cpu, t)
 
     def rx(self, dev: NetDev, rxq: RxQueue, rows: Rows, t: int, cpu: int, ref: Refusal) -> int:
-        free = max(0, rxq.size - len(rxq.fifo))
+        free = backlog_room(rxq.size, len(rxq.fifo), rxq.proc)
         ok = rows.head(free)
         n_ok = ok.total
         if n_ok:
@@ -181,10 +182,11 @@ class ExactIO:
         refused = rows.total - n_ok
         if refused:
             self.dp.accounts.refused(ref, dev, refused)
-            self.exact.log_drop(t, dev.name, "veth_ring_full", refused, queue=rxq.index)
+            where = "backlog_full" if isinstance(dev, Veth) and dev.backlog() else "veth_ring_full"
+            self.exact.log_drop(t, dev.name, where, refused, queue=rxq.index)
             if self.dp.frame_log is not None:
                 lost = rows.entry[n_ok:] if rows.ordered else rows.entry
-                what = f"veth_ring_full (queue {rxq.index})"
+                what = f"{where} (queue {rxq.index})"
                 self.dp.frame_log.add(dev.name, DROP, np.int64(t), lost, what)
         if self.dp.watched(ok):
             self.dp.hop(

@@ -298,6 +298,7 @@ class FastNapi:
                 row[napi.I_W] = rxq.weight
                 row[napi.I_ITR] = rxq.itr_ns
                 row[napi.I_R] = rxq.size
+                row[napi.I_BACKLOG] = int(isinstance(dev, Veth) and dev.backlog())
                 row[napi.I_POLL_PS] = round(dev.costs().poll * 1000)
                 lay = None
                 seq = None
@@ -1083,7 +1084,9 @@ class FastNapi:
         st = self.state
         same = len(st.rxqs) == len(rxqs) and all(a is b for a, b in zip(st.rxqs, rxqs, strict=True))
         # a ring holds at most a run a frame (a card that misses every other frame cuts them)
-        cap_runs = rings.pow2(max(napi.RUNCAP, int(cfg.static[:, napi.I_R].max(initial=0)) + 1))
+        # (a backlog holds its input queue's limit again in ``process_queue``)
+        most = cfg.static[:, napi.I_R] * (1 + cfg.static[:, napi.I_BACKLOG])
+        cap_runs = rings.pow2(max(napi.RUNCAP, int(most.max(initial=0)) + 1))
         if st.names == cfg.names and same and st.runs.shape[1] >= cap_runs:
             st.ins[:, : napi.I_CONF] = cfg.static
             return st
@@ -1133,9 +1136,11 @@ class FastNapi:
             arr = napi.queue_frames(ins, cfg.tab, src, i, napi.emitted_until(src, s, t0))
         if cfg.fed_by[i] >= 0:  # a veth's ring: its frames as the first of its sequence
             arr = rxq.held.total
-        occ = min(rxq.held.total, int(ins[i, napi.I_R]), arr)
+        proc = min(rxq.proc, rxq.held.total) if ins[i, napi.I_BACKLOG] else 0
+        occ = min(rxq.held.total, int(ins[i, napi.I_R]) + proc, arr)
         ins[i, napi.I_ARR] = arr
         ins[i, napi.I_OCC] = occ
+        ins[i, napi.I_PROC] = min(proc, occ)
         ins[i, napi.I_RHEAD] = 0
         ins[i, napi.I_RLEN] = 1 if occ else 0
         st.runs[i, 0] = (arr - occ, arr)
@@ -1162,6 +1167,7 @@ class FastNapi:
         occ = min(int(ins[i, napi.I_OCC]), arr)
         ins[i, napi.I_ARR] = arr
         ins[i, napi.I_OCC] = occ
+        ins[i, napi.I_PROC] = min(int(ins[i, napi.I_PROC]), occ)
         ins[i, napi.I_RHEAD] = 0
         ins[i, napi.I_RLEN] = 1 if occ else 0
         st.runs[i, 0] = (arr - occ, arr)
@@ -1479,8 +1485,10 @@ def _write_back(dev: NetDev, qs: list[int], held: list[Rows], now: IntArray, was
     )
     pos_c, peak_c = t.column(RxQueue.fast_pos), t.column(RxQueue.peak)
     last_c, irq_c = t.column(RxQueue.last_irq), t.column(RxQueue.fast_irq)
+    proc_c, proc = t.column(RxQueue.proc), now[:, napi.I_PROC].tolist()
     for k, q in enumerate(qs):
         held_c[q] = held[k]
+        proc_c[q] = proc[k]
         rx_c[q] += taken[k]
         polls_c[q] += polls[k]
         pos_c[q] += taken[k]

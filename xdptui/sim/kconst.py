@@ -17,6 +17,11 @@ DEV_MAP_BULK_SIZE = 16
 VETH_RING_SIZE = 256
 """The veth receive queue's ``xdp_ring`` (ptr_ring) size."""
 
+# net/core/hotdata.c (sysctl net.core.netdev_max_backlog)
+NETDEV_MAX_BACKLOG = 1000
+"""The most skbs a CPU's backlog ``input_pkt_queue`` holds when ``enqueue_to_backlog`` takes
+one more."""
+
 # drivers/vhost/net.c
 VHOST_NET_BATCH = 64
 """Buffers vhost-net hands to ``tun_sendmsg`` at once (one ``xdp_do_flush`` per batch)."""

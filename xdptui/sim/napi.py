@@ -41,6 +41,7 @@ from xdptui.sim.dev.rings import (
     X_TXTOOK,
     wire_offer,
 )
+from xdptui.sim.dev.veth import backlog_room, process_queue_after
 
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]  # table positions and instances: narrow
@@ -65,11 +66,13 @@ S_ORIGIN, S_N0, S_MILLI, S_CAP, S_L, S_MQ, S_MR, S_A, S_AR, S_WIDTH = range(10)
 # it, whichever sender's, and each feed is logged: ``feed``)
 # (``I_XPRE``: the prefix count of its frames redirected into another port of its card, onto
 # that port's ring ``I_XTXR`` for this CPU)
+# (``I_BACKLOG``: a veth's queue that is the CPU's backlog, whose ``I_PROC`` frames at the
+# head are in ``process_queue``: ``veth.backlog_room``, ``veth.process_queue_after``)
 (I_SRC, I_M, I_TAB, I_PRE, I_PM, I_NLAB, I_LFL, I_CPU, I_W, I_ITR, I_R, I_POLL_PS, I_FEED,
  I_FPRE, I_CARD, I_TXR, I_TXPRE, I_RRPRE, I_RRMASK, I_RRPPS, I_RRCNT, I_RRTXR, I_RRFL,
- I_MFED, I_XPRE, I_XTXR, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR, I_OCC,
- I_RHEAD, I_RLEN, I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP, I_RRHERE,
- I_WIDTH) = range(44)  # fmt: skip
+ I_MFED, I_XPRE, I_XTXR, I_BACKLOG, I_RUNNING, I_STATE, I_IRQ_AT, I_IRQ_SEQ, I_LAST_IRQ, I_ARR,
+ I_OCC, I_RHEAD, I_RLEN, I_TAKEN, I_DROPPED, I_MISSED, I_PEAK, I_POLLS, I_IRQS, I_LASTP,
+ I_RRHERE, I_PROC, I_WIDTH) = range(46)  # fmt: skip
 L_WIDTH = 3  # an instance's label in ``lfl``: ps a flush, frames a bulk, its prefix count
 I_CONF = I_RUNNING  # the configuration columns come first
 # a card (``Card``) whose ports' arrivals NAPI's loop admits: its configuration (its feeds,
@@ -245,7 +248,7 @@ def admit(
     if ins[i, I_RUNNING] == 0:  # frames reaching a device that is down are lost
         ins[i, I_ARR] = a
         return
-    room = ins[i, I_R] - ins[i, I_OCC]
+    room = backlog_room(ins[i, I_R], ins[i, I_OCC], ins[i, I_PROC])
     took = new if new < room else room
     if took > 0:
         push(ins, runs, i, ins[i, I_ARR], took)
@@ -582,7 +585,10 @@ def take(ins: IntArray, runs: IntArray, segs: IntArray, ns: int, i: int, k: int)
             ins[i, I_RLEN] -= 1
         else:
             runs[i, h, 0] = a + use
-    ins[i, I_OCC] -= k
+    held = ins[i, I_OCC]
+    ins[i, I_OCC] = held - k
+    if ins[i, I_BACKLOG]:
+        ins[i, I_PROC] = process_queue_after(ins[i, I_PROC], held, k)
     return out
 
 
@@ -719,7 +725,7 @@ def feed(
         new = prefix_sum(lab, base, a, segs[ns + k, 1])
         if new <= 0:
             continue
-        room = ins[j, I_R] - ins[j, I_OCC]
+        room = backlog_room(ins[j, I_R], ins[j, I_OCC], ins[j, I_PROC])
         took = new if new < room else room
         if ins[j, I_MFED] > 0:
             n = glob[2]
@@ -951,7 +957,7 @@ def compile_rules() -> None:
         "gcra", "gcra_sent", "emitted_until", "arrival_of", "queue_frames", "position_time",
         "_range_sum", "prefix_sum", "runs_sum", "push", "feed_at", "admit", "arm", "schedule",
         "take", "label_frames", "poll_ps", "rr_below", "rr_ids", "poll", "feed", "next_event",
-        "sift_down",
+        "sift_down", "backlog_room", "process_queue_after",
     )  # fmt: skip
     calls = (
         "wire_offer", "card_charge", "card_frames", "card_instant", "card_admit", "transmit",

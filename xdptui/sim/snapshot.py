@@ -82,9 +82,10 @@ def device_view(dev: NetDev, exact: bool, devices: dict[str, NetDev]) -> DeviceV
         given = tuple((k, v) for k, v in att.prog.params if k != "ifindex")
         xdp = XdpView(att.prog.name, att.mode, att.inherited_from, given)
     t = dev.rxq
+    backlog = isinstance(dev, Veth) and dev.backlog()
     queues = tuple(
-        QueueView(q, cpu, size, occ, peak, rx, dropped)
-        for q, cpu, size, occ, peak, rx, dropped in zip(
+        QueueView(q, cpu, size, occ, peak, rx, dropped, backlog, min(proc, occ))
+        for q, cpu, size, occ, peak, rx, dropped, proc in zip(
             [q.index for q in t],
             t.column(RxQueue.irq_cpu),
             t.column(RxQueue.size),
@@ -92,6 +93,7 @@ def device_view(dev: NetDev, exact: bool, devices: dict[str, NetDev]) -> DeviceV
             t.column(RxQueue.peak),
             t.column(RxQueue.rx_packets),
             t.column(RxQueue.rx_dropped),
+            t.column(RxQueue.proc),
             strict=True,
         )
     )

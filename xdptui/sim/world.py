@@ -29,7 +29,7 @@ from xdptui.sim.devmap import DevMap
 from xdptui.sim.drivers import DRIVERS
 from xdptui.sim.entries import Entries
 from xdptui.sim.hashing import FlowHeaders
-from xdptui.sim.kconst import NAPI_POLL_WEIGHT, VETH_RING_SIZE, VHOST_NET_BATCH
+from xdptui.sim.kconst import NAPI_POLL_WEIGHT, VHOST_NET_BATCH
 from xdptui.sim.replay import capture_flow_table
 from xdptui.sim.traffic import FlowTable, Source, build_flow_table, entry_span
 from xdptui.sim.xsk import XskMap, XskSocket, XskWriter
@@ -85,6 +85,8 @@ class World:
                 if att.prog.prog_id == prog_id:
                     del dev.xdp[mode]
                     where.append(f"{dev.name} ({mode})")
+                    if isinstance(dev, Veth):
+                        dev.resize_queues()
         for dmap in self.maps.values():
             for key, entry in list(dmap.entries.items()):
                 if entry.egress is not None and entry.egress.prog_id == prog_id:
@@ -206,7 +208,7 @@ def build_device(
     if isinstance(spec, VethSpec):
         veth = Veth(**_common(spec, ifindex), speed_bps=0, peer=spec.peer, queues=spec.queues)
         cpus = [q % nr_cpus for q in range(spec.queues)]
-        veth.rxq = rx_queue_table(VETH_RING_SIZE, cpus, 0, NAPI_POLL_WEIGHT, n)
+        veth.rxq = rx_queue_table(veth.queue_size(), cpus, 0, NAPI_POLL_WEIGHT, n)
         return veth
     if isinstance(spec, TunSpec):
         tun = Tun(

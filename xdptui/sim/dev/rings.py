@@ -376,6 +376,9 @@ class RxQueue(Row):
     # they reached, the next poll then, the frames waiting for it, the last interrupt
     fast_burst = Field[tuple[int, float, float, float] | None](None)
     vhost_done = Field[int](0)  # a vhost writer's done_idx: buffers since its last vhost_tx_batch
+    # a veth's backlog: of the frames held, those in ``process_queue`` (the head), which no
+    # limit counts (``veth.backlog_room``)
+    proc = Field[int](0)
 
     __slots__ = ("fifo",)
     fifo: Fifo  # grows as exact mode fills it (fast mode never does)
@@ -403,6 +406,7 @@ class RxQueue(Row):
         lost = len(self.fifo) + self.held.total
         self.fifo.clear()
         self.held = Rows.empty()
+        self.proc = 0
         return lost
 
     def to_fast(self) -> None:

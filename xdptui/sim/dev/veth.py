@@ -4,7 +4,11 @@ What one end sends arrives on its peer's receive queue (``rq``): a ``ptr_ring`` 
 ``VETH_RING_SIZE`` frames polled by the peer's NAPI on the sending CPU (``__veth_xdp_flush``
 schedules it there). XDP frames -- XDP_TX on a veth, or a redirect into one -- take that path
 only while the receiving end has an XDP program (its ``rq->napi`` exists): that is also when
-the sending end advertises NDO_XMIT (``veth_set_xdp_features``).
+the sending end advertises NDO_XMIT (``veth_set_xdp_features``). Without one, ``veth_xmit``'s
+skbs go into the sending CPU's backlog (``__netif_rx``), which the queue stands for here:
+``netdev_max_backlog`` limits its input queue, ``process_backlog`` drains it (``queue_size``,
+``backlog_room``, ``process_queue_after``), and what both ends count is one counter
+(``veth_get_stats64``: ``sent_into``, ``polled``).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import numpy.typing as npt
 from xdptui.model.errors import Errno
 from xdptui.sim import costs
 from xdptui.sim.dev.netdev import MODE_DRV, NetDev
-from xdptui.sim.kconst import ETH_HLEN
+from xdptui.sim.kconst import ETH_HLEN, NETDEV_MAX_BACKLOG, VETH_RING_SIZE
 
 if TYPE_CHECKING:
     from xdptui.sim.batch import Rows
@@ -105,6 +109,26 @@ class Veth(NetDev):
             peer.add("tx_packets", n)
             peer.add("tx_bytes", nbytes)
 
+    def queue_size(self) -> int:
+        """What one receive queue holds: the ``ptr_ring`` (``VETH_RING_SIZE``) while this end
+        has a native program (its ``rq->napi``); otherwise ``veth_xmit``'s skbs wait in the
+        CPU's backlog, whose ``input_pkt_queue`` takes one while it holds at most
+        ``netdev_max_backlog`` (``enqueue_to_backlog``: ``qlen <= max_backlog``)."""
+        return NETDEV_MAX_BACKLOG + 1 if self.backlog() else VETH_RING_SIZE
+
+    def resize_queues(self) -> None:
+        """Its queues as ``queue_size`` says (a native program attached or removed: they are
+        empty then, ``Control._backlog_taken`` and ``napi_del``)."""
+        size = self.queue_size()
+        for rxq in self.rxq:
+            if rxq.size != size:
+                rxq.size = size
+                rxq.proc = 0
+
+    def backlog(self) -> bool:
+        """Whether its receive queues are the backlog's (no native program), not a ring."""
+        return self.xdp.get(MODE_DRV) is None
+
     def napi_del(self) -> int:
         """``veth_disable_xdp`` (the native program removed while up, or ``veth_close`` with
         one attached) -> ``veth_napi_del``, GRO not requested: ``ptr_ring_cleanup`` frees what
@@ -164,3 +188,20 @@ class Veth(NetDev):
             return
         for q, part in dp.by_rx_queue(peer, rows):
             dp.io.rx(peer, peer.rxq[q], part, t, cpu, dp.accounts.refusal("veth_skb", self))
+
+
+def backlog_room(size: int, held: int, proc: int) -> int:
+    """Skbs a veth's backlog takes now (``enqueue_to_backlog``): ``size`` less what it holds
+    beyond ``process_queue`` -- ``process_backlog`` moves the whole ``input_pkt_queue`` there
+    (``proc`` of the ``held``), and only the input queue counts against
+    ``netdev_max_backlog``. A ring's ``proc`` is 0: its size less what it holds."""
+    room = size - (held - proc)
+    return room if room > 0 else 0
+
+
+def process_queue_after(proc: int, held: int, k: int) -> int:
+    """``process_backlog`` took ``k`` of the ``held`` skbs, ``proc`` of them in
+    ``process_queue``: it dequeues from there and, whenever that empties with quota left,
+    splices the whole ``input_pkt_queue`` onto it; so ``process_queue`` keeps ``proc - k`` if
+    it held enough, else every skb left."""
+    return proc - k if proc >= k else held - k
