@@ -156,12 +156,12 @@ async def test_the_paths_tab_draws_no_bond_traffic_on_dual_port() -> None:
 def test_a_veths_refused_frames_are_not_called_a_full_ring_when_its_program_is_gone() -> None:
     """veth_pair's step 2 takes veth0's program away: veth1's XDP_TX into veth0 fails with
     -ENXIO (no NAPI on veth0), which veth0 shows as rx_dropped with its ring empty; the Paths
-    tab names both ways a veth refuses, not just a full ring."""
+    tab names the ways a veth without a native program refuses, not a full ring."""
     sim = Simulator(load_topology(TOPOLOGIES / "veth_pair.yaml"))
     before, after = frames(sim, 4_000_000, 5_000_000)  # (headless: step 2 at 3 ms)
     assert dict(after.device("veth0").counters)["rx_dropped"] > 0
     (loss,) = box(project_paths(before, after).boxes, "veth0").inbound.losses  # type: ignore[union-attr]
-    assert loss.what == "ring full or no XDP here (rx_dropped)" and loss.total > 0
+    assert loss.what == "no XDP here, backlog full or down (rx_dropped)" and loss.total > 0
 
 
 def test_a_ports_way_in_shows_what_its_card_missed() -> None:

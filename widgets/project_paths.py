@@ -391,10 +391,16 @@ def _box(
     elif dev.type == "veth":
         peer = dev.veth.peer if dev.veth is not None else "peer"
         # veth_get_stats64: rx_dropped is what the peer's XDP_TX or an ndo_xdp_xmit into the
-        # peer could not put on this end's ring -- full, or no NAPI here without XDP (-ENXIO)
-        refused = c.link_down(frame, local=False) + c.loss(
-            "ring full or no XDP here (rx_dropped)", "rx_dropped"
+        # peer could not put on this end's ring -- full, or no NAPI here without a native
+        # program (-ENXIO); without one, also the skbs its backlog refused
+        # (enqueue_to_backlog) and those generic XDP sent while it was down
+        # (__dev_forward_skb2)
+        why = (
+            "ring full (rx_dropped)"
+            if dev.xdp is not None and dev.xdp.mode == "native"
+            else "no XDP here, backlog full or down (rx_dropped)"
         )
+        refused = c.link_down(frame, local=False) + c.loss(why, "rx_dropped")
         inbound = c.arrow(f"{peer} TX", "rx_packets", "RX", peer, losses=refused)
         writers = [x.name for x in frame.xsks if x.dev == dev.name and x.writer is not None]
         outbound = c.arrow(
