@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import TOPOLOGIES
+from conftest import TOPOLOGIES, topo
 
 from xdptui.sim.engine import Simulator
 from xdptui.topology_io import load_topology
@@ -57,3 +57,43 @@ def test_trace_of_an_af_xdp_writers_frame_starts_at_its_kick_and_ends_where_vi_c
     before = sim.report()["devices"]["vi"]["counters"]["xdp_pass"]
     sim.run_until(hops[-1].t_ns + 1)
     assert sim.report()["devices"]["vi"]["counters"]["xdp_pass"] > before
+
+
+VETH = """
+name: a veth the stack and generic XDP send into
+cpus: 1
+devices:
+  eth0: {type: nic, driver: i40e, speed: 40G, queues: 1,
+         xdp: {program: redirect, mode: generic, params: {dev: veth0}}}
+  veth0: {type: veth, peer: veth1}
+  veth1: {type: veth, peer: veth0}
+traffic:
+  - {name: g, to: eth0, rate: 1Mpps, flows: 4}
+  - {name: app, from: veth0, rate: RATE, flows: 4}
+"""
+
+
+def _veth_sim(rate: str, *commands: str) -> Simulator:
+    sim = Simulator(topo(VETH.replace("RATE", rate)))
+    for cmd in commands:
+        assert sim.submit(cmd).ok
+    sim.run_until(1_000_000)
+    return sim
+
+
+def test_a_trace_ends_where_a_veth_without_its_peer_drops_the_frame():
+    # veth1 down: veth0 has no carrier, so the stack's skb dies at __dev_queue_xmit; generic
+    # XDP's redirect reaches veth_xmit anyway and __dev_forward_skb2 drops it there -- each
+    # the hop the counters (tx_dropped) name
+    sim = _veth_sim("100Kpps", "ip link set dev veth1 down")
+    stack, generic = sim.trace("app", 0)[-1], sim.trace("g", 0)[-1]
+    assert (stack.dev, stack.stage) == ("veth0", "drop") and "no carrier" in stack.detail
+    assert (generic.dev, generic.stage) == ("veth0", "drop") and "veth1 is down" in generic.detail
+
+
+def test_a_trace_ends_where_a_veths_full_backlog_refuses_the_frame():
+    sim = _veth_sim("8Mpps")  # more than veth1's CPU takes: its backlog stays full
+    hops = sim.trace("app", 0)
+    assert [h.stage for h in hops[-2:]] == ["rx_ring", "drop"]
+    assert "the backlog (input queue 1001/1001" in hops[-2].detail
+    assert "enqueue_to_backlog" in hops[-1].detail

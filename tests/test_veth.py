@@ -3,9 +3,13 @@ which exists only while that end has an XDP program (veth_xdp_xmit, veth_set_xdp
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from conftest import counters, sim_of
 
+from xdptui.sim.dev.veth import backlog_room, process_queue_after
+from xdptui.sim.kconst import NAPI_POLL_WEIGHT, NETDEV_MAX_BACKLOG
 from xdptui.sim.show import ethtool_stats
 
 NIC_TO_VETH = """
@@ -357,11 +361,6 @@ def test_the_backlogs_closed_form_is_process_backlogs_two_queues():
     # queues, the input queue's limit, the splice whenever process_queue empties with quota
     # left -- against the counts xdptui keeps (held, and how many of them are in
     # process_queue), over a long mixed sequence of arrivals and polls
-    import random
-
-    from xdptui.sim.dev.veth import backlog_room, process_queue_after
-    from xdptui.sim.kconst import NAPI_POLL_WEIGHT, NETDEV_MAX_BACKLOG
-
     rng = random.Random(7)
     process, inp = 0, 0  # the kernel's two queues' lengths
     held, proc = 0, 0  # xdptui's

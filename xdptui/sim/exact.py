@@ -36,7 +36,7 @@ from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth, backlog_room, process_queue_after
 from xdptui.sim.events import Event, EventStream
 from xdptui.sim.exact_admit import Arrivals, admission
-from xdptui.sim.exact_io import tx_rings
+from xdptui.sim.exact_io import full_why, queue_where, tx_rings
 from xdptui.sim.kconst import WIRE_OVERHEAD
 from xdptui.sim.table import Field, Row, Table
 from xdptui.sim.traffic import Source
@@ -427,7 +427,7 @@ class Exact:
             src.emitted = n1
             sender = w.devices[src.device]
             if src.local and not sender.running:  # (a veth's: its carrier is its peer's up)
-                src.lost += sender.stack_refused(n1 - n0)
+                self._stack_refused(src, sender, n0, n1)
                 continue
             if not target.running or not sender.running:
                 src.lost += n1 - n0
@@ -581,11 +581,29 @@ class Exact:
         f = int(hit[0])
         at = int(p.times[f])
         rxq = p.dev.rxq[int(p.queue[f])]
-        where = f"queue {rxq.index} ({len(rxq.fifo)}/{rxq.size}), IRQ on cpu {rxq.irq_cpu}"
-        self.dp.hop(at, p.dev.name, "rx_ring", where)
+        self.dp.hop(at, p.dev.name, "rx_ring", queue_where(p.dev, rxq, rxq.irq_cpu))
         if not keep[f]:
-            why = "the ring is full: rx_dropped" if full[f] else "the NIC's own limit: missed"
+            why = "the NIC's own limit: missed"
+            if full[f]:
+                veth = p.src.local and isinstance(p.dev, Veth)
+                why = full_why(p.dev) if veth else "the ring is full: rx_dropped"
             self.dp.hop(at, p.dev.name, "drop", why, end=True)
+
+    def _stack_refused(self, src: Source, dev: NetDev, n0: int, n1: int) -> None:
+        """The local stack's frames [n0, n1) out of ``dev`` while it is not running
+        (``NetDev.stack_refused``); the followed frame's journey ends there."""
+        lost = dev.stack_refused(n1 - n0)
+        src.lost += lost
+        if self.dp.watch is not None and bool(
+            np.any(ident(src.index, np.arange(n0, n1, dtype=np.int64)) == self.dp.watch)
+        ):
+            at = int(src.arrival_ns(n0, n1)[0])
+            why = (
+                f"{dev.name} is down: packet_snd fails with -ENETDOWN (counted nowhere)"
+                if lost
+                else f"{dev.name} has no carrier: __dev_queue_xmit drops it (tx_dropped)"
+            )
+            self.dp.hop(at, dev.name, "drop", why, end=True)
 
     def local_tx(self, t: int) -> None:
         """Frames the local stack sends out of a NIC, a bond or a tap (``from:``), each
@@ -602,7 +620,7 @@ class Exact:
                 src.lost += n1 - n0
                 continue
             if not dev.running:
-                src.lost += dev.stack_refused(n1 - n0)
+                self._stack_refused(src, dev, n0, n1)
                 continue
             # each frame joins the TX queue when the stack sends it, not when someone looks:
             # in slices no longer than a quarter of the smallest queue it may reach, each

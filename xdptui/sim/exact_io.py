@@ -188,13 +188,10 @@ class ExactIO:
                 lost = rows.entry[n_ok:] if rows.ordered else rows.entry
                 what = f"{where} (queue {rxq.index})"
                 self.dp.frame_log.add(dev.name, DROP, np.int64(t), lost, what)
-        if self.dp.watched(ok):
-            self.dp.hop(
-                t,
-                dev.name,
-                "rx_ring",
-                f"queue {rxq.index} ({len(rxq.fifo)}/{rxq.size}), NAPI on cpu {cpu}",
-            )
+        if self.dp.watched(rows):
+            self.dp.hop(t, dev.name, "rx_ring", queue_where(dev, rxq, cpu))
+            if not self.dp.watched(ok):
+                self.dp.hop(t, dev.name, "drop", full_why(dev), end=True)
         elif self.dp.watched(rows):
             self.dp.hop(t, dev.name, "drop", f"queue {rxq.index}'s ring is full", end=True)
         return n_ok
@@ -204,3 +201,25 @@ def tx_rings(dev: NetDev) -> list[TxRing]:
     if isinstance(dev, Nic | Tun):
         return dev.tx
     return []
+
+
+def queue_where(dev: NetDev, rxq: RxQueue, cpu: int) -> str:
+    """Where a frame waits, as a followed frame's hop says it: a NIC's ring and the CPU its
+    interrupt fires on, a veth's ``ptr_ring`` or the backlog (``veth.backlog_room``) and the
+    CPU whose NAPI takes it."""
+    if not isinstance(dev, Veth):
+        return f"queue {rxq.index} ({len(rxq.fifo)}/{rxq.size}), IRQ on cpu {cpu}"
+    if not dev.backlog():
+        return f"queue {rxq.index}'s ptr_ring ({len(rxq.fifo)}/{rxq.size}), NAPI on cpu {cpu}"
+    waiting = len(rxq.fifo) - rxq.proc
+    return (
+        f"the backlog (input queue {waiting}/{rxq.size}, {rxq.proc} in process_queue), "
+        f"process_backlog on cpu {cpu}"
+    )
+
+
+def full_why(dev: NetDev) -> str:
+    """Why a veth's full queue refused a frame (the followed frame's last hop)."""
+    if isinstance(dev, Veth) and dev.backlog():
+        return "the backlog is full (enqueue_to_backlog): the sender's tx_dropped, rx_dropped here"
+    return "the ptr_ring is full: the sender's tx_dropped"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from xdptui.model.errors import Errno
 from xdptui.sim.batch import Rows
-from xdptui.sim.dev.netdev import MODE_DRV, Host, NetDev, Refusal, Xmit
+from xdptui.sim.dev.netdev import Host, NetDev, Refusal, Xmit
 from xdptui.sim.dev.nic import Nic
 from xdptui.sim.dev.tun import Tun
 from xdptui.sim.dev.veth import Veth
@@ -179,7 +179,7 @@ class Accounting:
                 self.tp.exception[(ref.src.name, "XDP_TX")] += n
         elif kind == "veth_skb":  # veth_xmit's NET_RX_DROP: priv->dropped
             ref.src.add("tx_dropped", n)
-            if ring_dev.xdp.get(MODE_DRV) is None:  # the backlog: enqueue_to_backlog counts
+            if isinstance(ring_dev, Veth) and ring_dev.backlog():  # enqueue_to_backlog counts
                 ring_dev.add("rx_dropped", n)  # skb->dev's too (dev_core_stats_rx_dropped_inc)
         else:
             ring_dev.add("tx_dropped", n)

@@ -90,7 +90,7 @@ class Veth(NetDev):
         ``dev_sw_netstats_tx_add`` counts them at once: this end's ``tx_*``, which the peer
         reads as its ``rx_*``. Into the peer's ring, nothing yet: its NAPI counts them as it
         takes them (``polled``)."""
-        if peer is None or peer.xdp.get(MODE_DRV) is not None:
+        if not isinstance(peer, Veth) or not peer.backlog():
             return
         self.add("tx_packets", n)
         self.add("tx_bytes", nbytes)
@@ -185,6 +185,9 @@ class Veth(NetDev):
             self.add("tx_dropped", rows.total)
             if peer is not None:
                 peer.add("rx_dropped", rows.total)
+            if dp.watched(rows):
+                why = f"veth_xmit: {self.peer} is down, __dev_forward_skb2 drops it"
+                dp.hop(t, self.name, "drop", why, end=True)
             return
         for q, part in dp.by_rx_queue(peer, rows):
             dp.io.rx(peer, peer.rxq[q], part, t, cpu, dp.accounts.refusal("veth_skb", self))
